@@ -1,0 +1,129 @@
+"""The one data model every stage shares: View, Group, Obligation, Response, Parsed, Outcome.
+
+Vocabulary (``SPEC.md``, "One model for all three"):
+
+- a **view** is one model input: one image, one question (optionally lettered options), a **state** name and
+  an **obligation** (``answer`` with accepted gold answers and an answer type, or ``abstain``);
+- a **group** is the set of views that share one fixed question;
+- a **response** is the raw text a backend returned for one view plus how it was produced;
+- a **parsed** reply keeps the raw text beside the decision (``answer`` / ``abstain`` / ``invalid``) and answer;
+- an **outcome** per view says whether the decision and the answer were right.
+
+Every record is a frozen pydantic model so stages exchange typed, immutable values and files round-trip exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ObligationKind = Literal["answer", "abstain"]
+AnswerType = Literal["number", "text", "choice"]
+Decision = Literal["answer", "abstain", "invalid"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Obligation(_Frozen):
+    """What a view obliges the model to do.
+
+    ``kind == "answer"``: the image supports one answer; ``gold`` lists the accepted answers (at least one) and
+    ``answer_type`` says how they are compared (``number``: exact rational equality; ``text``: normalized exact
+    string match; ``choice``: option letter). ``unit`` is the axis unit a numeric answer may carry.
+    ``kind == "abstain"``: the image does not support an answer; ``gold`` is empty.
+    """
+
+    kind: ObligationKind = Field(description="'answer' (supported view) or 'abstain' (negative view).")
+    gold: tuple[str, ...] = Field(default=(), description="Accepted gold answers; empty for 'abstain'.")
+    answer_type: AnswerType | None = Field(default=None, description="How answers are compared.")
+    unit: str | None = Field(default=None, description="Unit a numeric answer may carry (e.g. '%').")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Obligation:
+        if self.kind == "answer" and (not self.gold or self.answer_type is None):
+            raise ValueError("an 'answer' obligation needs at least one gold answer and an answer_type")
+        if self.kind == "abstain" and self.gold:
+            raise ValueError("an 'abstain' obligation has no gold answers")
+        return self
+
+    @property
+    def supported(self) -> bool:
+        """True for a supported view (the model must answer), False for a negative view (it must abstain)."""
+        return self.kind == "answer"
+
+
+class View(_Frozen):
+    """One model input. ``image`` is a path relative to the benchmark folder; ``image_sha256`` hashes its bytes."""
+
+    view_id: str = Field(description="Unique id of the view within the benchmark.")
+    group_id: str = Field(description="Id of the group the view belongs to.")
+    source: str = Field(description="Benchmark source: 'charts', 'scenes', 'photos', 'upd', 'shortanswer'.")
+    state: str = Field(description="State name, e.g. 'original', 'S', 'C', 'M', 'I'.")
+    image: str = Field(description="Image path relative to the benchmark folder.")
+    image_sha256: str = Field(description="SHA-256 (hex) of the image file's bytes.")
+    question: str = Field(description="The question text shown to the model.")
+    options: tuple[str, ...] = Field(default=(), description="Lettered options for multiple choice, else empty.")
+    obligation: Obligation
+    meta: dict[str, Any] = Field(default_factory=dict, description="Source-specific details (JSON values).")
+
+
+class Group(_Frozen):
+    """Views sharing one fixed question; scored together for Bk and Jk."""
+
+    group_id: str
+    source: str
+    question: str
+    view_ids: tuple[str, ...]
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Response(_Frozen):
+    """The raw reply of a backend for one view, with how it was produced.
+
+    Exactly one of ``text`` and ``error`` is set: ``error`` records a call that failed after all retries.
+    """
+
+    view_id: str
+    model: str = Field(description="Model spec string, e.g. 'reference:gold' or 'openai:NAME@URL'.")
+    prompt_id: str = Field(description="Id of the prompt template used.")
+    params: dict[str, Any] = Field(default_factory=dict, description="Generation parameters (temperature, ...).")
+    text: str | None = Field(default=None, description="Raw reply text, exactly as returned.")
+    error: str | None = Field(default=None, description="Error message when no reply was obtained.")
+    latency_s: float = Field(default=0.0, ge=0.0, description="Wall-clock seconds of the successful call.")
+    cache_key: str = Field(default="", description="Key of the response in the run's SQLite cache.")
+
+
+class Parsed(_Frozen):
+    """A reply parsed under the answerability contract; the raw reply is kept beside the parse."""
+
+    decision: Decision
+    answer: str | None = None
+    reason: str | None = None
+    invalid_reason: str | None = Field(default=None, description="Why the reply is invalid, when it is.")
+    raw: str | None = Field(default=None, description="The raw reply text the parse came from.")
+
+
+class Outcome(_Frozen):
+    """The score of one view.
+
+    ``decision_correct``: answered a supported view / abstained on a negative one (invalid is never correct).
+    ``answer_correct``: the answer matches a gold answer (False for negative views and for non-answers).
+    ``task_correct``: the view's full obligation is met (supported: answered correctly; negative: abstained).
+    """
+
+    view_id: str
+    group_id: str
+    source: str
+    state: str
+    obligation: ObligationKind
+    decision: Decision
+    answer: str | None = None
+    decision_correct: bool
+    answer_correct: bool
+    task_correct: bool
+    invalid_reason: str | None = None
+    error: str | None = None
+    raw: str | None = None

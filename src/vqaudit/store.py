@@ -1,0 +1,149 @@
+"""Files between stages: atomic writes, JSONL of typed records, benchmark folders.
+
+A benchmark folder holds ``views.jsonl``, ``groups.jsonl``, ``images/``, ``certificates/`` and ``manifest.json``.
+Every write goes to a temporary file in the same folder and is renamed into place, so a killed process never
+leaves a half-written file and never destroys the previous version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from vqaudit.errors import VqauditError
+from vqaudit.schema import Group, View
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON atomically (byte-stable for equal objects)."""
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file. Raises VqauditError naming the file when it is missing or malformed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VqauditError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+
+
+def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
+    """Write records, one compact JSON object per line, atomically."""
+    lines = [r.model_dump_json() for r in records]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+def read_jsonl(path: Path, model: type[M]) -> list[M]:
+    """Read a JSONL file of ``model`` records.
+
+    Raises:
+        VqauditError: naming the file, the 1-based row and the field of the first bad record.
+    """
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found")
+    out: list[M] = []
+    with path.open(encoding="utf-8") as handle:
+        for row, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(model.model_validate_json(line))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"]) or "(record)"
+                raise VqauditError(f"{path}: row {row}, field '{field}': {err['msg']}") from None
+    return out
+
+
+def sha256_bytes(data: bytes) -> str:
+    """SHA-256 hex digest of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 hex digest of a file's bytes."""
+    return sha256_bytes(path.read_bytes())
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A loaded benchmark folder: its views and groups (in file order) and its manifest."""
+
+    root: Path
+    views: Sequence[View]
+    groups: Sequence[Group]
+    manifest: dict[str, Any]
+
+    def image_path(self, view: View) -> Path:
+        """Absolute path of a view's image."""
+        return self.root / view.image
+
+
+def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
+    """Load a benchmark folder and check its internal consistency.
+
+    Args:
+        root: folder with ``views.jsonl``, ``groups.jsonl`` and ``manifest.json``.
+        check_images: also check that every image exists and matches its recorded SHA-256.
+
+    Raises:
+        VqauditError: a missing file, a malformed row, a view naming an unknown group, a group naming an unknown
+            view, a duplicate id, or an image that is missing or whose bytes do not match ``image_sha256``.
+    """
+    if not root.is_dir():
+        raise VqauditError(f"{root}: benchmark folder not found")
+    views = read_jsonl(root / "views.jsonl", View)
+    groups = read_jsonl(root / "groups.jsonl", Group)
+    manifest = read_json(root / "manifest.json")
+    view_ids = {v.view_id for v in views}
+    if len(view_ids) != len(views):
+        raise VqauditError(f"{root / 'views.jsonl'}: duplicate view_id")
+    group_ids = {g.group_id for g in groups}
+    for row, view in enumerate(views, start=1):
+        if view.group_id not in group_ids:
+            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
+        if check_images:
+            path = root / view.image
+            if not path.is_file():
+                raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {path} not found")
+            if sha256_file(path) != view.image_sha256:
+                raise VqauditError(
+                    f"{root / 'views.jsonl'}: row {row}, field 'image_sha256': {view.image} does not match its hash"
+                )
+    for row, group in enumerate(groups, start=1):
+        missing = [v for v in group.view_ids if v not in view_ids]
+        if missing:
+            raise VqauditError(f"{root / 'groups.jsonl'}: row {row}, field 'view_ids': unknown view {missing[0]!r}")
+    return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
