@@ -1,0 +1,197 @@
+"""SQLite response cache: every reply is stored the moment it arrives, keyed by what produced it.
+
+The key (``cache_key``) is the SHA-256 of the canonical JSON of model spec, prompt id, prompt text, image SHA-256
+and generation parameters, so a changed model, prompt, image or parameter never reuses an old reply, and a run
+killed at any point re-asks only what is missing. The key is the table's primary key: a reply is never stored
+twice. A recorded error is replaced only on an explicit retry (``put(..., replace_error=True)``).
+
+Views with identical inputs share one key and one reply; the ``view_keys`` table maps each view of the latest
+run to its key, so every view finds its reply.
+
+The database runs in WAL mode with ``synchronous=NORMAL``: a committed row survives the process being killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from vqaudit.backends.base import GenerationParams
+from vqaudit.schema import Response
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    view_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_id TEXT NOT NULL,
+    params TEXT NOT NULL,
+    text TEXT,
+    error TEXT,
+    latency_s REAL NOT NULL,
+    created INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_created ON responses (created);
+CREATE TABLE IF NOT EXISTS view_keys (
+    view_id TEXT PRIMARY KEY,
+    key TEXT NOT NULL
+);
+"""
+
+_COLUMNS = "key, view_id, model, prompt_id, params, text, error, latency_s"
+
+
+def cache_key(
+    model_spec: str,
+    prompt_id: str,
+    prompt: str,
+    image_sha256: str,
+    params: GenerationParams | Mapping[str, Any],
+) -> str:
+    """Return the cache key of one call: SHA-256 (hex) of the canonical JSON of its inputs.
+
+    Args:
+        model_spec: model spec string, e.g. ``openai:NAME@URL``.
+        prompt_id: prompt template id.
+        prompt: the full prompt text.
+        image_sha256: SHA-256 (hex) of the image bytes.
+        params: generation parameters (a GenerationParams or its ``as_dict()``).
+
+    Returns:
+        64 lowercase hex characters; equal inputs give equal keys, in any process.
+    """
+    params_dict = params.as_dict() if isinstance(params, GenerationParams) else dict(params)
+    material = {
+        "image_sha256": image_sha256,
+        "model": model_spec,
+        "params": params_dict,
+        "prompt": prompt,
+        "prompt_id": prompt_id,
+    }
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _row_to_response(row: tuple[Any, ...]) -> Response:
+    key, view_id, model, prompt_id, params, text, error, latency_s = row
+    return Response(
+        view_id=view_id,
+        model=model,
+        prompt_id=prompt_id,
+        params=json.loads(params),
+        text=text,
+        error=error,
+        latency_s=latency_s,
+        cache_key=key,
+    )
+
+
+class ResponseCache:
+    """One SQLite file of responses (usually ``<run dir>/responses.sqlite``). Use from one thread."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) the cache at ``path``.
+
+        Args:
+            path: the SQLite file; its folder must exist.
+        """
+        self.path = path
+        self._conn = sqlite3.connect(path, timeout=30.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        with self._conn:
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def get(self, key: str) -> Response | None:
+        """Return the response stored under ``key``, or None."""
+        row = self._conn.execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _row_to_response(row)
+
+    def put(self, response: Response, *, replace_error: bool = False) -> bool:
+        """Store a response under ``response.cache_key`` and commit at once.
+
+        Args:
+            response: the response; its ``cache_key`` must be set.
+            replace_error: when a row with the key already exists and records an error, replace it (an explicit
+                retry). A stored reply (``text`` set) is never replaced.
+
+        Returns:
+            True if the row was written, False if an existing row was kept.
+
+        Raises:
+            ValueError: ``response.cache_key`` is empty.
+        """
+        if not response.cache_key:
+            raise ValueError("response has no cache_key")
+        values = (
+            response.view_id,
+            response.model,
+            response.prompt_id,
+            json.dumps(response.params, sort_keys=True),
+            response.text,
+            response.error,
+            response.latency_s,
+            datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+        next_created = "(SELECT COALESCE(MAX(created), 0) + 1 FROM responses)"
+        with self._conn:
+            cursor = self._conn.execute(
+                f"INSERT OR IGNORE INTO responses ({_COLUMNS}, created, created_at) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {next_created}, ?)",
+                (response.cache_key, *values),
+            )
+            if cursor.rowcount == 1:
+                return True
+            if not replace_error:
+                return False
+            cursor = self._conn.execute(
+                "UPDATE responses SET view_id = ?, model = ?, prompt_id = ?, params = ?, text = ?, error = ?, "
+                f"latency_s = ?, created_at = ?, created = {next_created} WHERE key = ? AND error IS NOT NULL",
+                (*values, response.cache_key),
+            )
+            return cursor.rowcount == 1
+
+    def keys(self) -> set[str]:
+        """Return the keys of all stored responses."""
+        return {row[0] for row in self._conn.execute("SELECT key FROM responses")}
+
+    def error_keys(self) -> set[str]:
+        """Return the keys of stored responses that record an error."""
+        return {row[0] for row in self._conn.execute("SELECT key FROM responses WHERE error IS NOT NULL")}
+
+    def responses(self) -> list[Response]:
+        """Return all stored responses in insertion order (a replaced error counts as inserted when replaced)."""
+        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM responses ORDER BY created")
+        return [_row_to_response(row) for row in rows]
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def set_view_keys(self, view_keys: Mapping[str, str]) -> None:
+        """Replace the view -> key map with ``view_keys`` (the views of the current run), in one transaction."""
+        with self._conn:
+            self._conn.execute("DELETE FROM view_keys")
+            self._conn.executemany("INSERT INTO view_keys (view_id, key) VALUES (?, ?)", view_keys.items())
+
+    def view_keys(self) -> dict[str, str]:
+        """Return the view -> key map of the latest run (empty if none was recorded)."""
+        return dict(self._conn.execute("SELECT view_id, key FROM view_keys").fetchall())

@@ -1,0 +1,195 @@
+"""Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs).
+
+One call is ``POST {URL}/chat/completions`` with one user message holding the image (a base64 data URL) and the
+prompt text, at the request's temperature and max_tokens. Retried with exponential backoff and jitter: HTTP 408,
+409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
+``choices[0].message.content`` string). Other 4xx fail at once; 401, 403 and 404 are *fatal* (every call would
+fail the same way). The API key is read once from an environment variable, sent only in the Authorization
+header, and scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import random
+from typing import Any
+
+import httpx
+
+from vqaudit.backends.base import BackendCallError, Request
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+FATAL_STATUS = frozenset({401, 403, 404})
+_SNIPPET_CHARS = 300
+
+
+class _MalformedBody(Exception):
+    """A 2xx reply whose body is not a chat completion with a text message."""
+
+
+def _extract_text(body: bytes) -> str:
+    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts)."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise _MalformedBody("body is not JSON") from None
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise _MalformedBody("no choices[0].message.content") from None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        texts = [p.get("text") for p in content]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(t for t in texts if isinstance(t, str))
+    raise _MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
+
+
+def _retry_after_s(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+class OpenAIBackend:
+    """Calls an OpenAI-compatible ``/chat/completions`` endpoint over one pooled ``httpx.AsyncClient``.
+
+    The client is created on the first call (inside the running event loop) and closed by ``aclose``.
+    """
+
+    def __init__(
+        self,
+        *,
+        spec: str,
+        model: str,
+        base_url: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        max_retries: int = 5,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        timeout_s: float = 120.0,
+        seed: int = 0,
+    ) -> None:
+        """Configure the backend (no I/O happens here).
+
+        Args:
+            spec: the model spec string, recorded with responses.
+            model: model name sent in the request body.
+            base_url: server URL up to and including the API prefix, e.g. ``http://127.0.0.1:8000/v1``.
+            api_key_env: environment variable holding the API key; unset or empty sends no Authorization header.
+            concurrency: expected maximum of concurrent calls; sizes the connection pool.
+            max_retries: retries after the first attempt (0 = a single attempt).
+            backoff_base_s: first backoff wait in seconds; doubles per retry, times a jitter factor in [0.5, 1).
+            backoff_max_s: cap of one wait in seconds (also caps a server's Retry-After).
+            timeout_s: connect/read/write/pool timeout of one attempt in seconds.
+            seed: seed of the jitter generator.
+        """
+        self.spec = spec
+        self.model = model
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.timeout_s = timeout_s
+        self._api_key = os.environ.get(api_key_env) or None
+        self._rng = random.Random(seed)
+        self._client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            headers = {"Content-Type": "application/json"}
+            if self._api_key is not None:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            self._client = httpx.AsyncClient(
+                headers=headers,
+                timeout=httpx.Timeout(self.timeout_s),
+                limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
+            )
+        return self._client
+
+    def _scrub(self, message: str) -> str:
+        if self._api_key:
+            message = message.replace(self._api_key, "***")
+        return message
+
+    def body(self, request: Request) -> dict[str, Any]:
+        """Return the JSON body of the chat-completions call for ``request``."""
+        data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
+        return {
+            "model": self.model,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": data_url}},
+                        {"type": "text", "text": request.prompt},
+                    ],
+                }
+            ],
+            "temperature": request.params.temperature,
+            "max_tokens": request.params.max_tokens,
+        }
+
+    def _wait_s(self, attempt: int, retry_after: float | None) -> float:
+        wait = min(self.backoff_max_s, self.backoff_base_s * 2.0**attempt) * (0.5 + 0.5 * self._rng.random())
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.backoff_max_s))
+        return wait
+
+    async def complete(self, request: Request) -> str:
+        """Ask one request; retry transient failures.
+
+        Returns:
+            ``choices[0].message.content`` exactly as returned.
+
+        Raises:
+            BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
+                4xx (``fatal`` for 401, 403, 404). The message never contains the API key.
+        """
+        content = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
+        client = self._get_client()
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            retry_after: float | None = None
+            try:
+                response = await client.post(self.url, content=content)
+            except httpx.TimeoutException:
+                last = f"timeout after {self.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                last = f"connection error: {type(exc).__name__}: {exc}"
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    try:
+                        return _extract_text(response.content)
+                    except _MalformedBody as exc:
+                        last = f"malformed response body (HTTP {status}): {exc}"
+                else:
+                    snippet = response.text[:_SNIPPET_CHARS].strip()
+                    last = f"HTTP {status} from {self.url}: {snippet}"
+                    if status not in RETRYABLE_STATUS and status < 500:
+                        if status == 401 and self._api_key is None:
+                            last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
+                        raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
+                    retry_after = _retry_after_s(response)
+            if attempt < self.max_retries:
+                await asyncio.sleep(self._wait_s(attempt, retry_after))
+        raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,166 @@
+"""The ``vqaudit`` command line: build, run, score, report, eval (all four), verify.
+
+Every stage reads and writes folders, so any stage can be rerun alone. A :class:`VqauditError` is printed as
+one line without a traceback and the command exits with status 2.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vqaudit.errors import VqauditError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Audit answerability of vision-language models.")
+build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder.")
+app.add_typer(build_app, name="build")
+console = Console(stderr=True, soft_wrap=True)
+
+DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")
+
+Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
+ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
+
+
+def _progress(total: int, label: str) -> Progress:
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                        disable=not sys.stderr.isatty())
+    progress.add_task(label, total=total)
+    return progress
+
+
+def _build_charts(out: Path, groups: int, seed: int, workers: int) -> None:
+    from vqaudit.suites.charts.build import build_charts
+
+    with _progress(groups, "building chart groups") as progress:
+        task = progress.task_ids[0]
+        build_charts(out, groups, seed, workers=workers, on_group=lambda n: progress.update(task, completed=n))
+
+
+@build_app.command("charts")
+def build_charts_cmd(
+    out: Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")],
+    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (5 views each).")] = 100,
+    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Rendering processes (output does not depend on it).")] = 1,
+) -> None:
+    """Build a chart answerability benchmark from the bundled real tables."""
+    _build_charts(out, groups, seed, workers)
+    console.print(f"benchmark written to {out}")
+
+
+@app.command()
+def run(
+    bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
+    model: Annotated[str, typer.Option(help="Model spec, e.g. reference:gold or openai:NAME@http://HOST:PORT/v1.")],
+    out: Annotated[Path, typer.Option(help="Run folder (rerunning into it resumes).")],
+    concurrency: Concurrency = 8,
+    retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+) -> None:
+    """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
+    from vqaudit.run import run_benchmark
+
+    summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
+                            progress=sys.stderr.isatty(), backend_options={"api_key_env": api_key_env})
+    console.print(f"{summary.n_views} views: {summary.n_cached} cached, {summary.n_asked} asked, "
+                  f"{summary.n_errors} errors; run folder {out}")
+
+
+@app.command()
+def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+    """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
+    from vqaudit.score import score_run
+
+    metrics = score_run(run_dir)
+    for source, m in metrics.items():
+        console.print(f"{source}: Jk={m['Jk']:.3f} Bk={m['Bk']:.3f} Ebal={m['Ebal']:.3f} "
+                      f"invalid={m['invalid_rate']:.3f} ({m['n_groups']} groups)")
+    console.print(f"metrics written to {run_dir / 'metrics.json'}")
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
+    out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
+) -> None:
+    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk with 95% intervals."""
+    from vqaudit.report import write_report
+
+    path = write_report(runs, out or runs[0] / "report")
+    typer.echo(f"report: {path}")
+
+
+@app.command()
+def verify(bench: Annotated[Path, typer.Argument(help="Benchmark folder.")]) -> None:
+    """Re-check every witness certificate of a chart benchmark; exit 1 naming each failed view and condition."""
+    from vqaudit.verify import verify_benchmark
+
+    faults = verify_benchmark(bench)
+    if faults:
+        for view_id, problem in faults:
+            typer.echo(f"FAIL {view_id}: {problem}")
+        raise typer.Exit(1)
+    typer.echo(f"all certificates of {bench} verified")
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+@app.command("eval")
+def eval_cmd(
+    out: Annotated[Path, typer.Option(help="Evaluation folder: bench/, runs/<model>/, report/.")] = Path("runs/eval"),
+    model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several.")] = None,
+    bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
+    groups: Annotated[int, typer.Option(min=1, help="Groups to build when no --bench is given.")] = 60,
+    seed: Annotated[int, typer.Option(help="Build seed.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
+    concurrency: Concurrency = 8,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+) -> None:
+    """Build (or reuse) a chart benchmark, run each model, score, and report: the main job in one command."""
+    from vqaudit.report import write_report
+    from vqaudit.run import run_benchmark
+    from vqaudit.score import score_run
+
+    bench_dir = bench or out / "bench"
+    if bench is None and not (bench_dir / "manifest.json").is_file():
+        _build_charts(bench_dir, groups, seed, workers)
+    specs = model or list(DEFAULT_MODELS)
+    run_dirs = []
+    for spec in specs:
+        run_dir = out / "runs" / _slug(spec)
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
+                      backend_options={"api_key_env": api_key_env})
+        score_run(run_dir)
+        run_dirs.append(run_dir)
+    path = write_report(run_dirs, out / "report")
+    typer.echo(path.read_text(encoding="utf-8").split("## Failure")[0].rstrip())
+    typer.echo(f"\nreport: {path}")
+
+
+def main() -> None:
+    """Console entry point: run the app; print a VqauditError as one line (exit 2), never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except VqauditError as exc:
+        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        console.print("aborted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        console.print("interrupted; rerun the same command to resume")
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: bad option, missing argument, ...
+        console.print(f"[bold red]error:[/] {exc.format_message()}", highlight=False)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,52 @@
+"""Metrics computed from outcomes: visual answerability group scores and the group bootstrap.
+
+Seed 000 §4 and §E.2; SPEC section 1.
+"""
+
+from vqaudit.metrics.answerability import (
+    COLUMNS,
+    METRIC_KEYS,
+    FailureCounts,
+    GroupCounts,
+    SourceFailures,
+    SourceMetrics,
+    answerability_metrics,
+    e_lambda,
+    failure_accounting,
+    group_counts,
+    metrics_from_counts,
+    paired_difference,
+)
+from vqaudit.metrics.bootstrap import (
+    CONFIDENCE,
+    DEFAULT_DRAWS,
+    bootstrap_totals,
+    bootstrap_weights,
+    clear_weight_cache,
+    draw_weights,
+    paired_bootstrap_difference,
+    percentile_interval,
+)
+
+__all__ = [
+    "COLUMNS",
+    "CONFIDENCE",
+    "DEFAULT_DRAWS",
+    "METRIC_KEYS",
+    "FailureCounts",
+    "GroupCounts",
+    "SourceFailures",
+    "SourceMetrics",
+    "answerability_metrics",
+    "bootstrap_totals",
+    "bootstrap_weights",
+    "clear_weight_cache",
+    "draw_weights",
+    "e_lambda",
+    "failure_accounting",
+    "group_counts",
+    "metrics_from_counts",
+    "paired_bootstrap_difference",
+    "paired_difference",
+    "percentile_interval",
+]

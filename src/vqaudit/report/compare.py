@@ -1,0 +1,129 @@
+"""Compare scored runs: Markdown table (metrics with 95% intervals), paired differences, and a Jk/Bk plot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.metrics import paired_difference
+from vqaudit.report.plots import jk_bk_chart
+from vqaudit.schema import Outcome
+from vqaudit.score import load_outcomes
+from vqaudit.store import atomic_write_bytes, atomic_write_text, read_json
+
+ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
+COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A scored run: its folder, model spec, benchmark folder, metrics per source and diagnostics."""
+
+    run_dir: Path
+    model: str
+    benchmark: str
+    metrics: dict[str, Any]
+    diagnostics: dict[str, Any]
+
+
+def load_run_result(run_dir: Path) -> RunResult:
+    """Read ``run.json``, ``metrics.json`` and ``diagnostics.json`` of a scored run.
+
+    Raises:
+        VqauditError: a file is missing (the run was not scored) or malformed.
+    """
+    info = read_json(run_dir / "run.json")
+    if not (run_dir / "metrics.json").is_file():
+        raise VqauditError(f"{run_dir}: no metrics.json; run `vqaudit score {run_dir}` first")
+    return RunResult(run_dir=run_dir, model=str(info.get("model", "?")), benchmark=str(info.get("benchmark", "?")),
+                     metrics=read_json(run_dir / "metrics.json"), diagnostics=read_json(run_dir / "diagnostics.json"))
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def _cell(metrics: dict[str, Any], key: str) -> str:
+    ci = (metrics.get("ci") or {}).get(key)
+    point = _pct(metrics.get(key))
+    return point if not ci or ci[0] is None else f"{point} [{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def _model_label(model: str) -> str:
+    return f"{model} ({ORACLE_NOTE})" if model == "reference:gold" else model
+
+
+def markdown_table(results: list[RunResult]) -> str:
+    """The comparison table: one row per run and source; percentages with 95% group-bootstrap intervals."""
+    head = ["run", "model", "source", "groups", "views", *COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        for source, m in sorted(r.metrics.items()):
+            cells = [r.run_dir.name, _model_label(r.model), source, str(m["n_groups"]), str(m["n_views"])]
+            lines.append("| " + " | ".join(cells + [_cell(m, k) for k in COLUMNS]) + " |")
+    return "\n".join(lines)
+
+
+def _failure_table(results: list[RunResult]) -> str:
+    head = "| run | source | decision failures | failing groups (1 - Bk) | repeated failures | groups by failures |"
+    lines = [head, "|---|---|---|---|---|---|"]
+    for r in results:
+        for source, d in sorted(r.diagnostics.items()):
+            acc = d["failure_accounting"]["decision"]
+            lines.append(f"| {r.run_dir.name} | {source} | {acc['total_failures']} | {acc['failing_groups']} | "
+                         f"{acc['repeated_failures']} | {acc['histogram']} |")
+    return "\n".join(lines)
+
+
+def _paired_section(results: list[RunResult]) -> str:
+    base = results[0]
+    same = [r for r in results[1:] if r.benchmark == base.benchmark]
+    if not same:
+        return ""
+    base_out: list[Outcome] = load_outcomes(base.run_dir)
+    lines = [f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)", "",
+             "| run | source | ΔJk | ΔBk |", "|---|---|---|---|"]
+    for r in same:
+        other = load_outcomes(r.run_dir)
+        for source in sorted(r.metrics):
+            cells = []
+            for key in ("Jk", "Bk"):
+                point, lo, hi = paired_difference(other, base_out, key, source=source)
+                cells.append(f"{100 * point:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]")
+            lines.append(f"| {r.run_dir.name} | {source} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
+    """Write ``report.md`` and ``jk_bk.png`` comparing scored runs into ``out_dir``; return the Markdown path.
+
+    Raises:
+        VqauditError: no runs given, or a run that has not been scored.
+    """
+    if not run_dirs:
+        raise VqauditError("give at least one run folder")
+    results = [load_run_result(d) for d in run_dirs]
+    parts = [
+        "# vqaudit answerability report",
+        "",
+        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws (seed 000, §4). "
+        "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
+        "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
+        "",
+        markdown_table(results),
+        "",
+        "## Failure accounting (seed 000, §E.2)",
+        "",
+        _failure_table(results),
+        "",
+    ]
+    paired = _paired_section(results)
+    if paired:
+        parts += [paired, ""]
+    parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]
+    atomic_write_bytes(out_dir / "jk_bk.png", jk_bk_chart([(r.run_dir.name, r.metrics) for r in results]))
+    path = out_dir / "report.md"
+    atomic_write_text(path, "\n".join(parts))
+    return path

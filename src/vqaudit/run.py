@@ -1,0 +1,353 @@
+"""The run stage: ask one model about every view of a benchmark, caching each reply the moment it arrives.
+
+A run folder holds ``responses.sqlite`` (the response cache, see ``vqaudit.backends.cache``) and ``run.json``
+(model spec, benchmark path and manifest hash, prompt id, generation parameters, vqaudit version, timestamps,
+counts; never an API key). A run killed at any point and started again asks only for the views whose reply is
+missing; no reply is ever stored twice. One run folder holds one model on one benchmark.
+
+Views with identical inputs (same image bytes, same question) share one cache key: they are asked once and get
+the same reply, as a temperature-0 model would give. (For ``replay:`` this means such views get the reply of the
+first one.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from vqaudit import __version__
+from vqaudit.backends import (
+    Backend,
+    BackendCallError,
+    GenerationParams,
+    Request,
+    ResponseCache,
+    cache_key,
+    load_backend,
+)
+from vqaudit.errors import VqauditError
+from vqaudit.prompts import ANSWERABILITY_PROMPT_ID, answerability_prompt
+from vqaudit.schema import Response, View
+from vqaudit.store import load_benchmark, read_json, sha256_file, write_json
+
+RESPONSES_FILE = "responses.sqlite"
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one invocation of the run stage did.
+
+    Attributes:
+        n_views: views in the benchmark.
+        n_cached: views whose reply (or recorded error) was already in the cache and was not asked again.
+        n_asked: backend calls made by this invocation (one per distinct cache key asked).
+        n_errors: views whose stored response records an error at the end of the run.
+        out_dir: the run folder.
+    """
+
+    n_views: int
+    n_cached: int
+    n_asked: int
+    n_errors: int
+    out_dir: Path
+
+
+@dataclass(frozen=True)
+class _Job:
+    key: str
+    view: View
+    prompt: str
+    image_path: Path
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def image_mime(data: bytes, path: Path) -> str:
+    """Return the MIME type of image bytes: sniffed from the magic bytes, else guessed from the file name.
+
+    Args:
+        data: the image file's bytes.
+        path: the image file's path (only its suffix is used, as a fallback).
+
+    Returns:
+        e.g. ``image/png``; ``application/octet-stream`` when neither the bytes nor the suffix tell.
+    """
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def _check_previous_run(out_dir: Path, model_spec: str, manifest_sha256: str) -> None:
+    path = out_dir / RUN_FILE
+    if not path.exists():
+        return
+    previous = read_json(path)
+    if not isinstance(previous, dict):
+        raise VqauditError(f"{path}: expected a JSON object")
+    if previous.get("model") != model_spec:
+        raise VqauditError(
+            f"{out_dir} already holds a run of model {previous.get('model')!r}, not {model_spec!r}; "
+            "use another output folder (one run folder holds one model on one benchmark)"
+        )
+    if previous.get("benchmark_manifest_sha256") != manifest_sha256:
+        raise VqauditError(
+            f"{out_dir} already holds a run on another benchmark ({previous.get('benchmark')}, manifest sha256 "
+            f"{previous.get('benchmark_manifest_sha256')}); use another output folder"
+        )
+
+
+def run_benchmark(
+    bench_dir: Path,
+    model_spec: str,
+    out_dir: Path,
+    *,
+    concurrency: int = 8,
+    retry_errors: bool = False,
+    progress: bool = True,
+    backend_options: dict[str, Any] | None = None,
+) -> RunSummary:
+    """Ask ``model_spec`` about every view of the benchmark at ``bench_dir``; store replies under ``out_dir``.
+
+    Synchronous wrapper of ``run_benchmark_async`` (starts its own event loop).
+
+    Args:
+        bench_dir: benchmark folder (``views.jsonl``, ``groups.jsonl``, ``manifest.json``, images).
+        model_spec: model spec string (see ``vqaudit.backends.base``).
+        out_dir: run folder; created if needed. Rerunning into it resumes.
+        concurrency: maximum concurrent backend calls (at least 1).
+        retry_errors: ask again the views whose stored response records an error (the error row is replaced).
+        progress: show a progress bar on stderr.
+        backend_options: extra keyword options of ``load_backend`` (``api_key_env``, ``max_retries``,
+            ``backoff_base_s``, ``backoff_max_s``, ``timeout_s``).
+
+    Returns:
+        A RunSummary of this invocation.
+
+    Raises:
+        VqauditError: a bad benchmark folder or model spec, ``out_dir`` holding a run of another model or
+            benchmark, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
+    """
+    return asyncio.run(
+        run_benchmark_async(
+            bench_dir,
+            model_spec,
+            out_dir,
+            concurrency=concurrency,
+            retry_errors=retry_errors,
+            progress=progress,
+            backend_options=backend_options,
+        )
+    )
+
+
+async def run_benchmark_async(
+    bench_dir: Path,
+    model_spec: str,
+    out_dir: Path,
+    *,
+    concurrency: int = 8,
+    retry_errors: bool = False,
+    progress: bool = True,
+    backend_options: dict[str, Any] | None = None,
+) -> RunSummary:
+    """Async form of ``run_benchmark`` (same arguments, result and errors).
+
+    Cancelling it (or killing the process) at any point loses only the calls in flight; every reply received
+    before is in ``responses.sqlite``.
+    """
+    if concurrency < 1:
+        raise VqauditError(f"concurrency must be at least 1, got {concurrency}")
+    bench = load_benchmark(bench_dir)
+    bench_root = bench_dir.resolve()
+    manifest_sha256 = sha256_file(bench_root / "manifest.json")
+    params = GenerationParams()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_previous_run(out_dir, model_spec, manifest_sha256)
+    backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
+    run_info: dict[str, Any] = {
+        "model": model_spec,
+        "benchmark": str(bench_root),
+        "benchmark_manifest_sha256": manifest_sha256,
+        "prompt_id": ANSWERABILITY_PROMPT_ID,
+        "params": params.as_dict(),
+        "vqaudit_version": __version__,
+        "started": _now(),
+        "finished": None,
+    }
+    write_json(out_dir / RUN_FILE, run_info)
+
+    cache = ResponseCache(out_dir / RESPONSES_FILE)
+    try:
+        jobs: dict[str, _Job] = {}
+        view_keys: dict[str, str] = {}
+        for view in bench.views:
+            prompt = answerability_prompt(view.question)
+            key = cache_key(model_spec, ANSWERABILITY_PROMPT_ID, prompt, view.image_sha256, params)
+            view_keys[view.view_id] = key
+            jobs.setdefault(key, _Job(key=key, view=view, prompt=prompt, image_path=bench.image_path(view)))
+        cache.set_view_keys(view_keys)
+        stored = cache.keys()
+        redo = cache.error_keys() if retry_errors else set()
+        todo = [job for key, job in jobs.items() if key not in stored or key in redo]
+        todo_keys = {job.key for job in todo}
+        n_cached = sum(1 for key in view_keys.values() if key not in todo_keys)
+        with _progress_bar(progress) as bar:
+            task = bar.add_task(f"asking {model_spec}", total=len(todo))
+            n_asked = await _ask_all(
+                todo,
+                backend,
+                cache,
+                params,
+                concurrency,
+                replace_error=retry_errors,
+                on_done=lambda: bar.advance(task),
+            )
+        errors = cache.error_keys()
+        n_errors = sum(1 for key in view_keys.values() if key in errors)
+    finally:
+        cache.close()
+        await backend.aclose()
+
+    summary = RunSummary(
+        n_views=len(bench.views), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors, out_dir=out_dir
+    )
+    run_info.update(finished=_now(), n_views=summary.n_views, n_cached=n_cached, n_asked=n_asked, n_errors=n_errors)
+    write_json(out_dir / RUN_FILE, run_info)
+    return summary
+
+
+def _progress_bar(enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
+
+
+async def _ask_one(backend: Backend, job: _Job, params: GenerationParams) -> Response:
+    image = job.image_path.read_bytes()
+    request = Request(
+        view=job.view,
+        prompt_id=ANSWERABILITY_PROMPT_ID,
+        prompt=job.prompt,
+        image=image,
+        image_mime=image_mime(image, job.image_path),
+        params=params,
+    )
+    started = time.perf_counter()
+    text: str | None = None
+    error: str | None = None
+    try:
+        text = await backend.complete(request)
+    except BackendCallError as exc:
+        if exc.fatal:
+            raise VqauditError(f"{backend.spec}: {exc}") from None
+        error = str(exc) or type(exc).__name__
+    return Response(
+        view_id=job.view.view_id,
+        model=backend.spec,
+        prompt_id=ANSWERABILITY_PROMPT_ID,
+        params=params.as_dict(),
+        text=text,
+        error=error,
+        latency_s=time.perf_counter() - started,
+        cache_key=job.key,
+    )
+
+
+async def _ask_all(
+    jobs: Sequence[_Job],
+    backend: Backend,
+    cache: ResponseCache,
+    params: GenerationParams,
+    concurrency: int,
+    *,
+    replace_error: bool,
+    on_done: Callable[[], None],
+) -> int:
+    """Ask every job with at most ``concurrency`` calls in flight; store each response as it arrives.
+
+    ``concurrency`` worker tasks pull jobs from one shared iterator, so memory stays bounded however many jobs
+    there are. Returns the number of calls completed. The first unexpected exception (or a fatal backend
+    error) cancels the other workers and propagates.
+    """
+    pending = iter(jobs)
+    n_done = 0
+
+    async def worker() -> None:
+        nonlocal n_done
+        for job in pending:
+            response = await _ask_one(backend, job, params)
+            cache.put(response, replace_error=replace_error)
+            n_done += 1
+            on_done()
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(jobs)))]
+    if not workers:
+        return 0
+    try:
+        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        for finished in done:
+            exc = None if finished.cancelled() else finished.exception()
+            if exc is not None:
+                raise exc
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    return n_done
+
+
+def load_responses(run_dir: Path) -> dict[str, Response]:
+    """Load the responses of a run folder, keyed by view id (for the scoring stage).
+
+    Each view of the latest run maps to the response under its cache key (a view whose reply is missing, e.g.
+    after an interrupted run, is absent). Without a recorded view map, every stored response counts for its
+    ``view_id`` and the latest stored wins. A recorded error is a Response with ``error`` set and ``text`` None.
+
+    Args:
+        run_dir: a run folder written by ``run_benchmark``.
+
+    Returns:
+        ``{view_id: Response}``.
+
+    Raises:
+        VqauditError: ``run_dir`` has no ``responses.sqlite``.
+    """
+    path = run_dir / RESPONSES_FILE
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found (run the benchmark into {run_dir} first)")
+    with ResponseCache(path) as cache:
+        responses = cache.responses()
+        view_keys = cache.view_keys()
+    if not view_keys:
+        return {r.view_id: r for r in responses}
+    by_key = {r.cache_key: r for r in responses}
+    out: dict[str, Response] = {}
+    for view_id, key in view_keys.items():
+        found = by_key.get(key)
+        if found is not None:
+            out[view_id] = found if found.view_id == view_id else found.model_copy(update={"view_id": view_id})
+    return out

@@ -1,0 +1,340 @@
+"""Official short-answer VQA metrics, reproduced rule for rule from the benchmarks' reference scorers.
+
+Each function scores one item (a prediction against its reference answers) and returns a float in [0, 1]; a
+benchmark score is 100 times the mean over items. The default variant is the benchmark's reference scorer; every
+known deviation of a popular harness is a *named* variant, documented where it is offered. No code was copied;
+the sources read were:
+
+* GT-Vision-Lab/VQA ``PythonEvaluationTools/vqaEvaluation/vqaEval.py`` at
+  ``a013f0043c1e2cdc995922dfe257f7149aa9af06`` (current rule) and ``c4e6a0e4e84b9702d99800d3393652d92b5df224``
+  (earlier rule). The order is inferred from public threads: Cyanogenoid/pytorch-vqa#5 (2017) describes master as
+  the c4e6a0e rule, GT-Vision-Lab/VQA#14 (2022, answered by the author) quotes the a013f00 rule, and
+  EvolvingLMMs-Lab/lmms-eval#760 (2025) links a013f00 as the original script.
+* facebookresearch/mmf ``mmf/utils/m4c_evaluators.py`` at ``2dc099af7ce267561e4c2ae033c27eb36be5b3ea``
+  (``TextVQAAccuracyEvaluator``, ``STVQAAccuracyEvaluator``, ``STVQAANLSEvaluator``, ``EvalAIAnswerProcessor``).
+  LLaVA's TextVQA numbers come from a copy of this file.
+* google-research/pix2struct ``pix2struct/metrics.py`` at ``bd70460499dc7bf4279158264c4bcd69a0250ae9``
+  (``anls_metric``, ``relaxed_correctness``, ``aggregate_metrics``; identical at ``5b086ef``).
+* Biten et al., "Scene Text Visual Question Answering", ICCV 2019 (arXiv:1905.13648), Eq. 1: the ANLS definition.
+* Harness variants: open-compass/VLMEvalKit ``vlmeval/dataset/utils/vqa_eval.py`` at
+  ``e5266a16515d3a5655e9ffaec06bd260ad86bdad`` and QwenLM/Qwen-VL ``eval_mm/evaluate_vqa.py`` at
+  ``cfe66a7cc5df6ca8bff95c2b8b02bc0a1cbdc72c``.
+
+Edit distances use :mod:`rapidfuzz` (plain Levenshtein on code points, as ``editdistance.eval`` computes).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+from rapidfuzz.distance import Levenshtein
+
+from vqaudit.scoring.vqa_normalize import evalai_process, process_punctuation, vqaeval_process
+
+VqaVariant = Literal["vqaeval", "vqaeval_legacy", "mmf_textvqa", "vlmevalkit"]
+AnlsVariant = Literal["paper", "pix2struct", "mmf_stvqa", "vlmevalkit"]
+RelaxedVariant = Literal["pix2struct", "qwenvl", "vlmevalkit"]
+ExactMatchVariant = Literal["pix2struct", "vlmevalkit", "mmf_stvqa"]
+
+VQA_VARIANTS: tuple[str, ...] = get_args(VqaVariant)
+ANLS_VARIANTS: tuple[str, ...] = get_args(AnlsVariant)
+RELAXED_VARIANTS: tuple[str, ...] = get_args(RelaxedVariant)
+EXACT_MATCH_VARIANTS: tuple[str, ...] = get_args(ExactMatchVariant)
+
+# m4c_evaluators.py ``TextVQAAccuracyEvaluator._compute_answer_scores``: ``assert len(answers) == 10``.
+_MMF_TEXTVQA_ANSWER_COUNT = 10
+
+
+def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant = "vqaeval") -> float:
+    """VQA accuracy of one prediction: min(#matching annotators / 3, 1), averaged over leave-one-out subsets.
+
+    Common rule (vqaEval.py, both commits; m4c_evaluators.py ``_compute_answer_scores``): for each position ``i``
+    of the ``n`` reference answers, count the *other* answers equal to the (normalized) prediction, score
+    ``min(1, count / 3)``, and average the ``n`` scores in order. With 10 answers of which ``m`` match this is
+    ``(m * min(1, (m - 1) / 3) + (10 - m) * min(1, m / 3)) / 10``: 1 match -> 0.3, 2 -> 0.6, 3 -> 0.9, 4+ -> 1.0.
+    Matching is exact string equality after the variant's normalization.
+
+    Variants:
+        ``"vqaeval"`` (default; vqaEval.py at a013f00): tabs/newlines become spaces and both sides are stripped.
+        Then, only if the stripped references are not all identical (``len(set(gtAnswers)) > 1``), the references
+        *and* the prediction get ``processPunctuation`` + ``processDigitArticle`` (see
+        :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`). With unanimous references nothing is
+        normalized: "Yes." against ten "yes" scores 0.
+        ``"vqaeval_legacy"`` (vqaEval.py at c4e6a0e): the prediction is always fully normalized; references are
+        never stripped and, only if not all identical, get ``processPunctuation`` alone (no lower-casing, no
+        number words, no article removal). Unanimous "the cat" can then never be matched.
+        ``"mmf_textvqa"`` (m4c_evaluators.py ``TextVQAAccuracyEvaluator`` at 2dc099a; LLaVA's TextVQA number):
+        the prediction and every reference always go through ``EvalAIAnswerProcessor``
+        (:func:`vqaudit.scoring.vqa_normalize.evalai_process`); exactly 10 references are required.
+        ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``vqa_score`` at e5266a1): the vqaEval.py
+        normalization applied to the prediction and every reference unconditionally. (VLMEvalKit averages with
+        ``numpy.mean``, which may differ from this sequential sum in the last bit.)
+
+    Args:
+        prediction: The model's answer.
+        answers: The reference answers, usually 10 annotator answers; duplicates count separately.
+        variant: Which scorer to reproduce.
+
+    Returns:
+        A score in [0, 1]; with ``n`` references it is a multiple of ``1 / (3 n)``. A single reference always
+        scores 0 (no other answer is left to match), as in the scripts.
+
+    Raises:
+        TypeError: If ``answers`` is a single string instead of a sequence of strings.
+        ValueError: If ``answers`` is empty (the scripts divide by zero), if ``variant`` is unknown, or if
+            ``variant="mmf_textvqa"`` and there are not exactly 10 answers (the script asserts this).
+    """
+    if isinstance(answers, str):
+        raise TypeError("answers must be a sequence of reference strings, not a single string")
+    refs = _reference_list(answers)
+    if variant == "vqaeval":
+        refs = [_tabs_newlines_strip(a) for a in refs]
+        pred = _tabs_newlines_strip(prediction)
+        if len(set(refs)) > 1:
+            refs = [vqaeval_process(a) for a in refs]
+            pred = vqaeval_process(pred)
+    elif variant == "vqaeval_legacy":
+        pred = vqaeval_process(prediction)
+        if len(set(refs)) > 1:
+            refs = [process_punctuation(a) for a in refs]
+    elif variant == "mmf_textvqa":
+        if len(refs) != _MMF_TEXTVQA_ANSWER_COUNT:
+            raise ValueError(f"variant 'mmf_textvqa' needs exactly 10 answers (the script asserts it), got {len(refs)}")
+        refs = [evalai_process(a) for a in refs]
+        pred = evalai_process(prediction)
+    elif variant == "vlmevalkit":
+        refs = [vqaeval_process(a) for a in refs]
+        pred = vqaeval_process(prediction)
+    else:
+        raise ValueError(_unknown_variant(variant, VQA_VARIANTS))
+    return _leave_one_out_accuracy(pred, refs)
+
+
+def anls(
+    prediction: str,
+    answers: str | Sequence[str],
+    *,
+    threshold: float = 0.5,
+    variant: AnlsVariant = "paper",
+) -> float:
+    """Average Normalized Levenshtein Similarity of one prediction: the best score over the references.
+
+    Common rule: for a reference ``a`` and prediction ``o`` (both normalized as below), the normalized Levenshtein
+    distance is ``NL = lev(a, o) / max(len(a), len(o))`` and the item score is ``max over a of s(a, o)`` with
+    ``s = 1 - NL`` when the distance is under the threshold and ``0`` otherwise. The variants differ in the
+    normalization and in what happens *exactly at* the threshold.
+
+    Variants:
+        ``"paper"`` (default; Biten et al. 2019, Eq. 1, ``s = 1 - NL if NL < tau else 0``; normalization
+        ``lower().strip()`` as in mmf's ``STVQAANLSEvaluator``): a distance of exactly 0.5 scores **0**.
+        ``"pix2struct"`` (pix2struct metrics.py ``anls_metric`` at bd70460, ``1 - NL if NL <= theta else 0``;
+        ``aggregate_metrics`` lower-cases both sides with no strip): exactly 0.5 **keeps** 0.5, and leading or
+        trailing spaces count as edits.
+        ``"mmf_stvqa"`` (m4c_evaluators.py ``STVQAANLSEvaluator.get_anls`` at 2dc099a): ``lower().strip()``,
+        similarity kept when ``1 - NL >= 0.5``, so exactly 0.5 is kept.
+        ``"vlmevalkit"`` (VLMEvalKit ``anls_compute`` + ``hit_calculate`` at e5266a1, the DocVQA/RRC-style rule):
+        the distance is taken between ``" ".join(s.strip().lower().split())`` forms, but divided by
+        ``max(len(raw_ref.upper()), len(raw_pred.upper()))`` of the *unnormalized* strings; the best similarity
+        is kept when ``>= 0.5``. Padding a prediction with spaces therefore lowers its distance.
+
+    When both normalized strings are empty the distance is taken as 0 (score 1.0), the RRC/VLMEvalKit convention;
+    pix2struct and mmf would raise ``ZeroDivisionError`` there.
+
+    Args:
+        prediction: The model's answer.
+        answers: One reference string or a sequence of references.
+        threshold: The paper's tau on the normalized *distance*. Variants whose script compares the similarity
+            (``"mmf_stvqa"``, ``"vlmevalkit"``) keep a score when ``1 - NL >= 1 - threshold``, which is their rule
+            exactly at the default 0.5.
+        variant: Which scorer to reproduce.
+
+    Returns:
+        A score in [0, 1]: 0, or a value in (1 - threshold, 1] (``[1 - threshold, 1]`` for the variants that keep
+        the boundary).
+
+    Raises:
+        ValueError: If there are no references, the threshold is outside [0, 1], or ``variant`` is unknown.
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+    refs = _reference_list(answers)
+    if variant == "paper":
+        pred = prediction.lower().strip()
+        return max((1.0 - nl if nl < threshold else 0.0) for nl in (_nl(r.lower().strip(), pred) for r in refs))
+    if variant == "pix2struct":
+        pred = prediction.lower()
+        return max((1.0 - nl if nl <= threshold else 0.0) for nl in (_nl(r.lower(), pred) for r in refs))
+    if variant == "mmf_stvqa":
+        pred = prediction.lower().strip()
+        similarities = (1.0 - _nl(r.lower().strip(), pred) for r in refs)
+        return max((s if s >= 1.0 - threshold else 0.0) for s in similarities)
+    if variant == "vlmevalkit":
+        pred = " ".join(prediction.strip().lower().split())
+        best = 1.0 - min(_nl(" ".join(r.strip().lower().split()), pred, r.upper(), prediction.upper()) for r in refs)
+        return best if best >= 1.0 - threshold else 0.0
+    raise ValueError(_unknown_variant(variant, ANLS_VARIANTS))
+
+
+def relaxed_accuracy(
+    prediction: str,
+    target: str | Sequence[str],
+    *,
+    tolerance: float = 0.05,
+    variant: RelaxedVariant = "pix2struct",
+) -> float:
+    """ChartQA relaxed accuracy of one prediction: 1.0 if it is relaxed-correct for any target, else 0.0.
+
+    Reference rule (pix2struct metrics.py ``relaxed_correctness(target, prediction)`` at bd70460, applied per
+    target with ``max`` in ``aggregate_metrics``, strings passed unmodified): a string is read as a number with
+    Python ``float()`` (which accepts surrounding whitespace, "1e3", "1_000", "nan" and "inf" but not "1,000");
+    a string ending in "%" is read as ``float(s.rstrip("%")) / 100``, so "50%" equals "0.5" but not "50". If the
+    prediction parses and the target parses to a *non-zero* number, the answer is correct when
+    ``abs(pred - target) / abs(target) <= tolerance`` (a "nan" target is therefore never correct). Otherwise -
+    a non-number on either side, or a target of 0 - the answer is correct only on case-insensitive string
+    equality: for target "0", "0" is correct but "0.0" and "0.01" are not, and "1,000" does not match "1000".
+
+    Variants:
+        ``"pix2struct"`` (default): the reference rule above.
+        ``"qwenvl"`` (Qwen-VL ``evaluate_relaxed_accuracy`` at cfe66a7): calls
+        ``relaxed_correctness(prediction.strip(), gold)`` - prediction and target *swapped* - so the tolerance
+        is relative to the prediction and the zero/non-number test applies to the prediction (gold 100 with
+        prediction 95.2 passes the reference rule, 4.8%, but fails here, 5.04%).
+        ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``relaxed_accuracy`` at e5266a1): the same swap and
+        strip, and a target that is a Python list literal ("[2014, 2016]") is expanded into its elements, each
+        compared via ``str()``. VLMEvalKit uses ``eval``; here ``ast.literal_eval`` is used, so only literal
+        lists are expanded (non-literal expressions such as "[1+1]" stay strings).
+
+    Args:
+        prediction: The model's answer.
+        target: One gold answer or a sequence of gold answers.
+        tolerance: The maximum relative change (ChartQA: 0.05, i.e. 5%).
+        variant: Which scorer to reproduce.
+
+    Returns:
+        1.0 or 0.0.
+
+    Raises:
+        ValueError: If there is no target (including a "[]" target expanded by ``"vlmevalkit"``), the tolerance
+            is negative, or ``variant`` is unknown.
+    """
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    refs = _reference_list(target)
+    if variant == "pix2struct":
+        hit = any(_relaxed_correctness(t, prediction, tolerance) for t in refs)
+    elif variant == "qwenvl":
+        hit = any(_relaxed_correctness(prediction.strip(), t, tolerance) for t in refs)
+    elif variant == "vlmevalkit":
+        expanded = _reference_list([g for t in refs for g in _expand_list_literal(t)])
+        hit = any(_relaxed_correctness(prediction.strip(), t, tolerance) for t in expanded)
+    else:
+        raise ValueError(_unknown_variant(variant, RELAXED_VARIANTS))
+    return 1.0 if hit else 0.0
+
+
+def exact_match(
+    prediction: str,
+    answers: str | Sequence[str],
+    *,
+    variant: ExactMatchVariant = "pix2struct",
+) -> float:
+    """Exact match of one prediction: 1.0 if it equals any reference, else 0.0.
+
+    Variants:
+        ``"pix2struct"`` (default; pix2struct metrics.py ``pix2struct_metrics`` at bd70460, ``x == y`` with the
+        identity normalization, max over targets): case, spaces and punctuation all count.
+        ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``accuracy`` at e5266a1; Qwen-VL
+        ``evaluate_exact_match_accuracy`` at cfe66a7 is the same): ``strip().lower()`` on both sides.
+        ``"mmf_stvqa"`` (m4c_evaluators.py ``STVQAAccuracyEvaluator`` at 2dc099a): ``EvalAIAnswerProcessor`` on both
+        sides (:func:`vqaudit.scoring.vqa_normalize.evalai_process`), then membership.
+
+    Args:
+        prediction: The model's answer.
+        answers: One reference string or a sequence of references.
+        variant: Which scorer to reproduce.
+
+    Returns:
+        1.0 or 0.0.
+
+    Raises:
+        ValueError: If there are no references or ``variant`` is unknown.
+    """
+    refs = _reference_list(answers)
+    if variant == "pix2struct":
+        hit = prediction in refs
+    elif variant == "vlmevalkit":
+        hit = prediction.strip().lower() in {r.strip().lower() for r in refs}
+    elif variant == "mmf_stvqa":
+        hit = evalai_process(prediction) in {evalai_process(r) for r in refs}
+    else:
+        raise ValueError(_unknown_variant(variant, EXACT_MATCH_VARIANTS))
+    return 1.0 if hit else 0.0
+
+
+def _leave_one_out_accuracy(pred: str, refs: list[str]) -> float:
+    # Sum in reference order, then divide, as vqaEval.py ``float(sum(gtAcc)) / len(gtAcc)`` does.
+    total = 0.0
+    for left_out in range(len(refs)):
+        matches = sum(1 for j, ref in enumerate(refs) if j != left_out and ref == pred)
+        total += min(1.0, matches / 3)
+    return total / len(refs)
+
+
+def _nl(ref: str, pred: str, ref_for_length: str | None = None, pred_for_length: str | None = None) -> float:
+    """Normalized Levenshtein distance; the length may come from other strings (the RRC raw-length quirk)."""
+    length = max(
+        len(ref if ref_for_length is None else ref_for_length),
+        len(pred if pred_for_length is None else pred_for_length),
+    )
+    if length == 0:
+        return 0.0
+    return Levenshtein.distance(ref, pred) / length
+
+
+def _to_float(text: str) -> float | None:
+    # pix2struct ``relaxed_correctness._to_float``: "%" suffix means divide by 100; only ValueError is caught.
+    try:
+        if text.endswith("%"):
+            return float(text.rstrip("%")) / 100.0
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _relaxed_correctness(target: str, prediction: str, max_relative_change: float) -> bool:
+    prediction_float = _to_float(prediction)
+    target_float = _to_float(target)
+    if prediction_float is not None and target_float:  # truthiness: a target of 0.0 falls through
+        return abs(prediction_float - target_float) / abs(target_float) <= max_relative_change
+    return prediction.lower() == target.lower()
+
+
+def _expand_list_literal(text: str) -> list[str]:
+    # VLMEvalKit ``istype(answer, list)`` then ``eval(answer)``; elements are later passed through ``str()``.
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return [text]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [text]
+
+
+def _reference_list(answers: str | Sequence[str]) -> list[str]:
+    refs = [answers] if isinstance(answers, str) else list(answers)
+    if not refs:
+        raise ValueError("at least one reference answer is required")
+    for ref in refs:
+        if not isinstance(ref, str):
+            raise TypeError(f"reference answers must be strings, got {type(ref).__name__}")
+    return refs
+
+
+def _tabs_newlines_strip(text: str) -> str:
+    return text.replace("\n", " ").replace("\t", " ").strip()
+
+
+def _unknown_variant(variant: str, known: tuple[str, ...]) -> str:
+    return f"unknown variant {variant!r}; expected one of {', '.join(known)}"

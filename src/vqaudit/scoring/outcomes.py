@@ -1,0 +1,35 @@
+"""Score one view: parse the reply, then compare the decision and answer with the view's obligation."""
+
+from __future__ import annotations
+
+from vqaudit.parsing import parse_answerability
+from vqaudit.schema import Outcome, Response, View
+from vqaudit.scoring.answers import answer_matches
+
+
+def score_view(view: View, response: Response) -> Outcome:
+    """The outcome of one view (SPEC section 1, "An outcome per view").
+
+    ``decision_correct``: a supported view was answered, or a negative view abstained; an invalid reply (or a
+    recorded backend error) is never correct. ``answer_correct``: the answer matches a gold answer (only for
+    supported views). ``task_correct``: supported views need a correct answer, negative views an abstention.
+    """
+    parsed = parse_answerability(response.text, response.error)
+    supported = view.obligation.supported
+    decision_correct = parsed.decision == ("answer" if supported else "abstain")
+    answer_correct = supported and parsed.decision == "answer" and answer_matches(parsed.answer, view.obligation)
+    return Outcome(
+        view_id=view.view_id,
+        group_id=view.group_id,
+        source=view.source,
+        state=view.state,
+        obligation=view.obligation.kind,
+        decision=parsed.decision,
+        answer=parsed.answer,
+        decision_correct=decision_correct,
+        answer_correct=answer_correct,
+        task_correct=answer_correct if supported else decision_correct,
+        invalid_reason=parsed.invalid_reason,
+        error=response.error,
+        raw=response.text,
+    )

@@ -1,0 +1,161 @@
+"""Answer normalization of the VQA evaluation script and of the EvalAI answer processor.
+
+This module re-implements (no code copied) the string processing of
+
+* GT-Vision-Lab/VQA ``PythonEvaluationTools/vqaEvaluation/vqaEval.py``, read at commits
+  ``a013f0043c1e2cdc995922dfe257f7149aa9af06`` and ``c4e6a0e4e84b9702d99800d3393652d92b5df224``
+  (``processPunctuation`` and ``processDigitArticle`` are identical in both), and
+* facebookresearch/mmf ``mmf/utils/m4c_evaluators.py`` at commit ``2dc099af7ce267561e4c2ae033c27eb36be5b3ea``
+  (``EvalAIAnswerProcessor``, used by ``TextVQAAccuracyEvaluator`` and ``STVQAAccuracyEvaluator``; LLaVA's
+  ``llava/eval/m4c_evaluator.py`` is a copy of it).
+
+The tables below are data, reproduced entry by entry because the scores depend on them, quirks included: the
+contraction keys ``"Im"``, ``"Ive"``, ``"Id've"`` and ``"I'dve"`` are capitalised and therefore never match (the
+text is lower-cased first), and ``"somebody'd"`` maps to ``"somebodyd"`` (the reverse of every other entry).
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- Tables (vqaEval.py ``self.contractions``, ``self.manualMap``, ``self.articles``, ``self.punct``;
+# m4c_evaluators.py ``CONTRACTIONS``, ``NUMBER_MAP``, ``ARTICLES``, ``PUNCTUATIONS`` hold the same entries). ---
+
+CONTRACTIONS: dict[str, str] = {
+    "aint": "ain't", "arent": "aren't", "cant": "can't", "couldve": "could've", "couldnt": "couldn't",
+    "couldn'tve": "couldn't've", "couldnt've": "couldn't've", "didnt": "didn't", "doesnt": "doesn't",
+    "dont": "don't", "hadnt": "hadn't", "hadnt've": "hadn't've", "hadn'tve": "hadn't've", "hasnt": "hasn't",
+    "havent": "haven't", "hed": "he'd", "hed've": "he'd've", "he'dve": "he'd've", "hes": "he's", "howd": "how'd",
+    "howll": "how'll", "hows": "how's", "Id've": "I'd've", "I'dve": "I'd've", "Im": "I'm", "Ive": "I've",
+    "isnt": "isn't", "itd": "it'd", "itd've": "it'd've", "it'dve": "it'd've", "itll": "it'll", "let's": "let's",
+    "maam": "ma'am", "mightnt": "mightn't", "mightnt've": "mightn't've", "mightn'tve": "mightn't've",
+    "mightve": "might've", "mustnt": "mustn't", "mustve": "must've", "neednt": "needn't", "notve": "not've",
+    "oclock": "o'clock", "oughtnt": "oughtn't", "ow's'at": "'ow's'at", "'ows'at": "'ow's'at",
+    "'ow'sat": "'ow's'at", "shant": "shan't", "shed've": "she'd've", "she'dve": "she'd've", "she's": "she's",
+    "shouldve": "should've", "shouldnt": "shouldn't", "shouldnt've": "shouldn't've",
+    "shouldn'tve": "shouldn't've", "somebody'd": "somebodyd", "somebodyd've": "somebody'd've",
+    "somebody'dve": "somebody'd've", "somebodyll": "somebody'll", "somebodys": "somebody's",
+    "someoned": "someone'd", "someoned've": "someone'd've", "someone'dve": "someone'd've",
+    "someonell": "someone'll", "someones": "someone's", "somethingd": "something'd",
+    "somethingd've": "something'd've", "something'dve": "something'd've", "somethingll": "something'll",
+    "thats": "that's", "thered": "there'd", "thered've": "there'd've", "there'dve": "there'd've",
+    "therere": "there're", "theres": "there's", "theyd": "they'd", "theyd've": "they'd've",
+    "they'dve": "they'd've", "theyll": "they'll", "theyre": "they're", "theyve": "they've", "twas": "'twas",
+    "wasnt": "wasn't", "wed've": "we'd've", "we'dve": "we'd've", "weve": "we've", "werent": "weren't",
+    "whatll": "what'll", "whatre": "what're", "whats": "what's", "whatve": "what've", "whens": "when's",
+    "whered": "where'd", "wheres": "where's", "whereve": "where've", "whod": "who'd", "whod've": "who'd've",
+    "who'dve": "who'd've", "wholl": "who'll", "whos": "who's", "whove": "who've", "whyll": "why'll",
+    "whyre": "why're", "whys": "why's", "wont": "won't", "wouldve": "would've", "wouldnt": "wouldn't",
+    "wouldnt've": "wouldn't've", "wouldn'tve": "wouldn't've", "yall": "y'all", "yall'll": "y'all'll",
+    "y'allll": "y'all'll", "yall'd've": "y'all'd've", "y'alld've": "y'all'd've", "y'all'dve": "y'all'd've",
+    "youd": "you'd", "youd've": "you'd've", "you'dve": "you'd've", "youll": "you'll", "youre": "you're",
+    "youve": "you've",
+}  # fmt: skip
+
+NUMBER_WORDS: dict[str, str] = {
+    "none": "0", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10",
+}  # fmt: skip
+
+ARTICLES: frozenset[str] = frozenset({"a", "an", "the"})
+
+PUNCTUATION: tuple[str, ...] = (
+    ";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!",
+)  # fmt: skip
+
+# vqaEval.py ``commaStrip = "(\d)(\,)(\d)"``: used only as a *condition* (see process_punctuation).
+VQAEVAL_COMMA_CONDITION = re.compile(r"\d,\d")
+# m4c_evaluators.py ``COMMA_STRIP = "(?<=\d)(\,)+(?=\d)"``: same role. Under the EvalAI processor it can never
+# match, because ``word_tokenize`` has already deleted every comma.
+EVALAI_COMMA_CONDITION = re.compile(r"(?<=\d),+(?=\d)")
+# Both scripts use ``periodStrip = "(?!<=\d)(\.)(?!\d)"``. Its first group is a negative *lookahead* for the
+# literal text "<=" + digit (a typo for a lookbehind) and can never fire in front of a ".", so the pattern removes
+# every "." that is not followed by a digit: "3.5" and ".5" keep their period, "3." and "U.S.A" lose theirs.
+PERIOD_STRIP = re.compile(r"\.(?!\d)")
+# Both scripts call ``periodStrip.sub("", outText, re.UNICODE)``: the flag lands in the positional *count*
+# argument, so at most re.UNICODE == 32 periods are removed.
+PERIOD_STRIP_COUNT = int(re.UNICODE)
+
+
+def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_COMMA_CONDITION) -> str:
+    """Reproduce ``processPunctuation`` (vqaEval.py) / ``process_punctuation`` (m4c_evaluators.py).
+
+    Rule (source: vqaEval.py at a013f00 and c4e6a0e; m4c_evaluators.py at 2dc099a): for each character ``p`` of
+    :data:`PUNCTUATION`, if the *input* text contains ``p`` followed by a space, a space followed by ``p``, or
+    anywhere a digit-comma-digit sequence (``comma_condition``), every ``p`` is deleted; otherwise every ``p`` is
+    replaced by a space. Then up to 32 periods not followed by a digit are deleted (see :data:`PERIOD_STRIP`).
+    Consequences: "1,000" -> "1000" and, because the comma condition switches *all* punctuation to deletion,
+    "1,000-2" -> "10002"; "red,blue" -> "red blue"; "t-shirt" -> "t shirt"; apostrophes, ":", "%", "$", "#",
+    "&" and "*" are never touched. Case and surrounding whitespace are not changed here.
+
+    Args:
+        text: The answer text.
+        comma_condition: The digit-comma-digit pattern of the script being reproduced.
+
+    Returns:
+        The processed text.
+    """
+    has_digit_comma = comma_condition.search(text) is not None
+    out = text
+    for p in PUNCTUATION:
+        delete = has_digit_comma or (p + " ") in text or (" " + p) in text
+        out = out.replace(p, "" if delete else " ")
+    return PERIOD_STRIP.sub("", out, count=PERIOD_STRIP_COUNT)
+
+
+def process_digit_article(text: str) -> str:
+    """Reproduce ``processDigitArticle`` (vqaEval.py) / ``process_digit_article`` (m4c_evaluators.py).
+
+    Rule (same sources as :func:`process_punctuation`): lower-case, split on whitespace, map the single-word number
+    names of :data:`NUMBER_WORDS` to digits ("none" -> "0", "two" -> "2"; "eleven" is not mapped), drop the
+    articles "a", "an", "the" (so an answer of just "A" becomes ""), expand :data:`CONTRACTIONS` word by word
+    ("dont" -> "don't"), and join with single spaces.
+
+    Args:
+        text: The answer text, usually after :func:`process_punctuation`.
+
+    Returns:
+        The processed text.
+    """
+    words = [NUMBER_WORDS.get(w, w) for w in text.lower().split()]
+    words = [w for w in words if w not in ARTICLES]
+    return " ".join(CONTRACTIONS.get(w, w) for w in words)
+
+
+def vqaeval_process(text: str) -> str:
+    """Full vqaEval.py answer processing: tabs/newlines to spaces, strip, punctuation, then digits/articles.
+
+    This is the chain vqaEval.py applies to a result answer (and, at a013f00, to ground-truth answers when they are
+    not unanimous); VLMEvalKit's ``process_answer`` (``vlmeval/dataset/utils/vqa_eval.py`` at
+    ``e5266a16515d3a5655e9ffaec06bd260ad86bdad``) is the same chain.
+
+    Args:
+        text: Raw answer text.
+
+    Returns:
+        The normalized answer.
+    """
+    return process_digit_article(process_punctuation(_strip_tabs_newlines(text)))
+
+
+def evalai_process(text: str) -> str:
+    """Reproduce ``EvalAIAnswerProcessor.__call__`` (mmf ``m4c_evaluators.py`` at 2dc099a).
+
+    Rule: ``word_tokenize`` first (lower-case; delete every "," and "?"; turn "'s" into " 's"; strip), then
+    tabs/newlines to spaces and strip, then :func:`process_punctuation` with the EvalAI comma pattern (which can
+    no longer match), then :func:`process_digit_article`. Differences from :func:`vqaeval_process`: lower-casing
+    happens before punctuation handling, "dog's" becomes "dog 's", and because commas are already gone,
+    "1,000-2" becomes "1000 2" rather than "10002".
+
+    Args:
+        text: Raw answer text.
+
+    Returns:
+        The normalized answer.
+    """
+    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip()
+    return process_digit_article(process_punctuation(_strip_tabs_newlines(tokenized), EVALAI_COMMA_CONDITION))
+
+
+def _strip_tabs_newlines(text: str) -> str:
+    return text.replace("\n", " ").replace("\t", " ").strip()

@@ -1,0 +1,1 @@
+"""Benchmark builders, one subpackage per source."""

@@ -1,0 +1,118 @@
+"""Fixtures for the backend and run tests: a tiny benchmark folder and a fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from PIL import Image
+
+from vqaudit.schema import Group, Obligation, View
+from vqaudit.store import sha256_bytes, write_json, write_jsonl
+
+SERVER_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
+
+
+def _load_server_module() -> ModuleType:
+    name = "fake_openai_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SERVER_PATH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def tiny_png(seed: int) -> bytes:
+    """A 4x4 PNG whose bytes differ for every seed below 2**24."""
+    color = (seed & 0xFF, (seed >> 8) & 0xFF, (seed >> 16) & 0xFF)
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4), color).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_benchmark(root: Path, n_groups: int = 3, views_per_group: int = 3) -> Path:
+    """Write a benchmark folder: group g has one supported view (gold str(10*g)) and negative views."""
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    views: list[View] = []
+    groups: list[Group] = []
+    for g in range(n_groups):
+        group_id = f"g{g}"
+        question = f"What is the value of bar {g}?"
+        view_ids: list[str] = []
+        for k in range(views_per_group):
+            view_id = f"{group_id}-v{k}"
+            data = tiny_png(g * views_per_group + k)
+            (root / "images" / f"{view_id}.png").write_bytes(data)
+            if k == 0:
+                obligation = Obligation(kind="answer", gold=(str(10 * g),), answer_type="number")
+            else:
+                obligation = Obligation(kind="abstain")
+            views.append(
+                View(
+                    view_id=view_id,
+                    group_id=group_id,
+                    source="charts",
+                    state="original" if k == 0 else "M",
+                    image=f"images/{view_id}.png",
+                    image_sha256=sha256_bytes(data),
+                    question=question,
+                    obligation=obligation,
+                )
+            )
+            view_ids.append(view_id)
+        groups.append(Group(group_id=group_id, source="charts", question=question, view_ids=tuple(view_ids)))
+    write_jsonl(root / "views.jsonl", views)
+    write_jsonl(root / "groups.jsonl", groups)
+    write_json(root / "manifest.json", {"name": root.name, "n_views": len(views), "n_groups": len(groups)})
+    return root
+
+
+def cache_rows(run_dir: Path) -> list[tuple[str, str | None, str | None]]:
+    """(view_id, text, error) of every row of a run's cache, read with a separate connection."""
+    path = run_dir / "responses.sqlite"
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        return conn.execute("SELECT view_id, text, error FROM responses ORDER BY created").fetchall()
+    except sqlite3.OperationalError:  # table not created yet
+        return []
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def make_bench(tmp_path: Path) -> Callable[..., Path]:
+    counter = iter(range(1000))
+
+    def make(n_groups: int = 3, views_per_group: int = 3) -> Path:
+        return write_benchmark(tmp_path / f"bench{next(counter)}", n_groups, views_per_group)
+
+    return make
+
+
+@pytest.fixture
+def server_module() -> ModuleType:
+    return _load_server_module()
+
+
+@pytest.fixture
+def fake_server(server_module: ModuleType) -> Iterator[object]:
+    server = server_module.FakeOpenAIServer(timeout_sleep_s=1.0).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def read_rows() -> Callable[[Path], list[tuple[str, str | None, str | None]]]:
+    return cache_rows

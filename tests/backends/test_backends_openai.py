@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, load_backend
+from vqaudit.backends.openai import OpenAIBackend
+from vqaudit.run import image_mime
+from vqaudit.schema import View
+from vqaudit.store import load_benchmark
+
+SECRET = "sk-test-SECRET-4f1c9a"
+KEY_ENV = "VQAUDIT_TEST_API_KEY"
+
+
+@pytest.fixture
+def view_and_image(make_bench: Callable[..., Path]) -> tuple[View, bytes]:
+    bench = load_benchmark(make_bench(1, 1))
+    view = bench.views[0]
+    return view, bench.image_path(view).read_bytes()
+
+
+def _backend(server: Any, max_retries: int = 3, **options: Any) -> Backend:
+    return load_backend(
+        f"openai:test-model@{server.url}",
+        api_key_env=KEY_ENV,
+        max_retries=max_retries,
+        backoff_base_s=0.001,
+        timeout_s=0.3,
+        **options,
+    )
+
+
+def _request(view_and_image: tuple[View, bytes]) -> Request:
+    view, image = view_and_image
+    return Request(view, "answerability-json-v1", "Is it?", image, "image/png", GenerationParams())
+
+
+def _complete(backend: Backend, request: Request) -> str:
+    async def go() -> str:
+        try:
+            return await backend.complete(request)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
+
+
+def test_success_sends_key_and_returns_text(
+    fake_server: Any, server_module: ModuleType, view_and_image: tuple[View, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    view, _ = view_and_image
+    text = _complete(_backend(fake_server), _request(view_and_image))
+    assert text == server_module.reply_text(view.image_sha256)
+    assert fake_server.snapshot() == {view.image_sha256: 1}
+    assert fake_server.auth_headers == [f"Bearer {SECRET}"]
+    assert fake_server.models == {"test-model"}
+
+
+def test_no_key_no_authorization_header(
+    fake_server: Any, view_and_image: tuple[View, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    _complete(_backend(fake_server), _request(view_and_image))
+    assert fake_server.auth_headers == [None]
+
+
+def test_request_body(view_and_image: tuple[View, bytes]) -> None:
+    backend = load_backend("openai:m@http://127.0.0.1:9/v1")
+    assert isinstance(backend, OpenAIBackend)
+    body = backend.body(_request(view_and_image))
+    image_part, text_part = body["messages"][0]["content"]
+    prefix = "data:image/png;base64,"
+    assert image_part["type"] == "image_url" and image_part["image_url"]["url"].startswith(prefix)
+    assert base64.b64decode(image_part["image_url"]["url"][len(prefix) :]) == view_and_image[1]
+    assert text_part == {"type": "text", "text": "Is it?"}
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("m", 0.0, 512)
+    assert body["messages"][0]["role"] == "user" and len(body["messages"]) == 1
+
+
+def test_image_mime_sniffing(view_and_image: tuple[View, bytes]) -> None:
+    assert image_mime(view_and_image[1], Path("x.bin")) == "image/png"
+    assert image_mime(b"\xff\xd8\xff\xe0rest", Path("x.png")) == "image/jpeg"
+    assert image_mime(b"RIFF\0\0\0\0WEBPVP8 ", Path("x")) == "image/webp"
+    assert image_mime(b"????", Path("x.jpg")) == "image/jpeg"
+
+
+def test_every_transient_fault_is_retried(fake_server: Any, view_and_image: tuple[View, bytes]) -> None:
+    view, _ = view_and_image
+    schedule = ["500", "429", "timeout", "malformed-json", "malformed-shape", "drop", "503"]
+    fake_server.faults = {view.image_sha256: schedule}
+    text = _complete(_backend(fake_server, max_retries=len(schedule)), _request(view_and_image))
+    assert json.loads(text)["answer"] == view.image_sha256[:8]
+    assert fake_server.snapshot() == {view.image_sha256: len(schedule) + 1}
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ("500", "HTTP 500"),
+        ("429", "HTTP 429"),
+        ("timeout", "timeout after 0.3 s"),
+        ("malformed-json", "body is not JSON"),
+        ("malformed-shape", "no choices[0].message.content"),
+        ("drop", "connection error"),
+    ],
+)
+def test_gives_up_after_max_retries(
+    fake_server: Any, view_and_image: tuple[View, bytes], fault: str, expected: str
+) -> None:
+    view, _ = view_and_image
+    fake_server.faults = {view.image_sha256: [fault] * 10}
+    with pytest.raises(BackendCallError) as info:
+        _complete(_backend(fake_server, max_retries=2), _request(view_and_image))
+    assert str(info.value).startswith("failed after 3 attempts: ")
+    assert expected in str(info.value)
+    assert not info.value.fatal
+    assert fake_server.snapshot() == {view.image_sha256: 3}
+
+
+def test_non_retryable_4xx_fails_at_once(
+    fake_server: Any, view_and_image: tuple[View, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    view, _ = view_and_image
+    fake_server.faults = {view.image_sha256: ["400"]}
+    with pytest.raises(BackendCallError) as info:
+        _complete(_backend(fake_server), _request(view_and_image))
+    assert fake_server.snapshot() == {view.image_sha256: 1}
+    assert not info.value.fatal
+    # the server echoes the Authorization header in its error body; the key is scrubbed
+    assert "HTTP 400" in str(info.value) and "Bearer ***" in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+def test_401_is_fatal(fake_server: Any, view_and_image: tuple[View, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    view, _ = view_and_image
+    fake_server.faults = {view.image_sha256: ["401"]}
+    with pytest.raises(BackendCallError) as info:
+        _complete(_backend(fake_server), _request(view_and_image))
+    assert info.value.fatal
+    assert f"environment variable {KEY_ENV} is unset" in str(info.value)
+    assert fake_server.snapshot() == {view.image_sha256: 1}
+
+
+def test_backoff_doubles_with_jitter_and_honours_retry_after() -> None:
+    backend = OpenAIBackend(spec="s", model="m", base_url="http://x/v1", backoff_base_s=1.0, backoff_max_s=10.0)
+    for attempt, (low, high) in enumerate([(0.5, 1.0), (1.0, 2.0), (2.0, 4.0), (4.0, 8.0), (5.0, 10.0)]):
+        assert low <= backend._wait_s(attempt, None) < high
+    assert backend._wait_s(0, 7.0) == 7.0
+    assert backend._wait_s(0, 99.0) == 10.0  # Retry-After is capped by backoff_max_s
+
+
+def test_repr_hides_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    backend = load_backend("openai:m@http://127.0.0.1:9/v1", api_key_env=KEY_ENV)
+    assert SECRET not in repr(backend)

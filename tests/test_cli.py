@@ -1,0 +1,98 @@
+"""End to end through the command line: build, run, score, report, eval, verify (issue 2, items 1 and 9)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KEYS = {"decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "Bk", "Jk", "invalid_rate",
+        "n_groups", "n_views", "ci"}
+
+
+def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def evaluated(chart_bench: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("eval")
+    done = vqaudit("eval", "--bench", str(chart_bench), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert f"report: {out / 'report' / 'report.md'}" in done.stdout
+    return out
+
+
+def _metrics(evaluated: Path, slug: str) -> dict[str, object]:
+    data = json.loads((evaluated / "runs" / slug / "metrics.json").read_text())
+    assert set(data) == {"charts"}
+    charts: dict[str, object] = data["charts"]
+    return charts
+
+
+def test_reference_policies_have_the_papers_values(evaluated: Path) -> None:
+    # Seed 000, §4: always-answer and always-abstain both have Ebal = 50% and Bk = Jk = 0, because every chart
+    # group has supported (original, S, C) and negative (M, I) views and a constant policy fails one class.
+    for slug, sr, eu in (("reference_always-answer", 0.0, 1.0), ("reference_always-abstain", 1.0, 0.0)):
+        m = _metrics(evaluated, slug)
+        assert set(m) == KEYS
+        assert (m["supported_rejection"], m["EU"], m["Ebal"], m["Bk"], m["Jk"]) == (sr, eu, 0.5, 0.0, 0.0)
+        # 3 of 5 views are supported: deciding "answer" everywhere is right on 3/5, "abstain" on 2/5.
+        assert m["decision_accuracy"] == pytest.approx(0.6 if sr == 0 else 0.4)
+    gold = _metrics(evaluated, "reference_gold")
+    assert (gold["Bk"], gold["Jk"], gold["decision_accuracy"], gold["invalid_rate"]) == (1.0, 1.0, 1.0, 0.0)
+    assert gold["n_groups"] == 24 and gold["n_views"] == 120
+    assert gold["ci"]["Jk"] == [1.0, 1.0]
+
+
+def test_report_files_and_oracle_label(evaluated: Path) -> None:
+    report = (evaluated / "report" / "report.md").read_text()
+    assert "a check of the scoring path, not a model" in report
+    assert (evaluated / "report" / "jk_bk.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Paired differences" in report
+
+
+def test_outcomes_keep_the_raw_reply(evaluated: Path) -> None:
+    rows = [json.loads(line) for line in (evaluated / "runs" / "reference_gold" / "outcomes.jsonl").open()]
+    assert len(rows) == 120 and all(r["raw"] and r["task_correct"] for r in rows)
+
+
+def test_stages_rerun_alone_and_score_is_stable(evaluated: Path) -> None:
+    run = evaluated / "runs" / "reference_gold"
+    before = (run / "metrics.json").read_bytes()
+    assert vqaudit("score", str(run)).returncode == 0
+    assert (run / "metrics.json").read_bytes() == before
+    rep = vqaudit("report", str(run), "--out", str(evaluated / "rep2"))
+    assert rep.returncode == 0 and (evaluated / "rep2" / "report.md").is_file()
+
+
+def test_verify_command(chart_bench: Path) -> None:
+    done = vqaudit("verify", str(chart_bench))
+    assert done.returncode == 0 and "verified" in done.stdout
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    for args in (("run", str(tmp_path / "nope"), "--model", "reference:gold", "--out", str(tmp_path / "r")),
+                 ("score", str(tmp_path / "nope")),
+                 ("run", str(tmp_path), "--model", "nonsense", "--out", str(tmp_path / "r"))):
+        done = vqaudit(*args)
+        assert done.returncode == 2, args
+        assert "Traceback" not in done.stderr and "error:" in done.stderr
+
+
+def test_score_refuses_an_incomplete_run(chart_bench: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert vqaudit("run", str(chart_bench), "--model", "reference:gold", "--out", str(run)).returncode == 0
+    import sqlite3
+
+    with sqlite3.connect(run / "responses.sqlite") as db:
+        tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
+        assert "responses" in tables
+        db.execute("delete from responses where rowid in (select rowid from responses limit 3)")
+    done = vqaudit("score", str(run))
+    assert done.returncode == 2 and "3 of 120 views have no response" in done.stderr
+    assert vqaudit("run", str(chart_bench), "--model", "reference:gold", "--out", str(run)).returncode == 0
+    assert vqaudit("score", str(run)).returncode == 0
