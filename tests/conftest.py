@@ -18,3 +18,11 @@ def chart_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("charts") / "bench"
     build_charts(out, CHART_GROUPS, CHART_SEED, workers=2)
     return out
+
+
+@pytest.fixture(scope="session")
+def program_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 16-group chart benchmark over every program kind, with determined masked (D) views (seed 2)."""
+    out = tmp_path_factory.mktemp("charts-programs") / "bench"
+    build_charts(out, 16, 2, workers=2, programs="all", determined=True)
+    return out

@@ -15,11 +15,16 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from vqaudit.cli_audit import audit_certifier_cmd
+from vqaudit.cli_upd import DEFAULT_EVAL_ITEMS, build_upd_cmd, eval_upd, export_tuning_cmd
 from vqaudit.errors import VqauditError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Audit answerability of vision-language models.")
 build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder.")
 app.add_typer(build_app, name="build")
+build_app.command("upd")(build_upd_cmd)
+app.command("export-tuning")(export_tuning_cmd)
+app.command("audit-certifier")(audit_certifier_cmd)
 console = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")
@@ -35,12 +40,14 @@ def _progress(total: int, label: str) -> Progress:
     return progress
 
 
-def _build_charts(out: Path, groups: int, seed: int, workers: int) -> None:
+def _build_charts(out: Path, groups: int, seed: int, workers: int, programs: str = "lookup",
+                  determined: bool = False) -> None:
     from vqaudit.suites.charts.build import build_charts
 
     with _progress(groups, "building chart groups") as progress:
         task = progress.task_ids[0]
-        build_charts(out, groups, seed, workers=workers, on_group=lambda n: progress.update(task, completed=n))
+        build_charts(out, groups, seed, workers=workers, programs=programs, determined=determined,
+                     on_group=lambda n: progress.update(task, completed=n))
 
 
 @build_app.command("charts")
@@ -49,9 +56,11 @@ def build_charts_cmd(
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (5 views each).")] = 100,
     seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes (output does not depend on it).")] = 1,
+    programs: Annotated[str, typer.Option(help="'lookup' (the paper's question) or 'all' program kinds.")] = "lookup",
+    determined: Annotated[bool, typer.Option(help="Add D views: masked, answer still determined (proved).")] = False,
 ) -> None:
     """Build a chart answerability benchmark from the bundled real tables."""
-    _build_charts(out, groups, seed, workers)
+    _build_charts(out, groups, seed, workers, programs, determined)
     console.print(f"benchmark written to {out}")
 
 
@@ -74,12 +83,19 @@ def run(
 
 
 @app.command()
-def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+def score(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
+    = None,
+) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import score_run
 
-    metrics = score_run(run_dir)
+    metrics = score_run(run_dir, judge=judge)
     for source, m in metrics.items():
+        if source == "upd":
+            console.print("upd: see metrics.json (Standard, UPD and Dual accuracy per setting and ability)")
+            continue
         console.print(f"{source}: Jk={m['Jk']:.3f} Bk={m['Bk']:.3f} Ebal={m['Ebal']:.3f} "
                       f"invalid={m['invalid_rate']:.3f} ({m['n_groups']} groups)")
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
@@ -90,24 +106,54 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
 ) -> None:
-    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk with 95% intervals."""
+    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk (or UPD radar charts) with intervals."""
     from vqaudit.report import write_report
+    from vqaudit.report.upd import write_upd_report
+    from vqaudit.store import read_json
 
-    path = write_report(runs, out or runs[0] / "report")
-    typer.echo(f"report: {path}")
+    target = out or runs[0] / "report"
+    upd = [r for r in runs if "upd" in read_json(r / "metrics.json")] if all(
+        (r / "metrics.json").is_file() for r in runs) else []
+    if upd:
+        typer.echo(f"UPD report: {write_upd_report(upd, target / 'upd')}")
+    if len(upd) < len(runs):
+        typer.echo(f"report: {write_report([r for r in runs if r not in upd], target)}")
 
 
 @app.command()
-def verify(bench: Annotated[Path, typer.Argument(help="Benchmark folder.")]) -> None:
+def verify(
+    bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
+    workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+) -> None:
     """Re-check every witness certificate of a chart benchmark; exit 1 naming each failed view and condition."""
     from vqaudit.verify import verify_benchmark
 
-    faults = verify_benchmark(bench)
+    faults = verify_benchmark(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
         raise typer.Exit(1)
     typer.echo(f"all certificates of {bench} verified")
+
+
+@app.command("audit-checker")
+def audit_checker(
+    bench: Annotated[Path, typer.Argument(help="A built chart benchmark.")],
+    max_views: Annotated[int, typer.Option(min=2, help="Masked views to make faults from (9 faults each).")] = 12,
+    workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+) -> None:
+    """Inject designed faults into genuine certificates; exit 1 unless the checker rejects every one."""
+    from vqaudit.verify import run_fault_suite
+
+    table = run_fault_suite(bench, max_views=max_views, workers=workers)
+    typer.echo("| fault kind | designed | rejected |\n|---|---|---|")
+    for kind, (n, rejected) in table.items():
+        label = "genuine (accepted)" if kind == "genuine" else kind
+        typer.echo(f"| {label} | {n} | {rejected} |")
+    faults = {k: v for k, v in table.items() if k != "genuine"}
+    ok = all(n == r for n, r in faults.values()) and table["genuine"][0] == table["genuine"][1]
+    if not ok:
+        raise typer.Exit(1)
 
 
 def _slug(spec: str) -> str:
@@ -116,7 +162,9 @@ def _slug(spec: str) -> str:
 
 @app.command("eval")
 def eval_cmd(
-    out: Annotated[Path, typer.Option(help="Evaluation folder: bench/, runs/<model>/, report/.")] = Path("runs/eval"),
+    source: Annotated[str, typer.Argument(help="What to evaluate: charts (answerability) or upd.")] = "charts",
+    out: Annotated[Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")]
+    = None,
     model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several.")] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
     groups: Annotated[int, typer.Option(min=1, help="Groups to build when no --bench is given.")] = 60,
@@ -124,12 +172,22 @@ def eval_cmd(
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    judge: Annotated[str | None, typer.Option(help="upd: judge model spec for undecided replies.")] = None,
+    max_items: Annotated[int, typer.Option(min=1, help="upd: bundled input rows to use.")] = DEFAULT_EVAL_ITEMS,
 ) -> None:
-    """Build (or reuse) a chart benchmark, run each model, score, and report: the main job in one command."""
+    """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command."""
     from vqaudit.report import write_report
     from vqaudit.run import run_benchmark
     from vqaudit.score import score_run
 
+    if source not in ("charts", "upd"):
+        raise VqauditError(f"unknown source {source!r}; expected charts or upd")
+    out = out or Path("runs") / source
+    if source == "upd":
+        path = eval_upd(out, list(model or DEFAULT_MODELS), judge, max_items=max_items, seed=seed,
+                        concurrency=concurrency, api_key_env=api_key_env)
+        typer.echo(f"report: {path}")
+        return
     bench_dir = bench or out / "bench"
     if bench is None and not (bench_dir / "manifest.json").is_file():
         _build_charts(bench_dir, groups, seed, workers)

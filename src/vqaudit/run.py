@@ -35,7 +35,7 @@ from vqaudit.backends import (
     load_backend,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.prompts import ANSWERABILITY_PROMPT_ID, answerability_prompt
+from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
 from vqaudit.store import load_benchmark, read_json, sha256_file, write_json
 
@@ -66,6 +66,7 @@ class RunSummary:
 class _Job:
     key: str
     view: View
+    prompt_id: str
     prompt: str
     image_path: Path
 
@@ -186,7 +187,7 @@ async def run_benchmark_async(
         "model": model_spec,
         "benchmark": str(bench_root),
         "benchmark_manifest_sha256": manifest_sha256,
-        "prompt_id": ANSWERABILITY_PROMPT_ID,
+        "prompt_ids": sorted({prompt_for(v)[0] for v in bench.views}),
         "params": params.as_dict(),
         "vqaudit_version": __version__,
         "started": _now(),
@@ -199,10 +200,12 @@ async def run_benchmark_async(
         jobs: dict[str, _Job] = {}
         view_keys: dict[str, str] = {}
         for view in bench.views:
-            prompt = answerability_prompt(view.question)
-            key = cache_key(model_spec, ANSWERABILITY_PROMPT_ID, prompt, view.image_sha256, params)
+            prompt_id, prompt = prompt_for(view)
+            key = cache_key(model_spec, prompt_id, prompt, view.image_sha256, params)
             view_keys[view.view_id] = key
-            jobs.setdefault(key, _Job(key=key, view=view, prompt=prompt, image_path=bench.image_path(view)))
+            jobs.setdefault(
+                key, _Job(key=key, view=view, prompt_id=prompt_id, prompt=prompt, image_path=bench.image_path(view))
+            )
         cache.set_view_keys(view_keys)
         stored = cache.keys()
         redo = cache.error_keys() if retry_errors else set()
@@ -250,7 +253,7 @@ async def _ask_one(backend: Backend, job: _Job, params: GenerationParams) -> Res
     image = job.image_path.read_bytes()
     request = Request(
         view=job.view,
-        prompt_id=ANSWERABILITY_PROMPT_ID,
+        prompt_id=job.prompt_id,
         prompt=job.prompt,
         image=image,
         image_mime=image_mime(image, job.image_path),
@@ -268,7 +271,7 @@ async def _ask_one(backend: Backend, job: _Job, params: GenerationParams) -> Res
     return Response(
         view_id=job.view.view_id,
         model=backend.spec,
-        prompt_id=ANSWERABILITY_PROMPT_ID,
+        prompt_id=job.prompt_id,
         params=params.as_dict(),
         text=text,
         error=error,

@@ -103,6 +103,7 @@ class Parsed(_Frozen):
     answer: str | None = None
     reason: str | None = None
     invalid_reason: str | None = Field(default=None, description="Why the reply is invalid, when it is.")
+    decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     raw: str | None = Field(default=None, description="The raw reply text the parse came from.")
 
 
@@ -125,5 +126,6 @@ class Outcome(_Frozen):
     answer_correct: bool
     task_correct: bool
     invalid_reason: str | None = None
+    decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     error: str | None = None
     raw: str | None = None

@@ -15,6 +15,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.metrics import answerability_metrics, e_lambda, failure_accounting
+from vqaudit.prompts.dispatch import ANSWERABILITY_SOURCES
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
 from vqaudit.scoring import score_view
@@ -33,13 +34,18 @@ def run_benchmark_dir(run_dir: Path) -> Path:
     return Path(bench)
 
 
-def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0) -> dict[str, Any]:
+def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: str | None = None) -> dict[str, Any]:
     """Score every view of a run and write outcomes, metrics and diagnostics; return the metrics.
+
+    Answerability sources (charts, scenes, photos) are parsed with the answerability contract and scored with
+    :func:`vqaudit.metrics.answerability_metrics`; multiple-choice UPD views are scored by
+    :mod:`vqaudit.scoring.upd` (strict matcher, then the optional judge) and :mod:`vqaudit.metrics.upd`.
 
     Args:
         run_dir: a run folder made by ``vqaudit run``.
         n_draws: group-bootstrap draws for the 95% intervals (seed 000, §4: 10,000).
         seed: seed of the bootstrap draws (runs scored with the same seed share draws).
+        judge: model spec of a judge for replies the UPD choice matcher cannot decide (None: no judge).
 
     Raises:
         VqauditError: the run or its benchmark cannot be read, or some views have no response yet (the message
@@ -53,11 +59,26 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0) -> dict[s
             f"{run_dir}: {len(missing)} of {len(bench.views)} views have no response (first: {missing[0]}); "
             "run `vqaudit run` again with the same arguments to resume"
         )
-    outcomes = [score_view(v, responses[v.view_id]) for v in bench.views]
+    answerability = [v for v in bench.views if v.source in ANSWERABILITY_SOURCES]
+    upd = [v for v in bench.views if v.source == "upd"]
+    outcomes = [score_view(v, responses[v.view_id]) for v in answerability]
+    if upd:
+        from vqaudit.scoring.upd import score_upd_views
+
+        outcomes += score_upd_views(upd, responses, run_dir=run_dir, judge=judge)
     write_jsonl(run_dir / "outcomes.jsonl", outcomes)
-    metrics: dict[str, Any] = dict(answerability_metrics(outcomes, n_draws=n_draws, seed=seed))
+    metrics: dict[str, Any] = {}
+    diag: dict[str, Any] = {}
+    answer_outcomes = [o for o in outcomes if o.source in ANSWERABILITY_SOURCES]
+    if answer_outcomes:
+        metrics.update(answerability_metrics(answer_outcomes, n_draws=n_draws, seed=seed))
+        diag.update(diagnostics(answer_outcomes, metrics))
+    if upd:
+        from vqaudit.metrics.upd import upd_metrics
+
+        metrics["upd"] = upd_metrics([o for o in outcomes if o.source == "upd"], upd, n_draws=n_draws, seed=seed)
     write_json(run_dir / "metrics.json", metrics)
-    write_json(run_dir / "diagnostics.json", diagnostics(outcomes, metrics))
+    write_json(run_dir / "diagnostics.json", diag)
     return metrics
 
 
@@ -66,6 +87,8 @@ def diagnostics(outcomes: list[Outcome], metrics: dict[str, Any]) -> dict[str, A
     accounting: dict[str, Any] = dict(failure_accounting(outcomes))
     out: dict[str, Any] = {}
     for source, m in metrics.items():
+        if source not in accounting:
+            continue
         reasons = Counter(o.invalid_reason for o in outcomes if o.source == source and o.decision == "invalid")
         out[source] = {
             "failure_accounting": accounting[source],

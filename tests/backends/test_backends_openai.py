@@ -164,3 +164,32 @@ def test_repr_hides_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
     backend = load_backend("openai:m@http://127.0.0.1:9/v1", api_key_env=KEY_ENV)
     assert SECRET not in repr(backend)
+
+
+@pytest.mark.parametrize(("concurrency", "n_clients"), [(1, 1), (8, 1), (20, 3), (64, 8)])
+def test_connections_are_bounded_by_concurrency(
+    fake_server: Any, make_bench: Callable[..., Path], concurrency: int, n_clients: int
+) -> None:
+    fake_server.delay_s = 0.2
+    n_requests = 2 * concurrency + 3
+    bench = load_benchmark(make_bench(1, 1))
+    image = bench.image_path(bench.views[0]).read_bytes()
+    backend = _backend(fake_server, concurrency=concurrency)
+    assert isinstance(backend, OpenAIBackend)
+    requests = [
+        Request(bench.views[0], "p", f"q{i}", image, "image/png", GenerationParams()) for i in range(n_requests)
+    ]
+
+    async def go() -> None:
+        try:
+            await asyncio.gather(*(backend.complete(r) for r in requests))  # more calls than connections
+            assert len(backend._clients) == n_clients
+            assert sum(backend._limits) == concurrency
+            assert backend._in_flight == [0] * n_clients
+        finally:
+            await backend.aclose()
+
+    asyncio.run(go())
+    assert fake_server.snapshot() == {bench.views[0].image_sha256: n_requests}
+    # at most `concurrency` requests reach the server at once, and the pools use all of them
+    assert fake_server.peak_in_flight == concurrency

@@ -43,7 +43,7 @@ def test_gold_run_then_resume_asks_nothing(make_bench: Callable[..., Path], tmp_
     assert info["model"] == "reference:gold"
     assert info["benchmark"] == str(bench.resolve())
     assert info["benchmark_manifest_sha256"] == sha256_file(bench / "manifest.json")
-    assert info["prompt_id"] == ANSWERABILITY_PROMPT_ID
+    assert info["prompt_ids"] == [ANSWERABILITY_PROMPT_ID]
     assert info["params"] == {"temperature": 0.0, "max_tokens": 512}
     assert info["vqaudit_version"] == __version__
     assert info["started"] <= info["finished"]

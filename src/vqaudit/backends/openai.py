@@ -24,6 +24,9 @@ from vqaudit.backends.base import BackendCallError, Request
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 _SNIPPET_CHARS = 300
+# httpcore's pool scans all its connections for every request it assigns, so one big pool costs O(concurrency)
+# per request; several small pools (least busy first) keep that cost flat. Measured in benchmarks/bench_openai.py.
+CONNECTIONS_PER_CLIENT = 8
 
 
 class _MalformedBody(Exception):
@@ -102,22 +105,37 @@ class OpenAIBackend:
         self.timeout_s = timeout_s
         self._api_key = os.environ.get(api_key_env) or None
         self._rng = random.Random(seed)
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        self._in_flight: list[int] = []
+        self._limits: list[int] = []
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
 
-    def _get_client(self) -> httpx.AsyncClient:
-        if self._client is None:
+    def _pick_client(self) -> int:
+        """Index of the client with the most free connections; creates the clients on first use (in the loop)."""
+        if not self._clients:
             headers = {"Content-Type": "application/json"}
             if self._api_key is not None:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            self._client = httpx.AsyncClient(
-                headers=headers,
-                timeout=httpx.Timeout(self.timeout_s),
-                limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
-            )
-        return self._client
+            n_clients = -(-self.concurrency // CONNECTIONS_PER_CLIENT)
+            # split the concurrency exactly: the pools' connection limits sum to ``concurrency``
+            self._limits = [
+                self.concurrency // n_clients + (1 if i < self.concurrency % n_clients else 0) for i in range(n_clients)
+            ]
+            timeout = httpx.Timeout(self.timeout_s)
+            ssl_context = httpx.create_ssl_context()  # one for all clients: loading the CA bundle takes ~40 ms
+            self._clients = [
+                httpx.AsyncClient(
+                    headers=headers,
+                    timeout=timeout,
+                    limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                    verify=ssl_context,
+                )
+                for limit in self._limits
+            ]
+            self._in_flight = [0] * n_clients
+        return max(range(len(self._clients)), key=lambda i: self._limits[i] - self._in_flight[i])
 
     def _scrub(self, message: str) -> str:
         if self._api_key:
@@ -148,6 +166,15 @@ class OpenAIBackend:
             wait = max(wait, min(retry_after, self.backoff_max_s))
         return wait
 
+    async def _post(self, content: bytes) -> httpx.Response:
+        index = self._pick_client()
+        in_flight = self._in_flight
+        in_flight[index] += 1
+        try:
+            return await self._clients[index].post(self.url, content=content)
+        finally:
+            in_flight[index] -= 1
+
     async def complete(self, request: Request) -> str:
         """Ask one request; retry transient failures.
 
@@ -159,12 +186,11 @@ class OpenAIBackend:
                 4xx (``fatal`` for 401, 403, 404). The message never contains the API key.
         """
         content = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
-        client = self._get_client()
         last = ""
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             try:
-                response = await client.post(self.url, content=content)
+                response = await self._post(content)
             except httpx.TimeoutException:
                 last = f"timeout after {self.timeout_s:g} s"
             except httpx.TransportError as exc:
@@ -189,7 +215,7 @@ class OpenAIBackend:
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Close the connection pools."""
+        clients, self._clients, self._in_flight = self._clients, [], []
+        for client in clients:
+            await client.aclose()

@@ -82,7 +82,7 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         scores 0 (no other answer is left to match), as in the scripts.
 
     Raises:
-        TypeError: If ``answers`` is a single string instead of a sequence of strings.
+        TypeError: If ``answers`` is a single string instead of a sequence of strings, or holds a non-string.
         ValueError: If ``answers`` is empty (the scripts divide by zero), if ``variant`` is unknown, or if
             ``variant="mmf_textvqa"`` and there are not exactly 10 answers (the script asserts this).
     """
@@ -155,6 +155,7 @@ def anls(
         the boundary).
 
     Raises:
+        TypeError: If a reference is not a string.
         ValueError: If there are no references, the threshold is outside [0, 1], or ``variant`` is unknown.
     """
     if not 0.0 <= threshold <= 1.0:
@@ -216,6 +217,7 @@ def relaxed_accuracy(
         1.0 or 0.0.
 
     Raises:
+        TypeError: If a target is not a string.
         ValueError: If there is no target (including a "[]" target expanded by ``"vlmevalkit"``), the tolerance
             is negative, or ``variant`` is unknown.
     """
@@ -259,6 +261,7 @@ def exact_match(
         1.0 or 0.0.
 
     Raises:
+        TypeError: If a reference is not a string.
         ValueError: If there are no references or ``variant`` is unknown.
     """
     refs = _reference_list(answers)

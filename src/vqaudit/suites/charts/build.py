@@ -25,14 +25,26 @@ import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
-from vqaudit.suites.charts.render import apply_mask, pixel_sha256, png_bytes, render
+from vqaudit.suites.charts.certify import Certificate, certify_world
+from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
+from vqaudit.suites.charts.programs import (
+    PROGRAM_KINDS,
+    Answer,
+    Lookup,
+    Program,
+    answer_text,
+    category_cells,
+    evaluate_world,
+    is_numeric,
+    sample_program,
+)
+from vqaudit.suites.charts.render import Mask, apply_mask, category_mask, pixel_sha256, png_bytes, render
 from vqaudit.suites.charts.tables import TABLE_NAMES, RealTable, load_table
-from vqaudit.suites.charts.witness import find_witness, lookup, make_certificate
+from vqaudit.suites.charts.witness import Witness, find_witness, make_certificate, make_determined_certificate
 from vqaudit.suites.charts.world import (
     CHART_KINDS,
     World,
     distinct_value,
-    fraction_text,
     replace_category,
     sample_world,
 )
@@ -53,7 +65,7 @@ class GroupBuild:
 
 def question_text(world: World, series: str, category: str) -> str:
     """The fixed lookup question of a group, with the unit from the value-axis label."""
-    return f"What is the value of {series} for {category}, in {world.unit}?"
+    return question(Lookup((series, category)), world)
 
 
 def _draw_world(rng: np.random.Generator) -> tuple[RealTable, World, int, int, World]:
@@ -71,66 +83,154 @@ def _draw_world(rng: np.random.Generator) -> tuple[RealTable, World, int, int, W
     raise VqauditError("could not draw a chart world after 100 attempts")  # pragma: no cover
 
 
-def build_group(seed: int, g: int) -> GroupBuild:
-    """Build group ``g`` of a benchmark with ``seed``: five views, their PNG images and the M certificate.
+def _edit(world: World, cells: list[tuple[int, int]], program: Program, keep: bool,
+          rng: np.random.Generator) -> World | None:
+    """A one-cell edit among ``cells`` that keeps (S) or changes (C) the program's answer; None if none found."""
+    answer = evaluate_world(program, world)
+    for _ in range(40):
+        si, ci = cells[int(rng.integers(len(cells)))]
+        edited = world.with_value(si, ci, distinct_value(world, world.values[si][ci], rng))
+        new = evaluate_world(program, edited)
+        if new is not None and (new == answer) == keep and _readable(new):
+            return edited
+    return None
+
+
+def _readable(answer: Answer | None) -> bool:
+    """Numeric answers must have a finite decimal expansion (a model cannot be asked for 13/3 exactly)."""
+    return answer is not None and "/" not in answer_text(answer)
+
+
+def _obligation(program: Program, world: World, answer: Answer | None) -> Obligation:
+    assert answer is not None
+    if is_numeric(program):
+        return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="number",
+                          unit=answer_unit(program, world))
+    return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="text")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    table: RealTable
+    program: Program
+    worlds: dict[str, World]
+    m_witness: Witness | None
+    m_cert: Certificate
+    d_view: tuple[int, Mask, Certificate] | None
+
+
+def _plan(rng: np.random.Generator, programs: str, determined: bool) -> _Plan | None:
+    table, world, s, c, invalid = _draw_world(rng)
+    kind = "lookup" if programs == "lookup" else PROGRAM_KINDS[int(rng.integers(len(PROGRAM_KINDS)))]
+    program = sample_program(world, kind, s, c, rng)
+    if not _readable(evaluate_world(program, world)) or evaluate_world(program, invalid) is not None:
+        return None
+    queried = (s, c)
+    all_cells = [(si, ci) for si in range(len(world.series)) for ci in range(len(world.categories))]
+    world_s = _edit(world, [x for x in all_cells if x != queried], program, True, rng)
+    world_c = _edit(world, [queried], program, False, rng)
+    if world_s is None or world_c is None:
+        return None
+    m_cert = certify_world(world, category_cells(world, world.categories[c]), program)
+    worlds = {"original": world, "S": world_s, "C": world_c, "M": world, "I": invalid}
+    witness = None
+    if m_cert.determined:
+        worlds["D"] = worlds.pop("M")  # the mask leaves the answer determined: a supported masked view
+    else:
+        assert m_cert.witness is not None
+        witness = find_witness(world, s, c, rng)
+        alt = world
+        for (name, cat), value in m_cert.witness[1].items():
+            alt = alt.with_value(world.series.index(name), world.categories.index(cat), value)
+        if pixel_sha256(apply_mask(render(alt), witness.mask)) != pixel_sha256(apply_mask(render(world), witness.mask)):
+            raise VqauditError(f"{table.name}: the certified witness is visible through the {witness.mask.name} mask")
+        witness = Witness(mask=witness.mask, world_b=alt, rejected=witness.rejected)
+    d_view = None
+    if determined and "D" not in worlds:
+        for ci in rng.permutation(len(world.categories)).tolist():
+            if ci == c:
+                continue
+            cert = certify_world(world, category_cells(world, world.categories[ci]), program)
+            if cert.determined:
+                d_view = (int(ci), category_mask(world, int(ci), "neighbors" if world.kind == "line" else "slot"),
+                          cert)
+                worlds["D"] = world
+                break
+    return _Plan(table, program, worlds, witness, m_cert, d_view)
+
+
+def build_group(seed: int, g: int, programs: str = "lookup", determined: bool = False) -> GroupBuild:
+    """Build group ``g`` of a benchmark with ``seed``: its views, PNG images and certificates.
+
+    Args:
+        seed: build seed.
+        g: group index; the group draws from ``numpy.random.default_rng([seed, g])``.
+        programs: ``"lookup"`` (the paper's fixed lookup question) or ``"all"`` (every program kind of
+            :data:`vqaudit.suites.charts.programs.PROGRAM_KINDS`).
+        determined: also add a ``D`` view when some other masked category leaves the answer determined.
 
     Raises:
-        VqauditError: if no mask yields a witness (the build fails loudly rather than writing an unproven label).
+        VqauditError: if no mask yields a pixel witness (the build fails loudly rather than writing an unproven
+            label), or no admissible group can be drawn.
     """
     rng = np.random.default_rng([seed, g])
-    table, world, s, c, invalid = _draw_world(rng)
-    series, category = world.series[s], world.categories[c]
+    plan = None
+    for _ in range(50):
+        plan = _plan(rng, programs, determined)
+        if plan is not None:
+            break
+    if plan is None:
+        raise VqauditError(f"group {g}: no admissible question after 50 draws")
+    world, program, table = plan.worlds["original"], plan.program, plan.table
+    c = world.categories.index(plan.m_cert.hidden_cells[0][1])
     group_id = f"charts-{g:05d}"
-    question = question_text(world, series, category)
-
-    others = [(si, ci) for si in range(len(world.series)) for ci in range(len(world.categories)) if (si, ci) != (s, c)]
-    s2, c2 = others[int(rng.integers(len(others)))]
-    world_s = world.with_value(s2, c2, distinct_value(world, world.values[s2][c2], rng))
-    world_c = world.with_value(s, c, distinct_value(world, world.values[s][c], rng))
+    text = question(program, world)
     pixels = render(world)
-    witness = find_witness(world, s, c, rng, pixels)
-
-    worlds = {"original": world, "S": world_s, "C": world_c, "M": world, "I": invalid}
     images: dict[str, bytes] = {}
     certificates: dict[str, dict[str, Any]] = {}
     views: list[View] = []
-    for state in STATES:
+    for state in [st for st in (*STATES, "D") if st in plan.worlds]:
         view_id = f"{group_id}-{state}"
-        w = worlds[state]
-        px = pixels if state in ("original", "M") else render(w)
-        if state == "M":
-            px = apply_mask(px, witness.mask)
-        data = png_bytes(px)
-        image = f"images/{view_id}.png"
-        images[image] = data
-        answer = lookup(w, series, category)
-        meta: dict[str, Any] = {
-            "table": table.name,
-            "kind": w.kind,
-            "program": {"op": "lookup", "series": series, "category": category},
-            "world": w.to_json(),
-        }
+        w = plan.worlds[state]
+        px = pixels if w is world else render(w)
+        meta: dict[str, Any] = {"table": table.name, "kind": w.kind, "program": program_to_json(program),
+                                "world": w.to_json()}
         if state in ("M", "I"):
             obligation = Obligation(kind="abstain")
         else:
-            assert answer is not None
-            obligation = Obligation(kind="answer", gold=(fraction_text(answer),), answer_type="number", unit=w.unit)
+            obligation = _obligation(program, w, evaluate_world(program, w))
         if state == "M":
-            cert_path = f"certificates/{view_id}.json"
-            meta["certificate"] = cert_path
-            certificates[cert_path] = make_certificate(
-                view_id=view_id, group_id=group_id, world=world, s=s, c=c, witness=witness,
-                image_pixel_sha256=pixel_sha256(px),
-            )
+            assert plan.m_witness is not None
+            px = apply_mask(px, plan.m_witness.mask)
+            cert = make_certificate(view_id=view_id, group_id=group_id, world=world, program=program, c=c,
+                                    witness=plan.m_witness, image_pixel_sha256=pixel_sha256(px))
+            cert["answerability"] = plan.m_cert.to_json()
+        elif state == "D":
+            ci, mask, dcert = (c, _queried_mask(world, c), plan.m_cert) if plan.d_view is None else plan.d_view
+            px = apply_mask(px, mask)
+            cert = make_determined_certificate(view_id=view_id, group_id=group_id, world=world, mask=mask,
+                                               answerability=dcert, image_pixel_sha256=pixel_sha256(px))
+        if state in ("M", "D"):
+            meta["certificate"] = f"certificates/{view_id}.json"
+            certificates[meta["certificate"]] = cert
+        data = png_bytes(px)
+        image = f"images/{view_id}.png"
+        images[image] = data
         views.append(View(view_id=view_id, group_id=group_id, source="charts", state=state, image=image,
-                          image_sha256=sha256_bytes(data), question=question, obligation=obligation, meta=meta))
-    group = Group(group_id=group_id, source="charts", question=question, view_ids=tuple(v.view_id for v in views),
-                  meta={"table": table.name, "kind": world.kind, "n_series": len(world.series)})
+                          image_sha256=sha256_bytes(data), question=text, obligation=obligation, meta=meta))
+    group = Group(group_id=group_id, source="charts", question=text, view_ids=tuple(v.view_id for v in views),
+                  meta={"table": table.name, "kind": world.kind, "n_series": len(world.series),
+                        "program": program_to_json(program)["op"]})
     return GroupBuild(group=group, views=tuple(views), images=images, certificates=certificates)
 
 
-def _groups(seed: int, n_groups: int, workers: int) -> Iterator[GroupBuild]:
-    make = partial(build_group, seed)
+def _queried_mask(world: World, c: int) -> Mask:
+    """The mask of a determined queried category: the line-chart band where segments would leak, else the slot."""
+    return category_mask(world, c, "neighbors" if world.kind == "line" else "slot")
+
+
+def _groups(seed: int, n_groups: int, workers: int, programs: str, determined: bool) -> Iterator[GroupBuild]:
+    make = partial(build_group, seed, programs=programs, determined=determined)
     if workers <= 1:
         yield from map(make, range(n_groups))
         return
@@ -145,7 +245,14 @@ def versions() -> dict[str, str]:
 
 
 def build_charts(
-    out: Path, n_groups: int, seed: int, *, workers: int = 1, on_group: Callable[[int], None] | None = None
+    out: Path,
+    n_groups: int,
+    seed: int,
+    *,
+    workers: int = 1,
+    programs: str = "lookup",
+    determined: bool = False,
+    on_group: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Build a chart benchmark folder and return its manifest.
 
@@ -154,6 +261,8 @@ def build_charts(
         n_groups: number of groups (>= 1); each has five views.
         seed: the build seed; the same seed gives byte-identical files.
         workers: processes used to render (results are identical for any value).
+        programs: ``"lookup"`` (the paper's question) or ``"all"`` (every program kind).
+        determined: add ``D`` views (masked, answer still determined, with the certifier's proof) where possible.
         on_group: called after each group is written (for progress bars).
 
     Returns:
@@ -165,6 +274,8 @@ def build_charts(
     """
     if n_groups < 1:
         raise VqauditError(f"--groups must be at least 1 (got {n_groups})")
+    if programs not in ("lookup", "all"):
+        raise VqauditError(f"--programs must be 'lookup' or 'all' (got {programs!r})")
     if out.exists() and any(out.iterdir()):
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -172,7 +283,7 @@ def build_charts(
     groups: list[Group] = []
     files: dict[str, str] = {}
     used_tables: set[str] = set()
-    for built in _groups(seed, n_groups, workers):
+    for built in _groups(seed, n_groups, workers, programs, determined):
         for path, data in built.images.items():
             atomic_write_bytes(out / path, data)
             files[path] = sha256_bytes(data)
@@ -192,7 +303,9 @@ def build_charts(
         "seed": seed,
         "n_groups": n_groups,
         "n_views": len(all_views),
-        "states": list(STATES),
+        "states": sorted({v.state for v in all_views}),
+        "programs": programs,
+        "determined_views": determined,
         "versions": versions(),
         "tables": {name: load_table(name).source for name in sorted(used_tables)},
         "files": dict(sorted(files.items())),

@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
+from vqaudit.suites.charts.certify import Certificate, recheck_certificate
+from vqaudit.suites.charts.program_text import program_from_json, program_to_json
+from vqaudit.suites.charts.programs import Program, answer_text, evaluate_world, world_table
 from vqaudit.suites.charts.render import (
     Mask,
     apply_mask,
@@ -28,6 +31,12 @@ from vqaudit.suites.charts.world import World, distinct_value, fraction_text
 
 MASK_ORDER = ("slot", "neighbors")
 CERTIFICATE_FORMAT = "vqaudit-chart-witness/1"
+DETERMINED_FORMAT = "vqaudit-chart-determined/1"
+
+
+def certify_table_json(world: World) -> list[list[str]]:
+    """A world's table in the answerability certificate's layout: ``[series, category, value]`` rows."""
+    return [[s, c, fraction_text(v)] for (s, c), v in world_table(world).items()]
 
 
 def lookup(world: World, series: str, category: str) -> Fraction | None:
@@ -79,26 +88,43 @@ def find_witness(world: World, s: int, c: int, rng: np.random.Generator, pixels:
 
 
 def make_certificate(
-    *, view_id: str, group_id: str, world: World, s: int, c: int, witness: Witness, image_pixel_sha256: str
+    *, view_id: str, group_id: str, world: World, program: Program, c: int, witness: Witness,
+    image_pixel_sha256: str,
 ) -> dict[str, Any]:
-    """The JSON certificate of one masked view. See :func:`verify_certificate` for what is re-checked."""
-    series, category = world.series[s], world.categories[c]
-    answer_a, answer_b = lookup(world, series, category), lookup(witness.world_b, series, category)
-    assert answer_a is not None and answer_b is not None  # both worlds contain the queried category
+    """The JSON certificate of one masked, unanswerable view. See :func:`verify_certificate` for the checks."""
+    answer_a, answer_b = evaluate_world(program, world), evaluate_world(program, witness.world_b)
+    assert answer_a is not None and answer_b is not None  # both worlds contain every cell the program reads
     return {
         "format": CERTIFICATE_FORMAT,
         "view_id": view_id,
         "group_id": group_id,
-        "program": {"op": "lookup", "series": series, "category": category},
+        "program": program_to_json(program),
         "domain": {"axis_lo": fraction_text(world.axis_lo), "axis_hi": fraction_text(world.axis_hi),
                    "grid_step": fraction_text(world.grid_step)},
-        "hidden_cells": [[name, category] for name in world.series],
+        "hidden_cells": [[name, world.categories[c]] for name in world.series],
         "mask": witness.mask.to_json(),
         "rejected_masks": list(witness.rejected),
         "world_a": world.to_json(),
         "world_b": witness.world_b.to_json(),
-        "answer_a": fraction_text(answer_a),
-        "answer_b": fraction_text(answer_b),
+        "answer_a": answer_text(answer_a),
+        "answer_b": answer_text(answer_b),
+        "image_pixel_sha256": image_pixel_sha256,
+    }
+
+
+def make_determined_certificate(
+    *, view_id: str, group_id: str, world: World, mask: Mask, answerability: Certificate, image_pixel_sha256: str
+) -> dict[str, Any]:
+    """The JSON certificate of a masked view whose answer the visible cells still determine (state ``D``)."""
+    return {
+        "format": DETERMINED_FORMAT,
+        "view_id": view_id,
+        "group_id": group_id,
+        "program": program_to_json(answerability.program),
+        "mask": mask.to_json(),
+        "world": world.to_json(),
+        "answer": answer_text(answerability.answer),
+        "answerability": answerability.to_json(),
         "image_pixel_sha256": image_pixel_sha256,
     }
 
@@ -112,36 +138,20 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
     answers are defined and differ and match the recorded ones; each world's masked render is pixel-identical
     to the saved image (SHA-256 of decoded pixels, not of PNG bytes).
     """
-    problems: list[str] = []
     try:
         wa, wb = World.from_json(cert["world_a"]), World.from_json(cert["world_b"])
-        program, mask_json = cert["program"], cert["mask"]
-        series, category = str(program["series"]), str(program["category"])
-    except (KeyError, TypeError, VqauditError) as exc:
-        return [f"malformed certificate: {exc}"]
-    for label, w in (("world_a", wa), ("world_b", wb)):
-        problems += [f"{label} not admissible: {p}" for p in w.admissibility_problems()]
-    if program.get("op") != "lookup":
-        problems.append(f"unsupported program {program.get('op')!r}")
-    if (wa.kind, wa.categories, wa.series) != (wb.kind, wb.categories, wb.series) or wa.title != wb.title:
-        problems.append("the two worlds differ in layout (kind, categories, series or title)")
+        program, mask_json = program_from_json(cert["program"]), cert["mask"]
+        category = wa.categories[int(mask_json["category_index"])]
+    except (KeyError, TypeError, ValueError, IndexError, VqauditError) as exc:
+        return [f"malformed certificate: {exc!r}"]
+    problems = _cheap_problems(wa, wb, cert, program, category)
+    if problems:  # do not spend renders on a certificate that already failed
         return problems
-    if category not in wa.categories or series not in wa.series:
-        return [*problems, "queried cell not in the worlds"]
     c = wa.categories.index(category)
-    for s_i, (row_a, row_b) in enumerate(zip(wa.values, wb.values, strict=True)):
-        for c_i, (va, vb) in enumerate(zip(row_a, row_b, strict=True)):
-            if va != vb and c_i != c:
-                problems.append(f"worlds differ in a visible cell ({wa.series[s_i]}, {wa.categories[c_i]})")
-    ans_a, ans_b = lookup(wa, series, category), lookup(wb, series, category)
-    if ans_a is None or ans_b is None or ans_a == ans_b:
-        problems.append("answers do not differ")
-    elif (fraction_text(ans_a), fraction_text(ans_b)) != (cert.get("answer_a"), cert.get("answer_b")):
-        problems.append("recorded answers do not match the worlds")
     try:
         mask = category_mask(wa, c, str(mask_json["name"]))
     except (KeyError, ValueError) as exc:
-        return [*problems, f"bad mask: {exc}"]
+        return [f"bad mask: {exc}"]
     if [mask.x0, mask.y0, mask.x1, mask.y1] != list(mask_json.get("rect_px", [])):
         problems.append(f"mask rectangle {mask_json.get('rect_px')} is not the layout's {mask.name} band")
     try:
@@ -158,4 +168,73 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
             problems.append(f"masked render of {label} differs from the saved image")
     if cert.get("image_pixel_sha256") != saved:
         problems.append("recorded pixel hash does not match the saved image")
+    return problems
+
+
+def _cheap_problems(wa: World, wb: World, cert: dict[str, Any], program: Program, category: str) -> list[str]:
+    """Conditions checked without rendering: admissibility, layout, differing cells, answers, table certificate."""
+    problems: list[str] = []
+    for label, w in (("world_a", wa), ("world_b", wb)):
+        problems += [f"{label} not admissible: {p}" for p in w.admissibility_problems()]
+    same_layout = (wa.kind, wa.categories, wa.series, wa.title, wa.value_labels) == (
+        wb.kind, wb.categories, wb.series, wb.title, wb.value_labels)
+    if not same_layout:
+        return [*problems, "the two worlds differ in layout (kind, categories, series, title or labels)"]
+    if category not in wa.categories:
+        return [*problems, "masked category not in the worlds"]
+    c = wa.categories.index(category)
+    for s_i, (row_a, row_b) in enumerate(zip(wa.values, wb.values, strict=True)):
+        for c_i, (va, vb) in enumerate(zip(row_a, row_b, strict=True)):
+            if va != vb and c_i != c:
+                problems.append(f"worlds differ in a visible cell ({wa.series[s_i]}, {wa.categories[c_i]})")
+    ans_a, ans_b = evaluate_world(program, wa), evaluate_world(program, wb)
+    if ans_a is None or ans_b is None or ans_a == ans_b:
+        problems.append("answers do not differ")
+    elif (answer_text(ans_a), answer_text(ans_b)) != (cert.get("answer_a"), cert.get("answer_b")):
+        problems.append("recorded answers do not match the worlds")
+    table_cert = cert.get("answerability")
+    if isinstance(table_cert, dict):
+        if table_cert.get("table") != certify_table_json(wa):
+            problems.append("the answerability certificate is not about world_a")
+        problems += [f"answerability certificate: {p}" for p in recheck_certificate(table_cert)]
+    return problems
+
+
+def verify_determined(cert: dict[str, Any], image_png: bytes) -> list[str]:
+    """Re-check a determined masked view (state ``D``); return the failed conditions (empty = valid).
+
+    Conditions: the world is admissible; the answerability certificate re-verifies (its proof is still UNSAT, or
+    enumeration again finds one answer) and is about this world, this program and exactly the masked category's
+    cells; the recorded answer is the world's answer; the mask is the layout's band for that category; the
+    masked render is pixel-identical to the saved image.
+    """
+    try:
+        world = World.from_json(cert["world"])
+        program = program_from_json(cert["program"])
+        mask_json, table_cert = cert["mask"], cert["answerability"]
+        mask = category_mask(world, int(mask_json["category_index"]), str(mask_json["name"]))
+    except (KeyError, TypeError, ValueError, IndexError, VqauditError) as exc:
+        return [f"malformed certificate: {exc!r}"]
+    problems = [f"world not admissible: {p}" for p in world.admissibility_problems()]
+    if not isinstance(table_cert, dict):
+        return [*problems, "missing answerability certificate"]
+    problems += [f"answerability certificate: {p}" for p in recheck_certificate(table_cert)]
+    hidden = sorted([str(s), str(c)] for s, c in table_cert.get("hidden_cells", []))
+    if hidden != sorted([s, world.categories[mask.category_index]] for s in world.series):
+        problems.append("the proof's hidden cells are not the masked category's cells")
+    if table_cert.get("table") != certify_table_json(world) or table_cert.get("program") != cert["program"]:
+        problems.append("the proof is not about this world and program")
+    answer = evaluate_world(program, world)
+    if answer is None or answer_text(answer) != cert.get("answer") or table_cert.get("status") != "determined":
+        problems.append("recorded answer is not the determined answer")
+    if [mask.x0, mask.y0, mask.x1, mask.y1] != list(mask_json.get("rect_px", [])):
+        problems.append(f"mask rectangle {mask_json.get('rect_px')} is not the layout's {mask.name} band")
+    if problems:
+        return problems
+    try:
+        saved = pixel_sha256(decode_png(image_png))
+    except Exception as exc:  # noqa: BLE001 - any decoding failure is a failed condition
+        return [f"saved image does not decode: {exc}"]
+    if pixel_sha256(apply_mask(render(world), mask)) != saved:
+        problems.append("masked render differs from the saved image")
     return problems

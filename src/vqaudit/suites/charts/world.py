@@ -44,7 +44,12 @@ def fraction_text(value: Fraction) -> str:
 
 @dataclass(frozen=True)
 class World:
-    """One complete chart world. ``values[s][c]`` is the value of series ``s`` at category ``c``."""
+    """One complete chart world. ``values[s][c]`` is the value of series ``s`` at category ``c``.
+
+    ``value_labels`` prints every value as text in a row under the plot area. vqaudit's builders never set it:
+    it exists so the fault-injection suite can show that the checker rejects a chart whose text leaks the hidden
+    value outside the mask.
+    """
 
     table: str
     kind: ChartKind
@@ -59,6 +64,7 @@ class World:
     axis_hi: Fraction
     grid_step: Fraction
     tick_step: Fraction
+    value_labels: bool = False
 
     def value(self, series: str, category: str) -> Fraction | None:
         """The value of a cell, or None when the category (or series) is not in this world."""
@@ -121,6 +127,7 @@ class World:
             "axis_hi": fraction_text(self.axis_hi),
             "grid_step": fraction_text(self.grid_step),
             "tick_step": fraction_text(self.tick_step),
+            **({"value_labels": True} if self.value_labels else {}),
         }
 
     @staticmethod
@@ -144,6 +151,7 @@ class World:
                 axis_hi=Fraction(data["axis_hi"]),
                 grid_step=Fraction(data["grid_step"]),
                 tick_step=Fraction(data["tick_step"]),
+                value_labels=bool(data.get("value_labels", False)),
             )
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
             raise VqauditError(f"malformed chart world: {exc!r}") from None

@@ -1,0 +1,44 @@
+"""``vqaudit audit-certifier``: the synthetic certifier audit (seed 000, §3.3, appendix D; issue 3, item 3).
+
+A plain typer command function; ``cli.py`` registers it with ``app.command("audit-certifier")(audit_certifier_cmd)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vqaudit.errors import VqauditError
+
+
+def audit_certifier_cmd(
+    grid: Annotated[str, typer.Option(help="Admissible grid lo:hi:step, e.g. 0:3:1 or 0:2:1/2.")] = "0:3:1",
+    recursive: Annotated[bool, typer.Option(help="Include the recursive-tree programs.")] = True,
+    trees: Annotated[int, typer.Option(min=1, help="Number of recursive trees (15 cases each).")] = 32,
+    seed: Annotated[int, typer.Option(help="Seed of reference values, trees and tree worlds.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Write the result here: .json, else Markdown.")] = None,
+) -> None:
+    """Audit the answerability certifier on the four-cell family: enumeration vs z3 and the two shortcuts.
+
+    Prints the Markdown table. Exits with status 1 if enumeration and z3 disagree on any case.
+    """
+    from vqaudit.suites.charts.audit import run_audit
+
+    result = run_audit(grid, recursive=recursive, n_trees=trees, seed=seed)
+    text = result.to_markdown()
+    typer.echo(text)
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if out.suffix == ".json":
+                out.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+            else:
+                out.write_text("# Certifier audit\n\n" + text, encoding="utf-8")
+        except OSError as exc:
+            raise VqauditError(f"{out}: cannot write the audit result: {exc}") from None
+    if result.disagreements:
+        typer.echo(f"enumeration and z3 disagree on {len(result.disagreements)} cases", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,178 @@
+"""MM-UPD report: seed 001's Table 1 layout, a detailed table, and radar charts per ability.
+
+Table 1: Dual accuracy per variant and setting, one column per run. The detailed table adds 95% intervals and
+undecided counts. One radar chart per run and configuration.
+
+Radar charts follow the paper's figures (Fig. 3-6): one axis per ability (ordered by the Table A index), Standard
+accuracy in blue and UPD accuracy in red, in percent.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from vqaudit.errors import VqauditError
+from vqaudit.store import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.suites.upd.abilities import ABILITY_LABELS
+from vqaudit.suites.upd.variants import VARIANTS
+
+ORACLE_NOTE = "reference:gold is an oracle that answers the gold letter and abstains on UPD views (a check of the "
+ORACLE_NOTE += "scoring path, not a model)"
+SETTING_LABELS = {"original": "Original Standard", "base": "Base", "option": "Option", "instruction": "Instruction"}
+
+
+@dataclass(frozen=True)
+class UPDRun:
+    """A scored run: its folder, model spec and ``metrics.json["upd"]``."""
+
+    run_dir: Path
+    model: str
+    metrics: dict[str, Any]
+
+
+def load_upd_run(run_dir: Path) -> UPDRun:
+    """Read ``run.json`` and ``metrics.json["upd"]`` of a scored run.
+
+    Raises:
+        VqauditError: the run is not scored or has no UPD metrics.
+    """
+    info = read_json(run_dir / "run.json")
+    if not (run_dir / "metrics.json").is_file():
+        raise VqauditError(f"{run_dir}: no metrics.json; run `vqaudit score {run_dir}` first")
+    metrics = read_json(run_dir / "metrics.json")
+    if not isinstance(metrics, dict) or "upd" not in metrics:
+        raise VqauditError(f"{run_dir / 'metrics.json'}: no 'upd' metrics (is this a UPD benchmark run?)")
+    return UPDRun(run_dir=run_dir, model=str(info.get("model", "?")), metrics=metrics["upd"])
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _ci(cell: dict[str, Any], key: str) -> str:
+    ci = (cell.get("ci") or {}).get(key)
+    point = _pct(cell.get(key))
+    return point if not ci else f"{point} [{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def table1(runs: list[UPDRun]) -> str:
+    """Markdown in the layout of seed 001, Table 1: Dual accuracy (Original Standard: standard accuracy)."""
+    head = ["", "", *(f"{r.run_dir.name}" for r in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for variant in VARIANTS:
+        first = True
+        for setting in ("original", "base", "option", "instruction"):
+            key = f"{variant}/{setting}"
+            if not any(key in r.metrics["configs"] for r in runs):
+                continue
+            cells = []
+            for r in runs:
+                c = r.metrics["configs"].get(key)
+                cells.append("n/a" if c is None else _pct(c["standard"] if setting == "original" else c["dual"]))
+            label = variant.upper() if first else ""
+            lines.append(f"| {label} | {SETTING_LABELS[setting]} | " + " | ".join(cells) + " |")
+            first = False
+    return "\n".join(lines)
+
+
+def _ordered(configs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Configurations in the order AAD, IASD, IVQD and, within each, original, base, option, instruction."""
+    rank = {s: i for i, s in enumerate(("original", "base", "option", "instruction"))}
+    return sorted(configs.values(), key=lambda c: (VARIANTS.index(c["variant"]) if c["variant"] in VARIANTS else 9,
+                                                   c["variant"], rank.get(c["setting"], 9)))
+
+
+def detail_table(runs: list[UPDRun]) -> str:
+    """Markdown: per run and configuration, Standard / UPD / Dual with 95% intervals and undecided counts."""
+    head = ["run", "model", "variant", "setting", "items", "Standard", "UPD", "Dual", "undecided (std/UPD)",
+            "no reply"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in runs:
+        for c in _ordered(r.metrics["configs"]):
+            und = c["undecided"]
+            lines.append("| " + " | ".join([
+                r.run_dir.name, r.model, c["variant"], c["setting"], str(c["n_items"]), _ci(c, "standard"),
+                _ci(c, "upd"), _ci(c, "dual"), f"{und['standard_views']}/{und['upd_views']}", str(und["no_reply"]),
+            ]) + " |")
+    return "\n".join(lines)
+
+
+def radar_chart(title: str, per_ability: dict[str, Any]) -> bytes:
+    """PNG bytes of a radar chart: Standard (blue) and UPD (red) accuracy in percent, one axis per ability."""
+    names = sorted(per_ability, key=lambda a: (per_ability[a].get("ability_index") or 99, a))
+    labels = [f"#{per_ability[a].get('ability_index') or '?'} {ABILITY_LABELS.get(a, a)}" for a in names]
+    angles = np.linspace(0, 2 * np.pi, max(len(names), 1), endpoint=False).tolist()
+    fig = Figure(figsize=(7.5, 7.5), dpi=80)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.18, 0.14, 0.64, 0.68), polar=True)
+    for key, color, label in (("standard", "blue", "Standard"), ("upd", "red", "UPD")):
+        values = [100 * (per_ability[a].get(key) or 0.0) for a in names]
+        ax.plot([*angles, angles[0]], [*values, values[0]], color=color, linewidth=2, label=label)
+        ax.fill([*angles, angles[0]], [*values, values[0]], color=color, alpha=0.25)
+    ax.set_xticks(angles, labels, fontsize=7)
+    ax.set_ylim(0, 100)
+    fig.suptitle(title, fontsize=10, y=0.97)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.2), frameon=False)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
+    """Write ``upd_report.md`` and radar-chart PNGs comparing scored UPD runs; return the Markdown path.
+
+    Args:
+        run_dirs: scored run folders (each ``metrics.json`` has a ``upd`` entry).
+        out_dir: report folder (created).
+
+    Raises:
+        VqauditError: no runs given, or a run that is not scored or has no UPD metrics.
+    """
+    if not run_dirs:
+        raise VqauditError("give at least one run folder")
+    runs = [load_upd_run(d) for d in run_dirs]
+    parts = [
+        "# vqaudit MM-UPD report",
+        "",
+        "Dual accuracy in percent (an item counts only if its standard and its UPD question are both right in "
+        "every circular rotation); the Original Standard row is standard accuracy with LLaVA's letter-only prompt, "
+        "an upper bound of Dual (seed 001, Table 1). Columns are run folders:",
+        "",
+        *(f"- `{r.run_dir.name}`: `{r.model}`" for r in runs),
+        *([f"- {ORACLE_NOTE}"] if any(r.model == "reference:gold" for r in runs) else []),
+        "",
+        table1(runs),
+        "",
+        "## Standard, UPD and Dual accuracy with 95% intervals",
+        "",
+        "Brackets: 95% percentile intervals from group-bootstrap draws over items. Undecided replies (neither the "
+        "strict matcher nor a judge chose an option) count as failures and are listed here.",
+        "",
+        detail_table(runs),
+        "",
+        "## Radar charts per ability (Standard blue, UPD red)",
+        "",
+    ]
+    for r in runs:
+        for c in _ordered(r.metrics["configs"]):
+            if c["upd"] is None:
+                continue
+            name = f"radar_{_slug(r.run_dir.name)}_{c['variant']}_{c['setting']}.png"
+            title = f"{r.run_dir.name}: {c['variant'].upper()}, {SETTING_LABELS[c['setting']]} setting"
+            atomic_write_bytes(out_dir / name, radar_chart(title, c["per_ability"]))
+            parts += [f"![{title}]({name})", ""]
+    path = out_dir / "upd_report.md"
+    atomic_write_text(path, "\n".join(parts))
+    return path

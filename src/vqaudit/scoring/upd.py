@@ -1,0 +1,242 @@
+"""Score MM-UPD views: the strict matcher, then an optional judge, then the paper's correctness rules.
+
+Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every reply:
+
+1. a JSON reply under the answerability contract (``{"answerable": ..., "answer": ...}``, as the reference
+   policies give) is read first: ``answerable: false`` is an abstention (``matcher:json-abstain``); otherwise the
+   ``answer`` value goes through step 2 (rules ``matcher:json-...``);
+2. the strict matcher of :mod:`vqaudit.parsing.choice` over the view's letters plus its abstention letter
+   (``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``); then the whole reply equal to the
+   removed correct option's text (``matcher:removed-option-text``, UPD views) or to an abstention phrase of
+   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``);
+3. if still undecided and a judge spec is given: the judge (any backend, temperature 0) picks among the view's
+   options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1); its
+   verdicts are cached in ``run_dir/judge.sqlite`` (``decided_by = "judge:SPEC"``). The judge is never asked
+   about a reply the matcher decided;
+4. otherwise ``decided_by = "undecided"``: the view fails and is counted separately.
+
+Correctness: a standard view is right when the selected letter is the gold letter. A UPD view is right when the
+reply abstains (the extra option's letter in the option setting, ``F`` in the instruction setting, an abstention
+phrase or option, a JSON abstention) or names the removed correct option. For UPD views ``decision_correct`` and
+``task_correct`` both mean "right" in this sense; ``answer_correct`` is always False.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vqaudit.backends import (
+    Backend,
+    BackendCallError,
+    GenerationParams,
+    Request,
+    ResponseCache,
+    cache_key,
+    load_backend,
+)
+from vqaudit.errors import VqauditError
+from vqaudit.parsing.answerability import extract_json_object
+from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
+from vqaudit.prompts.upd import (
+    EXTRA_OPTION,
+    JUDGE_ABSTAIN_OPTION,
+    JUDGE_PROMPT_ID,
+    LETTERS,
+    judge_options,
+    judge_prompt,
+)
+from vqaudit.schema import Outcome, Response, View
+from vqaudit.store import sha256_bytes
+
+JUDGE_FILE = "judge.sqlite"
+JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=16)
+PLACEHOLDER_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+)
+"""A 1x1 PNG sent as the judge's image: backends always attach one, and the judge must not see the real image."""
+
+ABSTAIN_PHRASES: frozenset[str] = frozenset(
+    normalize_text(t)
+    for t in (
+        *EXTRA_OPTION.values(), *JUDGE_ABSTAIN_OPTION.values(), "None of these", "None of the options",
+        "None of the options are correct", "All provided options are incorrect", "No answer", "No correct answer",
+        "I cannot answer", "I can't answer", "I cannot answer this question", "Cannot answer", "Unanswerable",
+        "The image is irrelevant to the question", "The image and the question are irrelevant",
+        "The image is incompatible with the question", "The image and question are incompatible",
+    )
+)
+"""Whole replies that abstain (compared after normalisation); anything else undecided goes to the judge."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a reply selects: ``option:<L>``, ``abstain``, ``removed``, ``none`` or ``undecided``; who decided."""
+
+    meaning: str
+    decided_by: str
+    note: str | None = None
+
+
+def _options(view: View) -> dict[str, str]:
+    return {LETTERS[k]: t for k, t in enumerate(view.options)}
+
+
+def _plain(view: View, text: str, prefix: str) -> Verdict | None:
+    options = _options(view)
+    abstain_letter = view.meta.get("abstain_letter")
+    extra = abstain_letter if isinstance(abstain_letter, str) and abstain_letter not in options else ""
+    found = match_choice(text, options, extra)
+    if found is not None:
+        meaning = "abstain" if found.letter == abstain_letter else f"option:{found.letter}"
+        return Verdict(meaning, f"matcher:{prefix}{found.rule}")
+    norm = normalize_text(text)
+    removed = view.meta.get("removed_text")
+    if view.meta.get("kind") == "upd" and isinstance(removed, str) and norm == normalize_text(removed):
+        return Verdict("removed", f"matcher:{prefix}removed-option-text")
+    if norm in ABSTAIN_PHRASES:
+        return Verdict("abstain", f"matcher:{prefix}abstain-text")
+    return None
+
+
+def match_reply(view: View, text: str) -> Verdict | None:
+    """Steps 1-2 of the module docstring: the matcher's verdict on one reply, or None when it cannot decide."""
+    if "{" in text:
+        obj = extract_json_object(text)
+        if obj is not None and isinstance(obj.get("answerable"), bool):
+            if obj["answerable"] is False:
+                return Verdict("abstain", "matcher:json-abstain")
+            answer = obj.get("answer")
+            if isinstance(answer, str | int | float) and not isinstance(answer, bool):
+                return _plain(view, str(answer), "json-")
+            return None
+    return _plain(view, text, "")
+
+
+def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
+    """Read a judge's reply: a letter of :func:`judge_options` (strict rules) or one option's exact text."""
+    jo = judge_options(view)
+    letters = "".join(jo.meaning)
+    found = match_letter(text, letters) or match_option_text(text, jo.texts)
+    if found is None:
+        return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {text.strip()[:80]!r}")
+    return Verdict(jo.meaning[found.letter], f"judge:{spec}")
+
+
+async def _ask_judge(backend: Backend, spec: str, cache: ResponseCache, view: View, text: str,
+                     gate: asyncio.Semaphore) -> Verdict:
+    prompt = judge_prompt(view, text, judge_options(view))
+    key = cache_key(spec, JUDGE_PROMPT_ID, prompt, sha256_bytes(PLACEHOLDER_PNG), JUDGE_PARAMS)
+    cached = cache.get(key)
+    if cached is None or cached.text is None:
+        async with gate:
+            started = time.perf_counter()
+            reply: str | None = None
+            error: str | None = None
+            try:
+                reply = await backend.complete(Request(view=view, prompt_id=JUDGE_PROMPT_ID, prompt=prompt,
+                                                       image=PLACEHOLDER_PNG, image_mime="image/png",
+                                                       params=JUDGE_PARAMS))
+            except BackendCallError as exc:
+                if exc.fatal:
+                    raise VqauditError(f"judge {spec}: {exc}") from None
+                error = str(exc) or type(exc).__name__
+            cached = Response(view_id=view.view_id, model=spec, prompt_id=JUDGE_PROMPT_ID,
+                              params=JUDGE_PARAMS.as_dict(), text=reply, error=error,
+                              latency_s=time.perf_counter() - started, cache_key=key)
+            cache.put(cached, replace_error=True)
+    if cached.text is None:
+        return Verdict("undecided", "undecided", f"judge {spec} failed: {cached.error}")
+    return parse_judge_reply(view, cached.text, spec)
+
+
+async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
+                     concurrency: int) -> list[Verdict]:
+    gate = asyncio.Semaphore(concurrency)
+    try:
+        return list(await asyncio.gather(*(_ask_judge(backend, spec, cache, v, t, gate) for v, t in pending)))
+    finally:
+        await backend.aclose()
+
+
+def _outcome(view: View, response: Response | None, verdict: Verdict) -> Outcome:
+    upd = view.obligation.kind == "abstain"
+    decision = "invalid"
+    answer: str | None = None
+    invalid_reason: str | None = None
+    if verdict.meaning.startswith("option:"):
+        decision, answer = "answer", verdict.meaning.split(":", 1)[1]
+    elif verdict.meaning == "abstain":
+        decision = "abstain"
+    elif verdict.meaning == "removed":
+        decision, answer = "answer", str(view.meta.get("removed_text"))
+    elif verdict.meaning == "none":
+        invalid_reason = "the reply matches no option"
+    else:
+        invalid_reason = verdict.note or "undecided: the strict matcher found no unique option and no judge was given"
+    if upd:
+        right = verdict.meaning in ("abstain", "removed")
+        decision_correct, answer_correct, task_correct = right, False, right
+    else:
+        answer_correct = decision == "answer" and answer == view.obligation.gold[0]
+        decision_correct, task_correct = decision == "answer", answer_correct
+    return Outcome(view_id=view.view_id, group_id=view.group_id, source=view.source, state=view.state,
+                   obligation=view.obligation.kind, decision=decision, answer=answer,
+                   decision_correct=decision_correct, answer_correct=answer_correct, task_correct=task_correct,
+                   invalid_reason=invalid_reason, decided_by=verdict.decided_by,
+                   error=None if response is None else response.error, raw=None if response is None else response.text)
+
+
+def score_upd_views(
+    views: list[View],
+    responses: Mapping[str, Response],
+    *,
+    run_dir: Path,
+    judge: str | None,
+    judge_backend: Backend | None = None,
+    concurrency: int = 8,
+) -> list[Outcome]:
+    """Score UPD views (module docstring): one Outcome per view, in the order of ``views``.
+
+    Args:
+        views: views with ``source == "upd"``.
+        responses: ``view_id -> Response``; a missing response or a recorded error fails the view
+            (``decided_by = "no-reply"``).
+        run_dir: the run folder; judge verdicts are cached in ``run_dir/judge.sqlite``.
+        judge: model spec of the judge (see ``vqaudit.backends.base``), or None for no judge.
+        judge_backend: a ready backend to use instead of ``load_backend(judge)`` (tests); needs ``judge`` too.
+        concurrency: maximum judge calls in flight.
+
+    Returns:
+        The outcomes; every one has ``decided_by`` set.
+
+    Raises:
+        VqauditError: a bad judge spec or a fatal judge error (verdicts received before it stay cached).
+    """
+    verdicts: dict[str, Verdict] = {}
+    pending: list[tuple[View, str]] = []
+    for view in views:
+        response = responses.get(view.view_id)
+        if response is None or response.text is None:
+            why = "no response" if response is None else f"no reply: {response.error}"
+            verdicts[view.view_id] = Verdict("undecided", "no-reply", why)
+            continue
+        found = match_reply(view, response.text)
+        if found is not None:
+            verdicts[view.view_id] = found
+        elif judge is None:
+            verdicts[view.view_id] = Verdict("undecided", "undecided")
+        else:
+            pending.append((view, response.text))
+    if pending and judge is not None:
+        backend = judge_backend if judge_backend is not None else load_backend(judge, concurrency=concurrency)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with ResponseCache(run_dir / JUDGE_FILE) as cache:
+            judged = asyncio.run(_judge_all(pending, judge, backend, cache, concurrency))
+        for (view, _), verdict in zip(pending, judged, strict=True):
+            verdicts[view.view_id] = verdict
+    return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id]) for v in views]

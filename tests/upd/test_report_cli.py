@@ -1,0 +1,97 @@
+"""UPD report (Table 1 layout, radar charts), the CLI functions, the tuning export and the end-to-end eval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.testing import CliRunner
+
+from upd.helpers import respond
+from vqaudit.backends.reference import reference_reply
+from vqaudit.cli_upd import build_upd_cmd, eval_upd, export_tuning_cmd
+from vqaudit.metrics.upd import upd_metrics
+from vqaudit.report.upd import write_upd_report
+from vqaudit.schema import View
+from vqaudit.scoring.upd import score_upd_views
+from vqaudit.store import write_json
+from vqaudit.suites.upd.tuning import CANNOT_ANSWER, TUNING_FILE, export_tuning, split_counts
+
+
+def _fake_run(root: Path, policy: str, views: list[View]) -> Path:
+    run_dir = root / policy
+    outcomes = score_upd_views(views, respond(views, lambda v: reference_reply(policy, v)), run_dir=run_dir,
+                               judge=None)
+    write_json(run_dir / "run.json", {"model": f"reference:{policy}"})
+    write_json(run_dir / "metrics.json", {"upd": upd_metrics(outcomes, views, n_draws=100, seed=0)})
+    return run_dir
+
+
+def _metrics(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "metrics.json").read_text())["upd"])
+
+
+def test_report_has_table_1_layout_and_radar_charts(small_views: list[View], tmp_path: Path) -> None:
+    runs = [_fake_run(tmp_path, p, small_views) for p in ("always-abstain", "gold")]
+    write_json(runs[1] / "metrics.json", {"upd": {**_metrics(runs[1]), "configs": {
+        k: v for k, v in _metrics(runs[1])["configs"].items() if k.startswith("aad/")}}})  # fewer charts to draw
+    path = write_upd_report(runs, tmp_path / "report")
+    text = path.read_text(encoding="utf-8")
+    # Seed 001 Table 1: per variant the rows Original Standard, Base, Option, Instruction; one column per model.
+    assert "|  |  | always-abstain | gold |" in text
+    for label in ("| AAD | Original Standard | 0.0 | 100.0 |", "|  | Base | 0.0 | 100.0 |",
+                  "|  | Instruction | 0.0 | 100.0 |", "| IVQD | Original Standard | 0.0 | n/a |"):
+        assert label in text
+    charts = sorted((tmp_path / "report").glob("radar_*.png"))
+    assert len(charts) == 9 + 3 and charts[0].read_bytes().startswith(b"\x89PNG")
+
+
+def test_tuning_export_mixes_6_2_2_in_llava_format(tmp_path: Path) -> None:
+    # Seed 001 §6.1 / appendix 0.A: standard:AAD:IVQD = 6:2:2, "I cannot answer." for base-setting UPD, 2-4 options.
+    manifest = export_tuning(tmp_path / "t", tsv=None, n=50, seed=3)
+    assert manifest["counts"] == {"standard": 30, "aad": 10, "ivqd": 10}
+    records = json.loads((tmp_path / "t" / TUNING_FILE).read_text(encoding="utf-8"))
+    assert len(records) == 50
+    for rec in records:
+        human, gpt = rec["conversations"]
+        assert human["from"] == "human" and human["value"].startswith("<image>\n") and gpt["from"] == "gpt"
+        assert (tmp_path / "t" / rec["image"]).is_file()
+        lines = human["value"].splitlines()
+        n_options = sum(1 for line in lines if line[:3] in {f"{c}. " for c in "ABCDE"})
+        extra = any(line.endswith((". None of the above", ". The image and question are irrelevant."))
+                    for line in lines)
+        assert 2 <= n_options - extra <= 4
+        if not rec["id"].startswith("upd-tune-standard") and not extra:
+            assert gpt["value"] == CANNOT_ANSWER
+        else:
+            assert gpt["value"] in "ABCDE" and len(gpt["value"]) == 1
+    again = export_tuning(tmp_path / "t2", tsv=None, n=50, seed=3)
+    assert again["data_sha256"] == manifest["data_sha256"]
+    # Largest remainder by hand: 7 * (0.6, 0.2, 0.2) = (4.2, 1.4, 1.4) -> (4, 1, 1) + 1 to the first 0.4 remainder.
+    assert split_counts(7, (6, 2, 2)) == (4, 2, 1)
+
+
+def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command("build-upd")(build_upd_cmd)
+    app.command("export-tuning")(export_tuning_cmd)
+    runner = CliRunner()
+    result = runner.invoke(app, ["build-upd", "--out", str(tmp_path / "b"), "--variant", "aad", "--setting",
+                                 "base", "--max-items", "25"])
+    assert result.exit_code == 0, result.output
+    # 25 rows = 20 MMBench samples + 5 easy-VQA items; preprocessing drops image_quality and spatial_relationship
+    # (appendix 0.B.1, Table A); every other item has >= 3 distinct options, so AAD keeps 23.
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["counts"] == {"aad/base": 23}
+    result = runner.invoke(app, ["export-tuning", "--out", str(tmp_path / "e"), "-n", "10", "--ratio", "1:1:0"])
+    assert result.exit_code == 0, result.output
+
+
+def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
+    # Issue 4 item 8: the bundled real data runs end to end with reference policies (build, run, score, report);
+    # always-abstain: Standard 0 / Dual 0; gold (oracle): 100 everywhere.
+    path = eval_upd(tmp_path / "eval", ["reference:always-abstain", "reference:gold"], None, max_items=30,
+                    n_draws=50)
+    text = path.read_text(encoding="utf-8")
+    assert "| AAD | Original Standard | 0.0 | 100.0 |" in text and "|  | Option | 0.0 | 100.0 |" in text
