@@ -3,16 +3,14 @@
 Seed 000 §4 and §E.2; SPEC section 1.
 """
 
+from vqaudit.metrics.accounting import FailureCounts, SourceFailures, failure_accounting
 from vqaudit.metrics.answerability import (
     COLUMNS,
     METRIC_KEYS,
-    FailureCounts,
     GroupCounts,
-    SourceFailures,
     SourceMetrics,
     answerability_metrics,
     e_lambda,
-    failure_accounting,
     group_counts,
     metrics_from_counts,
     paired_difference,

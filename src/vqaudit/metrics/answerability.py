@@ -20,7 +20,6 @@ the same benchmark line up group by group for paired differences.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, cast
@@ -73,7 +72,6 @@ _RATIOS: dict[str, tuple[str, str]] = {
     "invalid_rate": ("invalid", "views"),
 }
 
-_STATE_ORDER = ("original", "S", "C", "control", "M", "I")
 
 
 @dataclass(frozen=True)
@@ -120,27 +118,6 @@ class SourceMetrics(TypedDict):
     n_groups: int
     n_views: int
     ci: dict[str, list[float] | None]
-
-
-class FailureCounts(TypedDict):
-    """Failure accounting of one kind (decision or task) for one source (seed 000 §E.2)."""
-
-    total_failures: int
-    failing_groups: int
-    repeated_failures: int
-    histogram: list[int]
-    by_state: dict[str, int]
-
-
-class SourceFailures(TypedDict):
-    """Decision and task failure accounting of one source."""
-
-    n_groups: int
-    n_views: int
-    k: int
-    views_by_state: dict[str, int]
-    decision: FailureCounts
-    task: FailureCounts
 
 
 def _check_outcome(o: Outcome) -> None:
@@ -334,66 +311,6 @@ def e_lambda(metrics: Mapping[str, object], lam: float) -> float | None:
     if not isinstance(rejection, int | float) or not isinstance(acceptance, int | float):
         raise VqauditError("supported_rejection and EU must be numbers")
     return lam * float(rejection) + (1.0 - lam) * float(acceptance)
-
-
-def _state_key(state: str) -> tuple[int, str]:
-    return (_STATE_ORDER.index(state), "") if state in _STATE_ORDER else (len(_STATE_ORDER), state)
-
-
-def _failure_counts(groups: list[list[Outcome]], k: int, failed: str, states: list[str]) -> FailureCounts:
-    per_group = [sum(not getattr(o, failed) for o in views) for views in groups]
-    histogram = np.bincount(np.asarray(per_group, dtype=np.int64), minlength=k + 1)
-    total = int(sum(per_group))
-    failing = int(sum(n > 0 for n in per_group))
-    failures = Counter(o.state for views in groups for o in views if not getattr(o, failed))
-    by_state = {state: failures[state] for state in states}
-    return FailureCounts(
-        total_failures=total,
-        failing_groups=failing,
-        repeated_failures=total - failing,
-        histogram=[int(x) for x in histogram],
-        by_state=by_state,
-    )
-
-
-def failure_accounting(outcomes: Sequence[Outcome]) -> dict[str, SourceFailures]:
-    """Exact accounting of group errors per source (seed 000 §E.2), for decisions (Bk) and tasks (Jk).
-
-    A decision failure is a view with ``decision_correct`` False; a task failure a view with ``task_correct``
-    False (invalid replies fail both). Per kind: ``total_failures`` = Σ over groups of failing views;
-    ``failing_groups`` = groups with at least one failure = ``n_groups · (1 − Bk)`` (resp. ``1 − Jk``);
-    ``repeated_failures = total_failures − failing_groups``; ``histogram[j]`` = groups with exactly j failures,
-    j = 0..k (k = largest group size), so ``Σ j·histogram[j] = total_failures`` and
-    ``histogram[0] = n_groups − failing_groups``; ``by_state`` = failures per state.
-
-    Args:
-        outcomes: Scored views of one or more sources.
-
-    Returns:
-        ``{source: {"n_groups", "n_views", "k", "views_by_state", "decision": {...}, "task": {...}}}``, sources
-        sorted; states in the order original, S, C, control, M, I, then others alphabetically.
-
-    Raises:
-        VqauditError: as :func:`group_counts`.
-    """
-    by_source: dict[str, list[list[Outcome]]] = {}
-    for (src, _), views in _grouped(outcomes).items():
-        by_source.setdefault(src, []).append(views)
-    report: dict[str, SourceFailures] = {}
-    for src in sorted(by_source):
-        groups = by_source[src]
-        k = max(len(views) for views in groups)
-        n_by_state = Counter(o.state for views in groups for o in views)
-        states = sorted(n_by_state, key=_state_key)
-        report[src] = SourceFailures(
-            n_groups=len(groups),
-            n_views=n_by_state.total(),
-            k=k,
-            views_by_state={state: n_by_state[state] for state in states},
-            decision=_failure_counts(groups, k, "decision_correct", states),
-            task=_failure_counts(groups, k, "task_correct", states),
-        )
-    return report
 
 
 def paired_difference(
