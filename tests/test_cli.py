@@ -96,3 +96,35 @@ def test_score_refuses_an_incomplete_run(chart_bench: Path, tmp_path: Path) -> N
     assert done.returncode == 2 and "3 of 120 views have no response" in done.stderr
     assert vqaudit("run", str(chart_bench), "--model", "reference:gold", "--out", str(run)).returncode == 0
     assert vqaudit("score", str(run)).returncode == 0
+
+
+def test_eval_scenes_end_to_end(tmp_path: Path) -> None:
+    done = vqaudit("eval", "scenes", "--groups", "3", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    # Seed 000, §4: a scene group has supported (original, S, C) and negative (M) views, so both constant
+    # policies fail one class in every group (Bk = Jk = 0, Ebal = 0.5); gold passes everything.
+    for slug in ("reference_always-answer", "reference_always-abstain"):
+        m = json.loads((tmp_path / "runs" / slug / "metrics.json").read_text())["scenes"]
+        assert (m["Ebal"], m["Bk"], m["Jk"], m["EI"]) == (0.5, 0.0, 0.0, None)
+    gold = json.loads((tmp_path / "runs" / "reference_gold" / "metrics.json").read_text())["scenes"]
+    assert (gold["Bk"], gold["Jk"], gold["n_views"]) == (1.0, 1.0, 12)
+    assert vqaudit("verify", str(tmp_path / "bench")).returncode == 0
+
+
+def test_eval_photos_end_to_end_with_residual_cue_strata(tmp_path: Path) -> None:
+    done = vqaudit("eval", "photos", "--groups", "6", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    # Seed 000, §4: original and control are supported, M is negative; constant policies get Ebal = 0.5, Bk = 0.
+    answer = json.loads((tmp_path / "runs" / "reference_always-answer" / "metrics.json").read_text())["photos"]
+    assert (answer["Ebal"], answer["Bk"], answer["Jk"], answer["n_views"]) == (0.5, 0.0, 0.0, 18)
+    diag = json.loads((tmp_path / "runs" / "reference_gold" / "diagnostics.json").read_text())["photos"]
+    assert diag["residual_cues"]["spatial_answer"]["all"]["Jk"] == 1.0
+
+
+def test_audit_command_reproduces_the_published_chartqa_numbers(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
+    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--variant", "vlmevalkit",
+                   "--out", str(tmp_path / "audit"))
+    assert done.returncode == 0, done.stderr
+    report = "".join(p.read_text() for p in (tmp_path / "audit").glob("*.md"))
+    assert "58.72" in report  # VLMEvalKit's published overall ChartQA score for VILA1.5-13B (42.88 / 74.56)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vqaudit.cli_audit import audit_certifier_cmd
+from vqaudit.cli_shortanswer import audit_cmd, perturb_cmd
 from vqaudit.cli_upd import DEFAULT_EVAL_ITEMS, build_upd_cmd, eval_upd, export_tuning_cmd
 from vqaudit.errors import VqauditError
 
@@ -25,6 +26,8 @@ app.add_typer(build_app, name="build")
 build_app.command("upd")(build_upd_cmd)
 app.command("export-tuning")(export_tuning_cmd)
 app.command("audit-certifier")(audit_certifier_cmd)
+app.command("audit")(audit_cmd)
+app.command("perturb")(perturb_cmd)
 console = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")
@@ -61,6 +64,64 @@ def build_charts_cmd(
 ) -> None:
     """Build a chart answerability benchmark from the bundled real tables."""
     _build_charts(out, groups, seed, workers, programs, determined)
+    console.print(f"benchmark written to {out}")
+
+
+def _build_scenes(out: Path, groups: int, seed: int, workers: int, determined: bool = False) -> None:
+    from vqaudit.suites.scenes.build import build_scenes
+
+    with _progress(groups, "building scene groups") as progress:
+        task = progress.task_ids[0]
+        build_scenes(out, groups, seed, workers=workers, allow_determined=determined,
+                     on_group=lambda n: progress.update(task, completed=n))
+
+
+@build_app.command("scenes")
+def build_scenes_cmd(
+    out: Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")],
+    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (4 views each).")] = 100,
+    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Rendering processes (output does not depend on it).")] = 1,
+    determined: Annotated[bool, typer.Option(help="Keep groups whose occluded view still determines the answer "
+                                                  "(labelled answerable); default redraws them, as in the paper.")]
+    = False,
+) -> None:
+    """Build a CLEVR scene answerability benchmark (original, S, C, M) from bundled real scene graphs."""
+    _build_scenes(out, groups, seed, workers, determined)
+    console.print(f"benchmark written to {out}")
+
+
+def _build_photos(out: Path, groups: int, seed: int, workers: int, *, source: str = "coco",
+                  images: Path | None = None, annotations: Path | None = None, questions: Path | None = None,
+                  mask: str = "fill", matched: bool = False) -> None:
+    from vqaudit.suites.photos.build import build_photos
+
+    with _progress(groups, "building photo groups") as progress:
+        task = progress.task_ids[0]
+        build_photos(out, groups, seed, workers=workers, source=source, images_dir=images, annotations=annotations,
+                     questions=questions, mask=mask, matched=matched,
+                     on_group=lambda n: progress.update(task, completed=n))
+
+
+@build_app.command("photos")
+def build_photos_cmd(
+    out: Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")],
+    source: Annotated[str, typer.Option(help="coco (COCO instances; default: bundled public-domain photos) or gqa.")]
+    = "coco",
+    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (3 views each; 4 with --matched).")]
+    = 40,
+    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    workers: Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")] = 1,
+    images: Annotated[Path | None, typer.Option(help="Image folder (COCO or GQA).")] = None,
+    annotations: Annotated[Path | None, typer.Option(help="COCO instances JSON, or GQA scene graphs JSON.")] = None,
+    questions: Annotated[Path | None, typer.Option(help="GQA questions JSON (--source gqa).")] = None,
+    mask: Annotated[str, typer.Option(help="fill, blur or inpaint.")] = "fill",
+    matched: Annotated[bool, typer.Option(help="Add an appearance-matched control (same masks, elsewhere).")]
+    = False,
+) -> None:
+    """Build a photo answerability benchmark (original, control, M) with object-box masks."""
+    _build_photos(out, groups, seed, workers, source=source, images=images, annotations=annotations,
+                  questions=questions, mask=mask, matched=matched)
     console.print(f"benchmark written to {out}")
 
 
@@ -162,12 +223,14 @@ def _slug(spec: str) -> str:
 
 @app.command("eval")
 def eval_cmd(
-    source: Annotated[str, typer.Argument(help="What to evaluate: charts (answerability) or upd.")] = "charts",
+    source: Annotated[str, typer.Argument(help="What to evaluate: charts, scenes, photos (answerability) or upd.")]
+    = "charts",
     out: Annotated[Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")]
     = None,
     model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several.")] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
-    groups: Annotated[int, typer.Option(min=1, help="Groups to build when no --bench is given.")] = 60,
+    groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
+                                                        "(default: 60 charts, 12 scenes, 40 photos).")] = None,
     seed: Annotated[int, typer.Option(help="Build seed.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
@@ -180,8 +243,8 @@ def eval_cmd(
     from vqaudit.run import run_benchmark
     from vqaudit.score import score_run
 
-    if source not in ("charts", "upd"):
-        raise VqauditError(f"unknown source {source!r}; expected charts or upd")
+    if source not in ("charts", "scenes", "photos", "upd"):
+        raise VqauditError(f"unknown source {source!r}; expected charts, scenes, photos or upd")
     out = out or Path("runs") / source
     if source == "upd":
         path = eval_upd(out, list(model or DEFAULT_MODELS), judge, max_items=max_items, seed=seed,
@@ -190,7 +253,12 @@ def eval_cmd(
         return
     bench_dir = bench or out / "bench"
     if bench is None and not (bench_dir / "manifest.json").is_file():
-        _build_charts(bench_dir, groups, seed, workers)
+        if source == "charts":
+            _build_charts(bench_dir, groups or 60, seed, workers)
+        elif source == "scenes":
+            _build_scenes(bench_dir, groups or 12, seed, workers)
+        else:
+            _build_photos(bench_dir, groups or 40, seed, workers)
     specs = model or list(DEFAULT_MODELS)
     run_dirs = []
     for spec in specs:

@@ -73,6 +73,16 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     if answer_outcomes:
         metrics.update(answerability_metrics(answer_outcomes, n_draws=n_draws, seed=seed))
         diag.update(diagnostics(answer_outcomes, metrics))
+    photo_outcomes = [o for o in answer_outcomes if o.source == "photos"]
+    if photo_outcomes:
+        from vqaudit.suites.photos.cues import mask_reaction, stratified_metrics
+
+        photo_groups = [g for g in bench.groups if g.source == "photos"]
+        diag["photos"]["residual_cues"] = {
+            stratum: stratified_metrics(photo_outcomes, photo_groups, stratum=stratum, n_draws=n_draws, seed=seed)
+            for stratum in ("spatial_answer", "residual_cue")
+        }
+        diag["photos"]["mask_reaction"] = mask_reaction(photo_outcomes)
     if upd:
         from vqaudit.metrics.upd import upd_metrics
 

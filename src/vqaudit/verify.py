@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
-from vqaudit.schema import View
+from vqaudit.schema import Group, View
 from vqaudit.store import load_benchmark, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
@@ -62,14 +63,34 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
     Raises:
         VqauditError: the benchmark folder cannot be read.
     """
-    bench = load_benchmark(bench_dir, check_images=False)
+    bench = load_benchmark(bench_dir, check_images=True)
     views = [v for v in bench.views if v.source == "charts" and v.state in ("M", "D")]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
     else:
         results = [verify_view(bench_dir, v) for v in views]
-    return [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
+    faults = [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
+    return faults + _verify_scenes(bench_dir, bench.views, bench.groups)
+
+
+def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Group]) -> list[tuple[str, str]]:
+    """Re-derive every scene group's labels from its files (program re-execution, instance buffers)."""
+    scene_groups = [g for g in groups if g.source == "scenes"]
+    if not scene_groups:
+        return []
+    from vqaudit.suites.scenes.check import check_group
+
+    by_id = {v.view_id: v for v in views}
+    faults: list[tuple[str, str]] = []
+    for group in scene_groups:
+        members = [by_id[i] for i in group.view_ids]
+        try:
+            problems = check_group(members, group.meta["camera"], group.meta["directions"], bench_dir)
+        except (KeyError, TypeError, ValueError) as exc:
+            problems = [f"malformed group metadata: {exc!r}"]
+        faults += [(group.group_id, p) for p in problems]
+    return faults
 
 
 def _check_fault(fault: Fault) -> list[str]:

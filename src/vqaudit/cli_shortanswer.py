@@ -1,0 +1,103 @@
+"""``vqaudit audit``: the short-answer score audit (seed 002; issue 5, item 7).
+
+A plain typer command function; ``cli.py`` registers it with ``app.command("audit")(audit_cmd)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vqaudit.errors import VqauditError
+
+
+def _ready(folder: Path) -> Path:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VqauditError(f"{folder}: cannot create the output folder: {exc}") from None
+    return folder
+
+
+def audit_cmd(
+    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL/JSON/CSV/TSV, lmms-eval sample log, "
+                                                     "VLMEvalKit .xlsx (optionally .gz).")],
+    benchmark: Annotated[str, typer.Option(help="textvqa, stvqa, docvqa, infovqa, chartqa, chartqa-human, "
+                                                "chartqa-machine or vizwiz.")],
+    gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
+                                                   "embedded in the prediction file).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
+                                                   "pool (text-only, cached).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Report folder (default: <predictions>.audit/).")] = None,
+    metric: Annotated[str | None, typer.Option(help="Official metric override: vqa_accuracy, anls, "
+                                                    "relaxed_accuracy, exact_match, containment.")] = None,
+    variant: Annotated[str | None, typer.Option(help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
+    = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto, generic, vlmevalkit or lmms-eval.")] = "auto",
+    join_on: Annotated[str, typer.Option(help="Join predictions to gold by 'id', 'question' or "
+                                               "'image-question'.")] = "id",
+    id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
+    image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
+    labels: Annotated[Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")]
+    = None,
+    second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
+    draws: Annotated[int, typer.Option(min=0, help="Bootstrap draws for the judge - official interval.")] = 2000,
+) -> None:
+    """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
+
+    Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md.
+    """
+    from vqaudit.report.shortanswer import write_audit_report
+    from vqaudit.suites.shortanswer.audit import run_audit
+
+    target = out if out is not None else predictions.with_name(predictions.name + ".audit")
+    if not predictions.is_file():
+        raise VqauditError(f"{predictions}: prediction file not found")
+    _ready(target)
+    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
+                       image_field=image_field,
+                       metric=metric, variant=variant, judge=judge, cache_dir=target, labels=labels,
+                       second_judge=second_judge, n_draws=draws)
+    try:
+        path = write_audit_report(result, target)
+    except OSError as exc:
+        raise VqauditError(f"{target}: cannot write the report: {exc}") from None
+    typer.echo(path.read_text(encoding="utf-8"))
+    typer.echo(f"report written to {path}", err=True)
+
+
+def perturb_cmd(
+    predictions: Annotated[Path, typer.Argument(help="Prediction file whose questions (and gold) are re-asked.")],
+    benchmark: Annotated[str, typer.Option(help="Benchmark name (decides the official metric).")],
+    model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
+    images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
+    gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: <predictions>.perturb/).")] = None,
+    variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] =
+    "Base,A1,A2,A3,A4,A5,B1,B2,B3",
+    fmt: Annotated[str, typer.Option("--format", help="auto, generic, vlmevalkit or lmms-eval.")] = "auto",
+    join_on: Annotated[str, typer.Option(help="Join predictions to gold by 'id', 'question' or "
+                                               "'image-question'.")] = "id",
+    id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
+    image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent model calls.")] = 8,
+) -> None:
+    """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas."""
+    from vqaudit.store import atomic_write_text, write_json
+    from vqaudit.suites.shortanswer.importers import read_predictions
+    from vqaudit.suites.shortanswer.join import join_predictions
+    from vqaudit.suites.shortanswer.loaders import load_gold
+    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit, summary_markdown
+
+    target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
+    preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
+    join = join_predictions(preds, load_gold(gold, benchmark) if gold else None, benchmark=benchmark, on=join_on)
+    chosen = tuple(v.strip() for v in variants.split(",") if v.strip())
+    summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / "responses.sqlite",
+                                              variants=chosen, concurrency=concurrency)
+    text = summary_markdown(summary)
+    write_json(target / "replies.json", replies)
+    atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {model}\n\n{text}")
+    typer.echo(text)

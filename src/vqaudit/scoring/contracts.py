@@ -1,0 +1,217 @@
+"""Rule-based answer-contract buckets and the Table 8 subtypes (seed 002 §3.2, Table 1, Table 8, appendix A).
+
+Buckets, tested in this priority order (SPEC §3; seed 002 §3.2 "applied in priority order using question form,
+answer shape, and benchmark-native metadata"); the first rule that fires wins:
+
+1. ``scalar`` (Table 1: numbers, dates, yes/no): the gold is a number (sign, ``$``, thousands separators,
+   decimals, ``%``), a year or date, or yes/no;
+2. ``readout`` (OCR spans, names, written text): the gold is one of the image's OCR tokens/spans (TextVQA
+   metadata, appendix A), or InfographicVQA marks it ``single span`` / ``question span`` and it is not code
+   shaped, or the question asks to read text or a name ("what is the name", "what does ... say", "what is
+   written", "what brand", "who", "what word", "title");
+3. ``identifier`` (codes, room IDs, alphanumeric strings), with the Table 8 subtypes, first match wins:
+   ``hyphenated code`` (``C-5``, ``A-12B``), ``alnum code`` (letters and digits mixed, ``B12``),
+   ``compact num+unit`` (``5kg``, ``12ml``, ``3.5in``), ``short upper`` (2-5 upper-case letters, ``USA``);
+4. ``multi-span`` (lists, conjunctive answers), with the Table 8 subtypes: ``slash pair`` (``a/b``),
+   ``conjunctive`` (``x and y``, ``x & y``), ``list-2`` / ``list-3plus`` (Python list literals as in ChartQA's
+   ``[Austria, Chile]``, comma or semicolon lists of short items); InfographicVQA ``multi-span`` metadata
+   always qualifies;
+5. ``other-open``: the remainder (§3.2: "a remainder rather than a fifth symmetric bucket").
+
+The bucket is decided by the *representative gold*: the most frequent answer, compared case- and
+space-insensitively (ties: first in file order), which for a single-reference benchmark is its one answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vqaudit.scoring.canonical import fast_vqaeval_process
+
+BUCKETS: tuple[str, ...] = ("scalar", "readout", "identifier", "multi-span", "other-open")
+SUBTYPES: dict[str, tuple[str, ...]] = {
+    "identifier": ("hyphenated code", "alnum code", "compact num+unit", "short upper"),
+    "multi-span": ("slash pair", "conjunctive", "list-2", "list-3plus"),
+}
+
+_NUMBER = re.compile(r"^[-+\u2212]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?\s*(?:%|percent)?$", re.IGNORECASE)
+_MONTHS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
+_DATE = re.compile(
+    rf"^(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTHS}\s+\d{{1,2}},?\s+\d{{4}}"
+    rf"|\d{{1,2}}\s+{_MONTHS},?\s+\d{{4}}|{_MONTHS},?\s+\d{{4}}|\d{{4}}\s*[-\u2013]\s*\d{{2,4}})$",
+    re.IGNORECASE,
+)
+_YES_NO = frozenset({"yes", "no"})
+MAX_SPAN_WORDS = 4
+"""A comma/semicolon list counts as multi-span only when every item has at most this many words (else prose)."""
+_READOUT_Q = re.compile(
+    r"^\s*(?:what\s+is\s+(?:the\s+)?(?:\w+\s+)?name|what\s+(?:does|do)\b.*\b(?:say|read)|what\s+is\s+written|"
+    r"what\s+(?:word|words|text|letters?|brand|company|title)|which\s+(?:brand|company)|who\b|whose\b|"
+    r"what\s+is\s+the\s+(?:title|brand|heading)|name\s+the\b)",
+    re.IGNORECASE,
+)
+_HYPHEN_CODE = re.compile(r"^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+$")
+_ALNUM_CODE = re.compile(r"^(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{2,12}$")
+_NUM_UNIT = re.compile(r"^\d+(?:\.\d+)?(?:[a-z]{1,3}|\"|')$", re.IGNORECASE)
+_SHORT_UPPER = re.compile(r"^[A-Z]{2,5}$")
+_LIST_LITERAL = re.compile(r"^\[(.+)\]$")
+_CONJ = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
+_SLASH = re.compile(r"^[^/\s][^/]*/[^/]*[^/\s]$")
+
+
+_vqaeval = fast_vqaeval_process
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The contract of one item: bucket, Table 8 subtype (identifier / multi-span only) and the deciding rule."""
+
+    bucket: str
+    subtype: str | None
+    rule: str
+
+
+def _light(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".")
+
+
+def representative_gold(answers: Sequence[str]) -> str:
+    """The most frequent answer, compared case- and space-insensitively without a trailing period.
+
+    Ties go to the first in order; no answers give "". (A light normalization: the full vqaEval one would cost
+    ten normalizer calls per item.)
+    """
+    if not answers:
+        return ""
+    if len(answers) == 1:
+        return answers[0].strip()
+    normalized = [_light(a) for a in answers]
+    counts = Counter(normalized)
+    best = max(counts.values())
+    return next(a for a, n in zip(answers, normalized, strict=True) if counts[n] == best).strip()
+
+
+def is_scalar_answer(gold: str) -> bool:
+    """True for a number, percentage, money amount, year/date or yes/no (the scalar bucket's gold shape)."""
+    g = gold.strip().rstrip(".")
+    return bool(g) and (g.lower() in _YES_NO or bool(_NUMBER.match(g)) and any(c.isdigit() for c in g)
+                        or bool(_DATE.match(g)))
+
+
+def identifier_subtype(gold: str) -> str | None:
+    """Table 8 identifier subtype of a gold string, or None when it is not identifier shaped."""
+    g = gold.strip()
+    if " " in g:
+        return None
+    if _HYPHEN_CODE.match(g) and any(c.isdigit() for c in g):
+        return "hyphenated code"
+    if _NUM_UNIT.match(g):
+        return "compact num+unit"
+    if _ALNUM_CODE.match(g):
+        return "alnum code"
+    if _SHORT_UPPER.match(g):
+        return "short upper"
+    return None
+
+
+def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
+    """Table 8 multi-span subtype of a gold string, or None when it is not list shaped."""
+    g = gold.strip()
+    literal = _LIST_LITERAL.match(g)
+    if literal:
+        items = [p for p in re.split(r"\s*,\s*", literal.group(1)) if p.strip()]
+        return "list-3plus" if len(items) >= 3 else "list-2"
+    if " " not in g and _SLASH.match(g):
+        return "slash pair"
+    if _CONJ.search(g):
+        return "conjunctive"
+    items = [p for p in re.split(r"\s*[,;]\s+|\s*;\s*", g) if p.strip()]
+    if len(items) >= 2 and not _NUMBER.match(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in items):
+        return "list-3plus" if len(items) >= 3 else "list-2"
+    if answer_type is not None and "multi-span" in answer_type:
+        return "list-2"
+    return None
+
+
+def _in_ocr(gold: str, ocr_tokens: Sequence[str]) -> bool:
+    if not ocr_tokens:
+        return False
+    g = _vqaeval(gold)
+    if not g:
+        return False
+    tokens = [_vqaeval(t) for t in ocr_tokens]
+    joined = f" {' '.join(tokens)} "
+    return g in tokens or f" {g} " in joined
+
+
+def classify(
+    question: str,
+    answers: Sequence[str],
+    *,
+    answer_type: str | None = None,
+    ocr_tokens: Sequence[str] = (),
+) -> Contract:
+    """Put one item in its contract bucket; memoized wrapper of :func:`classify_item` (same arguments)."""
+    return _classify_cached(question, tuple(answers), answer_type, tuple(ocr_tokens))
+
+
+@lru_cache(maxsize=1 << 18)
+def _classify_cached(question: str, answers: tuple[str, ...], answer_type: str | None,
+                     ocr_tokens: tuple[str, ...]) -> Contract:
+    return classify_item(question, answers, answer_type=answer_type, ocr_tokens=ocr_tokens)
+
+
+def classify_item(
+    question: str,
+    answers: Sequence[str],
+    *,
+    answer_type: str | None = None,
+    ocr_tokens: Sequence[str] = (),
+) -> Contract:
+    """Put one item in its contract bucket (module docstring rules, in priority order).
+
+    Args:
+        question: the question text.
+        answers: the gold answers (the representative one decides).
+        answer_type: benchmark-native answer type (InfographicVQA ``answer_type``), if any.
+        ocr_tokens: OCR tokens of the image (TextVQA), if any.
+
+    Returns:
+        The :class:`Contract`; ``rule`` names the rule that fired (e.g. ``"scalar:number"``).
+    """
+    gold = representative_gold(answers)
+    if is_scalar_answer(gold):
+        return Contract("scalar", None, "scalar:gold-shape")
+    ident = identifier_subtype(gold)
+    info_span = answer_type is not None and ("single span" in answer_type or "question span" in answer_type)
+    if _in_ocr(gold, ocr_tokens) and ident is None:
+        return Contract("readout", None, "readout:ocr-token")
+    if info_span and ident is None and multispan_subtype(gold) is None:
+        return Contract("readout", None, "readout:answer-type")
+    if _READOUT_Q.match(question) and multispan_subtype(gold) is None:
+        return Contract("readout", None, "readout:question")
+    if ident is not None:
+        return Contract("identifier", ident, "identifier:shape")
+    multi = multispan_subtype(gold, answer_type)
+    if multi is not None:
+        return Contract("multi-span", multi, "multi-span:shape")
+    return Contract("other-open", None, "other-open:remainder")
+
+
+def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:
+    """Per-bucket counts in :data:`BUCKETS` order (Table 5 layout); every bucket present, zeros included."""
+    counts = Counter(c.bucket for c in contracts)
+    return {b: counts.get(b, 0) for b in BUCKETS}
+
+
+def subtype_counts(contracts: Sequence[Contract]) -> dict[str, dict[str, int]]:
+    """Counts of the Table 8 subtypes within identifier and multi-span (every subtype present)."""
+    out: dict[str, dict[str, int]] = {}
+    for parent, names in SUBTYPES.items():
+        counts = Counter(c.subtype for c in contracts if c.bucket == parent)
+        out[parent] = {n: counts.get(n, 0) for n in names}
+    return out

@@ -1,0 +1,221 @@
+"""The text-only judge audit of the official error pool, and its validation (seed 002 §3.3, Table 2, App. F/G).
+
+- The judge sees the question, the gold answer(s) and the model output - never the image (a 1x1 placeholder
+  PNG is attached because backends always send one) - and returns a binary verdict (:data:`JUDGE_PROMPT`).
+- It runs on the official error pool only: rows whose official score is below 1 (seed 002 §3.3 "All ... error
+  items").
+- Every reply is cached in a SQLite :class:`~vqaudit.backends.ResponseCache` keyed by judge spec, prompt id,
+  prompt text, image hash and parameters, so reruns ask nothing twice.
+- Validation against human labels: precision, recall and Cohen's kappa of the judge's "acceptable" verdicts,
+  with the human label as reference (Table 2: 97.6% / 95.5% / 0.917); agreement and kappa between two judges
+  (Table 2: 89.5%, 0.760).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import csv
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, cache_key
+from vqaudit.backends import load_backend as _load_backend
+from vqaudit.errors import VqauditError
+from vqaudit.schema import Obligation, Response, View
+from vqaudit.store import sha256_bytes
+from vqaudit.suites.shortanswer.records import AuditRow
+
+JUDGE_PROMPT_ID = "shortanswer-judge-v1"
+JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=8)
+JUDGE_PROMPT = (
+    "You are auditing the score of a short-answer visual question answering benchmark. You cannot see the image. "
+    "Decide only whether the model's answer is semantically equivalent to one of the reference answers "
+    "(the same value, entity or text, possibly worded or formatted differently).\n"
+    "Question: {question}\n"
+    "Reference answer(s): {references}\n"
+    "Model answer: {output}\n"
+    "Reply with exactly one word: yes or no."
+)
+"""Binary text-only semantic-equivalence prompt (seed 002 §3.3: question, reference answer(s), model output)."""
+
+PLACEHOLDER_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+)
+_YES = frozenset({"yes", "y", "true", "correct", "equivalent", "acceptable"})
+_NO = frozenset({"no", "n", "false", "incorrect", "wrong", "unacceptable"})
+
+
+def judge_prompt(row: AuditRow) -> str:
+    """The judge prompt of one row: references deduplicated in order and joined with `` | ``."""
+    refs = " | ".join(dict.fromkeys(a.strip() for a in row.answers))
+    return JUDGE_PROMPT.format(question=row.question, references=refs, output=row.prediction.strip())
+
+
+def parse_verdict(text: str) -> bool | None:
+    """Read a judge reply: its first word yes/no (and synonyms), case and punctuation ignored; else None."""
+    words = text.strip().lower().replace("*", " ").split()
+    if not words:
+        return None
+    first = words[0].strip(".,:;!\"'")
+    return True if first in _YES else False if first in _NO else None
+
+
+def _view(row: AuditRow) -> View:
+    return View(view_id=f"judge:{row.qid}", group_id=row.qid, source="shortanswer", state="error-pool",
+                image="placeholder.png", image_sha256=sha256_bytes(PLACEHOLDER_PNG), question=row.question,
+                obligation=Obligation(kind="answer", gold=row.answers, answer_type="text"))
+
+
+async def _ask(backend: Backend, spec: str, cache: ResponseCache, row: AuditRow,
+               gate: asyncio.Semaphore) -> bool | None:
+    prompt = judge_prompt(row)
+    key = cache_key(spec, JUDGE_PROMPT_ID, prompt, sha256_bytes(PLACEHOLDER_PNG), JUDGE_PARAMS)
+    cached = cache.get(key)
+    if cached is None or cached.text is None:
+        async with gate:
+            started = time.perf_counter()
+            reply: str | None = None
+            error: str | None = None
+            try:
+                reply = await backend.complete(Request(view=_view(row), prompt_id=JUDGE_PROMPT_ID, prompt=prompt,
+                                                       image=PLACEHOLDER_PNG, image_mime="image/png",
+                                                       params=JUDGE_PARAMS))
+            except BackendCallError as exc:
+                if exc.fatal:
+                    raise VqauditError(f"judge {spec}: {exc}") from None
+                error = str(exc) or type(exc).__name__
+            cached = Response(view_id=f"judge:{row.qid}", model=spec, prompt_id=JUDGE_PROMPT_ID,
+                              params=JUDGE_PARAMS.as_dict(), text=reply, error=error,
+                              latency_s=time.perf_counter() - started, cache_key=key)
+            cache.put(cached, replace_error=True)
+    return None if cached.text is None else parse_verdict(cached.text)
+
+
+async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],
+                   concurrency: int) -> list[bool | None]:
+    gate = asyncio.Semaphore(concurrency)
+    try:
+        return list(await asyncio.gather(*(_ask(backend, spec, cache, r, gate) for r in rows)))
+    finally:
+        await backend.aclose()
+
+
+def run_judge(
+    rows: Sequence[AuditRow],
+    spec: str,
+    cache_path: Path,
+    *,
+    backend: Backend | None = None,
+    concurrency: int = 8,
+) -> dict[str, bool | None]:
+    """Ask the judge about each row (the caller passes the official error pool) and return verdicts by qid.
+
+    Args:
+        rows: the rows to judge.
+        spec: judge model spec (any backend, see :func:`vqaudit.backends.load_backend`).
+        cache_path: the SQLite cache file (its folder is created).
+        backend: a ready backend to use instead of ``load_backend(spec)`` (tests).
+        concurrency: judge calls in flight.
+
+    Returns:
+        ``qid -> True`` (acceptable), ``False`` (not acceptable) or ``None`` (call failed or reply unreadable).
+
+    Raises:
+        VqauditError: a bad spec or a fatal backend error (verdicts received before it stay cached).
+    """
+    if not rows:
+        return {}
+    judge = backend if backend is not None else _load_backend(spec, concurrency=concurrency)
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with ResponseCache(cache_path) as cache:
+        verdicts = asyncio.run(_ask_all(judge, spec, cache, rows, concurrency))
+    return {r.qid: v for r, v in zip(rows, verdicts, strict=True)}
+
+
+@dataclass(frozen=True)
+class BinaryAgreement:
+    """Agreement of binary verdicts ``a`` with reference verdicts ``b`` (True = acceptable).
+
+    ``precision = tp / (tp + fp)``, ``recall = tp / (tp + fn)``, ``agreement = (tp + tn) / n``, Cohen's
+    ``kappa = (p_o - p_e) / (1 - p_e)`` with ``p_e`` from the two marginals (NaN when ``p_e == 1``); values in
+    [0, 1] except kappa in [-1, 1]; NaN when undefined (no positives).
+    """
+
+    n: int
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    precision: float
+    recall: float
+    agreement: float
+    kappa: float
+
+
+def binary_agreement(a: Sequence[bool], b: Sequence[bool]) -> BinaryAgreement:
+    """Precision/recall/agreement/Cohen's kappa of verdicts ``a`` against reference ``b``.
+
+    Raises:
+        VqauditError: the sequences differ in length or are empty.
+    """
+    if len(a) != len(b) or not a:
+        raise VqauditError(f"agreement needs two non-empty verdict lists of equal length, got {len(a)} and {len(b)}")
+    tp = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+    fp = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    fn = sum(1 for x, y in zip(a, b, strict=True) if not x and y)
+    tn = len(a) - tp - fp - fn
+    n = len(a)
+    p_o = (tp + tn) / n
+    p_e = ((tp + fp) / n) * ((tp + fn) / n) + ((fn + tn) / n) * ((fp + tn) / n)
+    kappa = math.nan if p_e == 1.0 else (p_o - p_e) / (1.0 - p_e)
+    precision = tp / (tp + fp) if tp + fp else math.nan
+    recall = tp / (tp + fn) if tp + fn else math.nan
+    return BinaryAgreement(n, tp, fp, fn, tn, precision, recall, p_o, kappa)
+
+
+def _truth(path: Path, row: int, value: object) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "y", "acceptable", "correct"):
+        return True
+    if text in ("0", "false", "no", "n", "unacceptable", "incorrect"):
+        return False
+    raise VqauditError(f"{path}: row {row}, field 'label': expected yes/no, true/false or 1/0, got {value!r}")
+
+
+def read_labels(path: Path) -> dict[str, bool]:
+    """Read human labels: JSONL or CSV/TSV rows with ``question_id`` (or ``qid``) and ``label``.
+
+    Raises:
+        VqauditError: a missing file, field or unreadable value (naming the file, row and field).
+    """
+    if not path.is_file():
+        raise VqauditError(f"{path}: labels file not found")
+    records: list[tuple[int, Mapping[str, object]]] = []
+    if path.suffix.lower() == ".jsonl":
+        for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
+                if not isinstance(rec, dict):
+                    raise VqauditError(f"{path}: row {row}: expected a JSON object")
+                records.append((row, rec))
+    else:
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        with path.open(encoding="utf-8", newline="") as handle:
+            records = list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
+    out: dict[str, bool] = {}
+    for row, rec in records:
+        qid = rec.get("question_id", rec.get("qid"))
+        if qid is None:
+            raise VqauditError(f"{path}: row {row}, field 'question_id': missing")
+        if "label" not in rec:
+            raise VqauditError(f"{path}: row {row}, field 'label': missing")
+        out[str(qid)] = _truth(path, row, rec["label"])
+    return out

@@ -1,0 +1,47 @@
+"""RA-Eval: the heuristic recovery of officially rejected answers (seed 002 §3.3 "Heuristic (RA-Eval)").
+
+An official error is *recovered* when some normalized gold ``g_norm`` with ``|g_norm| > 3`` characters occurs
+in the normalized output ``o_norm`` at word boundaries. Normalization is the vqaEval.py answer processing
+(:func:`vqaudit.scoring.vqa_normalize.vqaeval_process`: punctuation, articles, number words, lower case) on both
+sides. The length floor keeps short golds ("no", "3", "red") from matching inside long sentences; the paper
+calls the result "a conservative lower bound on non-canonical but acceptable answers".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from vqaudit.scoring.canonical import fast_vqaeval_process as vqaeval_process
+
+MIN_GOLD_CHARS = 3
+"""A gold must be *longer* than this many characters after normalization (seed 002 §3.3: |g_norm| > 3)."""
+
+
+@lru_cache(maxsize=131072)
+def _gold_pattern(gold: str) -> re.Pattern[str] | None:
+    g = vqaeval_process(gold)
+    if len(g) <= MIN_GOLD_CHARS:
+        return None
+    return re.compile(r"(?<!\w)" + re.escape(g) + r"(?!\w)")
+
+
+def ra_eval_recovered(prediction: str, answers: Sequence[str]) -> bool:
+    """True when a normalized gold longer than 3 characters occurs at word boundaries in the normalized output.
+
+    Word boundaries are "no word character immediately before/after" (so a gold ending in ``%`` still counts).
+
+    Args:
+        prediction: the model output (an official error; the caller decides which rows to test).
+        answers: the gold answers (TextVQA: all 10 annotator answers).
+
+    Returns:
+        True if the row is recovered.
+    """
+    output = vqaeval_process(prediction)
+    for gold in set(answers):
+        pattern = _gold_pattern(gold)
+        if pattern is not None and pattern.search(output):
+            return True
+    return False

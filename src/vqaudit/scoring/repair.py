@@ -1,0 +1,263 @@
+"""CPU-only contract repair: output-only, reference-only and bidirectional (seed 002 §5.4, Table 7, appendix D).
+
+- **Output-only** (:func:`repair_output`): a conservative, gold-blind rewrite of the model output, routed by the
+  item's contract bucket: every bucket loses answer wrappers ("The answer is"), enclosing quotes/asterisks and
+  trailing punctuation, and Unicode dashes become ``-``; a *scalar* item whose output is a sentence (at least
+  :data:`SENTENCE_WORDS` words, and not itself a date) holding
+  exactly one number keeps that number (a leading "Yes,"/"No," keeps yes/no); an *identifier* item whose output
+  holds exactly one code-shaped token keeps that token. Nothing else is touched.
+- **Reference-only** (:func:`reference_overlay`): contract-aware canonical forms of each gold answer, kept as
+  *new overlay columns* beside the original gold (never an overwrite, appendix D): dash/trailing-punctuation
+  clean-ups; number forms without (or with) thousands separators; ``45%`` <-> ``45`` for percent gold (or
+  percent questions); ``C-5`` -> ``C5``, ``C 5``; list golds as ``A, B`` / ``A and B`` / ``B and A``. The model
+  output is never changed.
+- **Bidirectional**: both at once, in the same benchmark-native comparison.
+
+Scoring re-applies the *official* metric (:func:`score_with_overlay`): an overlay form counts as a form of its
+source reference, so VQA accuracy still counts annotators (a prediction matching an alias of answer ``j``
+matches annotator ``j``) and the others take the max over references and overlays. Reference-only repair can
+therefore never lower a score.
+
+Counting (Table 7): a row is *correct* when its score is 1, an *error* otherwise (graded metrics put partial
+credit in the pool). ``recovered`` = errors that become correct; ``breaks`` = correct rows that become errors;
+``net = recovered - breaks``; gain in points = 100 x (mean after - mean before); with a judge, the judge false
+negatives (judge-accepted errors) that the repair recovers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vqaudit.scoring.canonical import (
+    fast_evalai_process,
+    fast_vqaeval_process,
+    parse_number,
+    split_spans,
+    strip_trailing,
+    strip_wrapper,
+    unify_dashes,
+)
+from vqaudit.scoring.contracts import Contract, is_scalar_answer
+
+VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
+SENTENCE_WORDS = 4
+"""Number/code extraction only touches outputs of at least this many words (a sentence, not a short answer)."""
+Overlay = tuple[tuple[str, ...], ...]
+"""Per reference answer, its extra accepted forms (same order as the answers)."""
+
+_NUM_TOKEN = re.compile(r"(?<![\w.])[-+]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?(?![\w])")
+_CODE_TOKEN = re.compile(r"(?<![\w-])(?:[A-Za-z0-9]+-[A-Za-z0-9-]*\d[A-Za-z0-9-]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z]+"
+                         r"[A-Za-z0-9]*|[A-Za-z0-9]*\d[A-Za-z0-9]*-[A-Za-z0-9]+)(?![\w-])")
+_YESNO = re.compile(r"^(yes|no)\b[\s,.!]", re.IGNORECASE)
+_PERCENT_Q = re.compile(r"%|percent|percentage|share|proportion", re.IGNORECASE)
+
+
+@lru_cache(maxsize=262144)
+def _basic(text: str) -> str:
+    out = strip_trailing(strip_wrapper(unify_dashes(text)))
+    return out if out else text.strip()
+
+
+@lru_cache(maxsize=262144)
+def repair_output(prediction: str, bucket: str) -> str:
+    """Conservative output rewrite of one prediction for a contract bucket (module docstring rules).
+
+    Args:
+        prediction: the raw model output.
+        bucket: the item's contract bucket (``scalar``, ``readout``, ``identifier``, ``multi-span``,
+            ``other-open``).
+
+    Returns:
+        The rewritten output (the input itself when no rule applies).
+    """
+    out = _basic(prediction)
+    if len(out.split()) < SENTENCE_WORDS:
+        return out
+    if bucket == "scalar":
+        if parse_number(out) is not None or is_scalar_answer(out):
+            return out
+        yes_no = _YESNO.match(out)
+        if yes_no:
+            return str(yes_no.group(1)).lower()
+        numbers = _NUM_TOKEN.findall(out)
+        if len(numbers) == 1:
+            return str(numbers[0]).strip()
+    elif bucket == "identifier":
+        codes = _CODE_TOKEN.findall(out)
+        if len(codes) == 1:
+            return str(codes[0])
+    return out
+
+
+def _number_forms(ref: str, question: str) -> list[str]:
+    parsed = parse_number(ref)
+    if parsed is None:
+        return []
+    value, percent, digits = parsed
+    forms: list[str] = []
+    core = ref.strip().rstrip("%").strip()
+    if "," in core:
+        forms.append(core.replace(",", "") + ("%" if percent else ""))
+    elif value.is_integer() and abs(value) >= 10000 and not digits.startswith("0"):
+        forms.append(f"{int(value):,}" + ("%" if percent else ""))
+    if percent:
+        forms += [core, core + " %"]
+    elif _PERCENT_Q.search(question):
+        forms.append(core + "%")
+    return forms
+
+
+@lru_cache(maxsize=262144)
+def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
+    forms: list[str] = []
+    cleaned = strip_trailing(unify_dashes(ref))
+    if cleaned and cleaned != ref:
+        forms.append(cleaned)
+    forms += _number_forms(cleaned, question)
+    if bucket == "identifier" and "-" in cleaned and " " not in cleaned:
+        forms += [cleaned.replace("-", ""), cleaned.replace("-", " ")]
+    if bucket == "multi-span":
+        spans = split_spans(cleaned)
+        if len(spans) >= 2:
+            forms += [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
+            if len(spans) == 2:
+                forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
+    return tuple(dict.fromkeys(f for f in forms if f and f != ref))
+
+
+def reference_overlay(answers: Sequence[str], contract: Contract, question: str = "") -> Overlay:
+    """Canonical overlay forms for each gold answer (new columns; the answers themselves are not changed).
+
+    Args:
+        answers: the original gold answers.
+        contract: the item's contract (decides which forms apply).
+        question: the question text (a percent question accepts ``N%`` for a bare ``N`` gold).
+
+    Returns:
+        One tuple of extra forms per answer, in answer order (empty tuples when nothing applies).
+    """
+    return tuple(_overlay_one(a, contract.bucket, question) for a in answers)
+
+
+_evalai = fast_evalai_process
+_vqaeval = fast_vqaeval_process
+
+
+def score_with_overlay(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
+                       scorer: Callable[[str, Sequence[str]], float]) -> float:
+    """Official score of ``prediction`` against the answers widened by their overlay forms.
+
+    Args:
+        prediction: the (possibly repaired) output.
+        answers: the original gold answers.
+        overlay: per-answer extra forms (:func:`reference_overlay`); all empty means plain official scoring.
+        metric: official metric name.
+        variant: its variant (VQA accuracy normalizes with the variant's processor).
+        scorer: the official scorer ``(prediction, answers) -> [0, 1]``.
+
+    Returns:
+        A score in [0, 1], never below ``scorer(prediction, answers)``.
+    """
+    base = scorer(prediction, answers)
+    extra = [f for forms in overlay for f in forms]
+    if base >= 1.0 or not extra:
+        return base
+    if metric == "vqa_accuracy":
+        norm = _evalai if variant == "mmf_textvqa" else _vqaeval
+        p = norm(prediction)
+        hits = [norm(a) == p or any(norm(f) == p for f in forms) for a, forms in zip(answers, overlay, strict=True)]
+        n, m = len(hits), sum(hits)
+        widened = 0.0 if n < 2 else sum(min(1.0, (m - int(h)) / 3) for h in hits) / n
+        return max(base, widened)
+    return max(base, scorer(prediction, extra))
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """One repair variant over a pool (Table 7 columns; points are percentage points of the mean score)."""
+
+    variant: str
+    n: int
+    before: float
+    after: float
+    gain_pp: float
+    errors_before: int
+    recovered: int
+    breaks: int
+    net: int
+    judge_fn: int | None = None
+    judge_fn_recovered: int | None = None
+
+
+def summarize_repair(variant: str, before: Sequence[float], after: Sequence[float],
+                     judge_accepts: Sequence[bool | None] | None = None) -> RepairResult:
+    """Count gain, recovered errors, breaks and net gain of one repair (module docstring definitions).
+
+    Args:
+        variant: one of :data:`VARIANTS`.
+        before: official scores per row.
+        after: repaired scores per row (same order).
+        judge_accepts: judge verdict per row (None: not judged), or None when no judge ran.
+
+    Returns:
+        The :class:`RepairResult` (``before``/``after`` are 100 x mean scores; 0 for an empty pool).
+    """
+    n = len(before)
+    if n == 0:
+        return RepairResult(variant, 0, 0.0, 0.0, 0.0, 0, 0, 0, 0)
+    recovered = sum(1 for b, a in zip(before, after, strict=True) if b < 1.0 <= a)
+    breaks = sum(1 for b, a in zip(before, after, strict=True) if a < 1.0 <= b)
+    mean_b, mean_a = 100.0 * sum(before) / n, 100.0 * sum(after) / n
+    fn = fn_rec = None
+    if judge_accepts is not None:
+        fn = sum(1 for b, j in zip(before, judge_accepts, strict=True) if b < 1.0 and j)
+        fn_rec = sum(1 for b, a, j in zip(before, after, judge_accepts, strict=True) if b < 1.0 <= a and j)
+    return RepairResult(variant, n, mean_b, mean_a, mean_a - mean_b, sum(1 for b in before if b < 1.0),
+                        recovered, breaks, recovered - breaks, fn, fn_rec)
+
+
+def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
+                  contracts: Sequence[Contract], metric: str, variant: str,
+                  scorer: Callable[[str, Sequence[str]], float],
+                  variants: Sequence[str] = VARIANTS) -> Mapping[str, list[float]]:
+    """Scores of every row under each repair variant (same order as the inputs).
+
+    A row's repaired scores are a pure function of (prediction, answers, question, bucket), so identical rows
+    are computed once.
+
+    Args:
+        predictions: model outputs.
+        answers: gold answers per row.
+        questions: question texts.
+        contracts: contract per row.
+        metric: official metric name.
+        variant: its variant.
+        scorer: the official scorer.
+        variants: which of :data:`VARIANTS` to compute.
+
+    Returns:
+        ``{variant: [score per row]}`` for the requested variants.
+    """
+    out: dict[str, list[float]] = {v: [] for v in variants}
+    seen: dict[tuple[str, tuple[str, ...], str, str], tuple[float, ...]] = {}
+    for pred, refs, question, contract in zip(predictions, answers, questions, contracts, strict=True):
+        key = (pred, tuple(refs), question, contract.bucket)
+        scores = seen.get(key)
+        if scores is None:
+            repaired = repair_output(pred, contract.bucket)
+            overlay = reference_overlay(refs, contract, question) if variants != ("output-only",) else ()
+            values = []
+            for v in variants:
+                if v == "output-only":
+                    values.append(scorer(repaired, refs))
+                elif v == "reference-only":
+                    values.append(score_with_overlay(pred, refs, overlay, metric, variant, scorer))
+                else:
+                    values.append(score_with_overlay(repaired, refs, overlay, metric, variant, scorer))
+            scores = seen[key] = tuple(values)
+        for v, value in zip(variants, scores, strict=True):
+            out[v].append(value)
+    return out

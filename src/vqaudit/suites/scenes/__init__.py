@@ -1,0 +1,1 @@
+"""CLEVR scene answerability suite: real CLEVR scene graphs, programs, renderer and certified edits (seed 000, §3.1)."""

@@ -1,0 +1,289 @@
+"""Deterministic CPU ray caster for CLEVR scenes: an RGB image and a per-pixel instance-ID buffer.
+
+One primary ray per pixel centre (camera: ``camera.fit_camera``) hits the ground plane z = 0 or an object
+(``geometry``). Shading, in linear RGB then encoded to sRGB as Blender's default view transform does:
+
+- lights at the positions of CLEVR's ``base_scene.blend`` lamps (key, fill, back, and a sun), as measured by
+  Kubric's CLEVR re-creation (``get_clevr_lights``, Apache-2.0); area lamps fall off with the squared distance;
+- soft shadows from the key lamp and the sun: each is sampled at a fixed pattern of 8 points on a disc (no
+  randomness), so shadow edges are penumbrae and the output is bit-for-bit repeatable; fill and back lamps cast none;
+- materials: ``rubber`` is Lambertian with a faint broad highlight; ``metal`` reflects a fixed environment (the
+  ground below the horizon, a grey sky above) tinted by its colour, with sharp highlights. Colours are CLEVR's
+  ``properties.json`` RGB used as linear albedo (Blender gives them to the shader as linear values);
+- inter-object reflections and global illumination are not modelled; a 3x3 binomial filter softens the edges;
+- light powers, ambient term and object gains were calibrated by eye and by the median linear brightness of the
+  ground and of the objects in original CLEVR renders (``docs/scenes.md``).
+
+The instance buffer holds, per pixel, the index of the object the primary ray hits first, or -1 (ground).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from PIL import Image
+
+from vqaudit.suites.scenes.camera import Camera
+from vqaudit.suites.scenes.geometry import bounding_radius, candidates, intersect, properties
+from vqaudit.suites.scenes.scene import Scene, SceneObject
+
+F64 = NDArray[np.float64]
+U8 = NDArray[np.uint8]
+I16 = NDArray[np.int16]
+B = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Light:
+    """A light: position (world units), linear RGB power, disc radius for soft shadows (0: casts none), falloff."""
+
+    position: tuple[float, float, float]
+    power: tuple[float, float, float]
+    radius: float
+    falloff: bool
+
+
+def _hex(c: int, power: float) -> tuple[float, float, float]:
+    return tuple(power * ((c >> s) & 255) / 255.0 for s in (16, 8, 0))  # type: ignore[return-value]
+
+
+LIGHTS = (
+    Light((6.44671, -2.90517, 4.2584), _hex(0xFFEDD0, 10.5), 0.6, True),  # Lamp_Key
+    Light((-4.67112, -4.0136, 3.01122), _hex(0xC2D0FF, 2.0), 0.0, True),  # Lamp_Fill
+    Light((-1.1685, 2.64602, 5.81574), _hex(0xFFFFFF, 5.0), 0.0, True),  # Lamp_Back
+    Light((11.6608 * 3, -6.62799 * 3, 25.8232 * 3), _hex(0xFFFFFF, 0.30), 1.5, False),  # sun (direction only)
+)
+AMBIENT = 0.10
+GROUND_ALBEDO = 0.42
+DISC = tuple((float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in
+             [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)])
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered view: ``rgb`` (height, width, 3) uint8 sRGB; ``ids`` (height, width) int16, -1 = background."""
+
+    rgb: U8
+    ids: I16
+
+    def visible_pixels(self, index: int) -> int:
+        """Number of pixels whose first hit is object ``index``."""
+        return int(np.count_nonzero(self.ids == index))
+
+
+def _albedo(color: str) -> F64:
+    rgb = properties()["colors"][color]
+    assert isinstance(rgb, list)
+    return np.array(rgb, dtype=np.float64) / 255.0
+
+
+def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.int64]]:
+    dirs = camera.pixel_rays().reshape(-1, 3)
+    origin = camera.c
+    n_rays = len(dirs)
+    with np.errstate(divide="ignore"):
+        t_best = np.where(dirs[:, 2] < -1e-9, -origin[2] / dirs[:, 2], np.inf)
+    normals = np.zeros((n_rays, 3))
+    normals[:, 2] = 1.0
+    ids = np.full(n_rays, -1, dtype=np.int64)
+    origins = np.broadcast_to(origin, dirs.shape)
+    for k, obj in enumerate(scene.objects):
+        idx = np.nonzero(candidates(obj, origins, dirs))[0]
+        if len(idx) == 0:
+            continue
+        t, n = intersect(obj, origins[idx], dirs[idx])
+        closer = t < t_best[idx]
+        sel = idx[closer]
+        t_best[sel], normals[sel], ids[sel] = t[closer], n[closer], k
+    return dirs, t_best, normals, ids
+
+
+def _near(obj: SceneObject, cols: tuple[F64, ...], dist: F64, disc: float) -> B:
+    """Points whose segment to some disc sample can pass through the object's bounding sphere.
+
+    ``cols`` holds the points' x, y, z and the unit light directions' x, y, z as six contiguous (N,) arrays.
+    """
+    c = obj.xyz
+    px, py, pz, lx, ly, lz = cols
+    w0, w1, w2 = c[0] - px, c[1] - py, c[2] - pz
+    proj = w0 * lx + w1 * ly + w2 * lz
+    bound = bounding_radius(obj)
+    r = bound + disc * np.maximum(proj, 0.0) / dist
+    mask: B = (w0 * w0 + w1 * w1 + w2 * w2 - proj * proj <= r * r) & (proj > -bound)
+    return mask
+
+
+def _shadow_rect(obj: SceneObject, samples: list[F64], camera: Camera) -> tuple[int, int, int, int] | None:
+    """Pixel rectangle ``(u0, u1, v0, v1)`` containing every visible point the object can shadow from ``samples``.
+
+    The shadow of the object's bounding cube cast from each sample point down to the ground lies in the convex hull
+    of the cube's corners and their central projections onto z = 0; the rectangle bounds the image of that hull's
+    3-D bounding box. None when that box reaches behind the camera (then every point is a candidate).
+    """
+    c, r = np.asarray(obj.xyz), bounding_radius(obj)
+    corners = c + r * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+    corners[:, 2] = np.maximum(corners[:, 2], 0.0)
+    pts = [corners]
+    for sample in samples:
+        t = corners[:, 2] / (sample[2] - corners[:, 2])
+        pts.append(corners + t[:, None] * (corners - sample))
+    allp = np.concatenate(pts)
+    lo, hi = allp.min(axis=0) - 0.01, allp.max(axis=0) + 0.01
+    lo[2] = min(lo[2], -0.01)
+    box = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    uvd = camera.project(box)
+    if np.any(uvd[:, 2] <= 0.05):
+        return None
+    u0, u1 = int(np.floor(uvd[:, 0].min())), int(np.ceil(uvd[:, 0].max())) + 1
+    v0, v1 = int(np.floor(uvd[:, 1].min())), int(np.ceil(uvd[:, 1].max())) + 1
+    return max(u0, 0), min(u1, camera.width), max(v0, 0), min(v1, camera.height)
+
+
+def _visibility(scene: Scene, camera: Camera, points: F64, pix: NDArray[np.int64], owner: NDArray[np.int64],
+                light: Light) -> F64:
+    """Fraction (0..1) of the light's disc samples visible from each point (soft shadows).
+
+    ``pix`` is each point's flat pixel index and ``owner`` the object it lies on (-1: ground); convex objects
+    never shadow themselves.
+    """
+    pos = np.asarray(light.position)
+    axis = pos / np.linalg.norm(pos)
+    u = np.cross(axis, [0.0, 0.0, 1.0])
+    u /= np.linalg.norm(u)
+    w = np.cross(axis, u)
+    samples = [pos + light.radius * (a * u + b * w) for a, b in DISC]
+    where = np.full(camera.width * camera.height, -1, dtype=np.int64)
+    where[pix] = np.arange(len(points))
+    grid = where.reshape(camera.height, camera.width)
+    near = []
+    for k, obj in enumerate(scene.objects):
+        rect = _shadow_rect(obj, samples, camera)
+        if rect is None:
+            cand = np.arange(len(points))
+        else:
+            sub = grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
+            cand = sub[sub >= 0]
+        cand = cand[owner[cand] != k]
+        if len(cand) == 0:
+            continue
+        # the centre ray passes within (bound + disc radius, scaled by distance) of the object
+        vec = pos - points[cand]
+        dist = np.sqrt((vec * vec).sum(axis=1))
+        ldir = vec / dist[:, None]
+        cols = tuple(np.ascontiguousarray(a) for a in (*points[cand].T, *ldir.T))
+        idx = cand[_near(obj, cols, dist, light.radius)]
+        if len(idx):
+            near.append((obj, idx))
+    vis = np.full(len(points), float(len(DISC)))
+    for sample in samples:
+        blocked = np.zeros(len(points), dtype=bool)
+        for obj, idx in near:
+            sv = sample - points[idx]
+            sd = np.sqrt((sv * sv).sum(axis=1))
+            sdir = sv / sd[:, None]
+            keep = candidates(obj, points[idx], sdir)
+            sub_idx = idx[keep]
+            t, _ = intersect(obj, points[sub_idx], sdir[keep])
+            blocked[sub_idx[t < sd[keep]]] = True
+        vis -= blocked
+    out: F64 = vis / len(DISC)
+    return out
+
+
+def _environment(refl: F64) -> F64:
+    z = refl[:, 2:3]
+    sky = 0.05 + 0.10 * np.clip(z, 0.0, 1.0) ** 2
+    ground = 0.30 - 0.15 * np.clip(-z, 0.0, 1.0)
+    return np.where(z < 0, ground, sky) * np.ones((1, 3))
+
+
+def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: NDArray[np.int64]) -> F64:
+    hit = np.isfinite(t)
+    points = camera.c + dirs * np.where(hit, t, 0.0)[:, None]
+    albedo = np.full((len(t), 3), GROUND_ALBEDO)
+    metal = np.zeros(len(t), dtype=bool)
+    for k, obj in enumerate(scene.objects):
+        sel = ids == k
+        albedo[sel] = _albedo(obj.color)
+        metal[sel] = obj.material == "metal"
+    view = -dirs
+    diffuse = np.full((len(t), 3), AMBIENT)
+    on_obj = np.nonzero(ids >= 0)[0]  # highlights and reflections only matter on objects (the ground is matte)
+    spec_sharp = np.zeros((len(on_obj), 3))
+    spec_broad = np.zeros((len(on_obj), 3))
+    lift = points + normals * 1e-4
+    for light in LIGHTS:
+        pos = np.asarray(light.position)
+        vec = pos - points
+        dist = np.linalg.norm(vec, axis=1)
+        ldir = vec / dist[:, None]
+        ndotl = np.clip(np.einsum("ij,ij->i", normals, ldir), 0.0, None)
+        active = hit & (ndotl > 0)
+        vis = np.zeros(len(t))
+        idx = np.nonzero(active)[0]
+        vis[idx] = _visibility(scene, camera, lift[idx], idx, ids[idx], light) if light.radius > 0 else 1.0
+        fall = 1.0 / dist**2 if light.falloff else np.ones_like(dist)
+        power = np.asarray(light.power)
+        diffuse += (ndotl * vis * fall)[:, None] * power
+        half = ldir[on_obj] + view[on_obj]
+        half /= np.linalg.norm(half, axis=1, keepdims=True)
+        ndoth = np.clip(np.einsum("ij,ij->i", normals[on_obj], half), 0.0, 1.0)
+        weight = vis[on_obj] * fall[on_obj] * (ndotl[on_obj] > 0)
+        spec_sharp += ((ndoth**300) * weight)[:, None] * power * 4.0
+        spec_broad += ((ndoth**12) * weight)[:, None] * power * 0.06
+    n_o, d_o = normals[on_obj], dirs[on_obj]
+    refl = d_o - 2.0 * np.einsum("ij,ij->i", d_o, n_o)[:, None] * n_o
+    cos_v = np.clip(-np.einsum("ij,ij->i", n_o, d_o), 0.0, 1.0)
+    fresnel = (0.65 + 0.35 * (1.0 - cos_v) ** 5)[:, None]
+    # gains calibrated on 12 original renders: median linear brightness under each object's mask
+    a_o, diff_o = albedo[on_obj], diffuse[on_obj]
+    rubber = albedo * diffuse
+    rubber[on_obj] = 0.6 * a_o * diff_o + spec_broad
+    shiny = rubber.copy()
+    shiny[on_obj] = 0.75 * (a_o * (0.10 * diff_o + fresnel * _environment(refl) * 1.6) + a_o * spec_sharp
+                         + 0.3 * spec_sharp + a_o * spec_broad * 12.0)
+    out: F64 = np.where(metal[:, None], shiny, rubber)
+    out[~hit] = 0.55
+    return out
+
+
+def _srgb(linear: F64) -> F64:
+    x = np.clip(linear, 0.0, 1.0)
+    out: F64 = np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, 1 / 2.4) - 0.055)
+    return out
+
+
+def _soften(img: F64) -> F64:
+    p = np.pad(img, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    rows = 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:]
+    out: F64 = 0.25 * rows[:, :-2] + 0.5 * rows[:, 1:-1] + 0.25 * rows[:, 2:]
+    return out
+
+
+def instance_ids(scene: Scene, camera: Camera) -> I16:
+    """Only the instance-ID buffer (height, width) int16, -1 = background; much cheaper than ``render``."""
+    _, _, _, ids = _primary(scene, camera)
+    return ids.reshape(camera.height, camera.width).astype(np.int16)
+
+
+def render(scene: Scene, camera: Camera) -> Rendered:
+    """Render ``scene`` through ``camera``.
+
+    Returns:
+        ``Rendered`` with ``rgb`` (camera.height, camera.width, 3) uint8 in sRGB and ``ids`` (height, width) int16
+        object indices (-1 = ground). Deterministic: the same scene and camera give identical arrays.
+    """
+    dirs, t, normals, ids = _primary(scene, camera)
+    linear = _shade(scene, camera, dirs, t, normals, ids).reshape(camera.height, camera.width, 3)
+    rgb = np.rint(_soften(_srgb(linear)) * 255.0).astype(np.uint8)
+    return Rendered(rgb=rgb, ids=ids.reshape(camera.height, camera.width).astype(np.int16))
+
+
+def png_bytes(rgb: U8) -> bytes:
+    """Encode an RGB uint8 array as PNG bytes (deterministic: no timestamps or text chunks)."""
+    buf = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buf, format="PNG", optimize=False, compress_level=6)
+    return buf.getvalue()

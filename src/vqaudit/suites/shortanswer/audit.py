@@ -1,0 +1,279 @@
+"""The short-answer audit pipeline behind ``vqaudit audit`` (seed 002; report layout of Table 13).
+
+Layers, kept apart as §4 "Metric layers" asks:
+
+1. **Official**: the benchmark's own metric and variant (:mod:`.benchmarks`), per split and pooled;
+2. **Canonical**: the same rows on the canonical layer (:mod:`vqaudit.scoring.canonical`), with the fault kind
+   that decided each changed row;
+3. **Contract mix**: bucket and Table 8 subtype per item (:mod:`vqaudit.scoring.contracts`), with official and
+   canonical scores per bucket (Tables 4/5);
+4. **Semantic audit** on the official error pool (rows scoring below 1): RA-Eval recoveries
+   (:mod:`vqaudit.scoring.ra_eval`), and with ``--judge`` the judge verdicts, its acceptance share ("Acc. Err."
+   of Table 3), the judge-corrected score and a paired-bootstrap interval of judge - official (appendix G),
+   validation against human labels and agreement with a second judge (Table 2);
+5. **Contract repair**: output-only, reference-only, bidirectional (Table 7), overall and per bucket;
+6. **Failure notes**: empty, truncated, formatting, abstentions (:mod:`.failures`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vqaudit.backends import Backend
+from vqaudit.errors import VqauditError
+from vqaudit.metrics.flips import judge_delta_interval
+from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
+from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
+from vqaudit.scoring.judge_audit import binary_agreement, read_labels, run_judge
+from vqaudit.scoring.ra_eval import ra_eval_recovered
+from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_scores, summarize_repair
+from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
+from vqaudit.suites.shortanswer.failures import FailureNotes, failure_notes
+from vqaudit.suites.shortanswer.importers import read_predictions
+from vqaudit.suites.shortanswer.join import join_predictions
+from vqaudit.suites.shortanswer.loaders import load_gold
+from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
+
+OVERALL = "Overall"
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """Every layer's result for one joined row (written to ``rows.jsonl``; overlay = new gold columns)."""
+
+    qid: str
+    split: str
+    official: float
+    canonical: float
+    canonical_kind: str | None
+    bucket: str
+    subtype: str | None
+    overlay: tuple[tuple[str, ...], ...]
+    repaired: dict[str, float]
+    ra_eval: bool | None = None
+    judge: bool | None = None
+
+
+@dataclass(frozen=True)
+class JudgeAudit:
+    """The judge layer (seed 002 §3.3, Table 2, Table 3, appendix G)."""
+
+    spec: str
+    pool: int
+    accepted: int
+    undecided: int
+    accepted_share: float
+    judged_score: float
+    delta: tuple[float, float, float]
+    fn_rate_by_bucket: dict[str, float]
+    validation: dict[str, float] | None = None
+    second: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Everything the Table 13 report shows (see :mod:`vqaudit.report.shortanswer`)."""
+
+    benchmark: str
+    metric: str
+    variant: str
+    n_predictions: int
+    join: JoinReport
+    scores: dict[str, float]
+    canonical_scores: dict[str, float]
+    contract_mix: dict[str, dict[str, float]]
+    subtypes: dict[str, dict[str, int]]
+    canonical_kinds: dict[str, int]
+    canonical_lost: int
+    ra_eval: dict[str, float]
+    repair: tuple[RepairResult, ...]
+    repair_by_bucket: dict[str, dict[str, float]]
+    failures: FailureNotes
+    judge: JudgeAudit | None
+    rows: tuple[RowResult, ...] = field(repr=False)
+
+
+def _mean100(values: Sequence[float]) -> float:
+    # sum / n * 100, in VLMEvalKit's order of operations (its Overall 58.720000000000006 depends on it).
+    return sum(values) / len(values) * 100.0 if values else math.nan
+
+
+def _by_split(rows: Sequence[AuditRow], values: Sequence[float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for split in dict.fromkeys(r.split for r in rows if r.split):
+        out[split] = _mean100([v for r, v in zip(rows, values, strict=True) if r.split == split])
+    out[OVERALL] = _mean100(values)
+    return out
+
+
+def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts: Sequence[Contract], spec: str,
+                 cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
+                 second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
+    pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
+    verdicts = run_judge(pool, spec, cache_dir / "judge.sqlite", backend=backend)
+    per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
+    judged = [1.0 if v else s for s, v in zip(official, per_row, strict=True)]
+    accepted = sum(1 for v in verdicts.values() if v)
+    fn_rate: dict[str, float] = {}
+    for bucket in BUCKETS:
+        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True) if c.bucket == bucket and s < 1.0]
+        fn_rate[bucket] = 100.0 * sum(1 for v in errs if v) / len(errs) if errs else math.nan
+    validation = None
+    if labels is not None:
+        human = read_labels(labels)
+        pairs = [(verdicts[q], human[q]) for q in verdicts if q in human and verdicts[q] is not None]
+        if not pairs:
+            raise VqauditError(f"{labels}: no labelled question is in the judged error pool")
+        stats = binary_agreement([bool(a) for a, _ in pairs], [b for _, b in pairs])
+        validation = {"n": stats.n, "precision": stats.precision, "recall": stats.recall, "kappa": stats.kappa,
+                      "agreement": stats.agreement}
+    second_info = None
+    if second is not None:
+        other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)
+        both = [(verdicts[q], other[q]) for q in verdicts if verdicts[q] is not None and other.get(q) is not None]
+        agree = binary_agreement([bool(a) for a, _ in both], [bool(b) for _, b in both]) if both else None
+        second_info = {"spec": second, "n": len(both),
+                       "agreement": agree.agreement if agree else math.nan,
+                       "kappa": agree.kappa if agree else math.nan,
+                       "accepted_share": 100.0 * sum(1 for v in other.values() if v) / len(pool) if pool else math.nan}
+    delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
+    audit = JudgeAudit(spec, len(pool), accepted, sum(1 for v in verdicts.values() if v is None),
+                       100.0 * accepted / len(pool) if pool else math.nan, _mean100(judged), delta, fn_rate,
+                       validation, second_info)
+    return audit, per_row
+
+
+def audit_rows(
+    join: JoinReport,
+    benchmark: str,
+    *,
+    metric: str | None = None,
+    variant: str | None = None,
+    n_predictions: int | None = None,
+    all_outputs: Sequence[str] = (),
+    judge: str | None = None,
+    cache_dir: Path | None = None,
+    judge_backend: Backend | None = None,
+    labels: Path | None = None,
+    second_judge: str | None = None,
+    second_backend: Backend | None = None,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> AuditResult:
+    """Run every audit layer over joined rows (module docstring).
+
+    Args:
+        join: the join report (its rows are scored; unjoined ids are reported).
+        benchmark: benchmark name (decides the default metric and variant).
+        metric: official metric override (e.g. ``containment``).
+        variant: metric variant override (e.g. ``vlmevalkit``).
+        n_predictions: predictions read (default: joined rows).
+        all_outputs: every prediction text, joined or not, for the failure notes (default: the joined rows').
+        judge: judge model spec, or None for no judge layer.
+        cache_dir: folder of the judge caches (required with ``judge``).
+        judge_backend: a ready judge backend (tests).
+        labels: human labels file for judge validation.
+        second_judge: a second judge spec for agreement/kappa.
+        second_backend: a ready second judge backend (tests).
+        n_draws: bootstrap draws for the judge - official interval.
+        seed: bootstrap seed.
+
+    Returns:
+        The :class:`AuditResult`.
+
+    Raises:
+        VqauditError: an unknown benchmark/metric/variant, a judge without ``cache_dir``, bad labels.
+    """
+    spec = get_benchmark(benchmark)
+    metric = metric or spec.metric
+    variant = variant or (spec.variant if metric == spec.metric else
+                          {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
+                           "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}.get(metric, ""))
+    scorer = official_scorer(metric, variant)
+    rows = join.rows
+    official = [scorer(r.prediction, r.answers) for r in rows]
+    canon = [canonical_score(r.prediction, r.answers, metric) for r in rows]
+    contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
+    repaired = repair_scores([r.prediction for r in rows], [r.answers for r in rows], [r.question for r in rows],
+                             contracts, metric, variant, scorer)
+    ra = [ra_eval_recovered(r.prediction, r.answers) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
+    judge_audit: JudgeAudit | None = None
+    verdicts: list[bool | None] = [None] * len(rows)
+    if judge is not None:
+        if cache_dir is None:
+            raise VqauditError("the judge layer needs a folder for its response cache")
+        judge_audit, verdicts = _judge_layer(rows, official, contracts, judge, cache_dir, judge_backend, labels,
+                                             second_judge, second_backend, n_draws, seed)
+    counts = bucket_counts(contracts)
+    mix: dict[str, dict[str, float]] = {}
+    by_bucket: dict[str, dict[str, float]] = {}
+    for bucket in BUCKETS:
+        idx = [i for i, c in enumerate(contracts) if c.bucket == bucket]
+        mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
+                       "official": _mean100([official[i] for i in idx]),
+                       "canonical": _mean100([canon[i][0] for i in idx])}
+        by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
+    kinds = dict.fromkeys(FAULT_KINDS, 0)
+    lost = 0
+    for s, (c, kind) in zip(official, canon, strict=True):
+        if c > s and kind in kinds:
+            kinds[kind] += 1
+        lost += c < s
+    errors = [i for i, s in enumerate(official) if s < 1.0]
+    recovered = sum(1 for i in errors if ra[i])
+    ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
+               "share": 100.0 * recovered / len(errors) if errors else math.nan,
+               "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
+    accepts = verdicts if judge is not None else None
+    repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
+    results = tuple(
+        RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
+                  reference_overlay(r.answers, contracts[i], r.question), {v: repaired[v][i] for v in VARIANTS},
+                  ra[i], verdicts[i])
+        for i, r in enumerate(rows))
+    outputs = list(all_outputs) if all_outputs else [r.prediction for r in rows]
+    return AuditResult(benchmark, metric, variant, n_predictions if n_predictions is not None else len(rows), join,
+                       _by_split(rows, official) if rows else {},
+                       _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
+                       lost, ra_info, repair, by_bucket, failure_notes(outputs), judge_audit, results)
+
+
+def run_audit(
+    predictions: Path,
+    benchmark: str,
+    *,
+    gold: Path | None = None,
+    fmt: str = "auto",
+    join_on: str = "id",
+    id_field: str | None = None,
+    image_field: str | None = None,
+    **options: Any,
+) -> AuditResult:
+    """Read a prediction file (and a gold file), join them and run :func:`audit_rows`.
+
+    Args:
+        predictions: the prediction file (any format of :mod:`.importers`).
+        benchmark: benchmark name.
+        gold: a gold file in the benchmark's layout (default: the gold embedded in the predictions).
+        fmt: prediction format (``auto``, ``generic``, ``vlmevalkit``, ``lmms-eval``).
+        join_on: ``id``, ``question`` or ``image-question``.
+        id_field: the prediction id column to use (``row``: row numbers).
+        image_field: the prediction column naming the image (for ``image-question`` joins).
+        **options: passed to :func:`audit_rows` (metric, variant, judge, cache_dir, ...).
+
+    Returns:
+        The :class:`AuditResult`.
+
+    Raises:
+        VqauditError: from any stage, naming the file, row and field where known.
+    """
+    spec = get_benchmark(benchmark)
+    preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
+    gold_items = load_gold(gold, spec.name) if gold is not None else None
+    join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
+    return audit_rows(join, spec.name, n_predictions=len(preds), all_outputs=[p.prediction for p in preds],
+                      **options)

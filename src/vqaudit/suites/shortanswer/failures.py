@@ -1,0 +1,108 @@
+"""Failure notes of Table 13 (seed 002 appendix I): empty, truncated and formatting failures, counted apart.
+
+Table 13 asks for "empty outputs, partial answers, and formatting failures, reported separately from semantic
+mismatch". The rules here are deterministic heuristics on the output text alone (no gold):
+
+- ``empty``: nothing but whitespace;
+- ``truncated`` (a partial answer): ends with ``...`` / ``…``, has unbalanced brackets or an odd number of
+  double quotes, or is longer than :data:`LONG_WORDS` words and stops without final punctuation (the shape of
+  an output cut at the token limit);
+- formatting, one count per kind (a row may have several): ``sentence`` (more than :data:`SENTENCE_WORDS`
+  words), ``wrapper`` (a leading answer wrapper such as "The answer is"), ``trailing-punctuation``,
+  ``markdown`` (``**``, backticks, a leading ``#`` or bullet), ``multi-line``, ``quoted``;
+- ``abstention``: an explicit refusal or "Unanswerable" (VizWiz's instruction asks for it); ``unanswerable``
+  counts only outputs that *are* the VizWiz abstention answer ("unanswerable" after vqaEval normalization).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vqaudit.scoring.canonical import strip_wrapper
+from vqaudit.scoring.vqa_normalize import vqaeval_process
+
+LONG_WORDS = 20
+SENTENCE_WORDS = 5
+FORMAT_KINDS: tuple[str, ...] = ("sentence", "wrapper", "trailing-punctuation", "markdown", "multi-line", "quoted")
+
+_ABSTAIN = re.compile(
+    r"^\s*(?:unanswerable|unknown|not answerable|cannot be determined|can ?not be determined|"
+    r"it is not possible|not possible to (?:determine|tell|answer)|i (?:cannot|can't|can not|am unable to)\b|"
+    r"there is no (?:way|information)|n/a\b)",
+    re.IGNORECASE,
+)
+_MARKDOWN = re.compile(r"\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FailureNotes:
+    """Counts over ``n`` outputs; ``formatting`` maps each of :data:`FORMAT_KINDS` to a count."""
+
+    n: int
+    empty: int
+    truncated: int
+    abstention: int
+    unanswerable: int
+    formatting: dict[str, int]
+    any_formatting: int
+
+
+def is_truncated(text: str) -> bool:
+    """The truncation heuristic of the module docstring."""
+    t = text.strip()
+    if not t:
+        return False
+    if t.endswith("...") or t.endswith("\u2026"):
+        return True
+    if t.count("(") != t.count(")") or t.count("[") != t.count("]") or t.count('"') % 2 == 1:
+        return True
+    return len(t.split()) > LONG_WORDS and t[-1].isalnum()
+
+
+def formatting_kinds(text: str) -> tuple[str, ...]:
+    """The formatting kinds of one output (module docstring), in :data:`FORMAT_KINDS` order."""
+    t = text.strip()
+    if not t:
+        return ()
+    kinds = []
+    if len(t.split()) > SENTENCE_WORDS:
+        kinds.append("sentence")
+    if strip_wrapper(t) != t:
+        kinds.append("wrapper")
+    if t[-1] in ".,;:!?" and not re.search(r"\d\.$", t[-3:]) and len(t.split()) <= SENTENCE_WORDS:
+        kinds.append("trailing-punctuation")
+    if _MARKDOWN.search(t):
+        kinds.append("markdown")
+    if "\n" in t:
+        kinds.append("multi-line")
+    if len(t) >= 2 and t[0] in "\"'\u201c" and t[-1] in "\"'\u201d":
+        kinds.append("quoted")
+    return tuple(kinds)
+
+
+def failure_notes(outputs: Sequence[str]) -> FailureNotes:
+    """Count empty, truncated, abstaining and badly formatted outputs.
+
+    Args:
+        outputs: raw model outputs.
+
+    Returns:
+        The :class:`FailureNotes`.
+    """
+    fmt = dict.fromkeys(FORMAT_KINDS, 0)
+    any_fmt = 0
+    empty = truncated = abstain = unanswerable = 0
+    for text in outputs:
+        if not text.strip():
+            empty += 1
+            continue
+        truncated += is_truncated(text)
+        abstain += bool(_ABSTAIN.match(text))
+        unanswerable += vqaeval_process(text) == "unanswerable"
+        kinds = formatting_kinds(text)
+        any_fmt += bool(kinds)
+        for k in kinds:
+            fmt[k] += 1
+    return FailureNotes(len(outputs), empty, truncated, abstain, unanswerable, fmt, any_fmt)

@@ -1,0 +1,243 @@
+"""Prediction importers: generic JSONL/JSON/CSV/TSV, lmms-eval sample logs, VLMEvalKit sheets, MultimodalOCR files.
+
+Formats (``fmt``; ``"auto"`` picks by file suffix and the first record's keys):
+
+- ``"generic"``: JSONL, a JSON list, CSV or TSV with a question id and a prediction. Id columns, first found:
+  ``question_id``, ``questionId``, ``qid``, ``id``, ``index``, ``doc_id`` (none: the 1-based row number).
+  Prediction columns: ``prediction``, ``pred``, ``text`` (LLaVA ``answers/*.jsonl``), ``output``, ``response``,
+  ``model_answer``; ``answer`` is read as the prediction only when a separate gold column exists
+  (``gt_answers``/``answers``/``gold``/``label``/``target``), as in MultimodalOCR's ``answer_save`` files.
+  Embedded gold, first found: ``gt_answers``, ``answers``, ``gold``, ``label``, ``target``, then ``answer``
+  when it is not the prediction (VLMEvalKit). Question: ``question``, ``query``, else the first line of
+  ``prompt`` (LLaVA puts the question there).
+- ``"vlmevalkit"``: VLMEvalKit's ``<model>_<dataset>.xlsx`` (or the same table as CSV/TSV): ``index``,
+  ``question``, ``answer`` (gold, kept as one string: a list literal like ``"[2014, 2016]"`` is the metric
+  variant's business), ``prediction``, optional ``split``. Read with the stdlib reader of
+  :mod:`vqaudit.suites.shortanswer.xlsx` (no openpyxl needed).
+- ``"lmms-eval"``: ``--log_samples`` output, JSONL (one sample a line) or JSON (``{"logs": [...]}``): the
+  prediction is ``filtered_resps[0]`` (else ``resps[0][0]``); the id is ``doc.question_id`` /
+  ``doc.questionId`` (else ``doc_id``); gold is ``doc.answers`` if present, else ``target`` (a string holding
+  a Python list literal is expanded).
+
+Any of these may be gzip-compressed (``.jsonl.gz``, ``.json.gz``, ``.csv.gz``, ``.tsv.gz``).
+A missing or null prediction becomes "" (an empty output, reported in the failure notes, never dropped).
+Errors name the file, the 1-based row and the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.suites.shortanswer.records import Prediction
+from vqaudit.suites.shortanswer.xlsx import read_xlsx_rows
+
+FORMATS = ("auto", "generic", "vlmevalkit", "lmms-eval")
+ID_KEYS = ("question_id", "questionId", "qid", "id", "index", "doc_id", "textvqa_question_id")
+PRED_KEYS = ("prediction", "pred", "text", "output", "response", "model_answer")
+GOLD_KEYS = ("gt_answers", "answers", "gold", "label", "target")
+QUESTION_KEYS = ("question", "query")
+IMAGE_KEYS = ("image", "image_path", "image_id", "imgname", "file_name")
+ROW_ID = "row"
+"""``id_field="row"``: number the rows 1, 2, ... (for files whose id column repeats, such as LLaVA's TextVQA
+answers, whose ``question_id`` is the image id; join those with ``on="image-question"``)."""
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _scalar_text(path: Path, row: int, name: str, value: Any) -> str:
+    if _is_missing(value):
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {type(value).__name__}")
+
+
+def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal: bool) -> tuple[str, ...]:
+    if _is_missing(value):
+        return ()
+    if isinstance(value, list):
+        return tuple(_scalar_text(path, row, name, v) for v in value)
+    text = _scalar_text(path, row, name, value)
+    if expand_literal and text.startswith("["):
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return (text,)
+        if isinstance(parsed, list) and parsed:
+            return tuple(str(v) for v in parsed)
+    return (text,)
+
+
+def _suffix(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        return suffixes[-2] if len(suffixes) >= 2 else ""
+    return path.suffix.lower()
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix.lower() == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return io.TextIOWrapper(path.open("rb"), encoding="utf-8", newline="")
+
+
+def _iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
+    if _suffix(path) == ".jsonl":
+        with _open_text(path) as handle:
+            for row, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield row, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
+        return
+    try:
+        with _open_text(path) as handle:
+            data = json.loads(handle.read())
+    except json.JSONDecodeError as exc:
+        raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("logs"), list):
+        data = data["logs"]
+    if not isinstance(data, list):
+        raise VqauditError(f"{path}: expected a JSON list of records (or lmms-eval {{'logs': [...]}})")
+    yield from enumerate(data, start=1)
+
+
+def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    suffix = _suffix(path)
+    if suffix == ".xlsx":
+        rows = read_xlsx_rows(path)
+        if not rows:
+            raise VqauditError(f"{path}: the sheet is empty")
+        header = [str(h) if h is not None else "" for h in rows[0]]
+        for row, values in enumerate(rows[1:], start=2):
+            yield row, dict(zip(header, values, strict=False))
+        return
+    delimiter = "\t" if suffix in (".tsv", ".tab") else ","
+    with _open_text(path) as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        for row, rec in enumerate(reader, start=2):  # row 1 is the header
+            yield row, {k: (None if v == "" else v) for k, v in rec.items() if k is not None}
+
+
+def _detect(path: Path, first: Any) -> str:
+    if isinstance(first, dict) and "doc_id" in first and ("filtered_resps" in first or "resps" in first):
+        return "lmms-eval"
+    return "generic"
+
+
+def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | None = None,
+             image_field: str | None = None) -> Prediction:
+    if not isinstance(rec, dict):
+        raise VqauditError(f"{path}: row {row}: expected a JSON object")
+    gold_key = next((k for k in GOLD_KEYS if k in rec), None)
+    pred_key = next((k for k in PRED_KEYS if k in rec), None)
+    if pred_key is None and gold_key is not None and "answer" in rec and not vlmevalkit:
+        pred_key = "answer"
+    if pred_key is None:
+        raise VqauditError(f"{path}: row {row}, field 'prediction': missing (looked for {', '.join(PRED_KEYS)})")
+    if gold_key is None and "answer" in rec and pred_key != "answer":
+        gold_key = "answer"
+    for name in (id_field, image_field):
+        if name is not None and name != ROW_ID and (name not in rec or _is_missing(rec[name])):
+            raise VqauditError(f"{path}: row {row}, field '{name}': missing")
+    id_key = id_field or next((k for k in ID_KEYS if k in rec and not _is_missing(rec[k])), None)
+    qid = str(row) if id_key in (None, ROW_ID) else _scalar_text(path, row, str(id_key), rec[id_key])
+    question = next((_scalar_text(path, row, k, rec[k]) for k in QUESTION_KEYS if k in rec), "")
+    if not question and isinstance(rec.get("prompt"), str):
+        question = rec["prompt"].split("\n", 1)[0]
+    gold = () if gold_key is None else _gold_values(path, row, gold_key, rec[gold_key], expand_literal=False)
+    image_key = image_field or next((k for k in IMAGE_KEYS if k in rec and isinstance(rec[k], (str, int))), None)
+    image = "" if image_key is None or (vlmevalkit and image_field is None) else str(rec[image_key])
+    return Prediction(qid=qid, prediction=_scalar_text(path, row, pred_key, rec.get(pred_key)),
+                      question=question, gold=gold, split=_scalar_text(path, row, "split", rec.get("split")),
+                      source=f"{path}:{row}", image=image)
+
+
+def _lmms(path: Path, row: int, rec: Any) -> Prediction:
+    if not isinstance(rec, dict):
+        raise VqauditError(f"{path}: row {row}: expected a JSON object")
+    doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+    assert isinstance(doc, dict)
+    resp: Any = rec.get("filtered_resps")
+    name = "filtered_resps"
+    if not resp:
+        resp, name = rec.get("resps"), "resps"
+    while isinstance(resp, list):
+        if not resp:
+            resp = None
+            break
+        resp = resp[0]
+    qid_value = next((doc[k] for k in ("question_id", "questionId") if k in doc), rec.get("doc_id"))
+    if _is_missing(qid_value):
+        raise VqauditError(f"{path}: row {row}, field 'doc_id': missing")
+    if "answers" in doc:
+        gold = _gold_values(path, row, "doc.answers", doc["answers"], expand_literal=True)
+    else:
+        gold = _gold_values(path, row, "target", rec.get("target"), expand_literal=True)
+    question = _scalar_text(path, row, "doc.question", doc.get("question", doc.get("query", "")))
+    return Prediction(qid=_scalar_text(path, row, "doc_id", qid_value),
+                      prediction=_scalar_text(path, row, name, resp), question=question, gold=gold,
+                      split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}")
+
+
+def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
+                     image_field: str | None = None) -> list[Prediction]:
+    """Read a prediction file into :class:`Prediction` records, in file order.
+
+    Args:
+        path: the file (.jsonl, .json, .csv, .tsv or .xlsx).
+        fmt: one of :data:`FORMATS` (see the module docstring).
+        id_field: the id column to use instead of the first of :data:`ID_KEYS` (generic and VLMEvalKit), or
+            ``"row"`` for row numbers.
+        image_field: the column naming the image (default: the first of :data:`IMAGE_KEYS`; VLMEvalKit's
+            ``image`` column holds base64 data and is ignored).
+
+    Returns:
+        The predictions; ids are unique.
+
+    Raises:
+        VqauditError: a missing file, an unknown format, a malformed row, a missing prediction field or a
+            duplicate id (naming the file, row and field).
+    """
+    if fmt not in FORMATS:
+        raise VqauditError(f"unknown prediction format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise VqauditError(f"{path}: prediction file not found")
+    suffix = _suffix(path)
+    out: list[Prediction] = []
+    if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
+        vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
+        for row, rec in _iter_table(path):
+            out.append(_generic(path, row, rec, vlm, id_field, image_field))
+    elif suffix in (".json", ".jsonl"):
+        records = list(_iter_json_records(path))
+        kind = fmt if fmt != "auto" else (_detect(path, records[0][1]) if records else "generic")
+        for row, rec in records:
+            if kind == "lmms-eval":
+                out.append(_lmms(path, row, rec))
+            else:
+                out.append(_generic(path, row, rec, kind == "vlmevalkit", id_field, image_field))
+    else:
+        raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} "
+                           "(use .jsonl, .json, .csv, .tsv or .xlsx)")
+    seen: dict[str, str] = {}
+    for pred in out:
+        if pred.qid in seen:
+            raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
+                               f"'question_id': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
+        seen[pred.qid] = pred.source.rsplit(":", 1)[1]
+    return out

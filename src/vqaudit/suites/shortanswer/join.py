@@ -1,0 +1,94 @@
+"""Join predictions with gold, reporting what does not join instead of dropping it (issue 5, item 1).
+
+Gold comes from a gold file when one is given, else from the gold embedded in the prediction file (VLMEvalKit
+``answer``, lmms-eval ``target``, MultimodalOCR ``gt_answers``). Joining is by question id, by (image, question
+text) as LLaVA's ``eval_textvqa.py`` joins its answers (``question_id`` there is the image id), or by question
+text (whitespace-collapsed, lower-cased) for layouts whose ids differ between harnesses (ChartQA); a question
+text that occurs twice in the gold, or twice in the predictions, is ambiguous: it is reported in the notes and
+its rows stay unjoined, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from vqaudit.errors import VqauditError
+from vqaudit.suites.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
+
+JOIN_KEYS = ("id", "question", "image-question")
+
+
+def _question_key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _gold_key(item: GoldItem, on: str) -> str:
+    q = _question_key(item.question)
+    return f"{item.image}\n{q}" if on == "image-question" else q
+
+
+def _pred_key(pred: Prediction, on: str) -> str:
+    q = _question_key(pred.question)
+    return f"{pred.image}\n{q}" if on == "image-question" else q
+
+
+def join_predictions(
+    predictions: Sequence[Prediction],
+    gold: Sequence[GoldItem] | None,
+    *,
+    benchmark: str,
+    on: str = "id",
+) -> JoinReport:
+    """Join predictions with gold items.
+
+    Args:
+        predictions: the imported predictions (unique ids).
+        gold: the gold items, or None to use the gold embedded in the predictions.
+        benchmark: benchmark name recorded on the rows.
+        on: ``"id"``, ``"question"`` or ``"image-question"``.
+
+    Returns:
+        A :class:`JoinReport`: joined rows in prediction order, the ids of predictions without gold and of gold
+        without predictions (gold order), the gold source, and notes (ambiguous question keys).
+
+    Raises:
+        VqauditError: ``on`` is neither ``"id"`` nor ``"question"``.
+    """
+    if on not in JOIN_KEYS:
+        raise VqauditError(f"join key must be one of {', '.join(JOIN_KEYS)}, got {on!r}")
+    if gold is None:
+        rows = tuple(AuditRow(p.qid, p.question, p.prediction, p.gold, benchmark, p.split, image=p.image)
+                     for p in predictions if p.gold)
+        missing = tuple(p.qid for p in predictions if not p.gold)
+        return JoinReport(rows, missing, (), "embedded" if rows else "none")
+    notes: list[str] = []
+    if on == "id":
+        index = {g.qid: g for g in gold}
+        key_of_pred = {p.qid: p.qid for p in predictions}
+        key_of_gold = {g.qid: g.qid for g in gold}
+    else:
+        counts = Counter(_gold_key(g, on) for g in gold)
+        ambiguous = {k for k, n in counts.items() if n > 1}
+        if ambiguous:
+            notes.append(f"{len(ambiguous)} question keys occur more than once in the gold and were not joined")
+        pred_counts = Counter(_pred_key(p, on) for p in predictions)
+        shared = {k for k, n in pred_counts.items() if n > 1 and k in counts}
+        if shared:
+            notes.append(f"{len(shared)} question keys occur more than once in the predictions and were not joined")
+        index = {_gold_key(g, on): g for g in gold if _gold_key(g, on) not in ambiguous | shared}
+        key_of_pred = {p.qid: _pred_key(p, on) for p in predictions}
+        key_of_gold = {g.qid: _gold_key(g, on) for g in gold}
+    rows_list: list[AuditRow] = []
+    without_gold: list[str] = []
+    used: set[str] = set()
+    for p in predictions:
+        item = index.get(key_of_pred[p.qid])
+        if item is None:
+            without_gold.append(p.qid)
+            continue
+        used.add(item.qid)
+        rows_list.append(AuditRow(p.qid, item.question or p.question, p.prediction, item.answers, benchmark,
+                                  p.split, item.answer_type, item.ocr_tokens, item.image or p.image))
+    without_pred = tuple(g.qid for g in gold if g.qid not in used and key_of_gold[g.qid] is not None)
+    return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))

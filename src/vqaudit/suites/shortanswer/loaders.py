@@ -1,0 +1,204 @@
+"""Gold loaders for the annotation layouts of the short-answer benchmarks (seed 002 §4 "Datasets").
+
+Layouts (the files the benchmarks distribute):
+
+- TextVQA (``TextVQA_0.5.1_val.json``; Singh et al. 2019): ``{"data": [{"question_id", "question", "answers"
+  (10 annotator answers), "image_id", ...}]}``. OCR tokens, when present, are read from ``ocr_tokens`` (the mmf
+  imdb / Rosetta layout) or ``ocr_info[*].word``; they anchor the readout bucket (seed 002 appendix A).
+- ST-VQA (``train_task_1.json`` / test layouts; Biten et al. 2019): ``{"data": [{"question_id", "question",
+  "answers", "file_name", ...}]}``.
+- DocVQA (``val_v1.0.json``; Mathew et al. 2021): ``{"data": [{"questionId", "question", "answers", ...}]}``.
+- InfographicVQA (``infographicsVQA_val_v1.0.json``; Mathew et al. 2022): DocVQA's layout plus ``answer_type``,
+  a list such as ``["multi-span"]`` (appendix A: single span, multi-span, question span, non-extractive).
+- ChartQA (``test_human.json`` / ``test_augmented.json``; Masry et al. 2022): a list of ``{"imgname", "query",
+  "label"}``. There is no question id: the id is ``"<split>:<1-based position>"`` (VLMEvalKit numbers the rows of
+  ``ChartQA_TEST`` the same way within each split); joins may also go by question text.
+
+Every error names the file, the 1-based row (position in ``data``) and the field. Files may be gzip-compressed
+(``.json.gz``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.suites.shortanswer.records import GoldItem
+
+CHARTQA_SPLITS = ("test_human", "test_augmented")
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise VqauditError(f"{path}: gold file not found")
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                return json.loads(handle.read())
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise VqauditError(f"{path}: not UTF-8 text: {exc}") from None
+
+
+def _records(path: Path, data: Any) -> list[Any]:
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        return list(data["data"])
+    if isinstance(data, list):
+        return data
+    raise VqauditError(f"{path}: expected a JSON list or an object with a 'data' list")
+
+
+def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
+    if not isinstance(rec, dict):
+        raise VqauditError(f"{path}: row {row}: expected a JSON object")
+    for name in names:
+        if name in rec:
+            return rec[name]
+    raise VqauditError(f"{path}: row {row}, field '{names[0]}': missing")
+
+
+def _id(path: Path, row: int, value: Any, name: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id")
+    return str(value)
+
+
+def _answers(path: Path, row: int, value: Any, name: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
+    if not isinstance(items, list) or not items:
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a non-empty list of answers")
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise VqauditError(f"{path}: row {row}, field '{name}': answers must be strings")
+        out.append(str(item))
+    return tuple(out)
+
+
+def _text(path: Path, row: int, value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string")
+    return value
+
+
+def _unique(path: Path, items: list[GoldItem]) -> list[GoldItem]:
+    seen: set[str] = set()
+    for row, item in enumerate(items, start=1):
+        if item.qid in seen:
+            raise VqauditError(f"{path}: row {row}, field 'question_id': duplicate id {item.qid!r}")
+        seen.add(item.qid)
+    return items
+
+
+def _ocr(rec: dict[str, Any]) -> tuple[str, ...]:
+    tokens = rec.get("ocr_tokens")
+    if isinstance(tokens, list):
+        return tuple(str(t) for t in tokens)
+    info = rec.get("ocr_info")
+    if isinstance(info, list):
+        return tuple(str(i["word"]) for i in info if isinstance(i, dict) and "word" in i)
+    return ()
+
+
+def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
+    """Load TextVQA (or any VQA-style ``question_id`` / ``answers`` layout such as ST-VQA).
+
+    Raises:
+        VqauditError: naming the file, row and field of a missing or mistyped field or a duplicate id.
+    """
+    items = []
+    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+        qid = _id(path, row, _field(path, row, rec, ("question_id",)), "question_id")
+        question = _text(path, row, _field(path, row, rec, ("question",)), "question")
+        answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
+        image = rec.get("image_id", rec.get("file_name", rec.get("file_path", "")))
+        items.append(GoldItem(qid, question, answers, benchmark, None, _ocr(rec), f"{path}:{row}", str(image)))
+    return _unique(path, items)
+
+
+def load_stvqa(path: Path) -> list[GoldItem]:
+    """Load ST-VQA (task 1-3 layout: ``question_id``, ``question``, ``answers``). Raises VqauditError."""
+    return load_textvqa(path, benchmark="stvqa")
+
+
+def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
+    """Load DocVQA / InfographicVQA (``questionId``, ``question``, ``answers``, optional ``answer_type``).
+
+    The InfographicVQA ``answer_type`` list is joined with ``"|"`` (e.g. ``"multi-span"``).
+
+    Raises:
+        VqauditError: naming the file, row and field of a missing or mistyped field or a duplicate id.
+    """
+    items = []
+    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+        qid = _id(path, row, _field(path, row, rec, ("questionId", "question_id")), "questionId")
+        question = _text(path, row, _field(path, row, rec, ("question",)), "question")
+        answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
+        raw_type = rec.get("answer_type")
+        if isinstance(raw_type, list):
+            answer_type: str | None = "|".join(str(t) for t in raw_type) or None
+        elif isinstance(raw_type, str):
+            answer_type = raw_type
+        else:
+            answer_type = None
+        image = str(rec.get("image", rec.get("image_local_name", "")))
+        items.append(GoldItem(qid, question, answers, benchmark, answer_type, (), f"{path}:{row}", image))
+    return _unique(path, items)
+
+
+def load_infovqa(path: Path) -> list[GoldItem]:
+    """Load InfographicVQA (DocVQA layout plus ``answer_type``). Raises VqauditError."""
+    return load_docvqa(path, benchmark="infovqa")
+
+
+def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "chartqa") -> list[GoldItem]:
+    """Load a ChartQA split file (``imgname``, ``query``, ``label``).
+
+    Args:
+        path: ``test_human.json``, ``test_augmented.json`` or a slice of either.
+        split: split name for the ids; default: ``test_human`` if the file name mentions "human", else
+            ``test_augmented`` ("machine" and "augmented" are the same split).
+        benchmark: benchmark name recorded on the items.
+
+    Raises:
+        VqauditError: naming the file, row and field of a missing or mistyped field.
+    """
+    name = path.name.lower()
+    split_name = split or ("test_human" if "human" in name else "test_augmented")
+    items = []
+    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+        question = _text(path, row, _field(path, row, rec, ("query", "question")), "query")
+        answers = _answers(path, row, _field(path, row, rec, ("label", "answer")), "label")
+        items.append(GoldItem(f"{split_name}:{row}", question, answers, benchmark, None, (), f"{path}:{row}",
+                              str(rec.get("imgname", ""))))
+    return items
+
+
+GOLD_LOADERS: dict[str, Callable[[Path], list[GoldItem]]] = {
+    "textvqa": load_textvqa,
+    "stvqa": load_stvqa,
+    "docvqa": load_docvqa,
+    "infovqa": load_infovqa,
+    "chartqa": load_chartqa,
+    "chartqa-human": lambda p: load_chartqa(p, split="test_human", benchmark="chartqa-human"),
+    "chartqa-machine": lambda p: load_chartqa(p, split="test_augmented", benchmark="chartqa-machine"),
+}
+"""Benchmark name -> gold loader (VizWiz test has no public gold)."""
+
+
+def load_gold(path: Path, benchmark: str) -> list[GoldItem]:
+    """Load a gold file in the layout of ``benchmark``.
+
+    Raises:
+        VqauditError: an unknown benchmark or a malformed file (naming the file, row and field).
+    """
+    loader = GOLD_LOADERS.get(benchmark)
+    if loader is None:
+        raise VqauditError(f"no gold layout for benchmark {benchmark!r}; known: {', '.join(GOLD_LOADERS)}")
+    return loader(path)

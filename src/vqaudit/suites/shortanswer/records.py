@@ -1,0 +1,93 @@
+"""Records of the short-answer audit: gold items, predictions, joined rows and the join report.
+
+Plain frozen dataclasses (not pydantic): the audit handles pools of ~170k rows (seed 002 §5.4) and these are
+built and read in tight loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class GoldItem:
+    """One benchmark question with its accepted answers.
+
+    Attributes:
+        qid: question id, unique within the gold file (as a string).
+        question: the question text ("" when the layout has none).
+        answers: the reference answers, in file order (TextVQA: the 10 annotator answers; ChartQA: one label).
+        benchmark: benchmark name (see :mod:`vqaudit.suites.shortanswer.benchmarks`).
+        answer_type: benchmark-native answer type when the layout has one (InfographicVQA ``answer_type``,
+            e.g. ``"multi-span"``), else None.
+        ocr_tokens: OCR tokens of the image when the layout has them (TextVQA), else empty.
+        source: where the item came from, ``"file:row"``.
+        image: the image file name or id the layout gives (TextVQA ``image_id``, DocVQA ``image``, ChartQA
+            ``imgname``, ...), "" when none.
+    """
+
+    qid: str
+    question: str
+    answers: tuple[str, ...]
+    benchmark: str
+    answer_type: str | None = None
+    ocr_tokens: tuple[str, ...] = ()
+    source: str = ""
+    image: str = ""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One model output read from a prediction file.
+
+    Attributes:
+        qid: question id (as a string) used for the join.
+        prediction: the raw output text, unmodified.
+        question: the question text when the file has it, else "".
+        gold: gold answers embedded in the prediction file (VLMEvalKit ``answer``, lmms-eval ``target``,
+            MultimodalOCR ``gt_answers``), else empty.
+        split: split name when the file has one (ChartQA ``test_human`` / ``test_augmented``), else "".
+        source: ``"file:row"`` of the row.
+        image: the image name, path or id when the file has one, else "".
+    """
+
+    qid: str
+    prediction: str
+    question: str = ""
+    gold: tuple[str, ...] = ()
+    split: str = ""
+    source: str = ""
+    image: str = ""
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """A prediction joined with its gold item: the unit every audit layer scores."""
+
+    qid: str
+    question: str
+    prediction: str
+    answers: tuple[str, ...]
+    benchmark: str
+    split: str = ""
+    answer_type: str | None = None
+    ocr_tokens: tuple[str, ...] = ()
+    image: str = ""
+
+
+@dataclass(frozen=True)
+class JoinReport:
+    """The result of joining predictions with gold: joined rows plus everything that did not join.
+
+    Attributes:
+        rows: joined rows, in prediction-file order.
+        predictions_without_gold: qids of predictions whose question is not in the gold.
+        gold_without_predictions: qids of gold items no prediction answers.
+        gold_source: ``"file"`` (a gold file), ``"embedded"`` (gold fields of the prediction file) or ``"none"``.
+    """
+
+    rows: tuple[AuditRow, ...]
+    predictions_without_gold: tuple[str, ...] = ()
+    gold_without_predictions: tuple[str, ...] = ()
+    gold_source: str = "file"
+    notes: tuple[str, ...] = field(default_factory=tuple)
