@@ -128,3 +128,51 @@ def test_audit_command_reproduces_the_published_chartqa_numbers(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     report = "".join(p.read_text() for p in (tmp_path / "audit").glob("*.md"))
     assert "58.72" in report  # VLMEvalKit's published overall ChartQA score for VILA1.5-13B (42.88 / 74.56)
+
+
+def _copy_bench(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_verify_exits_1_and_names_the_fault(chart_bench: Path, tmp_path: Path) -> None:
+    bench = _copy_bench(chart_bench, tmp_path / "bench")
+    cert = next((bench / "certificates").glob("*.json"))
+    data = json.loads(cert.read_text())
+    data["hidden_cells"] = "x"
+    cert.write_text(json.dumps(data))
+    done = vqaudit("verify", str(bench))
+    assert done.returncode == 1
+    assert f"FAIL {data['view_id']}: field 'hidden_cells'" in done.stdout
+    assert "does not match its hash in manifest.json" in done.stdout  # the manifest records every file's hash
+
+
+def test_run_with_recorded_errors_exits_1(chart_bench: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "replies.jsonl"
+    views = [json.loads(line) for line in (chart_bench / "views.jsonl").open()]
+    gold = '{"answerable": false, "answer": null, "reason": "r"}'
+    replay.write_text("".join(json.dumps({"view_id": v["view_id"], "text": gold}) + "\n" for v in views[:100]))
+    done = vqaudit("run", str(chart_bench), "--model", f"replay:{replay}", "--out", str(tmp_path / "run"))
+    assert done.returncode == 1 and "20 views have no reply" in done.stderr  # 120 views, 100 replayed
+
+
+def test_outputs_are_readable_by_others(evaluated: Path) -> None:
+    import stat
+
+    for path in (evaluated / "runs" / "reference_gold" / "metrics.json", evaluated / "report" / "report.md"):
+        assert path.stat().st_mode & stat.S_IROTH  # atomic writes must not leave mkstemp's 0600
+
+
+def test_run_folder_names_stay_distinct() -> None:
+    from vqaudit.cli import run_folder_names
+
+    names = run_folder_names(["openai:a/b@http://h/v1", "openai:a_b@http://h/v1", "reference:gold"])
+    assert len(set(names)) == 3 and names[2] == "reference_gold"
+
+
+def test_eval_refuses_to_reuse_a_different_benchmark(chart_bench: Path, tmp_path: Path) -> None:
+    _copy_bench(chart_bench, tmp_path / "bench")
+    done = vqaudit("eval", "--out", str(tmp_path), "--groups", "30")
+    assert done.returncode == 2 and "already holds a benchmark with 24 groups" in done.stderr

@@ -6,7 +6,9 @@ one line without a traceback and the command exits with status 2.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -57,7 +59,7 @@ def _build_charts(out: Path, groups: int, seed: int, workers: int, programs: str
 def build_charts_cmd(
     out: Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")],
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (5 views each).")] = 100,
-    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes (output does not depend on it).")] = 1,
     programs: Annotated[str, typer.Option(help="'lookup' (the paper's question) or 'all' program kinds.")] = "lookup",
     determined: Annotated[bool, typer.Option(help="Add D views: masked, answer still determined (proved).")] = False,
@@ -80,7 +82,7 @@ def _build_scenes(out: Path, groups: int, seed: int, workers: int, determined: b
 def build_scenes_cmd(
     out: Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")],
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (4 views each).")] = 100,
-    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes (output does not depend on it).")] = 1,
     determined: Annotated[bool, typer.Option(help="Keep groups whose occluded view still determines the answer "
                                                   "(labelled answerable); default redraws them, as in the paper.")]
@@ -110,7 +112,7 @@ def build_photos_cmd(
     = "coco",
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (3 views each; 4 with --matched).")]
     = 40,
-    seed: Annotated[int, typer.Option(help="Build seed; the same seed gives byte-identical output.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")] = 0,
     workers: Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")] = 1,
     images: Annotated[Path | None, typer.Option(help="Image folder (COCO or GQA).")] = None,
     annotations: Annotated[Path | None, typer.Option(help="COCO instances JSON, or GQA scene graphs JSON.")] = None,
@@ -137,10 +139,16 @@ def run(
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
     from vqaudit.run import run_benchmark
 
+    _check_key_env(api_key_env)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             progress=sys.stderr.isatty(), backend_options={"api_key_env": api_key_env})
-    console.print(f"{summary.n_views} views: {summary.n_cached} cached, {summary.n_asked} asked, "
-                  f"{summary.n_errors} errors; run folder {out}")
+    console.print(f"{summary.n_views} views: {summary.n_cached} already cached, {summary.n_asked} requests sent "
+                  f"(views with identical inputs share one request), {summary.n_errors} with a recorded error; "
+                  f"run folder {out}")
+    if summary.n_errors:
+        _error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
+               "--retry-errors (scoring would count them as invalid)")
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -187,14 +195,15 @@ def verify(
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
 ) -> None:
     """Re-check every witness certificate of a chart benchmark; exit 1 naming each failed view and condition."""
-    from vqaudit.verify import verify_benchmark
+    from vqaudit.verify import count_checked, verify_benchmark
 
     faults = verify_benchmark(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
         raise typer.Exit(1)
-    typer.echo(f"all certificates of {bench} verified")
+    counts = ", ".join(f"{n} {what}" for what, n in count_checked(bench).items())
+    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}")
 
 
 @app.command("audit-checker")
@@ -217,8 +226,37 @@ def audit_checker(
         raise typer.Exit(1)
 
 
+def _check_key_env(name: str) -> None:
+    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
+    import os
+
+    if name != "OPENAI_API_KEY" and not os.environ.get(name):
+        raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
+
+
 def _slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+def run_folder_names(specs: list[str]) -> list[str]:
+    """Readable, distinct run-folder names for model specs (a short hash is added where two names would clash)."""
+    slugs = [_slug(s) for s in specs]
+    return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
+            for slug, spec in zip(slugs, specs, strict=True)]
+
+
+def _check_reused_bench(bench_dir: Path, source: str, groups: int | None, seed: int | None) -> None:
+    """Refuse to silently reuse an existing benchmark that does not match what the options ask for."""
+    from vqaudit.store import read_json
+
+    manifest = read_json(bench_dir / "manifest.json")
+    got = manifest.get("source") if isinstance(manifest, dict) else None
+    if got != source:
+        raise VqauditError(f"{bench_dir}: holds a {got!r} benchmark, not {source!r}")
+    other_groups = groups is not None and manifest.get("n_groups") != groups
+    if other_groups or (seed is not None and manifest.get("seed") != seed):
+        raise VqauditError(f"{bench_dir}: already holds a benchmark with {manifest.get('n_groups')} groups and seed "
+                           f"{manifest.get('seed')}; choose another --out to build a different one")
 
 
 @app.command("eval")
@@ -231,7 +269,7 @@ def eval_cmd(
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
     groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
                                                         "(default: 60 charts, 12 scenes, 40 photos).")] = None,
-    seed: Annotated[int, typer.Option(help="Build seed.")] = 0,
+    seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
@@ -243,26 +281,32 @@ def eval_cmd(
     from vqaudit.run import run_benchmark
     from vqaudit.score import score_run
 
+    _check_key_env(api_key_env)
     if source not in ("charts", "scenes", "photos", "upd"):
         raise VqauditError(f"unknown source {source!r}; expected charts, scenes, photos or upd")
     out = out or Path("runs") / source
+    if source == "upd" and bench is not None:
+        raise VqauditError("eval upd builds its benchmark from the bundled data; run `vqaudit run`, `score` and "
+                           "`report` on a benchmark made with `vqaudit build upd --tsv FILE` instead of --bench")
     if source == "upd":
-        path = eval_upd(out, list(model or DEFAULT_MODELS), judge, max_items=max_items, seed=seed,
+        path = eval_upd(out, list(model or DEFAULT_MODELS), judge, max_items=max_items, seed=seed or 0,
                         concurrency=concurrency, api_key_env=api_key_env)
         typer.echo(f"report: {path}")
         return
     bench_dir = bench or out / "bench"
-    if bench is None and not (bench_dir / "manifest.json").is_file():
+    if (bench_dir / "manifest.json").is_file():
+        _check_reused_bench(bench_dir, source, groups if bench is None else None, seed if bench is None else None)
+    elif bench is None:
         if source == "charts":
-            _build_charts(bench_dir, groups or 60, seed, workers)
+            _build_charts(bench_dir, groups or 60, seed or 0, workers)
         elif source == "scenes":
-            _build_scenes(bench_dir, groups or 12, seed, workers)
+            _build_scenes(bench_dir, groups or 12, seed or 0, workers)
         else:
-            _build_photos(bench_dir, groups or 40, seed, workers)
+            _build_photos(bench_dir, groups or 40, seed or 0, workers)
     specs = model or list(DEFAULT_MODELS)
     run_dirs = []
-    for spec in specs:
-        run_dir = out / "runs" / _slug(spec)
+    for spec, name in zip(specs, run_folder_names(specs), strict=True):
+        run_dir = out / "runs" / name
         run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
                       backend_options={"api_key_env": api_key_env})
         score_run(run_dir)
@@ -272,21 +316,29 @@ def eval_cmd(
     typer.echo(f"\nreport: {path}")
 
 
+def _error(message: str) -> None:
+    """Print one plain error line (no markup, no traceback) on stderr."""
+    typer.echo(f"error: {message}", err=True)
+
+
 def main() -> None:
-    """Console entry point: run the app; print a VqauditError as one line (exit 2), never a traceback."""
+    """Console entry point: run the app; print a user error as one line (exit 2), never a traceback.
+
+    Exit codes: 0 success; 1 a check failed (verify, audit-checker, audit-certifier) or a run ended with views
+    whose reply is a recorded error; 2 a user error (bad input file, row or field, bad option, bad model spec);
+    130 interrupted (rerun the same command to resume).
+    """
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except VqauditError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        _error(str(exc))
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        console.print("aborted")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        console.print("interrupted; rerun the same command to resume")
-        sys.exit(130)
     except typer.TyperException as exc:  # usage errors: bad option, missing argument, ...
-        console.print(f"[bold red]error:[/] {exc.format_message()}", highlight=False)
+        _error(exc.format_message())
         sys.exit(exc.exit_code)
+    except (OSError, sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # file-system and storage problems
+        _error(f"{type(exc).__name__}: {exc}")
+        sys.exit(2)
+    if code == 130:
+        _error("interrupted; rerun the same command to resume")
+    sys.exit(code if isinstance(code, int) else 0)

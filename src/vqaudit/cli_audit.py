@@ -18,7 +18,7 @@ def audit_certifier_cmd(
     grid: Annotated[str, typer.Option(help="Admissible grid lo:hi:step, e.g. 0:3:1 or 0:2:1/2.")] = "0:3:1",
     recursive: Annotated[bool, typer.Option(help="Include the recursive-tree programs.")] = True,
     trees: Annotated[int, typer.Option(min=1, help="Number of recursive trees (15 cases each).")] = 32,
-    seed: Annotated[int, typer.Option(help="Seed of reference values, trees and tree worlds.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of reference values, trees and tree worlds.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Write the result here: .json, else Markdown.")] = None,
 ) -> None:
     """Audit the answerability certifier on the four-cell family: enumeration vs z3 and the two shortcuts.

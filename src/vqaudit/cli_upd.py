@@ -31,7 +31,7 @@ def build_upd_cmd(
     tsv: Annotated[Path | None, typer.Option(help="MMBench-layout TSV (default: the bundled real data).")] = None,
     variant: Annotated[str, typer.Option(help="aad, iasd, ivqd, a comma list, or all.")] = "all",
     setting: Annotated[str, typer.Option(help="base, option, instruction, original, a comma list, or all.")] = "all",
-    seed: Annotated[int, typer.Option(help="Seed of the IASD/IVQD pairings; same seed, same bytes.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the IASD/IVQD pairings; same seed, same bytes.")] = 0,
     max_items: Annotated[int | None, typer.Option(min=1, help="Use only the first N input rows.")] = None,
 ) -> None:
     """Build an MM-UPD benchmark (AAD / IASD / IVQD, circular rotations) from an MMBench-layout TSV."""
@@ -59,7 +59,7 @@ def export_tuning_cmd(
     n: Annotated[int, typer.Option("-n", "--n", min=1, help="Number of samples.")] = 1000,
     ratio: Annotated[str, typer.Option(help="standard:AAD:IVQD mix.")] = "6:2:2",
     settings: Annotated[str, typer.Option(help="Comma list of base and/or option.")] = "base,option",
-    seed: Annotated[int, typer.Option(help="Seed of every draw; same seed, same bytes.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every draw; same seed, same bytes.")] = 0,
 ) -> None:
     """Export UPD instruction-tuning data in the LLaVA conversation JSON format, with its images."""
     from vqaudit.suites.upd.tuning import TUNING_FILE, export_tuning

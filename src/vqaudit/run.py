@@ -180,9 +180,9 @@ async def run_benchmark_async(
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(bench_root / "manifest.json")
     params = GenerationParams()
+    backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_previous_run(out_dir, model_spec, manifest_sha256)
-    backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
     run_info: dict[str, Any] = {
         "model": model_spec,
         "benchmark": str(bench_root),
@@ -294,18 +294,28 @@ async def _ask_all(
 
     ``concurrency`` worker tasks pull jobs from one shared iterator, so memory stays bounded however many jobs
     there are. Returns the number of calls completed. The first unexpected exception (or a fatal backend
-    error) cancels the other workers and propagates.
+    error) cancels the other workers and propagates. When the first ``max(concurrency, 4)`` calls all end in a
+    recorded error, the run stops with a VqauditError rather than failing every view the same way.
     """
     pending = iter(jobs)
     n_done = 0
+    n_ok = 0
+    give_up = max(concurrency, 4)
 
     async def worker() -> None:
-        nonlocal n_done
+        nonlocal n_done, n_ok
         for job in pending:
             response = await _ask_one(backend, job, params)
             cache.put(response, replace_error=replace_error)
             n_done += 1
+            n_ok += response.error is None
             on_done()
+            if n_ok == 0 and n_done >= give_up:
+                raise VqauditError(
+                    f"{backend.spec}: the first {n_done} requests all failed after their retries (last: "
+                    f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
+                    "are recorded; rerun with --retry-errors once it answers"
+                )
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(jobs)))]
     if not workers:

@@ -24,6 +24,16 @@ from vqaudit.schema import Group, View
 M = TypeVar("M", bound=BaseModel)
 
 
+def _file_mode() -> int:
+    """The mode a plainly created file gets under the current umask (mkstemp alone would give 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_MODE = _file_mode()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -33,6 +43,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -127,11 +138,17 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     views = read_jsonl(root / "views.jsonl", View)
     groups = read_jsonl(root / "groups.jsonl", Group)
     manifest = read_json(root / "manifest.json")
-    view_ids = {v.view_id for v in views}
-    if len(view_ids) != len(views):
-        raise VqauditError(f"{root / 'views.jsonl'}: duplicate view_id")
+    view_ids: set[str] = set()
+    for row, view in enumerate(views, start=1):
+        if view.view_id in view_ids:
+            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'view_id': duplicate {view.view_id!r}")
+        view_ids.add(view.view_id)
     group_ids = {g.group_id for g in groups}
     for row, view in enumerate(views, start=1):
+        image = Path(view.image)
+        if image.is_absolute() or ".." in image.parts:
+            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
+                               "inside the benchmark folder")
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
         if check_images:
@@ -147,3 +164,23 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         if missing:
             raise VqauditError(f"{root / 'groups.jsonl'}: row {row}, field 'view_ids': unknown view {missing[0]!r}")
     return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
+
+
+def manifest_problems(bench: Benchmark) -> list[str]:
+    """Where the files of a benchmark folder differ from the hashes its manifest records (empty = intact).
+
+    Checks ``views_sha256``, ``groups_sha256`` and every entry of ``files`` (images, certificates) when present.
+    """
+    problems: list[str] = []
+    for key, name in (("views_sha256", "views.jsonl"), ("groups_sha256", "groups.jsonl")):
+        recorded = bench.manifest.get(key)
+        if recorded is not None and sha256_file(bench.root / name) != recorded:
+            problems.append(f"{name} does not match its hash in manifest.json")
+    files = bench.manifest.get("files") or {}
+    for rel, digest in files.items() if isinstance(files, dict) else ():
+        path = bench.root / rel
+        if not path.is_file():
+            problems.append(f"{rel} (listed in manifest.json) is missing")
+        elif sha256_file(path) != digest:
+            problems.append(f"{rel} does not match its hash in manifest.json")
+    return problems

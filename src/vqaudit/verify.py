@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.store import load_benchmark, manifest_problems, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
@@ -71,7 +71,18 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
     else:
         results = [verify_view(bench_dir, v) for v in views]
     faults = [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
+    faults += [("manifest", p) for p in manifest_problems(bench)]
     return faults + _verify_scenes(bench_dir, bench.views, bench.groups)
+
+
+def count_checked(bench_dir: Path) -> dict[str, int]:
+    """How many chart certificates and scene groups ``verify_benchmark`` re-checks in a benchmark."""
+    bench = load_benchmark(bench_dir, check_images=False)
+    return {
+        "chart certificates": sum(v.source == "charts" and v.state in ("M", "D") for v in bench.views),
+        "scene groups": sum(g.source == "scenes" for g in bench.groups),
+        "files in the manifest": len(bench.manifest.get("files") or {}),
+    }
 
 
 def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Group]) -> list[tuple[str, str]]:

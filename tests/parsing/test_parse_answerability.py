@@ -73,3 +73,12 @@ def test_backend_error_or_missing_reply_is_invalid() -> None:
 def test_extract_json_object_returns_none_without_an_object() -> None:
     assert extract_json_object("no braces here") is None
     assert extract_json_object('{"a": 1} and {"b": 2}') == {"a": 1}
+
+
+def test_absurdly_long_numbers_are_invalid_or_unparsed_never_a_crash() -> None:
+    from vqaudit.scoring import parse_number
+
+    # Python refuses int() over 4300 digits (ValueError, not JSONDecodeError): the reply must still parse.
+    huge = '{"answerable": true, "answer": ' + "9" * 5000 + ', "reason": "r"}'
+    assert parse_answerability(huge).decision == "invalid"
+    assert parse_number("9" * 5000) is None

@@ -33,14 +33,14 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
     for candidate in candidates:
         try:
             obj = json.loads(candidate)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
             continue
         if isinstance(obj, dict):
             return obj
     for match in re.finditer(r"\{", text):
         try:
             obj, _ = _DECODER.raw_decode(text, match.start())
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
             continue
         if isinstance(obj, dict):
             return obj

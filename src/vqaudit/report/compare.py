@@ -37,8 +37,30 @@ def load_run_result(run_dir: Path) -> RunResult:
     info = read_json(run_dir / "run.json")
     if not (run_dir / "metrics.json").is_file():
         raise VqauditError(f"{run_dir}: no metrics.json; run `vqaudit score {run_dir}` first")
+    metrics = read_json(run_dir / "metrics.json")
+    diagnostics = read_json(run_dir / "diagnostics.json")
+    _check_metrics(run_dir / "metrics.json", metrics)
+    if not isinstance(info, dict) or not isinstance(diagnostics, dict):
+        raise VqauditError(f"{run_dir}: run.json and diagnostics.json must hold JSON objects")
     return RunResult(run_dir=run_dir, model=str(info.get("model", "?")), benchmark=str(info.get("benchmark", "?")),
-                     metrics=read_json(run_dir / "metrics.json"), diagnostics=read_json(run_dir / "diagnostics.json"))
+                     metrics=metrics, diagnostics=diagnostics)
+
+
+def _check_metrics(path: Path, metrics: object) -> None:
+    """Raise VqauditError naming the source and field if ``metrics.json`` is not what ``vqaudit score`` writes."""
+    if not isinstance(metrics, dict):
+        raise VqauditError(f"{path}: expected a JSON object of sources")
+    for source, m in metrics.items():
+        if source == "upd":
+            continue
+        if not isinstance(m, dict):
+            raise VqauditError(f"{path}: source {source!r} is not an object")
+        for key in ("n_groups", "n_views"):
+            if not isinstance(m.get(key), int):
+                raise VqauditError(f"{path}: source {source!r}, field {key!r}: expected an integer")
+        for key in COLUMNS:
+            if m.get(key) is not None and not isinstance(m.get(key), int | float):
+                raise VqauditError(f"{path}: source {source!r}, field {key!r}: expected a number or null")
 
 
 def _pct(value: float | None) -> str:
@@ -57,12 +79,14 @@ def _model_label(model: str) -> str:
 
 def markdown_table(results: list[RunResult]) -> str:
     """The comparison table: one row per run and source; percentages with 95% group-bootstrap intervals."""
-    head = ["run", "model", "source", "groups", "views", *COLUMNS]
+    head = ["run", "model", "source", "groups", "views", *COLUMNS, "backend errors"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         for source, m in sorted(r.metrics.items()):
+            errors = int((r.diagnostics.get(source) or {}).get("backend_errors", 0))
             cells = [r.run_dir.name, _model_label(r.model), source, str(m["n_groups"]), str(m["n_views"])]
-            lines.append("| " + " | ".join(cells + [_cell(m, k) for k in COLUMNS]) + " |")
+            flag = f"**{errors}** (no reply: scored as invalid)" if errors else "0"
+            lines.append("| " + " | ".join(cells + [_cell(m, k) for k in COLUMNS] + [flag]) + " |")
     return "\n".join(lines)
 
 
@@ -108,13 +132,14 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     parts = [
         "# vqaudit answerability report",
         "",
-        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws (seed 000, §4). "
+        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
+        "(Cha et al., arXiv:2609.34480, §4). "
         "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
         "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
         "",
         markdown_table(results),
         "",
-        "## Failure accounting (seed 000, §E.2)",
+        "## Failure accounting (Cha et al., arXiv:2609.34480, §E.2)",
         "",
         _failure_table(results),
         "",

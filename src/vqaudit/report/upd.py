@@ -148,7 +148,7 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
         "",
         "Dual accuracy in percent (an item counts only if its standard and its UPD question are both right in "
         "every circular rotation); the Original Standard row is standard accuracy with LLaVA's letter-only prompt, "
-        "an upper bound of Dual (seed 001, Table 1). Columns are run folders:",
+        "an upper bound of Dual (Miyai et al., Unsolvable Problem Detection, Table 1). Columns are run folders:",
         "",
         *(f"- `{r.run_dir.name}`: `{r.model}`" for r in runs),
         *([f"- {ORACLE_NOTE}"] if any(r.model == "reference:gold" for r in runs) else []),

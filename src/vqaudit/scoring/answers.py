@@ -40,6 +40,8 @@ def parse_number(text: str, unit: str | None = None) -> Fraction | None:
         s = s[:-1].strip()
     if _GROUPED.fullmatch(s):
         s = s.replace(",", "")
+    if len(s) > 200:  # no chart or count answer is this long; also keeps int() below its 4300-digit limit
+        return None
     if _RATIO.fullmatch(s):
         num, den = s.split("/")
         return None if int(den) == 0 else Fraction(int(num), int(den))

@@ -144,7 +144,7 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
         category = wa.categories[int(mask_json["category_index"])]
     except (KeyError, TypeError, ValueError, IndexError, VqauditError) as exc:
         return [f"malformed certificate: {exc!r}"]
-    problems = _cheap_problems(wa, wb, cert, program, category)
+    problems = _field_problems(cert, wa, category) + _cheap_problems(wa, wb, cert, program, category)
     if problems:  # do not spend renders on a certificate that already failed
         return problems
     c = wa.categories.index(category)
@@ -168,6 +168,24 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
             problems.append(f"masked render of {label} differs from the saved image")
     if cert.get("image_pixel_sha256") != saved:
         problems.append("recorded pixel hash does not match the saved image")
+    return problems
+
+
+def _field_problems(cert: dict[str, Any], wa: World, category: str) -> list[str]:
+    """The recorded fields must say what the worlds imply: format, hidden cells, domain, proof present."""
+    problems: list[str] = []
+    if cert.get("format") != CERTIFICATE_FORMAT:
+        problems.append(f"field 'format': expected {CERTIFICATE_FORMAT!r}")
+    if cert.get("hidden_cells") != [[name, category] for name in wa.series]:
+        problems.append("field 'hidden_cells': not the masked category's cells")
+    domain = {"axis_lo": fraction_text(wa.axis_lo), "axis_hi": fraction_text(wa.axis_hi),
+              "grid_step": fraction_text(wa.grid_step)}
+    if cert.get("domain") != domain:
+        problems.append("field 'domain': not world_a's declared domain")
+    if not isinstance(cert.get("answerability"), dict):
+        problems.append("field 'answerability': the certifier's decision is missing")
+    if not isinstance(cert.get("rejected_masks", []), list):
+        problems.append("field 'rejected_masks': not a list")
     return problems
 
 

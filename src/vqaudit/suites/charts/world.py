@@ -137,6 +137,8 @@ class World:
             kind = data["kind"]
             if kind not in CHART_KINDS:
                 raise ValueError(f"unknown chart kind {kind!r}")
+            if Fraction(data["grid_step"]) <= 0 or Fraction(data["tick_step"]) <= 0:
+                raise ValueError("grid_step and tick_step must be positive")
             return World(
                 table=str(data["table"]),
                 kind=cast(ChartKind, kind),
@@ -154,7 +156,7 @@ class World:
                 value_labels=bool(data.get("value_labels", False)),
             )
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-            raise VqauditError(f"malformed chart world: {exc!r}") from None
+            raise VqauditError(f"malformed chart world: {exc}") from None
 
 
 def snap(value: float, table: RealTable) -> Fraction:
@@ -192,6 +194,8 @@ def sample_world(
         idx = sorted(rng.choice(len(complete), size=n_categories, replace=False).tolist())
         cats = [complete[i] for i in idx]
     values = tuple(tuple(snap(table.values[(s, c)], table) for c in cats) for s in series)
+    if any(len(set(row)) < 2 for row in values):
+        return None  # a flat series (real values snapped to one grid point) invites guessing from the trend
     title = f"{table.title}, {series[0]}" if n_series == 1 else table.title
     return World(
         table=table.name,
