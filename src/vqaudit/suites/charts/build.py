@@ -9,19 +9,14 @@ so the same seed gives byte-identical views, images, certificates and manifest, 
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
-import PIL
 
-import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
@@ -48,6 +43,7 @@ from vqaudit.suites.charts.world import (
     replace_category,
     sample_world,
 )
+from vqaudit.suites.common import map_groups, versions
 
 STATES = ("original", "S", "C", "M", "I")
 BENCHMARK_FORMAT = "vqaudit-benchmark/1"
@@ -231,17 +227,9 @@ def _queried_mask(world: World, c: int) -> Mask:
 
 def _groups(seed: int, n_groups: int, workers: int, programs: str, determined: bool) -> Iterator[GroupBuild]:
     make = partial(build_group, seed, programs=programs, determined=determined)
-    if workers <= 1:
-        yield from map(make, range(n_groups))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(make, range(n_groups), chunksize=8)
+    return map_groups(make, n_groups, workers, chunksize=8)
 
 
-def versions() -> dict[str, str]:
-    """Versions of everything that affects the pixels and the labels."""
-    return {"vqaudit": vqaudit.__version__, "matplotlib": matplotlib.__version__, "numpy": np.__version__,
-            "pillow": PIL.__version__, "python": platform.python_version()}
 
 
 def build_charts(
@@ -306,7 +294,7 @@ def build_charts(
         "states": sorted({v.state for v in all_views}),
         "programs": programs,
         "determined_views": determined,
-        "versions": versions(),
+        "versions": versions("matplotlib", "numpy", "PIL"),
         "tables": {name: load_table(name).source for name in sorted(used_tables)},
         "files": dict(sorted(files.items())),
         "views_sha256": sha256_bytes((out / "views.jsonl").read_bytes()),

@@ -17,10 +17,8 @@ byte-identical files whatever the number of workers.
 from __future__ import annotations
 
 import io
-import platform
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -28,13 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import PIL
 from PIL import Image
 
-import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import atomic_write_bytes, sha256_bytes, sha256_file, write_json, write_jsonl
+from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
 from vqaudit.suites.photos.gqa import answer_text, execute, load_questions, load_scene_graphs
@@ -258,17 +255,9 @@ def build_group(inputs: Inputs, seed: int, g: int, mask: str = "fill", matched: 
 def _groups(inputs: Inputs, seed: int, n_groups: int, workers: int, mask: str,
             matched: bool) -> Iterator[GroupBuild]:
     make = partial(build_group, inputs, seed, mask=mask, matched=matched)
-    if workers <= 1:
-        yield from map(make, range(n_groups))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(make, range(n_groups), chunksize=4)
+    return map_groups(make, n_groups, workers, chunksize=4)
 
 
-def versions() -> dict[str, str]:
-    """Versions of everything that affects the pixels and the labels."""
-    return {"vqaudit": vqaudit.__version__, "numpy": np.__version__, "pillow": PIL.__version__,
-            "python": platform.python_version()}
 
 
 def build_photos(
@@ -346,7 +335,7 @@ def build_photos(
     manifest = {
         "format": BENCHMARK_FORMAT, "source": "photos", "input": inputs.kind, "seed": seed, "n_groups": n_groups,
         "n_views": len(all_views), "states": sorted({v.state for v in all_views}, key=_state_key), "mask": mask,
-        "versions": versions(),
+        "versions": versions("numpy", "PIL"),
         "annotations": {"file": Path(inputs.annotations).name, "sha256": sha256_file(Path(inputs.annotations))},
         "credits": dict(sorted(credits.items())),
         "candidates": len(pool.candidates), "rejected_candidates": pool.rejected,

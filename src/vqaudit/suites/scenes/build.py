@@ -12,22 +12,19 @@ question or edits cannot be certified is dropped and redrawn; the reasons are co
 
 from __future__ import annotations
 
-import platform
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import PIL
 
-import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
+from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated
 from vqaudit.suites.scenes.occlusion import Masked, occlude
@@ -151,17 +148,9 @@ def build_group(seed: int, g: int, allow_determined: bool = True) -> GroupBuild:
 
 def _groups(seed: int, n_groups: int, workers: int, allow_determined: bool) -> Iterator[GroupBuild]:
     make = partial(build_group, seed, allow_determined=allow_determined)
-    if workers <= 1:
-        yield from map(make, range(n_groups))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(make, range(n_groups), chunksize=1)
+    return map_groups(make, n_groups, workers, chunksize=1)
 
 
-def versions() -> dict[str, str]:
-    """Versions of everything that affects the pixels and the labels."""
-    return {"vqaudit": vqaudit.__version__, "numpy": np.__version__, "pillow": PIL.__version__,
-            "python": platform.python_version()}
 
 
 def build_scenes(
@@ -222,7 +211,7 @@ def build_scenes(
         "n_groups": n_groups,
         "n_views": len(all_views),
         "states": list(STATES),
-        "versions": versions(),
+        "versions": versions("numpy", "PIL"),
         "credits": CREDITS,
         "template_families": list(SUPPORTED_FAMILIES),
         "allow_determined": allow_determined,

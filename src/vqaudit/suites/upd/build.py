@@ -20,19 +20,16 @@ instruction setting, else None), ``donor_index`` and ``item_source``.
 from __future__ import annotations
 
 import hashlib
-import platform
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
+from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.preprocess import preprocess
 from vqaudit.suites.upd.tsv import MCItem, load_tsv
@@ -148,7 +145,7 @@ def _expand(value: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
 
 def versions() -> dict[str, str]:
     """Versions of everything that affects the views."""
-    return {"vqaudit": vqaudit.__version__, "numpy": np.__version__, "python": platform.python_version()}
+    return common_versions("numpy")
 
 
 def build_upd(
