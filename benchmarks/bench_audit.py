@@ -7,9 +7,12 @@ replacement, seed 0) the real fixture rows in ``tests/fixtures/shortanswer``: LL
 ``mmf_textvqa``), VILA1.5-13B ChartQA (relaxed accuracy, ``vlmevalkit``), mPLUG-Owl DocVQA (ANLS, ``paper``) -
 12,849 distinct rows.
 
-Because the pool is a resample, rows repeat and the memoized scorers reuse work; the honest per-row cost is
-printed too ("cold"): every distinct row once, with every cache cleared first, and its extrapolation to
-166,731 distinct rows.
+Because the pool is a resample, rows repeat and the memoized scorers reuse work. Two honest measurements are
+printed too: "cold distinct" runs every distinct real row once, with every cache cleared first; "cold pool"
+runs 166,731 rows synthesised by *perturbing* the real rows (:func:`perturbed_pool`: each row gets its own
+random letter swap and digit swap, applied consistently to prediction and gold so that matches stay matches),
+so that almost every (prediction, gold) pair is new, again with every cache cleared first. Its distinct-pair
+and distinct-string counts are printed beside it; the target applies to it as well.
 
 Run: ``.venv/bin/python benchmarks/bench_audit.py [--rows N] [--tracemalloc]``. Targets: under 5 s and peak
 memory under 1 GB (``ru_maxrss``; ``--tracemalloc`` adds the Python-heap peak of a second, untimed pass).
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import resource
 import sys
 import time
@@ -53,6 +57,40 @@ def load_rows() -> list[Row]:
         out += [("", r["prediction"] or "", (r["answer"],), "chartqa") for r in map(json.loads, f)]
     with gzip.open(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
         out += [(r["question"], r["answer"], tuple(r["gt_answers"]), "docvqa") for r in json.load(f)]
+    return out
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_DIGITS = "0123456789"
+
+
+def _swap_table(rng: np.random.Generator, text: str, alphabet: str) -> dict[int, int]:
+    """A random swap of one character of ``alphabet`` found in ``text`` with another one (both cases)."""
+    present = sorted({c for c in text.lower() if c in alphabet})
+    if not present:
+        return {}
+    a = present[int(rng.integers(len(present)))]
+    b = alphabet[(alphabet.index(a) + 1 + int(rng.integers(len(alphabet) - 1))) % len(alphabet)]
+    table = {ord(a): ord(b), ord(b): ord(a)}
+    if a.isalpha():
+        table |= {ord(a.upper()): ord(b.upper()), ord(b.upper()): ord(a.upper())}
+    return table
+
+
+def perturbed_pool(distinct: Sequence[Row], rows: int, seed: int = 1) -> list[Row]:
+    """``rows`` rows drawn from the real ones, each with its own letter swap and digit swap (a bijection).
+
+    The same swap is applied to the prediction and every gold answer of a row (the question is kept), so
+    equal strings stay equal and the official scores, buckets and repairs keep roughly their real mix, but the
+    strings themselves are new: per-string caches get few hits, as on a pool of all-distinct real rows.
+    """
+    rng = np.random.default_rng(seed)
+    out: list[Row] = []
+    for i in rng.integers(0, len(distinct), size=rows):
+        question, prediction, answers, dataset = distinct[i]
+        text = prediction + " " + " ".join(answers)
+        table = _swap_table(rng, text, _LOWER) | _swap_table(rng, text, _DIGITS)
+        out.append((question, prediction.translate(table), tuple(a.translate(table) for a in answers), dataset))
     return out
 
 
@@ -115,6 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     t1 = time.perf_counter()
     audit_pass(distinct, cold_scorers)
     cold_s = time.perf_counter() - t1
+    cold_pool = perturbed_pool(distinct, args.rows)
+    clear_caches()
+    cold_pool_scorers = {d: official_scorer(m, v) for d, (m, v) in DATASETS.items()}
+    t2 = time.perf_counter()
+    cold_totals = audit_pass(cold_pool, cold_pool_scorers)
+    cold_pool_s = time.perf_counter() - t2
+    pairs = len({(p, a) for _, p, a, _ in cold_pool})
+    strings = len({s for _, p, a, _ in cold_pool for s in (p, *a)})
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
     print(f"fixtures loaded: {len(distinct):,} distinct rows in {load_s:.2f} s")
@@ -125,11 +171,21 @@ def main(argv: list[str] | None = None) -> int:
           f"breaks {totals['breaks']:,}")
     print("  buckets: " + ", ".join(f"{k[7:]} {v:,}" for k, v in totals.items() if k.startswith("bucket:")))
     per_row_ms = 1000 * cold_s / len(distinct)
-    print(f"cold: {len(distinct):,} distinct rows, caches cleared, in {cold_s:.2f} s ({per_row_ms:.3f} ms/row; "
+    print(f"cold distinct: {len(distinct):,} distinct rows, caches cleared, in {cold_s:.2f} s "
+          f"({per_row_ms:.3f} ms/row; "
           f"{per_row_ms * ROWS / 1000:.1f} s extrapolated to {ROWS:,} distinct rows)")
+    print(f"cold pool: {len(cold_pool):,} perturbed rows ({pairs:,} distinct (prediction, gold) pairs, "
+          f"{strings:,} distinct strings), caches cleared, in {cold_pool_s:.2f} s "
+          f"({len(cold_pool) / cold_pool_s:,.0f} rows/s); target < {TARGET_S:.0f} s")
+    print(f"  official {cold_totals['official']:.2f}, bidirectional {cold_totals['bidirectional']:.2f} "
+          f"(+{cold_totals['bidirectional'] - cold_totals['official']:.2f} pp), "
+          f"recovered {cold_totals['recovered']:,}, breaks {cold_totals['breaks']:,}")
+    print("  buckets: " + ", ".join(f"{k[7:]} {v:,}" for k, v in cold_totals.items() if k.startswith("bucket:")))
     print(f"peak memory: ru_maxrss {rss_mb:.0f} MB; target < {TARGET_MB:.0f} MB"
           + (f"; tracemalloc heap peak {heap_mb:.0f} MB" if args.tracemalloc else ""))
-    ok = pool_s < TARGET_S and rss_mb < TARGET_MB
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+          + " - on this shared 2-core machine timings vary about 2x with load")
+    ok = pool_s < TARGET_S and cold_pool_s < TARGET_S and rss_mb < TARGET_MB
     print("OK" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -63,6 +63,7 @@ _NUMBER = re.compile(r"^(?P<sign>[-+])?\$?(?P<num>\d+(?:\.\d+)?|\.\d+)\s*(?P<pct
 _SPAN_SPLIT = re.compile(r"\s*(?:,|;|/|&|\band\b)\s*")
 _EXACT_ID = re.compile(r"^0\d+$")
 _YEAR = re.compile(r"^[12]\d{3}$")
+_DIGIT = re.compile(r"\d")
 
 
 def unify_dashes(text: str) -> str:
@@ -72,14 +73,43 @@ def unify_dashes(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_DASHES)
 
 
+# Pieces of _TRAIL, which stays the definition: a leading run, and a trailing run (the two "$" alternatives).
+_LEAD = re.compile(r"[\s\"'`*]+")
+_TAIL = re.compile(r"(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
+_LEAD_CHARS = frozenset("\"'`*")
+_TAIL_CHARS = frozenset("\"'`*.,;:!?")
+
+
 def strip_trailing(text: str) -> str:
-    """Remove trailing punctuation and enclosing quotes/backticks/asterisks (fault kind 3); keep brackets."""
-    return _TRAIL.sub("", text)
+    r"""Remove trailing punctuation and enclosing quotes/backticks/asterisks (fault kind 3); keep brackets.
+
+    Exactly ``_TRAIL.sub("", text)``, without running the lookbehinds at every position of a long answer: a
+    trailing match can only start inside the final run of trailing characters, so the search starts there
+    (``search(text, pos)`` keeps the real string start for ``\b`` and the lookbehinds).
+    """
+    end = len(text)
+    j = end
+    while j and (text[j - 1] in _TAIL_CHARS or text[j - 1].isspace()):
+        j -= 1
+    start = 0
+    if text and (text[0] in _LEAD_CHARS or text[0].isspace()):
+        lead = _LEAD.match(text)
+        start = lead.end() if lead else 0
+    if j == end:
+        return text[start:] if start else text
+    tail = _TAIL.search(text, max(start, j))
+    return text[start:tail.start() if tail else end]
 
 
 def strip_wrapper(text: str) -> str:
-    """Remove a leading answer wrapper such as "The answer is" (fault kind 4); idempotent for plain answers."""
-    return _WRAPPER.sub("", text.strip(), count=1)
+    """Remove a leading answer wrapper such as "The answer is" (fault kind 4); idempotent for plain answers.
+
+    Same as ``_WRAPPER.sub("", text.strip(), count=1)``: the pattern is anchored, so a match at the start is
+    the only one.
+    """
+    t = text.strip()
+    m = _WRAPPER.match(t)
+    return t[m.end():] if m else t
 
 
 _NEEDS_PUNCT = re.compile("[" + re.escape("".join(PUNCTUATION)) + r"\.]")
@@ -133,7 +163,10 @@ def parse_number(text: str) -> tuple[float, bool, str] | None:
     (fault kind 5), decimals, and a ``%`` / ``percent`` suffix (fault kind 6). ``digits`` is the digit string
     as written (used by the exact year/identifier rule).
     """
-    t = unify_dashes(text).strip().lower()
+    t = unify_dashes(text)
+    if not _DIGIT.search(t):  # early exit: _NUMBER needs a digit
+        return None
+    t = t.strip().lower()
     if _THOUSANDS.match(t.rstrip("%").strip()):
         t = t.replace(",", "")
     m = _NUMBER.match(t)

