@@ -14,19 +14,18 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import csv
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, cache_key
+from vqaudit.backends import Backend, GenerationParams, ResponseCache
 from vqaudit.backends import load_backend as _load_backend
+from vqaudit.backends.judge import PLACEHOLDER_PNG, ask_judge_cached
 from vqaudit.errors import VqauditError
-from vqaudit.schema import Obligation, Response, View
+from vqaudit.schema import Obligation, View
 from vqaudit.store import sha256_bytes
 from vqaudit.suites.shortanswer.records import AuditRow
 
@@ -43,9 +42,6 @@ JUDGE_PROMPT = (
 )
 """Binary text-only semantic-equivalence prompt (seed 002 §3.3: question, reference answer(s), model output)."""
 
-PLACEHOLDER_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
-)
 _YES = frozenset({"yes", "y", "true", "correct", "equivalent", "acceptable"})
 _NO = frozenset({"no", "n", "false", "incorrect", "wrong", "unacceptable"})
 
@@ -73,27 +69,9 @@ def _view(row: AuditRow) -> View:
 
 async def _ask(backend: Backend, spec: str, cache: ResponseCache, row: AuditRow,
                gate: asyncio.Semaphore) -> bool | None:
-    prompt = judge_prompt(row)
-    key = cache_key(spec, JUDGE_PROMPT_ID, prompt, sha256_bytes(PLACEHOLDER_PNG), JUDGE_PARAMS)
-    cached = cache.get(key)
-    if cached is None or cached.text is None:
-        async with gate:
-            started = time.perf_counter()
-            reply: str | None = None
-            error: str | None = None
-            try:
-                reply = await backend.complete(Request(view=_view(row), prompt_id=JUDGE_PROMPT_ID, prompt=prompt,
-                                                       image=PLACEHOLDER_PNG, image_mime="image/png",
-                                                       params=JUDGE_PARAMS))
-            except BackendCallError as exc:
-                if exc.fatal:
-                    raise VqauditError(f"judge {spec}: {exc}") from None
-                error = str(exc) or type(exc).__name__
-            cached = Response(view_id=f"judge:{row.qid}", model=spec, prompt_id=JUDGE_PROMPT_ID,
-                              params=JUDGE_PARAMS.as_dict(), text=reply, error=error,
-                              latency_s=time.perf_counter() - started, cache_key=key)
-            cache.put(cached, replace_error=True)
-    return None if cached.text is None else parse_verdict(cached.text)
+    reply = await ask_judge_cached(backend, spec, cache, _view(row), JUDGE_PROMPT_ID, judge_prompt(row), JUDGE_PARAMS,
+                                   gate, response_id=f"judge:{row.qid}")
+    return None if reply.text is None else parse_verdict(reply.text)
 
 
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],

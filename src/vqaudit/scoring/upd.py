@@ -24,22 +24,17 @@ phrase or option, a JSON abstention) or names the removed correct option. For UP
 from __future__ import annotations
 
 import asyncio
-import base64
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vqaudit.backends import (
     Backend,
-    BackendCallError,
     GenerationParams,
-    Request,
     ResponseCache,
-    cache_key,
     load_backend,
 )
-from vqaudit.errors import VqauditError
+from vqaudit.backends.judge import ask_judge_cached
 from vqaudit.parsing.answerability import extract_json_object
 from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
 from vqaudit.prompts.upd import (
@@ -51,14 +46,9 @@ from vqaudit.prompts.upd import (
     judge_prompt,
 )
 from vqaudit.schema import Outcome, Response, View
-from vqaudit.store import sha256_bytes
 
 JUDGE_FILE = "judge.sqlite"
 JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=16)
-PLACEHOLDER_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
-)
-"""A 1x1 PNG sent as the judge's image: backends always attach one, and the judge must not see the real image."""
 
 ABSTAIN_PHRASES: frozenset[str] = frozenset(
     normalize_text(t)
@@ -130,28 +120,10 @@ def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
 async def _ask_judge(backend: Backend, spec: str, cache: ResponseCache, view: View, text: str,
                      gate: asyncio.Semaphore) -> Verdict:
     prompt = judge_prompt(view, text, judge_options(view))
-    key = cache_key(spec, JUDGE_PROMPT_ID, prompt, sha256_bytes(PLACEHOLDER_PNG), JUDGE_PARAMS)
-    cached = cache.get(key)
-    if cached is None or cached.text is None:
-        async with gate:
-            started = time.perf_counter()
-            reply: str | None = None
-            error: str | None = None
-            try:
-                reply = await backend.complete(Request(view=view, prompt_id=JUDGE_PROMPT_ID, prompt=prompt,
-                                                       image=PLACEHOLDER_PNG, image_mime="image/png",
-                                                       params=JUDGE_PARAMS))
-            except BackendCallError as exc:
-                if exc.fatal:
-                    raise VqauditError(f"judge {spec}: {exc}") from None
-                error = str(exc) or type(exc).__name__
-            cached = Response(view_id=view.view_id, model=spec, prompt_id=JUDGE_PROMPT_ID,
-                              params=JUDGE_PARAMS.as_dict(), text=reply, error=error,
-                              latency_s=time.perf_counter() - started, cache_key=key)
-            cache.put(cached, replace_error=True)
-    if cached.text is None:
-        return Verdict("undecided", "undecided", f"judge {spec} failed: {cached.error}")
-    return parse_judge_reply(view, cached.text, spec)
+    reply = await ask_judge_cached(backend, spec, cache, view, JUDGE_PROMPT_ID, prompt, JUDGE_PARAMS, gate)
+    if reply.text is None:
+        return Verdict("undecided", "undecided", f"judge {spec} failed: {reply.error}")
+    return parse_judge_reply(view, reply.text, spec)
 
 
 async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
