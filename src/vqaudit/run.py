@@ -37,7 +37,7 @@ from vqaudit.backends import (
 from vqaudit.errors import VqauditError
 from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
-from vqaudit.store import load_benchmark, read_json, sha256_file, write_json
+from vqaudit.store import load_benchmark, manifest_problems, read_json, sha256_file, write_json
 
 RESPONSES_FILE = "responses.sqlite"
 RUN_FILE = "run.json"
@@ -177,6 +177,10 @@ async def run_benchmark_async(
     if concurrency < 1:
         raise VqauditError(f"concurrency must be at least 1, got {concurrency}")
     bench = load_benchmark(bench_dir)
+    tampered = [p for p in manifest_problems(bench) if "views.jsonl" in p or "groups.jsonl" in p]
+    if tampered:
+        raise VqauditError(f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
+                           "or check it with `vqaudit verify`)")
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(bench_root / "manifest.json")
     params = GenerationParams()

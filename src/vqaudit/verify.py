@@ -98,8 +98,8 @@ def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Grou
         members = [by_id[i] for i in group.view_ids]
         try:
             problems = check_group(members, group.meta["camera"], group.meta["directions"], bench_dir)
-        except (KeyError, TypeError, ValueError) as exc:
-            problems = [f"malformed group metadata: {exc!r}"]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            problems = [f"malformed scene metadata in the group or its views ({type(exc).__name__}: {exc})"]
         faults += [(group.group_id, p) for p in problems]
     return faults
 

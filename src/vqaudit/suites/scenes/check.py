@@ -77,13 +77,24 @@ def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[
     changed = _diff(scenes["original"], scenes["C"])
     if len(changed) != 1 or changed[0][0] not in deps or answer(program, scenes["C"]) == base[-1]:
         problems.append(f"{by['C'].view_id}: C must change one referent attribute and the answer")
-    problems += _check_masked(by["M"], program, scenes["M"], base[-1], camera_from_json(camera), root)
+    cam = camera_from_json(camera)
+    for state in ("original", "S", "C"):
+        if not np.array_equal(render(scenes[state], cam).rgb, _saved(root, by[state])):
+            problems.append(f"{by[state].view_id}: the saved image is not the render of the view's scene")
+    texts = {v.question for v in views}
+    if len(texts) != 1:
+        problems.append(f"group {views[0].group_id}: its views ask different questions")
+    problems += _check_masked(by["M"], program, scenes["M"], base[-1], cam, root)
     return problems
+
+
+def _saved(root: Path, view: View) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO((root / view.image).read_bytes())).convert("RGB"))
 
 
 def _check_masked(view: View, program: Any, scene: Scene, base: Any, camera: Camera, root: Path) -> list[str]:
     ev = view.meta["evidence"]
-    saved = np.asarray(Image.open(io.BytesIO((root / view.image).read_bytes())).convert("RGB"))
+    saved = _saved(root, view)
     problems = []
     if not np.array_equal(render(scene, camera).rgb, saved):
         problems.append(f"{view.view_id}: the saved image is not the render of the M scene")

@@ -18,7 +18,7 @@ Layers, kept apart as §4 "Metric layers" asks:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,7 +195,12 @@ def audit_rows(
                            "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}.get(metric, ""))
     scorer = official_scorer(metric, variant)
     rows = join.rows
-    official = [scorer(r.prediction, r.answers) for r in rows]
+    if spec.has_gold and join.gold_source == "none":
+        raise VqauditError(f"{benchmark}: the predictions carry no gold answers; pass the gold file with --gold")
+    if not rows and spec.has_gold:
+        raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
+                           "--join-on and --format); nothing to audit")
+    official = [_score_row(scorer, r, i) for i, r in enumerate(rows, start=1)]
     canon = [canonical_score(r.prediction, r.answers, metric) for r in rows]
     contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
     repaired = repair_scores([r.prediction for r in rows], [r.answers for r in rows], [r.question for r in rows],
@@ -240,6 +245,14 @@ def audit_rows(
                        _by_split(rows, official) if rows else {},
                        _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
                        lost, ra_info, repair, by_bucket, failure_notes(outputs), judge_audit, results)
+
+
+def _score_row(scorer: Callable[[str, Sequence[str]], float], row: AuditRow, index: int) -> float:
+    """The official score of one joined row; a gold the metric cannot take becomes a VqauditError naming it."""
+    try:
+        return scorer(row.prediction, row.answers)
+    except ValueError as exc:
+        raise VqauditError(f"joined row {index} (question id {row.qid!r}), field 'answers': {exc}") from None
 
 
 def run_audit(

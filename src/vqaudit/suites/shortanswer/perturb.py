@@ -67,7 +67,10 @@ def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, s
             text = by_qid.get(row.qid)
             if text is None or not row.answers:
                 continue
-            official[vid][row.qid] = scorer(text, row.answers)
+            try:
+                official[vid][row.qid] = scorer(text, row.answers)
+            except ValueError as exc:
+                raise VqauditError(f"question id {row.qid!r}, field 'answers': {exc}") from None
             canonical[vid][row.qid] = canonical_score(text, row.answers, metric)[0]
     return official, canonical
 
