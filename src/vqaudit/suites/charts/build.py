@@ -9,7 +9,7 @@ so the same seed gives byte-identical views, images, certificates and manifest, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -225,13 +225,6 @@ def _queried_mask(world: World, c: int) -> Mask:
     return category_mask(world, c, "neighbors" if world.kind == "line" else "slot")
 
 
-def _groups(seed: int, n_groups: int, workers: int, programs: str, determined: bool) -> Iterator[GroupBuild]:
-    make = partial(build_group, seed, programs=programs, determined=determined)
-    return map_groups(make, n_groups, workers, chunksize=8)
-
-
-
-
 def build_charts(
     out: Path,
     n_groups: int,
@@ -271,7 +264,8 @@ def build_charts(
     groups: list[Group] = []
     files: dict[str, str] = {}
     used_tables: set[str] = set()
-    for built in _groups(seed, n_groups, workers, programs, determined):
+    make = partial(build_group, seed, programs=programs, determined=determined)
+    for built in map_groups(make, n_groups, workers, chunksize=8):
         for path, data in built.images.items():
             atomic_write_bytes(out / path, data)
             files[path] = sha256_bytes(data)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -252,14 +252,6 @@ def build_group(inputs: Inputs, seed: int, g: int, mask: str = "fill", matched: 
     return GroupBuild(group=group, views=tuple(views), images=images)
 
 
-def _groups(inputs: Inputs, seed: int, n_groups: int, workers: int, mask: str,
-            matched: bool) -> Iterator[GroupBuild]:
-    make = partial(build_group, inputs, seed, mask=mask, matched=matched)
-    return map_groups(make, n_groups, workers, chunksize=4)
-
-
-
-
 def build_photos(
     out: Path,
     n_groups: int,
@@ -317,7 +309,8 @@ def build_photos(
     files: dict[str, str] = {}
     credits: dict[str, str] = {}
     tally: Counter[str] = Counter()
-    for built in _groups(inputs, seed, n_groups, workers, mask, matched):
+    make = partial(build_group, inputs, seed, mask=mask, matched=matched)
+    for built in map_groups(make, n_groups, workers, chunksize=4):
         for path, data in built.images.items():
             atomic_write_bytes(out / path, data)
             files[path] = sha256_bytes(data)

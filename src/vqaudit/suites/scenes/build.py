@@ -13,7 +13,7 @@ question or edits cannot be certified is dropped and redrawn; the reasons are co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -146,13 +146,6 @@ def build_group(seed: int, g: int, allow_determined: bool = True) -> GroupBuild:
     return GroupBuild(group=group, views=tuple(views), images=images)
 
 
-def _groups(seed: int, n_groups: int, workers: int, allow_determined: bool) -> Iterator[GroupBuild]:
-    make = partial(build_group, seed, allow_determined=allow_determined)
-    return map_groups(make, n_groups, workers, chunksize=1)
-
-
-
-
 def build_scenes(
     out: Path,
     n_groups: int,
@@ -192,7 +185,8 @@ def build_scenes(
     files: dict[str, str] = {}
     rejected: Counter[str] = Counter()
     m_status: Counter[str] = Counter()
-    for built in _groups(seed, n_groups, workers, allow_determined):
+    make = partial(build_group, seed, allow_determined=allow_determined)
+    for built in map_groups(make, n_groups, workers, chunksize=1):
         for path, data in built.images.items():
             atomic_write_bytes(out / path, data)
             files[path] = sha256_bytes(data)
