@@ -44,6 +44,8 @@ def audit_cmd(
     = None,
     second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
     draws: Annotated[int, typer.Option(min=0, help="Bootstrap draws for the judge - official interval.")] = 2000,
+    model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
+                                                        "`audit-summary` tables (default: the file name).")] = None,
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
@@ -57,7 +59,7 @@ def audit_cmd(
         raise VqauditError(f"{predictions}: prediction file not found")
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
-                       image_field=image_field,
+                       image_field=image_field, model=model_name,
                        metric=metric, variant=variant, judge=judge, cache_dir=target, labels=labels,
                        second_judge=second_judge, n_draws=draws)
     try:

@@ -39,7 +39,7 @@ def render_markdown(result: AuditResult) -> str:
     r = result
     j = r.join
     lines = [f"# Short-answer score audit: {r.benchmark}", "",
-             f"Metric: {_METRIC_NAMES.get(r.metric, r.metric)} (variant `{r.variant}`). "
+             f"Model: {r.model or 'unnamed'}. Metric: {_METRIC_NAMES.get(r.metric, r.metric)} (variant `{r.variant}`). "
              f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({j.gold_source} gold); "
              f"{len(j.predictions_without_gold)} predictions without gold, "
              f"{len(j.gold_without_predictions)} gold questions without a prediction.", ""]

@@ -70,6 +70,7 @@ class JudgeAudit:
     judged_score: float
     delta: tuple[float, float, float]
     fn_rate_by_bucket: dict[str, float]
+    accepted_by_bucket: dict[str, int]
     validation: dict[str, float] | None = None
     second: dict[str, Any] | None = None
 
@@ -79,6 +80,7 @@ class AuditResult:
     """Everything the Table 13 report shows (see :mod:`vqaudit.report.shortanswer`)."""
 
     benchmark: str
+    model: str
     metric: str
     variant: str
     n_predictions: int
@@ -119,9 +121,11 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     judged = [1.0 if v else s for s, v in zip(official, per_row, strict=True)]
     accepted = sum(1 for v in verdicts.values() if v)
     fn_rate: dict[str, float] = {}
+    fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
         errs = [v for v, c, s in zip(per_row, contracts, official, strict=True) if c.bucket == bucket and s < 1.0]
-        fn_rate[bucket] = 100.0 * sum(1 for v in errs if v) / len(errs) if errs else math.nan
+        fn_count[bucket] = sum(1 for v in errs if v)
+        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan
     validation = None
     if labels is not None:
         human = read_labels(labels)
@@ -143,7 +147,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
     audit = JudgeAudit(spec, len(pool), accepted, sum(1 for v in verdicts.values() if v is None),
                        100.0 * accepted / len(pool) if pool else math.nan, _mean100(judged), delta, fn_rate,
-                       validation, second_info)
+                       fn_count, validation, second_info)
     return audit, per_row
 
 
@@ -151,6 +155,7 @@ def audit_rows(
     join: JoinReport,
     benchmark: str,
     *,
+    model: str = "",
     metric: str | None = None,
     variant: str | None = None,
     n_predictions: int | None = None,
@@ -169,6 +174,7 @@ def audit_rows(
     Args:
         join: the join report (its rows are scored; unjoined ids are reported).
         benchmark: benchmark name (decides the default metric and variant).
+        model: the name of the model whose predictions these are (labels multi-audit summaries).
         metric: official metric override (e.g. ``containment``).
         variant: metric variant override (e.g. ``vlmevalkit``).
         n_predictions: predictions read (default: joined rows).
@@ -219,6 +225,7 @@ def audit_rows(
     for bucket in BUCKETS:
         idx = [i for i, c in enumerate(contracts) if c.bucket == bucket]
         mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
+                       "errors": sum(1 for i in idx if official[i] < 1.0),
                        "official": _mean100([official[i] for i in idx]),
                        "canonical": _mean100([canon[i][0] for i in idx])}
         by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
@@ -241,7 +248,8 @@ def audit_rows(
                   ra[i], verdicts[i])
         for i, r in enumerate(rows))
     outputs = list(all_outputs) if all_outputs else [r.prediction for r in rows]
-    return AuditResult(benchmark, metric, variant, n_predictions if n_predictions is not None else len(rows), join,
+    return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
+                       join,
                        _by_split(rows, official) if rows else {},
                        _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
                        lost, ra_info, repair, by_bucket, failure_notes(outputs), judge_audit, results)
@@ -264,6 +272,7 @@ def run_audit(
     join_on: str = "id",
     id_field: str | None = None,
     image_field: str | None = None,
+    model: str | None = None,
     **options: Any,
 ) -> AuditResult:
     """Read a prediction file (and a gold file), join them and run :func:`audit_rows`.
@@ -276,6 +285,7 @@ def run_audit(
         join_on: ``id``, ``question`` or ``image-question``.
         id_field: the prediction id column to use (``row``: row numbers).
         image_field: the prediction column naming the image (for ``image-question`` joins).
+        model: the model's name for summaries (default: the prediction file's name without its suffixes).
         **options: passed to :func:`audit_rows` (metric, variant, judge, cache_dir, ...).
 
     Returns:
@@ -288,5 +298,6 @@ def run_audit(
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
-    return audit_rows(join, spec.name, n_predictions=len(preds), all_outputs=[p.prediction for p in preds],
-                      **options)
+    name = model if model is not None else predictions.name.split(".")[0]
+    return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
+                      all_outputs=[p.prediction for p in preds], **options)
