@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from vqaudit.backends import load_backend
 from vqaudit.errors import VqauditError
 from vqaudit.metrics import answerability_metrics, e_lambda, failure_accounting
 from vqaudit.prompts.dispatch import ANSWERABILITY_SOURCES
@@ -23,6 +24,7 @@ from vqaudit.store import load_benchmark, read_json, read_jsonl, write_json, wri
 
 N_DRAWS = 10_000
 LAMBDAS = tuple(i / 10 for i in range(11))
+JUDGE_CONCURRENCY = 8
 
 
 def run_benchmark_dir(run_dir: Path) -> Path:
@@ -45,12 +47,16 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         run_dir: a run folder made by ``vqaudit run``.
         n_draws: group-bootstrap draws for the 95% intervals (seed 000, §4: 10,000).
         seed: seed of the bootstrap draws (runs scored with the same seed share draws).
-        judge: model spec of a judge for replies the UPD choice matcher cannot decide (None: no judge).
+        judge: model spec of a judge for replies the UPD choice matcher cannot decide (None: no judge). It is
+            checked before anything is read or scored.
 
     Raises:
-        VqauditError: the run or its benchmark cannot be read, or some views have no response yet (the message
-            says how many and that ``vqaudit run`` resumes).
+        VqauditError: a bad judge spec (the message lists the valid forms), the run or its benchmark cannot be
+            read, some views have no response yet (the message says how many and that ``vqaudit run``
+            resumes), or the judge fails (fatally, or its first calls all fail: it is unreachable; the
+            verdicts received stay cached in ``RUN/judge.sqlite``).
     """
+    judge_backend = load_backend(judge, concurrency=JUDGE_CONCURRENCY) if judge is not None else None
     bench = load_benchmark(run_benchmark_dir(run_dir), check_images=False)
     responses = load_responses(run_dir)
     missing = [v.view_id for v in bench.views if v.view_id not in responses]
@@ -65,7 +71,8 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     if upd:
         from vqaudit.scoring.upd import score_upd_views
 
-        outcomes += score_upd_views(upd, responses, run_dir=run_dir, judge=judge)
+        outcomes += score_upd_views(upd, responses, run_dir=run_dir, judge=judge, judge_backend=judge_backend,
+                                    concurrency=JUDGE_CONCURRENCY)
     write_jsonl(run_dir / "outcomes.jsonl", outcomes)
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}

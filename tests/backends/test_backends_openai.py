@@ -10,11 +10,14 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, load_backend
+from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, load_backend
+from vqaudit.backends.judge import judge_key
 from vqaudit.backends.openai import OpenAIBackend
 from vqaudit.run import image_mime
 from vqaudit.schema import View
+from vqaudit.scoring.judge_audit import JUDGE_PARAMS, JUDGE_PROMPT_ID, judge_prompt, run_judge
 from vqaudit.store import load_benchmark
+from vqaudit.suites.shortanswer.records import AuditRow
 
 SECRET = "sk-test-SECRET-4f1c9a"
 KEY_ENV = "VQAUDIT_TEST_API_KEY"
@@ -193,3 +196,46 @@ def test_connections_are_bounded_by_concurrency(
     assert fake_server.snapshot() == {bench.views[0].image_sha256: n_requests}
     # at most `concurrency` requests reach the server at once, and the pools use all of them
     assert fake_server.peak_in_flight == concurrency
+
+
+def test_text_only_request_body_is_the_plain_prompt(view_and_image: tuple[View, bytes]) -> None:
+    # A judge request (image None) is one user message whose content is the prompt string: no image part.
+    backend = load_backend("openai:m@http://127.0.0.1:9/v1")
+    assert isinstance(backend, OpenAIBackend)
+    body = backend.body(Request(view_and_image[0], "judge", "Is 4 the same as four?", None, None, GenerationParams()))
+    assert body["messages"] == [{"role": "user", "content": "Is 4 the same as four?"}]
+    assert "image_url" not in json.dumps(body)
+    with pytest.raises(ValueError, match="both be set or both be None"):
+        Request(view_and_image[0], "p", "q", view_and_image[1], None, GenerationParams())
+
+
+def test_view_request_reaching_the_server_carries_the_image(
+    fake_server: Any, view_and_image: tuple[View, bytes]
+) -> None:
+    _complete(_backend(fake_server), _request(view_and_image))
+    (body,) = fake_server.bodies
+    (message,) = body["messages"]
+    image_part, text_part = message["content"]
+    assert image_part["type"] == "image_url"
+    assert base64.b64decode(image_part["image_url"]["url"].split(",", 1)[1]) == view_and_image[1]
+    assert text_part == {"type": "text", "text": "Is it?"}
+
+
+def test_judge_request_reaching_the_server_is_text_only(fake_server: Any, tmp_path: Path) -> None:
+    # Seed 002 §3.3: the judge sees question, references and output as text, never the image. A text-only server
+    # (a text LLM under vLLM) answers HTTP 400 to an image_url part, so the request must not carry one.
+    rows = [AuditRow("1", "What is the name?", "SEPTRA Suspension", ("SEPTRA",), "docvqa"),
+            AuditRow("2", "How many?", "four", ("4",), "docvqa")]
+    spec = f"openai:judge-llm@{fake_server.url}"
+    verdicts = run_judge(rows, spec, tmp_path / "judge.sqlite", backend=_backend(fake_server))
+    assert verdicts == {"1": True, "2": True}  # the fake server's text reply is "yes"
+    assert len(fake_server.bodies) == 2
+    for body in fake_server.bodies:
+        assert "image_url" not in json.dumps(body)
+    sent = sorted(body["messages"][0]["content"] for body in fake_server.bodies)
+    assert sent == sorted(judge_prompt(r) for r in rows)  # exactly the judge prompt, as a plain string
+    assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in fake_server.bodies)
+    # The cache key has the "text-only" marker where the image hash goes.
+    with ResponseCache(tmp_path / "judge.sqlite") as cache:
+        cached = cache.get(judge_key(spec, JUDGE_PROMPT_ID, judge_prompt(rows[0]), JUDGE_PARAMS))
+    assert cached is not None and cached.text == "yes"

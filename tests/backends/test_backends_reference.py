@@ -124,3 +124,16 @@ def test_replay_file_errors_name_row_and_field(tmp_path: Path, content: str, mes
 def test_replay_missing_file(tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match="replay file not found"):
         load_backend(f"replay:{tmp_path / 'none.jsonl'}")
+
+
+def test_reference_and_replay_answer_text_only_requests(tmp_path: Path, views: list[View]) -> None:
+    # Judge requests carry no image; the reference policies and the replay file read only the view.
+    def ask_text_only(backend: Backend, view: View) -> str:
+        return asyncio.run(backend.complete(Request(view, "judge", "Judge this.", None, None, GenerationParams())))
+
+    gold = load_backend("reference:gold")
+    supported = views[0]  # conftest: group 0's supported view, gold "0"
+    assert json.loads(ask_text_only(gold, supported))["answer"] == "0"
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text(json.dumps({"view_id": supported.view_id, "text": "yes"}) + "\n")
+    assert ask_text_only(load_backend(f"replay:{path}"), supported) == "yes"

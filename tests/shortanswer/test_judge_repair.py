@@ -63,7 +63,7 @@ def test_judge_sees_text_only_runs_on_the_error_pool_and_is_cached(tmp_path: Pat
                         cache_dir=tmp_path, judge_backend=backend, n_draws=200)
     asked = {r.view.group_id for r in backend.requests}
     assert asked == {"1", "3", "4"}  # row 2 is officially correct: never judged
-    assert all(len(r.image) < 100 and r.image_mime == "image/png" for r in backend.requests)  # 1x1 placeholder
+    assert all(r.image is None and r.image_mime is None for r in backend.requests)  # seed 002 §3.3: text only
     assert "Model answer: SEPTRA Suspension" in judge_prompt(_rows()[0])
     judge = result.judge
     assert judge is not None and (judge.pool, judge.accepted) == (3, 2)

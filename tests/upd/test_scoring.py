@@ -29,10 +29,12 @@ class StubJudge:
         self.answers = answers
         self.asked: list[str] = []
         self.temperatures: list[float] = []
+        self.images: list[bytes | None] = []
 
     async def complete(self, request: Request) -> str:
         self.asked.append(request.view.view_id)
         self.temperatures.append(request.params.temperature)
+        self.images.append(request.image)
         return self.answers[request.view.view_id]
 
     async def aclose(self) -> None:
@@ -126,6 +128,7 @@ def test_stub_judge_is_asked_only_where_the_matcher_cannot_decide(tmp_path: Path
     outcomes = score_upd_views(views, respond(views, reply), run_dir=tmp_path, judge="stub:judge",
                                judge_backend=judge)
     assert sorted(judge.asked) == sorted(undecided) and set(judge.temperatures) == {0.0}
+    assert set(judge.images) == {None}  # seed 001 appendix 0.C: the judge gets text only, never the image
     by_id = {o.view_id: o for o in outcomes}
     for view in views:
         expected = "judge:stub:judge" if view.view_id in undecided else "matcher:"

@@ -57,23 +57,31 @@ class GenerationParams:
 
 @dataclass(frozen=True)
 class Request:
-    """One model call: a view, its prompt and its image bytes.
+    """One model call: a view, its prompt and (unless it is text-only) its image bytes.
 
     Attributes:
-        view: the view asked about.
+        view: the view asked about (reference and replay backends read it; they never read the image).
         prompt_id: id of the prompt template (e.g. ``answerability-json-v1``).
         prompt: the full user text.
-        image: the image file's bytes.
-        image_mime: MIME type of ``image`` (e.g. ``image/png``).
+        image: the image file's bytes, or None for a text-only call (a judge: seed 001 appendix 0.C, seed 002
+            §3.3); the ``openai`` backend then sends the prompt alone, with no image part.
+        image_mime: MIME type of ``image`` (e.g. ``image/png``); None exactly when ``image`` is None.
         params: generation parameters.
+
+    Raises:
+        ValueError: only one of ``image`` and ``image_mime`` is None.
     """
 
     view: View
     prompt_id: str
     prompt: str
-    image: bytes
-    image_mime: str
+    image: bytes | None
+    image_mime: str | None
     params: GenerationParams
+
+    def __post_init__(self) -> None:
+        if (self.image is None) != (self.image_mime is None):
+            raise ValueError("Request: image and image_mime must both be set or both be None")
 
 
 class BackendCallError(Exception):

@@ -1,76 +1,144 @@
-"""One cached, text-only call to a judge model: shared by the UPD judge and the short-answer judge audit.
+"""Cached, text-only calls to a judge model: shared by the UPD judge and the short-answer judge audit.
 
-Backends always attach an image, so a judge gets a 1x1 placeholder PNG: it must never see the real image (seed
-001, appendix 0.C; seed 002, §3.3: the judge sees text only). Verdicts are cached under the usual cache key
-(model, prompt, image hash, parameters) before anyone parses them; a cached error is asked again.
+A judge never sees the image (seed 001, appendix 0.C; seed 002, §3.3: the judge sees text only), so a judge
+:class:`~vqaudit.backends.base.Request` carries no image and the ``openai`` backend sends the prompt as plain text;
+a text-only server (e.g. a text LLM under vLLM) accepts it. Verdicts are cached before anyone parses them, under
+the usual cache key (model, prompt, image hash, parameters) with the fixed marker :data:`TEXT_ONLY` in place of
+the image hash. Caches written before judges went text-only keyed their verdicts with the hash of a 1x1
+placeholder PNG; those rows are simply not found, and the judge is asked again. A cached error is asked again.
+
+Early stop: when the first :data:`EARLY_STOP_CALLS` calls asked (all of them, if fewer are asked) all end in an
+error after their retries, the judge is taken to be unreachable and the remaining calls are not made (the rule
+``vqaudit run`` applies to models).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from vqaudit.backends.base import Backend, BackendCallError, GenerationParams, Request
 from vqaudit.backends.cache import ResponseCache, cache_key
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Response, View
-from vqaudit.store import sha256_bytes
 
-PLACEHOLDER_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
-)
-"""A 1x1 PNG sent as the judge's image."""
+TEXT_ONLY = "text-only"
+"""Stands where the image SHA-256 goes in a judge's cache key (a judge call has no image)."""
+
+EARLY_STOP_CALLS = 8
+"""Stop when this many judge calls (or all calls asked, if fewer) have all failed."""
 
 
-async def ask_judge_cached(
+@dataclass(frozen=True)
+class JudgeCall:
+    """One question to the judge.
+
+    Attributes:
+        view: the view the verdict is about (passed to the backend: reference and replay backends read it).
+        prompt_id: id of the judge prompt template.
+        prompt: the full judge prompt text (the only thing an ``openai`` judge receives).
+        response_id: the ``view_id`` recorded on the stored response.
+    """
+
+    view: View
+    prompt_id: str
+    prompt: str
+    response_id: str
+
+
+def judge_key(spec: str, prompt_id: str, prompt: str, params: GenerationParams) -> str:
+    """The cache key of a judge call: :func:`~vqaudit.backends.cache.cache_key` with :data:`TEXT_ONLY`."""
+    return cache_key(spec, prompt_id, prompt, TEXT_ONLY, params)
+
+
+async def _ask_one(backend: Backend, spec: str, call: JudgeCall, key: str, params: GenerationParams) -> Response:
+    started = time.perf_counter()
+    reply: str | None = None
+    error: str | None = None
+    try:
+        reply = await backend.complete(Request(view=call.view, prompt_id=call.prompt_id, prompt=call.prompt,
+                                               image=None, image_mime=None, params=params))
+    except BackendCallError as exc:
+        if exc.fatal:
+            raise VqauditError(f"judge {spec}: {exc}") from None
+        error = str(exc) or type(exc).__name__
+    return Response(view_id=call.response_id, model=spec, prompt_id=call.prompt_id, params=params.as_dict(),
+                    text=reply, error=error, latency_s=time.perf_counter() - started, cache_key=key)
+
+
+async def ask_judge_all(
     backend: Backend,
     spec: str,
     cache: ResponseCache,
-    view: View,
-    prompt_id: str,
-    prompt: str,
+    calls: Sequence[JudgeCall],
     params: GenerationParams,
-    gate: asyncio.Semaphore,
     *,
-    response_id: str | None = None,
-) -> Response:
-    """Return the cached judge reply for ``prompt``, asking the backend (inside ``gate``) when none is cached.
+    concurrency: int = 8,
+) -> list[Response]:
+    """Return the judge's reply to every call: from the cache, else asked (at most ``concurrency`` at once).
+
+    Each reply is stored in ``cache`` the moment it arrives (an error row is replaced by a later success).
+    Calls with the same cache key (same spec, prompt and parameters) are asked once and share one Response.
 
     Args:
-        backend: the judge backend.
-        spec: the judge's model spec, as the user gave it (part of the cache key and recorded on the reply).
-        cache: where verdicts are stored; a cached reply is reused, a cached error is replaced on success.
-        view: the view the verdict is about (passed to the backend; reference policies read it).
-        prompt_id: id of the judge prompt template.
-        prompt: the full judge prompt text.
+        backend: the judge backend (not closed here).
+        spec: the judge's model spec as the user gave it (part of the cache key and recorded on the replies).
+        cache: where verdicts are stored.
+        calls: the questions, in any order.
         params: generation parameters (temperature 0 for judges).
-        gate: bounds concurrent calls.
-        response_id: the ``view_id`` recorded on the response (default: ``view.view_id``).
+        concurrency: maximum calls in flight (at least 1).
 
     Returns:
-        The Response: ``text`` set, or ``error`` set when the call failed after its retries.
+        One Response per call, in the order of ``calls``: ``text`` set, or ``error`` set when the call failed
+        after its retries.
 
     Raises:
-        VqauditError: a fatal backend error (401/403/404): every call would fail the same way.
+        VqauditError: a fatal backend error (401/403/404: every call would fail the same way), or the first
+            ``min(EARLY_STOP_CALLS, calls to ask)`` calls all failed (the judge is unreachable). Replies received
+            before either stay cached, and calls in flight are cancelled.
     """
-    key = cache_key(spec, prompt_id, prompt, sha256_bytes(PLACEHOLDER_PNG), params)
-    cached = cache.get(key)
-    if cached is not None and cached.text is not None:
-        return cached
-    async with gate:
-        started = time.perf_counter()
-        reply: str | None = None
-        error: str | None = None
+    keys = [judge_key(spec, c.prompt_id, c.prompt, params) for c in calls]
+    replies: dict[str, Response] = {}
+    todo: dict[str, JudgeCall] = {}
+    for call, key in zip(calls, keys, strict=True):
+        if key in replies or key in todo:
+            continue
+        cached = cache.get(key)
+        if cached is not None and cached.text is not None:
+            replies[key] = cached
+        else:
+            todo[key] = call
+    limit = min(EARLY_STOP_CALLS, len(todo))
+    pending = iter(todo.items())
+    n_done = n_ok = 0
+
+    async def worker() -> None:
+        nonlocal n_done, n_ok
+        for key, call in pending:
+            response = await _ask_one(backend, spec, call, key, params)
+            cache.put(response, replace_error=True)
+            replies[key] = response
+            n_done += 1
+            n_ok += response.error is None
+            if n_ok == 0 and n_done >= limit:
+                raise VqauditError(
+                    f"the judge at {spec} is unreachable: its first {n_done} calls all failed after their retries "
+                    f"(last: {response.error}); stopped instead of asking the other {len(todo) - n_done}. Verdicts "
+                    f"received so far are cached in {cache.path}; rerun the same command once the judge answers"
+                )
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(todo)))]
+    if workers:
         try:
-            reply = await backend.complete(Request(view=view, prompt_id=prompt_id, prompt=prompt,
-                                                   image=PLACEHOLDER_PNG, image_mime="image/png", params=params))
-        except BackendCallError as exc:
-            if exc.fatal:
-                raise VqauditError(f"judge {spec}: {exc}") from None
-            error = str(exc) or type(exc).__name__
-        response = Response(view_id=response_id or view.view_id, model=spec, prompt_id=prompt_id,
-                            params=params.as_dict(), text=reply, error=error,
-                            latency_s=time.perf_counter() - started, cache_key=key)
-        cache.put(response, replace_error=True)
-        return response
+            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            for finished in done:
+                exc = None if finished.cancelled() else finished.exception()
+                if exc is not None:
+                    raise exc
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+    return [replies[k] for k in keys]

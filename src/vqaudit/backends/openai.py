@@ -1,7 +1,9 @@
 """Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs).
 
 One call is ``POST {URL}/chat/completions`` with one user message holding the image (a base64 data URL) and the
-prompt text, at the request's temperature and max_tokens. Retried with exponential backoff and jitter: HTTP 408,
+prompt text, at the request's temperature and max_tokens. A text-only request (``image`` None, e.g. a judge) is
+one user message whose content is the plain prompt string, with no image part: text-only servers (a text LLM
+under vLLM) answer HTTP 400 to an ``image_url`` part. Retried with exponential backoff and jitter: HTTP 408,
 409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
 ``choices[0].message.content`` string). Other 4xx fail at once; 401, 403 and 404 are *fatal* (every call would
 fail the same way). The API key is read once from an environment variable, sent only in the Authorization
@@ -143,19 +145,21 @@ class OpenAIBackend:
         return message
 
     def body(self, request: Request) -> dict[str, Any]:
-        """Return the JSON body of the chat-completions call for ``request``."""
-        data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
+        """Return the JSON body of the chat-completions call for ``request``.
+
+        With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
+        part. Text-only (``request.image`` None): one user message whose content is the prompt string.
+        """
+        content: str | list[dict[str, Any]] = request.prompt
+        if request.image is not None:
+            data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
+            content = [
+                {"type": "image_url", "image_url": {"url": data_url}},
+                {"type": "text", "text": request.prompt},
+            ]
         return {
             "model": self.model,
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "image_url", "image_url": {"url": data_url}},
-                        {"type": "text", "text": request.prompt},
-                    ],
-                }
-            ],
+            "messages": [{"role": "user", "content": content}],
             "temperature": request.params.temperature,
             "max_tokens": request.params.max_tokens,
         }

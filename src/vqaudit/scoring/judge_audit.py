@@ -1,11 +1,13 @@
 """The text-only judge audit of the official error pool, and its validation (seed 002 §3.3, Table 2, App. F/G).
 
-- The judge sees the question, the gold answer(s) and the model output - never the image (a 1x1 placeholder
-  PNG is attached because backends always send one) - and returns a binary verdict (:data:`JUDGE_PROMPT`).
+- The judge sees the question, the gold answer(s) and the model output - never the image: the call carries
+  no image at all, so a text-only judge server accepts it - and returns a binary verdict (:data:`JUDGE_PROMPT`).
 - It runs on the official error pool only: rows whose official score is below 1 (seed 002 §3.3 "All ... error
   items").
 - Every reply is cached in a SQLite :class:`~vqaudit.backends.ResponseCache` keyed by judge spec, prompt id,
-  prompt text, image hash and parameters, so reruns ask nothing twice.
+  prompt text and parameters (:func:`vqaudit.backends.judge.judge_key`), so reruns ask nothing twice. When the
+  first calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), the audit stops: the judge is
+  unreachable.
 - Validation against human labels: precision, recall and Cohen's kappa of the judge's "acceptable" verdicts,
   with the human label as reference (Table 2: 97.6% / 95.5% / 0.917); agreement and kappa between two judges
   (Table 2: 89.5%, 0.760).
@@ -23,10 +25,9 @@ from pathlib import Path
 
 from vqaudit.backends import Backend, GenerationParams, ResponseCache
 from vqaudit.backends import load_backend as _load_backend
-from vqaudit.backends.judge import PLACEHOLDER_PNG, ask_judge_cached
+from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Obligation, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.shortanswer.records import AuditRow
 
 JUDGE_PROMPT_ID = "shortanswer-judge-v1"
@@ -62,25 +63,20 @@ def parse_verdict(text: str) -> bool | None:
 
 
 def _view(row: AuditRow) -> View:
+    """The view a verdict is about; it has no image (``image`` and ``image_sha256`` are empty)."""
     return View(view_id=f"judge:{row.qid}", group_id=row.qid, source="shortanswer", state="error-pool",
-                image="placeholder.png", image_sha256=sha256_bytes(PLACEHOLDER_PNG), question=row.question,
+                image="", image_sha256="", question=row.question,
                 obligation=Obligation(kind="answer", gold=row.answers, answer_type="text"))
-
-
-async def _ask(backend: Backend, spec: str, cache: ResponseCache, row: AuditRow,
-               gate: asyncio.Semaphore) -> bool | None:
-    reply = await ask_judge_cached(backend, spec, cache, _view(row), JUDGE_PROMPT_ID, judge_prompt(row), JUDGE_PARAMS,
-                                   gate, response_id=f"judge:{row.qid}")
-    return None if reply.text is None else parse_verdict(reply.text)
 
 
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],
                    concurrency: int) -> list[bool | None]:
-    gate = asyncio.Semaphore(concurrency)
+    calls = [JudgeCall(_view(r), JUDGE_PROMPT_ID, judge_prompt(r), f"judge:{r.qid}") for r in rows]
     try:
-        return list(await asyncio.gather(*(_ask(backend, spec, cache, r, gate) for r in rows)))
+        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
     finally:
         await backend.aclose()
+    return [None if r.text is None else parse_verdict(r.text) for r in replies]
 
 
 def run_judge(
@@ -104,7 +100,8 @@ def run_judge(
         ``qid -> True`` (acceptable), ``False`` (not acceptable) or ``None`` (call failed or reply unreadable).
 
     Raises:
-        VqauditError: a bad spec or a fatal backend error (verdicts received before it stay cached).
+        VqauditError: a bad spec, a fatal backend error, or an unreachable judge (its first calls all failed;
+            see :func:`vqaudit.backends.judge.ask_judge_all`); verdicts received before it stay cached.
     """
     if not rows:
         return {}

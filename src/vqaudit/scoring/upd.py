@@ -10,9 +10,10 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
    removed correct option's text (``matcher:removed-option-text``, UPD views) or to an abstention phrase of
    :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``);
 3. if still undecided and a judge spec is given: the judge (any backend, temperature 0) picks among the view's
-   options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1); its
-   verdicts are cached in ``run_dir/judge.sqlite`` (``decided_by = "judge:SPEC"``). The judge is never asked
-   about a reply the matcher decided;
+   options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1). It
+   sees text only: the call carries no image. Its verdicts are cached in ``run_dir/judge.sqlite``
+   (``decided_by = "judge:SPEC"``). The judge is never asked about a reply the matcher decided. When its first
+   calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), scoring stops: the judge is unreachable;
 4. otherwise ``decided_by = "undecided"``: the view fails and is counted separately.
 
 Correctness: a standard view is right when the selected letter is the gold letter. A UPD view is right when the
@@ -34,7 +35,7 @@ from vqaudit.backends import (
     ResponseCache,
     load_backend,
 )
-from vqaudit.backends.judge import ask_judge_cached
+from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.parsing.answerability import extract_json_object
 from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
 from vqaudit.prompts.upd import (
@@ -117,22 +118,15 @@ def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
     return Verdict(jo.meaning[found.letter], f"judge:{spec}")
 
 
-async def _ask_judge(backend: Backend, spec: str, cache: ResponseCache, view: View, text: str,
-                     gate: asyncio.Semaphore) -> Verdict:
-    prompt = judge_prompt(view, text, judge_options(view))
-    reply = await ask_judge_cached(backend, spec, cache, view, JUDGE_PROMPT_ID, prompt, JUDGE_PARAMS, gate)
-    if reply.text is None:
-        return Verdict("undecided", "undecided", f"judge {spec} failed: {reply.error}")
-    return parse_judge_reply(view, reply.text, spec)
-
-
 async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
                      concurrency: int) -> list[Verdict]:
-    gate = asyncio.Semaphore(concurrency)
+    calls = [JudgeCall(v, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v)), v.view_id) for v, t in pending]
     try:
-        return list(await asyncio.gather(*(_ask_judge(backend, spec, cache, v, t, gate) for v, t in pending)))
+        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
     finally:
         await backend.aclose()
+    return [Verdict("undecided", "undecided", f"judge {spec} failed: {r.error}") if r.text is None
+            else parse_judge_reply(v, r.text, spec) for (v, _), r in zip(pending, replies, strict=True)]
 
 
 def _outcome(view: View, response: Response | None, verdict: Verdict) -> Outcome:
@@ -187,7 +181,8 @@ def score_upd_views(
         The outcomes; every one has ``decided_by`` set.
 
     Raises:
-        VqauditError: a bad judge spec or a fatal judge error (verdicts received before it stay cached).
+        VqauditError: a bad judge spec, a fatal judge error, or an unreachable judge (its first calls all
+            failed; see :func:`vqaudit.backends.judge.ask_judge_all`); verdicts received before it stay cached.
     """
     verdicts: dict[str, Verdict] = {}
     pending: list[tuple[View, str]] = []
