@@ -2,7 +2,9 @@
 
 A benchmark folder holds ``views.jsonl``, ``groups.jsonl``, ``images/``, ``certificates/`` and ``manifest.json``.
 Every write goes to a temporary file in the same folder and is renamed into place, so a killed process never
-leaves a half-written file and never destroys the previous version.
+leaves a half-written file and never destroys the previous version. A whole benchmark folder is built the same
+way (:func:`staged_folder`): in a temporary sibling folder renamed into place when the build succeeds, so a build
+that fails part-way leaves nothing that blocks or poisons a rerun.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,14 +28,16 @@ from vqaudit.schema import Group, View
 M = TypeVar("M", bound=BaseModel)
 
 
-def _file_mode() -> int:
-    """The mode a plainly created file gets under the current umask (mkstemp alone would give 0600)."""
+def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
 
 
-_MODE = _file_mode()
+_MODE = 0o666 & ~_umask()
+"""The mode a plainly created file gets under the current umask (mkstemp alone would give 0600)."""
+_DIR_MODE = 0o777 & ~_umask()
+"""The mode a plainly created folder gets under the current umask (mkdtemp alone would give 0700)."""
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -47,6 +53,39 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def staged_folder(out: Path) -> Iterator[Path]:
+    """Yield a new temporary folder beside ``out`` to build into; rename it to ``out`` when the block succeeds.
+
+    The temporary folder is ``.NAME.XXXX.building`` in ``out``'s parent (same file system, so the final rename
+    is atomic). When the block raises (any exception, Ctrl-C included) the temporary folder is deleted and
+    ``out`` is left as it was: a failed build never leaves a partial benchmark that blocks or poisons a rerun.
+    Only a process killed outright (SIGKILL) can leave a hidden ``.building`` folder behind; it never blocks a
+    rerun and may be deleted.
+
+    Args:
+        out: the folder to create; it must not exist, or be an empty folder (replaced at the end).
+
+    Raises:
+        VqauditError: ``out`` exists and is not an empty folder (checked before the block runs).
+    """
+    if out.exists() and not out.is_dir():
+        raise VqauditError(f"{out}: output path exists and is not a folder; choose a new folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
+    try:
+        os.chmod(tmp, _DIR_MODE)
+        yield tmp
+        if out.is_dir():
+            out.rmdir()  # empty when checked; OSError (and the build discarded) if filled meanwhile
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

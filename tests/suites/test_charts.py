@@ -176,3 +176,16 @@ def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match="not empty"):
         build_charts(tmp_path, 1, 0)
     assert (tmp_path / "keep.txt").read_text() == "precious"
+
+
+def test_a_build_that_fails_part_way_leaves_no_folder(tmp_path: Path) -> None:
+    # Builders write into a temporary sibling (store.staged_folder): a failure after group 0 was written leaves
+    # no partial benchmark that would block ("not empty") or poison (eval reuses OUT/bench) a rerun.
+    def fail_after_first(n: int) -> None:
+        raise KeyboardInterrupt  # Ctrl-C after the first group was written
+
+    with pytest.raises(KeyboardInterrupt):
+        build_charts(tmp_path / "bench", 2, 0, on_group=fail_after_first)
+    assert list(tmp_path.iterdir()) == []
+    manifest = build_charts(tmp_path / "bench", 1, 0)
+    assert manifest["n_groups"] == 1 and list(tmp_path.iterdir()) == [tmp_path / "bench"]

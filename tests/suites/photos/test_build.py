@@ -117,8 +117,8 @@ def test_gqa_source_on_the_hand_written_files(tmp_path: Path) -> None:
     ({"n_groups": 0}, "--groups must be at least 1"),
     ({"mask": "paint"}, "--mask must be one of fill, blur, inpaint"),
     ({"source": "vqa"}, "--source must be 'coco' or 'gqa'"),
-    ({"annotations": FIX / "coco" / "instances_subset.json"}, "needs images_dir"),
-    ({"source": "gqa", "images_dir": FIX, "annotations": FIX / "gqa" / "sceneGraphs.json"}, "needs questions"),
+    ({"annotations": FIX / "coco" / "instances_subset.json"}, "needs --images"),
+    ({"source": "gqa", "images_dir": FIX, "annotations": FIX / "gqa" / "sceneGraphs.json"}, "needs --questions"),
     ({"images_dir": FIX / "nowhere", "annotations": FIX / "coco" / "instances_subset.json"}, "not found"),
 ])
 def test_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
@@ -160,3 +160,67 @@ def test_scored_through_the_answerability_pipeline_with_strata(bundled: Any) -> 
         assert report["n_flagged"] == flagged
         for part, n in (("without", N - flagged), ("only", flagged)):
             assert (report[part] or {"n_groups": 0})["n_groups"] == n
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Run the real console entry point (exit code and one-line errors as a user sees them)."""
+    import sys
+
+    from vqaudit.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["vqaudit", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), capsys.readouterr().err
+
+
+def test_a_build_that_fails_part_way_leaves_nothing_and_the_rerun_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    coco = FIX / "coco"
+    reference = build_photos(tmp_path / "ref", 2, 0, images_dir=coco / "images",
+                             annotations=coco / "instances_subset.json")
+    first, second = (g.meta["file"] for g in load_benchmark(tmp_path / "ref").groups)
+    assert first != second  # seed 0: groups 0 and 1 use two different photos of the fixture
+    images = tmp_path / "images"
+    images.mkdir()
+    shutil.copy(coco / "images" / first, images / first)  # group 0 builds, group 1 finds no photo
+    out = tmp_path / "work" / "bench"
+    args = ("build", "photos", "--images", str(images), "--annotations", str(coco / "instances_subset.json"),
+            "--groups", "2", "--seed", "0", "--out", str(out))
+    code, err = _cli(monkeypatch, capsys, *args)
+    assert code == 2 and "Traceback" not in err
+    assert f"{images / second}: image of" in err and "not found in the --images folder" in err
+    assert not out.exists()  # group 0 was written, but only into the temporary folder, now deleted
+    assert list((tmp_path / "work").iterdir()) == []  # no hidden leftovers either
+    shutil.copy(coco / "images" / second, images / second)
+    code, err = _cli(monkeypatch, capsys, *args)  # the same command again: nothing blocks it
+    assert code == 0, err
+    assert read_json(out / "manifest.json")["files"] == reference["files"]  # same bytes as an unbroken build
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["bench"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--annotations", str(FIX / "coco" / "instances_subset.json")),
+     "--source coco needs --images (or neither --images nor --annotations, for the bundled photos)"),
+    (("--images", str(FIX / "coco" / "images")),
+     "--source coco needs --annotations (or neither --images nor --annotations, for the bundled photos)"),
+    (("--source", "gqa", "--images", str(FIX), "--annotations", str(FIX / "gqa" / "sceneGraphs.json")),
+     "--source gqa needs --questions"),
+    (("--images", str(FIX / "nowhere"), "--annotations", str(FIX / "coco" / "instances_subset.json")),
+     f"--images {FIX / 'nowhere'}: not found"),
+    (("--images", str(FIX / "coco" / "images"), "--annotations", str(FIX / "none.json")),
+     f"--annotations {FIX / 'none.json'}: not found"),
+    (("--source", "gqa", "--images", str(FIX), "--annotations", str(FIX / "gqa" / "sceneGraphs.json"),
+      "--questions", str(FIX / "q.json")), f"--questions {FIX / 'q.json'}: not found"),
+])
+def test_photo_errors_name_the_command_line_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
+    message: str
+) -> None:
+    code, err = _cli(monkeypatch, capsys, "build", "photos", *args, "--groups", "1", "--out", str(tmp_path / "b"))
+    assert code == 2 and err == f"error: {message}\n"  # one line, the flag the user typed, no Python names
+    assert not (tmp_path / "b").exists()

@@ -19,7 +19,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
 from vqaudit.suites.charts.programs import (
@@ -257,42 +257,40 @@ def build_charts(
         raise VqauditError(f"--groups must be at least 1 (got {n_groups})")
     if programs not in ("lookup", "all"):
         raise VqauditError(f"--programs must be 'lookup' or 'all' (got {programs!r})")
-    if out.exists() and any(out.iterdir()):
-        raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    all_views: list[View] = []
-    groups: list[Group] = []
-    files: dict[str, str] = {}
-    used_tables: set[str] = set()
-    make = partial(build_group, seed, programs=programs, determined=determined)
-    for built in map_groups(make, n_groups, workers, chunksize=8):
-        for path, data in built.images.items():
-            atomic_write_bytes(out / path, data)
-            files[path] = sha256_bytes(data)
-        for path, cert in built.certificates.items():
-            write_json(out / path, cert)
-            files[path] = sha256_bytes((out / path).read_bytes())
-        all_views.extend(built.views)
-        groups.append(built.group)
-        used_tables.add(str(built.group.meta["table"]))
-        if on_group is not None:
-            on_group(len(groups))
-    write_jsonl(out / "views.jsonl", all_views)
-    write_jsonl(out / "groups.jsonl", groups)
-    manifest = {
-        "format": BENCHMARK_FORMAT,
-        "source": "charts",
-        "seed": seed,
-        "n_groups": n_groups,
-        "n_views": len(all_views),
-        "states": sorted({v.state for v in all_views}),
-        "programs": programs,
-        "determined_views": determined,
-        "versions": versions("matplotlib", "numpy", "PIL"),
-        "tables": {name: load_table(name).source for name in sorted(used_tables)},
-        "files": dict(sorted(files.items())),
-        "views_sha256": sha256_bytes((out / "views.jsonl").read_bytes()),
-        "groups_sha256": sha256_bytes((out / "groups.jsonl").read_bytes()),
-    }
-    write_json(out / "manifest.json", manifest)
+    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
+        all_views: list[View] = []
+        groups: list[Group] = []
+        files: dict[str, str] = {}
+        used_tables: set[str] = set()
+        make = partial(build_group, seed, programs=programs, determined=determined)
+        for built in map_groups(make, n_groups, workers, chunksize=8):
+            for path, data in built.images.items():
+                atomic_write_bytes(tmp / path, data)
+                files[path] = sha256_bytes(data)
+            for path, cert in built.certificates.items():
+                write_json(tmp / path, cert)
+                files[path] = sha256_bytes((tmp / path).read_bytes())
+            all_views.extend(built.views)
+            groups.append(built.group)
+            used_tables.add(str(built.group.meta["table"]))
+            if on_group is not None:
+                on_group(len(groups))
+        write_jsonl(tmp / "views.jsonl", all_views)
+        write_jsonl(tmp / "groups.jsonl", groups)
+        manifest = {
+            "format": BENCHMARK_FORMAT,
+            "source": "charts",
+            "seed": seed,
+            "n_groups": n_groups,
+            "n_views": len(all_views),
+            "states": sorted({v.state for v in all_views}),
+            "programs": programs,
+            "determined_views": determined,
+            "versions": versions("matplotlib", "numpy", "PIL"),
+            "tables": {name: load_table(name).source for name in sorted(used_tables)},
+            "files": dict(sorted(files.items())),
+            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
+            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
+        }
+        write_json(tmp / "manifest.json", manifest)
     return manifest

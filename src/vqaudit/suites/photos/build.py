@@ -30,7 +30,7 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, sha256_file, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, sha256_file, staged_folder, write_json, write_jsonl
 from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
@@ -88,8 +88,15 @@ def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | Non
                    questions: Path | None = None) -> Inputs:
     """Check the builder's input arguments and resolve the bundled default.
 
+    Args:
+        source: ``coco`` or ``gqa`` (``--source``).
+        images_dir: the image folder (``--images``).
+        annotations: the COCO instances or GQA scene-graph file (``--annotations``).
+        questions: the GQA question file (``--questions``).
+
     Raises:
-        VqauditError: an unknown source, a missing argument, or a path that does not exist.
+        VqauditError: an unknown source, a missing argument, or a path that does not exist; the message names
+            the command-line flag (``--images``, ``--annotations``, ``--questions``).
     """
     if source not in ("coco", "gqa"):
         raise VqauditError(f"--source must be 'coco' or 'gqa' (got {source!r})")
@@ -97,15 +104,15 @@ def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | Non
         data = Path(str(resources.files("vqaudit.suites.photos") / "data"))
         return Inputs(BUNDLED, str(data / "skimage_instances.json"), str(data),
                       digest=sha256_file(data / "skimage_instances.json"))
-    needed = {"images_dir": images_dir, "annotations": annotations}
+    needed = {"--images": images_dir, "--annotations": annotations}  # named by the CLI flag the user types
     if source == "gqa":
-        needed["questions"] = questions
-    for name, path in needed.items():
+        needed["--questions"] = questions
+    for flag, path in needed.items():
         if path is None:
-            raise VqauditError(f"--source {source} needs {name}" + (" (or neither images_dir nor annotations, "
+            raise VqauditError(f"--source {source} needs {flag}" + (" (or neither --images nor --annotations, "
                                "for the bundled photos)" if source == "coco" else ""))
         if not path.exists():
-            raise VqauditError(f"{path}: {name} not found")
+            raise VqauditError(f"{flag} {path}: not found")
     digest = sha256_file(Path(str(annotations))) + (sha256_file(questions) if questions is not None else "")
     return Inputs(source, str(annotations), str(images_dir), str(questions or ""), digest)
 
@@ -187,7 +194,8 @@ def candidate_order(inputs: Inputs, seed: int) -> tuple[int, ...]:
 def _load_rgb(inputs: Inputs, photo: Photo) -> np.ndarray[Any, np.dtype[np.uint8]]:
     path = Path(inputs.images_dir) / photo.file_name
     if not path.is_file():
-        raise VqauditError(f"{path}: image of {photo.graph.image_id} not found in {inputs.images_dir}")
+        raise VqauditError(f"{path}: image of {photo.graph.image_id} not found in the --images folder "
+                           f"{inputs.images_dir}")
     with Image.open(path) as im:
         rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
     if rgb.shape[:2] != (photo.graph.height, photo.graph.width):
@@ -301,45 +309,43 @@ def build_photos(
     if n_groups > len(pool.candidates):
         raise VqauditError(f"asked for {n_groups} groups but this input has only {len(pool.candidates)} "
                            "certifiable questions; lower --groups or add photos")
-    if out.exists() and any(out.iterdir()):
-        raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    all_views: list[View] = []
-    groups: list[Group] = []
-    files: dict[str, str] = {}
-    credits: dict[str, str] = {}
-    tally: Counter[str] = Counter()
-    make = partial(build_group, inputs, seed, mask=mask, matched=matched)
-    for built in map_groups(make, n_groups, workers, chunksize=4):
-        for path, data in built.images.items():
-            atomic_write_bytes(out / path, data)
-            files[path] = sha256_bytes(data)
-        all_views.extend(built.views)
-        groups.append(built.group)
-        meta = built.group.meta
-        credits[str(meta["file"])] = str(meta["credit"])
-        tally[f"family:{meta['family']}"] += 1
-        tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if meta[s])
-        tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
-        if on_group is not None:
-            on_group(len(groups))
-    write_jsonl(out / "views.jsonl", all_views)
-    write_jsonl(out / "groups.jsonl", groups)
-    manifest = {
-        "format": BENCHMARK_FORMAT, "source": "photos", "input": inputs.kind, "seed": seed, "n_groups": n_groups,
-        "n_views": len(all_views), "states": sorted({v.state for v in all_views}, key=_state_key), "mask": mask,
-        "versions": versions("numpy", "PIL"),
-        "annotations": {"file": Path(inputs.annotations).name, "sha256": sha256_file(Path(inputs.annotations))},
-        "credits": dict(sorted(credits.items())),
-        "candidates": len(pool.candidates), "rejected_candidates": pool.rejected,
-        "families": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("family:")},
-        "strata": {s: tally[f"stratum:{s}"] for s in ("spatial_answer", "residual_cue")},
-        "residual_cue_reasons": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("reason:")},
-        "files": dict(sorted(files.items())),
-        "views_sha256": sha256_bytes((out / "views.jsonl").read_bytes()),
-        "groups_sha256": sha256_bytes((out / "groups.jsonl").read_bytes()),
-    }
-    write_json(out / "manifest.json", manifest)
+    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
+        all_views: list[View] = []
+        groups: list[Group] = []
+        files: dict[str, str] = {}
+        credits: dict[str, str] = {}
+        tally: Counter[str] = Counter()
+        make = partial(build_group, inputs, seed, mask=mask, matched=matched)
+        for built in map_groups(make, n_groups, workers, chunksize=4):
+            for path, data in built.images.items():
+                atomic_write_bytes(tmp / path, data)
+                files[path] = sha256_bytes(data)
+            all_views.extend(built.views)
+            groups.append(built.group)
+            meta = built.group.meta
+            credits[str(meta["file"])] = str(meta["credit"])
+            tally[f"family:{meta['family']}"] += 1
+            tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if meta[s])
+            tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
+            if on_group is not None:
+                on_group(len(groups))
+        write_jsonl(tmp / "views.jsonl", all_views)
+        write_jsonl(tmp / "groups.jsonl", groups)
+        manifest = {
+            "format": BENCHMARK_FORMAT, "source": "photos", "input": inputs.kind, "seed": seed, "n_groups": n_groups,
+            "n_views": len(all_views), "states": sorted({v.state for v in all_views}, key=_state_key), "mask": mask,
+            "versions": versions("numpy", "PIL"),
+            "annotations": {"file": Path(inputs.annotations).name, "sha256": sha256_file(Path(inputs.annotations))},
+            "credits": dict(sorted(credits.items())),
+            "candidates": len(pool.candidates), "rejected_candidates": pool.rejected,
+            "families": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("family:")},
+            "strata": {s: tally[f"stratum:{s}"] for s in ("spatial_answer", "residual_cue")},
+            "residual_cue_reasons": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("reason:")},
+            "files": dict(sorted(files.items())),
+            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
+            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
+        }
+        write_json(tmp / "manifest.json", manifest)
     return manifest
 
 

@@ -91,7 +91,8 @@ def _flags(groups: Iterable[Group] | Mapping[str, Mapping[str, Any]], stratum: s
     out = {}
     for gid, meta in items:
         if stratum not in meta:
-            raise VqauditError(f"group {gid!r}: meta has no {stratum!r} flag (build the benchmark with build_photos)")
+            raise VqauditError(f"groups.jsonl: group {gid!r}, field 'meta.{stratum}': missing (rebuild the benchmark "
+                               "with `vqaudit build photos`)")
         out[gid] = bool(meta[stratum])
     return out
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
 from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated
@@ -177,43 +177,41 @@ def build_scenes(
         raise VqauditError(f"--groups must be at least 1 (got {n_groups})")
     if workers < 1:
         raise VqauditError(f"--workers must be at least 1 (got {workers})")
-    if out.exists() and any(out.iterdir()):
-        raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    all_views: list[View] = []
-    groups: list[Group] = []
-    files: dict[str, str] = {}
-    rejected: Counter[str] = Counter()
-    m_status: Counter[str] = Counter()
-    make = partial(build_group, seed, allow_determined=allow_determined)
-    for built in map_groups(make, n_groups, workers, chunksize=1):
-        for path, data in built.images.items():
-            atomic_write_bytes(out / path, data)
-            files[path] = sha256_bytes(data)
-        all_views.extend(built.views)
-        groups.append(built.group)
-        rejected.update(built.group.meta["rejected"])
-        m_status[str(built.group.meta["m_status"])] += 1
-        if on_group is not None:
-            on_group(len(groups))
-    write_jsonl(out / "views.jsonl", all_views)
-    write_jsonl(out / "groups.jsonl", groups)
-    manifest = {
-        "format": BENCHMARK_FORMAT,
-        "source": "scenes",
-        "seed": seed,
-        "n_groups": n_groups,
-        "n_views": len(all_views),
-        "states": list(STATES),
-        "versions": versions("numpy", "PIL"),
-        "credits": CREDITS,
-        "template_families": list(SUPPORTED_FAMILIES),
-        "allow_determined": allow_determined,
-        "rejected_candidates": dict(sorted(rejected.items())),
-        "m_status": dict(sorted(m_status.items())),
-        "files": dict(sorted(files.items())),
-        "views_sha256": sha256_bytes((out / "views.jsonl").read_bytes()),
-        "groups_sha256": sha256_bytes((out / "groups.jsonl").read_bytes()),
-    }
-    write_json(out / "manifest.json", manifest)
+    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
+        all_views: list[View] = []
+        groups: list[Group] = []
+        files: dict[str, str] = {}
+        rejected: Counter[str] = Counter()
+        m_status: Counter[str] = Counter()
+        make = partial(build_group, seed, allow_determined=allow_determined)
+        for built in map_groups(make, n_groups, workers, chunksize=1):
+            for path, data in built.images.items():
+                atomic_write_bytes(tmp / path, data)
+                files[path] = sha256_bytes(data)
+            all_views.extend(built.views)
+            groups.append(built.group)
+            rejected.update(built.group.meta["rejected"])
+            m_status[str(built.group.meta["m_status"])] += 1
+            if on_group is not None:
+                on_group(len(groups))
+        write_jsonl(tmp / "views.jsonl", all_views)
+        write_jsonl(tmp / "groups.jsonl", groups)
+        manifest = {
+            "format": BENCHMARK_FORMAT,
+            "source": "scenes",
+            "seed": seed,
+            "n_groups": n_groups,
+            "n_views": len(all_views),
+            "states": list(STATES),
+            "versions": versions("numpy", "PIL"),
+            "credits": CREDITS,
+            "template_families": list(SUPPORTED_FAMILIES),
+            "allow_determined": allow_determined,
+            "rejected_candidates": dict(sorted(rejected.items())),
+            "m_status": dict(sorted(m_status.items())),
+            "files": dict(sorted(files.items())),
+            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
+            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
+        }
+        write_json(tmp / "manifest.json", manifest)
     return manifest

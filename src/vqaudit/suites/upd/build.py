@@ -28,7 +28,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
 from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.preprocess import preprocess
@@ -201,33 +201,33 @@ def build_upd(
                                           "donor_index": pair.donor_index}))
     if not groups:
         raise VqauditError("no item is left after preprocessing and the variant rules; nothing to build")
-    out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
-    for name in sorted(images):
-        atomic_write_bytes(out / name, images[name])
-        files[name] = sha256_bytes(images[name])
-    write_jsonl(out / "views.jsonl", views)
-    write_jsonl(out / "groups.jsonl", groups)
-    manifest = {
-        "format": BENCHMARK_FORMAT,
-        "source": "upd",
-        "variants": list(variants),
-        "settings": list(settings),
-        "seed": seed,
-        "max_items": max_items,
-        "inputs": inputs,
-        "credits": "see vqaudit/suites/upd/data/SOURCES.md" if tsv is None else str(tsv),
-        "n_items_loaded": len(items),
-        "n_items_after_preprocess": len(pre.items),
-        "n_groups": len(groups),
-        "n_views": len(views),
-        "counts": counts,
-        "dropped": dropped,
-        "edits": [list(e) for e in pre.edits],
-        "versions": versions(),
-        "files": files,
-        "views_sha256": sha256_bytes((out / "views.jsonl").read_bytes()),
-        "groups_sha256": sha256_bytes((out / "groups.jsonl").read_bytes()),
-    }
-    write_json(out / "manifest.json", manifest)
+    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
+        files: dict[str, str] = {}
+        for name in sorted(images):
+            atomic_write_bytes(tmp / name, images[name])
+            files[name] = sha256_bytes(images[name])
+        write_jsonl(tmp / "views.jsonl", views)
+        write_jsonl(tmp / "groups.jsonl", groups)
+        manifest = {
+            "format": BENCHMARK_FORMAT,
+            "source": "upd",
+            "variants": list(variants),
+            "settings": list(settings),
+            "seed": seed,
+            "max_items": max_items,
+            "inputs": inputs,
+            "credits": "see vqaudit/suites/upd/data/SOURCES.md" if tsv is None else str(tsv),
+            "n_items_loaded": len(items),
+            "n_items_after_preprocess": len(pre.items),
+            "n_groups": len(groups),
+            "n_views": len(views),
+            "counts": counts,
+            "dropped": dropped,
+            "edits": [list(e) for e in pre.edits],
+            "versions": versions(),
+            "files": files,
+            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
+            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
+        }
+        write_json(tmp / "manifest.json", manifest)
     return manifest
