@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vqaudit.cli_audit import audit_certifier_cmd
-from vqaudit.cli_shortanswer import audit_cmd, perturb_cmd
+from vqaudit.cli_shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli_upd import DEFAULT_EVAL_ITEMS, build_upd_cmd, eval_upd, export_tuning_cmd
 from vqaudit.errors import VqauditError
 
@@ -30,6 +30,7 @@ app.command("export-tuning")(export_tuning_cmd)
 app.command("audit-certifier")(audit_certifier_cmd)
 app.command("audit")(audit_cmd)
 app.command("perturb")(perturb_cmd)
+app.command("audit-summary")(audit_summary_cmd)
 console = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")

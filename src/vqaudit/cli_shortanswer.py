@@ -1,6 +1,6 @@
-"""``vqaudit audit``: the short-answer score audit (seed 002; issue 5, item 7).
+"""``vqaudit audit``, ``perturb`` and ``audit-summary``: the short-answer score audit (seed 002; issue 5, item 7).
 
-A plain typer command function; ``cli.py`` registers it with ``app.command("audit")(audit_cmd)``.
+Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("audit")(audit_cmd)``.
 """
 
 from __future__ import annotations
@@ -85,21 +85,59 @@ def perturb_cmd(
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Concurrent model calls.")] = 8,
+    variant: Annotated[str | None, typer.Option("--metric-variant", help="Official metric variant, e.g. "
+                                                                         "vlmevalkit.")] = None,
+    model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
+                                                        "model spec).")] = None,
 ) -> None:
-    """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas."""
+    """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas.
+
+    Writes perturbations.md, perturbations.json (the summary as data, per-bucket deltas included) and
+    replies.json. Fails (exit 2) when no reply arrived for any question, naming the ids replies must carry.
+    """
     from vqaudit.store import atomic_write_text, write_json
     from vqaudit.suites.shortanswer.importers import read_predictions
     from vqaudit.suites.shortanswer.join import join_predictions
     from vqaudit.suites.shortanswer.loaders import load_gold
-    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit, summary_markdown
+    from vqaudit.suites.shortanswer.perturb import (
+        perturbation_json,
+        resolve_metric,
+        run_perturbation_audit,
+        summary_markdown,
+    )
 
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     join = join_predictions(preds, load_gold(gold, benchmark) if gold else None, benchmark=benchmark, on=join_on)
     chosen = tuple(v.strip() for v in variants.split(",") if v.strip())
+    metric, metric_variant = resolve_metric(benchmark, None, variant)
     summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / "responses.sqlite",
-                                              variants=chosen, concurrency=concurrency)
+                                              variants=chosen, variant=metric_variant, concurrency=concurrency)
     text = summary_markdown(summary)
+    name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)
-    atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {model}\n\n{text}")
+    write_json(target / "perturbations.json",
+               perturbation_json(summary, benchmark=benchmark, model=name, model_spec=model, metric=metric,
+                                 variant=metric_variant, variants=chosen,
+                                 n_questions=sum(1 for r in join.rows if r.answers)))
+    atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {name}\n\n{text}")
     typer.echo(text)
+
+
+def audit_summary_cmd(
+    audits: Annotated[list[Path], typer.Argument(help="Audit folders written by `vqaudit audit` (report.json).")],
+    out: Annotated[Path, typer.Option(help="Folder for summary.md and summary.json.")],
+    perturb: Annotated[list[Path] | None, typer.Option(help="A folder written by `vqaudit perturb` "
+                                                            "(perturbations.json); repeat for several.")] = None,
+) -> None:
+    """Combine audits of several models and benchmarks into the seed 002 tables (Tables 2-7 layouts).
+
+    Writes summary.md (Table 3 official vs judge, Table 5 contract counts, Table 4 bucket profile, Table 7
+    repair, Table 2 cross-judge line, Table 6 with --perturb, and notes on everything skipped) and summary.json,
+    and prints summary.md.
+    """
+    from vqaudit.report.audit_summary_render import write_audit_summary
+
+    path = write_audit_summary(audits, perturb or [], _ready(out))
+    typer.echo(path.read_text(encoding="utf-8"))
+    typer.echo(f"summary written to {path}", err=True)

@@ -7,6 +7,11 @@
   apart (§4, §5.3).
 - Family deltas (Table 6 bottom block): the mean over a family's variants of (variant mean score - Base mean
   score), in points, for the official and the canonical layer.
+- Per-bucket deltas (Table 4 "Delta True", Table 8 "Perturb Delta True"): the same deltas over the questions of
+  one answer-contract bucket, per variant, per family and over the seven benign variants.
+- A variant with no scored reply is left out of every mean, and the summary's ``notes`` say so (as they do for
+  benign variants not run and for variants that reached only some questions): a mean over fewer variants is
+  never silent.
 - :func:`judge_delta_interval`: the paired bootstrap of the judge-corrected score minus the official score over
   the same rows (appendix G, Table 11: 95% intervals), one row per bootstrap group.
 """
@@ -15,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
 from vqaudit.metrics.bootstrap import paired_bootstrap_difference
 from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS
+from vqaudit.scoring.contracts import BUCKETS
 
 
 def flip_rate(base: Mapping[str, float], variant: Mapping[str, float]) -> float:
@@ -36,9 +42,36 @@ def _mean(values: Mapping[str, float]) -> float:
     return 100.0 * sum(values.values()) / len(values) if values else math.nan
 
 
+def _nanmean(values: Sequence[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
 @dataclass(frozen=True)
 class PerturbationSummary:
-    """Per-variant flip rates and deltas (points) and the family means; B3 kept apart."""
+    """Per-variant flip rates and deltas (points), family and benign means, per-bucket deltas; B3 kept apart.
+
+    Attributes:
+        flip_rates: variant -> share in [0, 1] of questions whose correctness differs from Base (NaN: no reply).
+        official_delta: variant -> mean official score minus Base's, in points.
+        canonical_delta: variant -> the same on the canonical layer ("True" in seed 002).
+        mean_benign_flip_rate: mean flip rate over the benign variants that have replies (Table 6 top block).
+        family_official_delta: family ``A`` / ``B`` -> mean official delta of its variants (Table 6 bottom).
+        family_canonical_delta: the same on the canonical layer.
+        control_flip_rate: B3's flip rate (the adversarial control, never in the benign mean).
+        mean_benign_official_delta: mean official delta over the benign variants (Table 6 parentheses).
+        mean_benign_canonical_delta: mean canonical delta over the benign variants.
+        scored: variant (Base included) -> questions with a scored reply.
+        bucket_n: bucket -> questions of the bucket with a scored Base reply (every bucket, zeros included).
+        bucket_official_delta: variant -> bucket -> official delta in points over the bucket's questions.
+        bucket_canonical_delta: variant -> bucket -> canonical delta in points.
+        family_bucket_official_delta: family -> bucket -> mean official delta of the family's variants.
+        family_bucket_canonical_delta: family -> bucket -> mean canonical delta.
+        benign_bucket_official_delta: bucket -> mean official delta over the benign variants.
+        benign_bucket_canonical_delta: bucket -> mean canonical delta over the benign variants (Table 4
+            "Delta True").
+        notes: variants without replies, with partial replies, or benign variants not run.
+    """
 
     flip_rates: dict[str, float]
     official_delta: dict[str, float]
@@ -47,34 +80,103 @@ class PerturbationSummary:
     family_official_delta: dict[str, float]
     family_canonical_delta: dict[str, float]
     control_flip_rate: float
+    mean_benign_official_delta: float = math.nan
+    mean_benign_canonical_delta: float = math.nan
+    scored: dict[str, int] = field(default_factory=dict)
+    bucket_n: dict[str, int] = field(default_factory=dict)
+    bucket_official_delta: dict[str, dict[str, float]] = field(default_factory=dict)
+    bucket_canonical_delta: dict[str, dict[str, float]] = field(default_factory=dict)
+    family_bucket_official_delta: dict[str, dict[str, float]] = field(default_factory=dict)
+    family_bucket_canonical_delta: dict[str, dict[str, float]] = field(default_factory=dict)
+    benign_bucket_official_delta: dict[str, float] = field(default_factory=dict)
+    benign_bucket_canonical_delta: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def _bucket_deltas(scores: Mapping[str, float], base: Mapping[str, float],
+                   buckets: Mapping[str, str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for b in BUCKETS:
+        mine = {q: s for q, s in scores.items() if buckets.get(q) == b}
+        theirs = {q: s for q, s in base.items() if buckets.get(q) == b}
+        out[b] = _mean(mine) - _mean(theirs)
+    return out
+
+
+def _coverage_notes(official: Mapping[str, Mapping[str, float]], usable: Sequence[str],
+                    n_questions: int | None) -> list[str]:
+    notes: list[str] = []
+    for vid, scores in official.items():
+        if not scores and vid != "Base":
+            notes.append(f"{vid}: no reply was received for any question; left out of every mean")
+        elif n_questions is not None and len(scores) < n_questions:
+            what = "flip rates compare only questions with a Base reply" if vid == "Base" else \
+                f"its flip rate and deltas use those {len(scores)}"
+            notes.append(f"{vid}: replies for {len(scores)} of {n_questions} questions; {what}")
+    benign = [v for v in BENIGN if v in usable]
+    if len(benign) < len(BENIGN):
+        missing = [v for v in BENIGN if v not in usable]
+        notes.append(f"the benign means average {len(benign)} of the {len(BENIGN)} benign variants "
+                     f"({', '.join(benign) or 'none'}); not run or without replies: {', '.join(missing)}")
+    return notes
 
 
 def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
-                            canonical: Mapping[str, Mapping[str, float]]) -> PerturbationSummary:
+                            canonical: Mapping[str, Mapping[str, float]],
+                            buckets: Mapping[str, str] | None = None,
+                            n_questions: int | None = None) -> PerturbationSummary:
     """Summarize scores per variant (``variant id -> qid -> score``, Base included) for both layers.
 
+    Args:
+        official: official score in [0, 1] per variant and question; a variant that was asked but got no
+            scored reply maps to an empty dict (it is reported as NaN and noted, never averaged).
+        canonical: the canonical-layer scores, same layout.
+        buckets: qid -> answer-contract bucket (:data:`vqaudit.scoring.contracts.BUCKETS`) for the per-bucket
+            deltas; None leaves them empty.
+        n_questions: how many questions were asked (for the partial-reply notes); None skips those notes.
+
     Returns:
-        The :class:`PerturbationSummary`; values are NaN where a variant is missing.
+        The :class:`PerturbationSummary` (seed 002 §5.3, Table 6; per-bucket deltas for Tables 4 and 8);
+        values are NaN where a variant or bucket has no scored reply.
     """
     base_o, base_c = official.get("Base", {}), canonical.get("Base", {})
     flips: dict[str, float] = {}
     d_off: dict[str, float] = {}
     d_can: dict[str, float] = {}
+    b_off: dict[str, dict[str, float]] = {}
+    b_can: dict[str, dict[str, float]] = {}
+    bmap = buckets if buckets is not None else {}
     for v in PERTURBATIONS:
         if v.variant_id == "Base" or v.variant_id not in official:
             continue
-        flips[v.variant_id] = flip_rate(base_o, official[v.variant_id])
-        d_off[v.variant_id] = _mean(official[v.variant_id]) - _mean(base_o)
-        d_can[v.variant_id] = _mean(canonical.get(v.variant_id, {})) - _mean(base_c)
-    benign = [flips[v] for v in BENIGN if v in flips]
+        vid = v.variant_id
+        flips[vid] = flip_rate(base_o, official[vid])
+        d_off[vid] = _mean(official[vid]) - _mean(base_o)
+        d_can[vid] = _mean(canonical.get(vid, {})) - _mean(base_c)
+        if buckets is not None:
+            b_off[vid] = _bucket_deltas(official[vid], base_o, bmap)
+            b_can[vid] = _bucket_deltas(canonical.get(vid, {}), base_c, bmap)
+    usable = [v for v, scores in official.items() if scores and v != "Base"]
+    benign = [v for v in BENIGN if v in usable]
     fam_o: dict[str, float] = {}
     fam_c: dict[str, float] = {}
+    fam_bo: dict[str, dict[str, float]] = {}
+    fam_bc: dict[str, dict[str, float]] = {}
     for family in ("A", "B"):
-        ids = [v.variant_id for v in PERTURBATIONS if v.family == family and v.variant_id in d_off]
-        fam_o[family] = sum(d_off[i] for i in ids) / len(ids) if ids else math.nan
-        fam_c[family] = sum(d_can[i] for i in ids) / len(ids) if ids else math.nan
-    return PerturbationSummary(flips, d_off, d_can, sum(benign) / len(benign) if benign else math.nan, fam_o, fam_c,
-                               flips.get("B3", math.nan))
+        ids = [v.variant_id for v in PERTURBATIONS if v.family == family and v.variant_id in usable]
+        fam_o[family] = _nanmean([d_off[i] for i in ids])
+        fam_c[family] = _nanmean([d_can[i] for i in ids])
+        if buckets is not None:
+            fam_bo[family] = {b: _nanmean([b_off[i][b] for i in ids]) for b in BUCKETS}
+            fam_bc[family] = {b: _nanmean([b_can[i][b] for i in ids]) for b in BUCKETS}
+    bucket_n = {b: sum(1 for q in base_o if bmap.get(q) == b) for b in BUCKETS} if buckets is not None else {}
+    return PerturbationSummary(
+        flips, d_off, d_can, _nanmean([flips[v] for v in benign]), fam_o, fam_c, flips.get("B3", math.nan),
+        _nanmean([d_off[v] for v in benign]), _nanmean([d_can[v] for v in benign]),
+        {v: len(s) for v, s in official.items()}, bucket_n, b_off, b_can, fam_bo, fam_bc,
+        {b: _nanmean([b_off[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
+        {b: _nanmean([b_can[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
+        tuple(_coverage_notes(official, usable, n_questions)))
 
 
 def judge_delta_interval(official: Sequence[float], judged: Sequence[float], *, n_draws: int = 10_000,

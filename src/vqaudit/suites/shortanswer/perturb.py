@@ -3,21 +3,27 @@
 The prediction set gives the questions, gold answers and image names; each question is re-asked under Base,
 A1-A5 and B1-B3 (:mod:`vqaudit.prompts.perturbations`) through any backend, and every reply is scored on the
 official layer and the canonical layer. :func:`vqaudit.metrics.flips.summarize_perturbations` then gives the
-flip rates against Base (B3 apart) and the mean official and canonical deltas per family.
+flip rates against Base (B3 apart) and the mean official and canonical deltas per family, overall and per
+answer-contract bucket. ``perturbations.json`` (:func:`perturbation_json`) carries the summary as data for
+``vqaudit audit-summary`` (Table 4 "Delta True", Table 6).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import mimetypes
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from vqaudit.backends import Backend
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
 from vqaudit.prompts.perturbations import VARIANT_IDS, ImageFor, run_perturbations
 from vqaudit.scoring.canonical import canonical_score
+from vqaudit.scoring.contracts import classify
 from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
 from vqaudit.suites.shortanswer.records import AuditRow
 
@@ -75,6 +81,31 @@ def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, s
     return official, canonical
 
 
+def _check_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], model: str,
+                   variants: Sequence[str], official: Mapping[str, Mapping[str, float]]) -> None:
+    """Refuse a run with nothing to compare (no question, no reply, none under Base or the other variants)."""
+    if not rows:
+        raise VqauditError("the prediction set has no joined question to re-ask (check --gold and --join-on)")
+    example = rows[0].qid
+    ids = ", ".join(repr(r.qid) for r in rows[:3]) + (", ..." if len(rows) > 3 else "")
+    if not any(text is not None for by_qid in replies.values() for text in by_qid.values()):
+        raise VqauditError(
+            f"model {model}: no reply was received for any question under {', '.join(variants)}; replies must "
+            f"carry the ids VARIANT:question_id (e.g. {variants[0]}:{example}; question ids here: {ids})")
+    if not any(text is not None for text in replies.get("Base", {}).values()):
+        raise VqauditError(f"model {model}: no reply was received for any question under Base, which every flip "
+                           f"rate and delta compares against; replies must carry the ids Base:question_id "
+                           f"(e.g. Base:{example})")
+    others = [v for v in variants if v != "Base"]
+    if others and not any(text is not None for v in others for text in replies.get(v, {}).values()):
+        raise VqauditError(f"model {model}: no reply was received for any question under {', '.join(others)} "
+                           f"(only Base answered), so there is nothing to compare; replies must carry the ids "
+                           f"VARIANT:question_id (e.g. {others[0]}:{example})")
+    if not official.get("Base"):
+        raise VqauditError(f"model {model}: no Base reply could be scored: none of the answered questions has "
+                           "gold answers (pass --gold)")
+
+
 def run_perturbation_audit(
     rows: Sequence[AuditRow],
     benchmark: str,
@@ -90,34 +121,111 @@ def run_perturbation_audit(
 ) -> tuple[PerturbationSummary, dict[str, dict[str, str | None]]]:
     """Ask ``model`` every row's question under each perturbation and summarize flips and deltas.
 
+    The per-bucket deltas (seed 002 Table 4 "Delta True", Table 8) put each question in its answer-contract
+    bucket with :func:`vqaudit.scoring.contracts.classify` (question, gold, answer type, OCR tokens).
+
+    Args:
+        rows: joined rows (question, gold answers, image name).
+        benchmark: benchmark name (decides the default metric and variant).
+        model: model spec to ask (any backend; ``replay:FILE`` ids are ``VARIANT:question_id``).
+        images: folder holding the rows' images.
+        cache_path: SQLite response cache.
+        variants: perturbation ids, Base included.
+        metric: official metric override.
+        variant: metric variant override (e.g. ``vlmevalkit``).
+        backend: a ready backend (tests).
+        concurrency: calls in flight.
+
     Returns:
         The summary and the raw replies (``variant -> qid -> text``).
 
     Raises:
-        VqauditError: a bad benchmark/metric/spec, a missing image, or a variant list without Base.
+        VqauditError: a bad benchmark/metric/spec, a missing image, a variant list without Base, no reply for
+            any question (naming the ids the replies must carry), no reply under Base or under every other
+            variant asked, or no gold to score.
     """
     if "Base" not in variants:
         raise VqauditError("perturbations need the Base prompt to compare against")
-    spec = get_benchmark(benchmark)
-    metric = metric or spec.metric
-    variant = variant or spec.variant
+    metric, variant = resolve_metric(benchmark, metric, variant)
     replies = run_perturbations(rows, image_loader(images), model, cache_path, variants=variants, backend=backend,
                                 concurrency=concurrency)
     official, canonical = score_replies(rows, replies, metric, variant)
-    return summarize_perturbations(official, canonical), replies
+    _check_replies(rows, replies, model, variants, official)
+    buckets = {r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
+               for r in rows if r.answers}
+    return summarize_perturbations(official, canonical, buckets, n_questions=len(buckets)), replies
+
+
+def resolve_metric(benchmark: str, metric: str | None, variant: str | None) -> tuple[str, str]:
+    """The official metric and variant a perturbation run scores with (the benchmark's defaults unless given).
+
+    Raises:
+        VqauditError: an unknown benchmark.
+    """
+    spec = get_benchmark(benchmark)
+    return metric or spec.metric, variant or spec.variant
+
+
+def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: str, model_spec: str, metric: str,
+                      variant: str, variants: Sequence[str], n_questions: int) -> dict[str, Any]:
+    """``perturbations.json``: the run's identity and the :class:`PerturbationSummary` as data (NaN -> null).
+
+    Args:
+        summary: the summary of :func:`run_perturbation_audit`.
+        benchmark: benchmark name.
+        model: the model's display name (``vqaudit audit-summary`` columns).
+        model_spec: the backend spec that was asked.
+        metric: official metric.
+        variant: metric variant.
+        variants: the perturbation ids run, Base first.
+        n_questions: joined questions asked.
+
+    Returns:
+        A JSON-able dict; flip rates are fractions in [0, 1], deltas in percentage points.
+    """
+    data = {"benchmark": benchmark, "model": model, "model_spec": model_spec, "metric": metric,
+            "metric_variant": variant, "variants": list(variants), "n_questions": n_questions,
+            "summary": dataclasses.asdict(summary)}
+    cleaned: dict[str, Any] = _nan_to_null(data)
+    return cleaned
+
+
+def _nan_to_null(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _nan_to_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_to_null(v) for v in value]
+    return value
+
+
+def _pct(fraction: float) -> str:
+    return "n/a" if math.isnan(fraction) else f"{100 * fraction:.1f}%"
 
 
 def summary_markdown(summary: PerturbationSummary) -> str:
-    """A Markdown table of flip rates and deltas per variant, then the family means (Table 6 layout)."""
+    """Markdown: flip rates and deltas per variant, the family means (Table 6 layout), per-bucket deltas, notes."""
     lines = ["| variant | flip rate % | official delta pp | canonical delta pp |", "|---|---|---|---|"]
     for vid, rate in summary.flip_rates.items():
         label = f"{vid} (control)" if vid == "B3" else vid
         lines.append(f"| {label} | {100 * rate:.1f} | {summary.official_delta[vid]:+.2f} | "
                      f"{summary.canonical_delta[vid]:+.2f} |")
-    lines += ["", f"Mean benign flip rate (A1-A5, B1-B2): {100 * summary.mean_benign_flip_rate:.1f}%; "
-                  f"B3 control: {100 * summary.control_flip_rate:.1f}%.", "",
+    lines += ["", f"Mean benign flip rate (A1-A5, B1-B2): {_pct(summary.mean_benign_flip_rate)}; "
+                  f"B3 control: {_pct(summary.control_flip_rate)}.", "",
               "| family | official delta pp | canonical delta pp |", "|---|---|---|"]
     for family in ("A", "B"):
         lines.append(f"| {family} | {summary.family_official_delta[family]:+.2f} | "
                      f"{summary.family_canonical_delta[family]:+.2f} |")
-    return re.sub(r"\bnan\b", "n/a", "\n".join(lines)) + "\n"
+    if summary.bucket_n:
+        lines += ["", "By bucket (points; benign = mean over the benign variants):", "",
+                  "| bucket | n | A official | A canonical | B official | B canonical | benign official | "
+                  "benign canonical |", "|---|---|---|---|---|---|---|---|"]
+        fo, fc = summary.family_bucket_official_delta, summary.family_bucket_canonical_delta
+        for b, n in summary.bucket_n.items():
+            lines.append(f"| {b} | {n} | {fo['A'][b]:+.2f} | {fc['A'][b]:+.2f} | {fo['B'][b]:+.2f} | "
+                         f"{fc['B'][b]:+.2f} | {summary.benign_bucket_official_delta[b]:+.2f} | "
+                         f"{summary.benign_bucket_canonical_delta[b]:+.2f} |")
+    if summary.notes:
+        lines += [""] + [f"- note: {n}" for n in summary.notes]
+    return re.sub(r"[+-]?\bnan\b", "n/a", "\n".join(lines)) + "\n"

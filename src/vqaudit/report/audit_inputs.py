@@ -1,0 +1,249 @@
+"""Read the folders ``vqaudit audit-summary`` combines: audit ``report.json`` and perturbation ``perturbations.json``.
+
+Each file is parsed into a frozen record holding only what the multi-audit tables of seed 002 need (Tables 2-7);
+every field is checked, and a folder without its file, a file that is not JSON, or a missing or mistyped field is
+a :class:`~vqaudit.errors.VqauditError` naming the file and the field (as a dotted path, e.g.
+``contract_mix.scalar.errors``). Scores are in points (0-100), shares in percent unless said otherwise; a JSON
+``null`` (the audit's NaN) becomes ``math.nan``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.scoring.contracts import BUCKETS
+from vqaudit.store import read_json
+
+REPAIR_VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
+"""The three contract-repair variants of seed 002 Table 7, in its row order."""
+
+
+@dataclass(frozen=True)
+class BucketStats:
+    """One bucket of an audit's contract mix: rows, official errors (score < 1), mean scores in points."""
+
+    n: int
+    errors: int
+    official: float
+    canonical: float
+
+
+@dataclass(frozen=True)
+class RepairStats:
+    """One repair variant of an audit (Table 7): gain in points, counts of rows recovered and broken."""
+
+    variant: str
+    n: int
+    gain_pp: float
+    errors_before: int
+    recovered: int
+    breaks: int
+    net: int
+    judge_fn: int | None
+    judge_fn_recovered: int | None
+
+
+@dataclass(frozen=True)
+class SecondJudge:
+    """The second judge of an audit (Table 2): decided items both judged, agreement (fraction), acceptance %."""
+
+    spec: str
+    n: int
+    agreement: float
+    accepted_share: float
+
+
+@dataclass(frozen=True)
+class JudgeStats:
+    """An audit's judge layer: error pool size, accepted errors, judged score (points), accepts per bucket."""
+
+    spec: str
+    pool: int
+    accepted: int
+    judged_score: float
+    accepted_by_bucket: dict[str, int]
+    second: SecondJudge | None
+    validated: bool
+
+
+@dataclass(frozen=True)
+class AuditInput:
+    """What one audit folder contributes: identity, overall scores (points; NaN without gold), mix, repair, judge."""
+
+    folder: str
+    benchmark: str
+    model: str
+    metric: str
+    variant: str
+    official: float
+    canonical: float
+    mix: dict[str, BucketStats]
+    repair: tuple[RepairStats, ...]
+    repair_by_bucket: dict[str, dict[str, float]]
+    judge: JudgeStats | None
+
+
+@dataclass(frozen=True)
+class PerturbInput:
+    """What one perturbation folder contributes (Table 4 "Delta True", Table 6); deltas in points."""
+
+    folder: str
+    benchmark: str
+    model: str
+    mean_benign_flip_rate: float
+    mean_benign_official_delta: float
+    family_official_delta: dict[str, float]
+    family_canonical_delta: dict[str, float]
+    bucket_n: dict[str, int]
+    benign_bucket_canonical_delta: dict[str, float]
+    notes: tuple[str, ...]
+
+
+class _Reader:
+    """Typed field access into one parsed JSON file; every failure names the file and the dotted field."""
+
+    def __init__(self, path: Path, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise VqauditError(f"{path}: expected a JSON object")
+        self.path = path
+        self.data = data
+
+    def get(self, dotted: str, *, optional: bool = False) -> Any:
+        node: Any = self.data
+        keys = dotted.split(".")
+        for i, key in enumerate(keys):
+            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+                continue
+            if not isinstance(node, dict):
+                raise VqauditError(f"{self.path}: field {'.'.join(keys[:i])!r}: expected an object, got {node!r}")
+            if key not in node:
+                if optional:
+                    return None
+                raise VqauditError(f"{self.path}: field {dotted!r}: missing (written by an older vqaudit or "
+                                   "edited? rerun the command that wrote it)")
+            node = node[key]
+        return node
+
+    def text(self, dotted: str) -> str:
+        value = self.get(dotted)
+        if not isinstance(value, str):
+            raise VqauditError(f"{self.path}: field {dotted!r}: expected a string, got {value!r}")
+        return value
+
+    def number(self, dotted: str) -> float:
+        """A number; null reads as NaN (the audit writes NaN as null)."""
+        value = self.get(dotted)
+        if value is None:
+            return math.nan
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise VqauditError(f"{self.path}: field {dotted!r}: expected a number, got {value!r}")
+        return float(value)
+
+    def maybe_count(self, dotted: str) -> int | None:
+        """A count, or None for null."""
+        return None if self.get(dotted) is None else self.count(dotted)
+
+    def integer(self, dotted: str) -> int:
+        value = self.get(dotted)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise VqauditError(f"{self.path}: field {dotted!r}: expected an integer, got {value!r}")
+        return value
+
+    def count(self, dotted: str) -> int:
+        value = self.get(dotted)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise VqauditError(f"{self.path}: field {dotted!r}: expected a count (integer >= 0), got {value!r}")
+        return value
+
+
+def _load(folder: Path, name: str, hint: str) -> _Reader:
+    path = folder / name
+    if not folder.is_dir():
+        raise VqauditError(f"{folder}: folder not found")
+    if not path.is_file():
+        raise VqauditError(f"{folder}: no {name} in this folder ({hint})")
+    return _Reader(path, read_json(path))
+
+
+def _repair(r: _Reader, i: int) -> RepairStats:
+    p = f"repair.{i}"
+    return RepairStats(r.text(f"{p}.variant"), r.count(f"{p}.n"), r.number(f"{p}.gain_pp"),
+                       r.count(f"{p}.errors_before"), r.count(f"{p}.recovered"),
+                       r.count(f"{p}.breaks"), r.integer(f"{p}.net"),
+                       r.maybe_count(f"{p}.judge_fn"), r.maybe_count(f"{p}.judge_fn_recovered"))
+
+
+def _judge(r: _Reader) -> JudgeStats | None:
+    if r.get("judge") is None:
+        return None
+    second = None
+    if r.get("judge.second") is not None:
+        second = SecondJudge(r.text("judge.second.spec"), r.count("judge.second.n"),
+                             r.number("judge.second.agreement"), r.number("judge.second.accepted_share"))
+    return JudgeStats(r.text("judge.spec"), r.count("judge.pool"), r.count("judge.accepted"),
+                      r.number("judge.judged_score"),
+                      {b: r.count(f"judge.accepted_by_bucket.{b}") for b in BUCKETS}, second,
+                      r.get("judge.validation", optional=True) is not None)
+
+
+def read_audit(folder: Path) -> AuditInput:
+    """Read ``folder/report.json`` written by ``vqaudit audit`` (:func:`vqaudit.report.shortanswer.result_to_json`).
+
+    Args:
+        folder: an audit output folder.
+
+    Returns:
+        The :class:`AuditInput`; ``official`` and ``canonical`` are the pooled ("Overall") scores, NaN when the
+        audit had no gold (e.g. VizWiz test).
+
+    Raises:
+        VqauditError: no such folder, no report.json, invalid JSON, or a missing/mistyped field (named).
+    """
+    r = _load(folder, "report.json", "not an audit folder; write one with `vqaudit audit ... --out FOLDER`")
+    scores = r.get("scores")
+    if not isinstance(scores, dict):
+        raise VqauditError(f"{r.path}: field 'scores': expected an object")
+    has_gold = "Overall" in scores
+    mix = {b: BucketStats(r.count(f"contract_mix.{b}.n"), r.count(f"contract_mix.{b}.errors"),
+                          r.number(f"contract_mix.{b}.official"), r.number(f"contract_mix.{b}.canonical"))
+           for b in BUCKETS}
+    repair_list = r.get("repair")
+    if not isinstance(repair_list, list):
+        raise VqauditError(f"{r.path}: field 'repair': expected a list")
+    repair = tuple(_repair(r, i) for i in range(len(repair_list)))
+    by_bucket = {b: {v.variant: r.number(f"repair_by_bucket.{b}.{v.variant}") for v in repair} for b in BUCKETS}
+    return AuditInput(str(folder), r.text("benchmark"), r.text("model"), r.text("metric"), r.text("variant"),
+                      r.number("scores.Overall") if has_gold else math.nan,
+                      r.number("canonical_scores.Overall") if has_gold else math.nan,
+                      mix, repair, by_bucket, _judge(r))
+
+
+def read_perturbation(folder: Path) -> PerturbInput:
+    """Read ``folder/perturbations.json`` written by ``vqaudit perturb``.
+
+    Args:
+        folder: a perturbation output folder.
+
+    Returns:
+        The :class:`PerturbInput` (flip rate as a fraction in [0, 1], deltas in points, NaN where n/a).
+
+    Raises:
+        VqauditError: no such folder, no perturbations.json (runs of older versions wrote only the .md),
+            invalid JSON, or a missing/mistyped field (named).
+    """
+    r = _load(folder, "perturbations.json", "write one with `vqaudit perturb ... --out FOLDER`")
+    s = "summary"
+    notes = r.get(f"{s}.notes")
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise VqauditError(f"{r.path}: field '{s}.notes': expected a list of strings")
+    return PerturbInput(str(folder), r.text("benchmark"), r.text("model"), r.number(f"{s}.mean_benign_flip_rate"),
+                        r.number(f"{s}.mean_benign_official_delta"),
+                        {f: r.number(f"{s}.family_official_delta.{f}") for f in ("A", "B")},
+                        {f: r.number(f"{s}.family_canonical_delta.{f}") for f in ("A", "B")},
+                        {b: r.count(f"{s}.bucket_n.{b}") for b in BUCKETS},
+                        {b: r.number(f"{s}.benign_bucket_canonical_delta.{b}") for b in BUCKETS}, tuple(notes))

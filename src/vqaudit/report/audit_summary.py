@@ -1,0 +1,310 @@
+"""``vqaudit audit-summary``: the multi-audit tables of seed 002 (Tables 2-7) from several audit folders.
+
+One ``vqaudit audit`` covers one model on one benchmark; the paper's tables span models and datasets. This module
+combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions. Pooling is always over counts
+(row-weighted), never a mean of percentages, unless a table says otherwise:
+
+- **Table 3** (per model): Official, Judge (judge-corrected score), Delta = Judge - Official (points), and
+  Acc. Err. = judge-accepted share of the official error pool (%); n/a where no judge ran. The "mean Delta"
+  column is the plain mean over the models judged on that benchmark (the paper's "Open Delta-bar").
+- **Table 5**: per benchmark, the contract counts Total, Scalar, Readout, Ident., Multi, Other. Audits of one
+  benchmark by several models share the gold, so their counts must agree: the first is shown, a mismatch noted.
+- **Table 4** (per bucket, pooled over all audits): **Auto gap** = canonical - official mean score of the bucket's
+  rows in points, row-weighted (our reading of the paper's "Official -> True" / "auto gap": the canonical overlay
+  layer is its "True" score); **Judge FN** = sum of judge-accepted errors / sum of official errors of the bucket
+  over the judged audits (%; an undecided verdict is not an acceptance); **Delta True** = the canonical-layer
+  score change under the benign perturbations (mean over the benign variants) of the bucket's questions, pooled
+  over the ``--perturb`` runs weighted by the bucket's question count (n/a without ``--perturb``).
+- **Table 7**: repair gain in points per benchmark (audits of one benchmark pooled by rows) and Overall (all
+  audits, row-weighted, as the paper's 166,731-row pool); per bucket weighted by the bucket's rows; recovered /
+  breaks / net totals with the official-error and judge-false-negative recovery shares (§5.4: 6.16%, 17.44%).
+- **Table 2** cross-judge line: Pearson r between the two judges' per-benchmark false-negative rates (each
+  pooled over the benchmark's audits that ran ``--second-judge``; at least 3 benchmarks), the pooled agreement
+  (weighted by the items both judged) and each judge's pooled acceptance rate.
+- **Table 6** (with ``--perturb``): mean benign flip rate (mean official delta) per benchmark and model; the
+  family block is the plain mean over runs, as the paper averages over models and datasets.
+
+Everything left out, and why, goes into ``notes``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
+from vqaudit.scoring.contracts import BUCKETS
+
+OVERALL = "Overall"
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The combined tables (values in points or percent; NaN = n/a). See the module docstring for each.
+
+    Attributes:
+        models: model names in the order first given (Table 3/6 columns).
+        benchmarks: benchmark names in the order first given (rows).
+        audits: one line per audit folder (folder, model, benchmark, metric, variant, judge spec or None).
+        table3: benchmark -> model -> {official, judge, delta, acc_err}.
+        table3_mean_delta: benchmark -> mean Delta over the models judged on it.
+        table5: benchmark -> {total, scalar, readout, identifier, multi-span, other-open} counts.
+        table4: bucket -> {n, auto_gap_pp, judge_fn_pct, judge_accepted, judge_errors, delta_true_pp}.
+        table7_by_dataset: repair variant -> benchmark (and Overall) -> gain in points.
+        table7_by_bucket: repair variant -> bucket (and Overall) -> gain in points.
+        table7_totals: repair variant -> {rows, errors_before, recovered, breaks, net, error_recovery_pct,
+            judge_fn, judge_fn_recovered, judge_fn_recovery_pct}.
+        table2: the cross-judge line: {audits, judges: [[first spec, second spec], ...], benchmarks:
+            {b: [fn1, fn2]}, pearson_r, reason (why r is n/a, else None), agreement_pct, first_fn_pct,
+            second_fn_pct}.
+        table6: benchmark -> model -> {flip_rate_pct, official_delta_pp}.
+        table6_family: family A/B -> {official_delta_pp, true_delta_pp, runs (runs with that family)}.
+        notes: what was skipped and why.
+    """
+
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    audits: tuple[dict[str, str | None], ...]
+    table3: dict[str, dict[str, dict[str, float]]]
+    table3_mean_delta: dict[str, float]
+    table5: dict[str, dict[str, int]]
+    table4: dict[str, dict[str, float]]
+    table7_by_dataset: dict[str, dict[str, float]]
+    table7_by_bucket: dict[str, dict[str, float]]
+    table7_totals: dict[str, dict[str, float]]
+    table2: dict[str, Any]
+    table6: dict[str, dict[str, dict[str, float]]]
+    table6_family: dict[str, dict[str, float]]
+    notes: tuple[str, ...]
+
+
+def _ratio(num: float, den: float, scale: float = 100.0) -> float:
+    return scale * num / den if den else math.nan
+
+
+def _weighted(pairs: Sequence[tuple[float, float]]) -> float:
+    """Sum of weight * value / sum of weight over pairs (value, weight), NaN values and zero weights skipped."""
+    kept = [(v, w) for v, w in pairs if w > 0 and not math.isnan(v)]
+    return _ratio(sum(v * w for v, w in kept), sum(w for _, w in kept), 1.0)
+
+
+def _mean(values: Sequence[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson correlation of two equal-length sequences; NaN with fewer than 2 points or a constant side.
+
+    Raises:
+        ValueError: sequences of different lengths.
+    """
+    if len(xs) != len(ys):
+        raise ValueError("pearson_r: sequences of different lengths")
+    n = len(xs)
+    if n < 2:
+        return math.nan
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else math.nan
+
+
+def check_unique(items: Sequence[AuditInput] | Sequence[PerturbInput], kind: str) -> None:
+    """Refuse two folders with the same (model, benchmark) pair.
+
+    Raises:
+        VqauditError: naming both folders and the pair.
+    """
+    seen: dict[tuple[str, str], str] = {}
+    for item in items:
+        key = (item.model, item.benchmark)
+        if key in seen:
+            raise VqauditError(f"{item.folder}: {kind} of model {item.model!r} on benchmark {item.benchmark!r} "
+                               f"repeats {seen[key]}; give each (model, benchmark) pair once (rename one with "
+                               "--model-name)")
+        seen[key] = item.folder
+
+
+def _table3(audits: Sequence[AuditInput], notes: list[str]) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                                                    dict[str, float]]:
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for a in audits:
+        row = {"official": a.official, "judge": math.nan, "delta": math.nan, "acc_err": math.nan}
+        if a.judge is not None:
+            row.update(judge=a.judge.judged_score, delta=a.judge.judged_score - a.official,
+                       acc_err=_ratio(a.judge.accepted, a.judge.pool))
+        else:
+            notes.append(f"{a.model} on {a.benchmark} ({a.folder}): no judge ran (`vqaudit audit --judge`): Judge, "
+                         "Delta and Acc. Err. are n/a, and the audit is left out of Table 4's Judge FN")
+        table.setdefault(a.benchmark, {})[a.model] = row
+    mean = {b: _mean([r["delta"] for r in by_model.values()]) for b, by_model in table.items()}
+    return table, mean
+
+
+def _table5(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    first: dict[str, AuditInput] = {}
+    for a in audits:
+        counts = {"total": sum(s.n for s in a.mix.values()), **{b: a.mix[b].n for b in BUCKETS}}
+        if a.benchmark not in out:
+            out[a.benchmark], first[a.benchmark] = counts, a
+        elif counts != out[a.benchmark]:
+            f = first[a.benchmark]
+            notes.append(f"Table 5, {a.benchmark}: the contract counts of {a.model} ({a.folder}: {counts}) differ "
+                         f"from those of {f.model} ({f.folder}: {out[a.benchmark]}), so the audits do not share "
+                         f"the same gold; the table shows {f.model}'s")
+    return out
+
+
+def _table4(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInput]) -> dict[str, dict[str, float]]:
+    judged = [a for a in audits if a.judge is not None]
+    out: dict[str, dict[str, float]] = {}
+    for b in BUCKETS:
+        accepted = sum(a.judge.accepted_by_bucket[b] for a in judged if a.judge is not None)
+        errors = sum(a.mix[b].errors for a in judged)
+        out[b] = {"n": float(sum(a.mix[b].n for a in audits)),
+                  "auto_gap_pp": _weighted([(a.mix[b].canonical - a.mix[b].official, a.mix[b].n) for a in audits]),
+                  "judge_fn_pct": _ratio(accepted, errors) if judged else math.nan,
+                  "judge_accepted": float(accepted) if judged else math.nan,
+                  "judge_errors": float(errors) if judged else math.nan,
+                  "delta_true_pp": _weighted([(p.benign_bucket_canonical_delta[b], p.bucket_n[b]) for p in perturbs])}
+    return out
+
+
+def _table7(audits: Sequence[AuditInput]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]],
+                                                   dict[str, dict[str, float]]]:
+    by_dataset: dict[str, dict[str, float]] = {}
+    by_bucket: dict[str, dict[str, float]] = {}
+    totals: dict[str, dict[str, float]] = {}
+    benchmarks = list(dict.fromkeys(a.benchmark for a in audits))
+    for v in REPAIR_VARIANTS:
+        reps = [(a, r) for a in audits for r in a.repair if r.variant == v]
+        overall = _weighted([(r.gain_pp, r.n) for _, r in reps])
+        by_dataset[v] = {b: _weighted([(r.gain_pp, r.n) for a, r in reps if a.benchmark == b]) for b in benchmarks}
+        by_dataset[v][OVERALL] = overall
+        by_bucket[v] = {b: _weighted([(a.repair_by_bucket[b].get(v, math.nan), a.mix[b].n) for a, _ in reps])
+                        for b in BUCKETS}
+        by_bucket[v][OVERALL] = overall
+        with_judge = [r for _, r in reps if r.judge_fn is not None]
+        fn = sum(r.judge_fn or 0 for r in with_judge)
+        fn_rec = sum(r.judge_fn_recovered or 0 for r in with_judge)
+        errors = sum(r.errors_before for _, r in reps)
+        recovered = sum(r.recovered for _, r in reps)
+        totals[v] = {"rows": float(sum(r.n for _, r in reps)), "errors_before": float(errors),
+                     "recovered": float(recovered), "breaks": float(sum(r.breaks for _, r in reps)),
+                     "net": float(sum(r.net for _, r in reps)), "error_recovery_pct": _ratio(recovered, errors),
+                     "judge_fn": float(fn) if with_judge else math.nan,
+                     "judge_fn_recovered": float(fn_rec) if with_judge else math.nan,
+                     "judge_fn_recovery_pct": _ratio(fn_rec, fn) if with_judge else math.nan}
+    return by_dataset, by_bucket, totals
+
+
+def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
+    pairs = [(a, a.judge) for a in audits if a.judge is not None and a.judge.second is not None]
+    out: dict[str, Any] = {"audits": len(pairs), "judges": [], "benchmarks": {}, "pearson_r": math.nan, "reason": None,
+                           "agreement_pct": math.nan, "first_fn_pct": math.nan, "second_fn_pct": math.nan}
+    if not pairs:
+        out["reason"] = "no audit ran a second judge (`vqaudit audit --second-judge SPEC`)"
+        notes.append(f"Table 2 cross-judge line: n/a: {out['reason']}")
+        return out
+    fn: dict[str, list[float]] = {}
+    for b in dict.fromkeys(a.benchmark for a, _ in pairs):
+        mine = [j for a, j in pairs if a.benchmark == b]
+        pool = sum(j.pool for j in mine)
+        if pool:
+            second = sum(j.second.accepted_share * j.pool for j in mine if j.second is not None) / pool
+            fn[b] = [_ratio(sum(j.accepted for j in mine), pool), second]
+    out["benchmarks"] = fn
+    if len(fn) < 3:
+        out["reason"] = (f"Pearson r needs per-benchmark FN rates of at least 3 benchmarks with two judges; "
+                         f"{len(fn)} here ({', '.join(fn) or 'none'})")
+    else:
+        out["pearson_r"] = pearson_r([v[0] for v in fn.values()], [v[1] for v in fn.values()])
+        if math.isnan(out["pearson_r"]):
+            out["reason"] = "one judge's FN rate is the same on every benchmark: the correlation is undefined"
+    if out["reason"]:
+        notes.append(f"Table 2 Pearson r: n/a: {out['reason']}")
+    seconds = [j.second for _, j in pairs if j.second is not None]
+    out["agreement_pct"] = 100.0 * _weighted([(s.agreement, s.n) for s in seconds])
+    pool = sum(j.pool for _, j in pairs)
+    out["first_fn_pct"] = _ratio(sum(j.accepted for _, j in pairs), pool)
+    out["second_fn_pct"] = _ratio(sum(s.accepted_share * j.pool for (_, j), s in zip(pairs, seconds, strict=True)),
+                                  pool, 1.0)
+    specs = sorted({(j.spec, j.second.spec) for _, j in pairs if j.second is not None})
+    out["judges"] = [list(pair) for pair in specs]
+    if len(specs) > 1:
+        notes.append(f"Table 2: the audits used different judge pairs ({sorted(specs)}); pooled anyway")
+    notes.append("Table 2: cross-judge kappa is not pooled (report.json keeps each audit's kappa, not its "
+                 "confusion counts); see each audit's report")
+    return out
+
+
+def _table6(perturbs: Sequence[PerturbInput]) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                                       dict[str, dict[str, float]]]:
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for p in perturbs:
+        table.setdefault(p.benchmark, {})[p.model] = {"flip_rate_pct": 100.0 * p.mean_benign_flip_rate,
+                                                      "official_delta_pp": p.mean_benign_official_delta}
+    family = {f: {"official_delta_pp": _mean([p.family_official_delta[f] for p in perturbs]),
+                  "true_delta_pp": _mean([p.family_canonical_delta[f] for p in perturbs]),
+                  "runs": float(sum(1 for p in perturbs if not math.isnan(p.family_official_delta[f])))}
+              for f in ("A", "B")}
+    return table, family
+
+
+def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInput] = ()) -> AuditSummary:
+    """Combine parsed audits (and perturbation runs) into the seed 002 tables (module docstring).
+
+    Args:
+        audits: parsed ``report.json`` records, one per (model, benchmark).
+        perturbs: parsed ``perturbations.json`` records, one per (model, benchmark); may be empty.
+
+    Returns:
+        The :class:`AuditSummary`.
+
+    Raises:
+        VqauditError: no audit, or two audits (or two perturbation runs) of the same (model, benchmark).
+    """
+    if not audits:
+        raise VqauditError("audit-summary needs at least one audit folder")
+    check_unique(audits, "the audit")
+    check_unique(perturbs, "the perturbation run")
+    notes: list[str] = []
+    scored = []
+    for a in audits:
+        if math.isnan(a.official):
+            notes.append(f"{a.model} on {a.benchmark} ({a.folder}): no gold answers, so no score: left out of "
+                         "every table")
+        else:
+            scored.append(a)
+    for b in dict.fromkeys(a.benchmark for a in scored):
+        metrics = sorted({f"{a.metric}/{a.variant}" for a in scored if a.benchmark == b})
+        if len(metrics) > 1:
+            notes.append(f"{b}: the audits use different metrics ({', '.join(metrics)}): their scores are not "
+                         "comparable")
+    if any(a.benchmark == "chartqa" for a in scored):
+        notes.append("chartqa audits pool the human and augmented splits; audit chartqa-human and chartqa-machine "
+                     "apart for the paper's ChartQA-H / ChartQA-M rows")
+    table3, mean_delta = _table3(scored, notes)
+    by_dataset, by_bucket, totals = _table7(scored)
+    table2 = _table2(scored, notes)
+    if any(a.judge is not None and a.judge.validated for a in scored):
+        notes.append("Table 2 human-label validation (precision, recall, kappa) is not pooled: report.json keeps "
+                     "rates, not confusion counts; see each audit's report")
+    if not perturbs:
+        notes.append("Table 4 Delta True and Table 6: n/a: no perturbation runs given (--perturb FOLDER)")
+    for p in perturbs:
+        notes.extend(f"perturbation run {p.model} on {p.benchmark} ({p.folder}): {n}" for n in p.notes)
+    table6, family = _table6(perturbs)
+    pairs = [(a.model, a.benchmark) for a in scored] + [(p.model, p.benchmark) for p in perturbs]
+    return AuditSummary(
+        tuple(dict.fromkeys(m for m, _ in pairs)), tuple(dict.fromkeys(b for _, b in pairs)),
+        tuple({"folder": a.folder, "model": a.model, "benchmark": a.benchmark, "metric": a.metric,
+               "variant": a.variant, "judge": a.judge.spec if a.judge else None} for a in audits),
+        table3, mean_delta, _table5(scored, notes), _table4(scored, perturbs), by_dataset, by_bucket, totals,
+        table2, table6, family, tuple(notes))

@@ -1,0 +1,183 @@
+"""Render and write the ``vqaudit audit-summary`` tables: ``summary.md`` and ``summary.json`` (seed 002 Tables 2-7).
+
+The Markdown follows the paper's table layouts (Table 3: rows benchmark x {Official, Judge, Delta, Acc. Err.},
+columns models; Table 5 counts; Table 4 bucket profile; Table 7 repair blocks; Table 2 cross-judge line; Table 6
+when perturbation runs are given) and ends with the notes. The JSON holds the same values unrounded, NaN as null.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_perturbation
+from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
+from vqaudit.scoring.contracts import BUCKETS
+from vqaudit.store import atomic_write_text, write_json
+
+_BUCKET_LABELS = {"scalar": "Scalar", "readout": "Readout", "identifier": "Ident.", "multi-span": "Multi",
+                  "other-open": "Other"}
+_T3_ROWS = (("official", "Official"), ("judge", "Judge"), ("delta", "Δ"), ("acc_err", "Acc. Err."))
+
+
+def _num(value: float, digits: int = 1, sign: bool = False) -> str:
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
+            *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _table3(s: AuditSummary) -> list[str]:
+    models = [m for m in s.models if any(m in by_model for by_model in s.table3.values())]
+    rows = []
+    for bench, by_model in s.table3.items():
+        for key, label in _T3_ROWS:
+            cells = [_num(by_model[m][key], sign=key == "delta") if m in by_model else "-" for m in models]
+            mean = _num(s.table3_mean_delta[bench], sign=True) if key == "delta" else ""
+            rows.append([bench if key == "official" else "", label, *cells, mean])
+    return ["## Official and judge-corrected accuracy (Table 3 layout)", "",
+            *_table(["Dataset", "Metric", *models, "mean Δ"], rows), "",
+            "Acc. Err.: share (%) of the official errors the text-only judge accepts; Δ = Judge − Official (pp). "
+            f"Official metrics: {_metrics(s)}.", ""]
+
+
+def _metrics(s: AuditSummary) -> str:
+    per_bench: dict[str, set[str]] = {}
+    for a in s.audits:
+        if a["benchmark"] in s.table3:
+            per_bench.setdefault(str(a["benchmark"]), set()).add(f"{a['metric']} ({a['variant']})")
+    return "; ".join(f"{b} {', '.join(sorted(m))}" for b, m in per_bench.items())
+
+
+def _table5(s: AuditSummary) -> list[str]:
+    rows = [[bench, f"{c['total']:,}", *(f"{c[b]:,}" for b in BUCKETS)] for bench, c in s.table5.items()]
+    return ["## Dataset-by-contract counts (Table 5 layout)", "",
+            *_table(["Dataset", "Total", *(_BUCKET_LABELS[b] for b in BUCKETS)], rows), ""]
+
+
+def _table4(s: AuditSummary) -> list[str]:
+    rows = []
+    for b in BUCKETS:
+        t = s.table4[b]
+        fn = (f"{_num(t['judge_fn_pct'])} ({int(t['judge_accepted'])} / {int(t['judge_errors'])})"
+              if not math.isnan(t["judge_fn_pct"]) else "n/a")
+        rows.append([_BUCKET_LABELS[b], f"{int(t['n']):,}", _num(t["auto_gap_pp"], sign=True), fn,
+                     _num(t["delta_true_pp"], sign=True)])
+    return ["## Contract-level profile (Table 4 layout; pooled over all audits)", "",
+            *_table(["Bucket", "rows", "Auto gap (pp)", "Judge FN (%)", "ΔTrue (pp)"], rows), "",
+            "Auto gap: canonical − official score of the bucket's rows (the canonical overlay is the paper's "
+            "\"True\"), row-weighted. Judge FN: judge-accepted errors / official errors over the judged audits. "
+            "ΔTrue: canonical-score change under the benign perturbations, pooled over the perturbation runs. "
+            "The paper omits the other-open remainder from Table 4; it is shown here for completeness.", ""]
+
+
+def _table7(s: AuditSummary) -> list[str]:
+    benches = [b for b in s.table7_by_dataset[REPAIR_VARIANTS[0]] if b != OVERALL]
+    by_dataset = [[v, *(_num(s.table7_by_dataset[v][b], 2, True) for b in [*benches, OVERALL])]
+                  for v in REPAIR_VARIANTS]
+    by_bucket = [[v, *(_num(s.table7_by_bucket[v][b], 2, True) for b in [*BUCKETS, OVERALL])]
+                 for v in REPAIR_VARIANTS]
+    totals = []
+    for v in REPAIR_VARIANTS:
+        t = s.table7_totals[v]
+        judge = ("n/a" if math.isnan(t["judge_fn"]) else
+                 f"{int(t['judge_fn_recovered'])} / {int(t['judge_fn'])} ({_num(t['judge_fn_recovery_pct'], 2)}%)")
+        totals.append([v, f"{int(t['rows']):,}", f"{int(t['recovered']):,}", f"{int(t['breaks']):,}",
+                       f"{int(t['net']):+,}", f"{_num(t['error_recovery_pct'], 2)}%", judge])
+    return ["## Contract repair (Table 7 layout; ΔOfficial in pp)", "",
+            *_table(["By dataset", *benches, OVERALL], by_dataset), "",
+            *_table(["By bucket", *(_BUCKET_LABELS[b] for b in BUCKETS), OVERALL], by_bucket), "",
+            *_table(["Variant", "rows", "recovered", "breaks", "net", "official-error recovery",
+                     "judge FN recovered"], totals), ""]
+
+
+def _table2(s: AuditSummary) -> list[str]:
+    t = s.table2
+    lines = ["## Cross-judge robustness (Table 2 lines)", ""]
+    if not t["audits"]:
+        return [*lines, f"n/a: {t['reason']}.", ""]
+    rows = [[b, _num(v[0]), _num(v[1])] for b, v in t["benchmarks"].items()]
+    r = _num(t["pearson_r"], 3) if t["reason"] is None else f"n/a ({t['reason']})"
+    judges = "; ".join(f"judge 1 `{a}`, judge 2 `{b}`" for a, b in t["judges"])
+    return [*lines, f"Judges: {judges}.", "",
+            *_table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows), "",
+            f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits)",
+            f"- Per-dataset FN-rate r: {r}",
+            f"- Judge 1 / judge 2 FN rate: {_num(t['first_fn_pct'])}% / {_num(t['second_fn_pct'])}%", ""]
+
+
+def _table6(s: AuditSummary) -> list[str]:
+    if not s.table6:
+        return []
+    models = list(dict.fromkeys(m for by_model in s.table6.values() for m in by_model))
+    rows = [[bench, *(f"{_num(by_model[m]['flip_rate_pct'])}% ({_num(by_model[m]['official_delta_pp'], sign=True)}"
+                      " pp)" if m in by_model else "-" for m in models)] for bench, by_model in s.table6.items()]
+    fam = [[f"{f} ({'prompt' if f == 'A' else 'context'})", _num(s.table6_family[f]["official_delta_pp"], sign=True),
+            _num(s.table6_family[f]["true_delta_pp"], sign=True)] for f in ("A", "B")]
+    return ["## Benign perturbations (Table 6 layout)", "",
+            *_table(["Dataset", *models], rows), "",
+            *_table(["Family", "Official Δ (pp)", "True Δ (pp)"], fam), "",
+            "Top: mean flip rate over the benign variants (mean official delta). Bottom: plain mean over the "
+            f"perturbation runs that ran the family (A: {int(s.table6_family['A']['runs'])}, "
+            f"B: {int(s.table6_family['B']['runs'])}).", ""]
+
+
+def render_summary_markdown(summary: AuditSummary) -> str:
+    """The summary as Markdown: Tables 3, 5, 4, 7, 2 and 6 (layouts of seed 002), then the notes."""
+    s = summary
+    lines = ["# Short-answer audit summary", "",
+             f"{len(s.audits)} audits: " + ", ".join(f"{a['model']} on {a['benchmark']}" for a in s.audits) + ".",
+             ""]
+    lines += _table3(s) + _table5(s) + _table4(s) + _table7(s) + _table2(s) + _table6(s)
+    lines += ["## Notes", "", *([f"- {n}" for n in s.notes] or ["- none"])]
+    return "\n".join(lines) + "\n"
+
+
+def summary_to_json(summary: AuditSummary) -> dict[str, Any]:
+    """The summary as JSON-able data (NaN becomes null)."""
+    cleaned: dict[str, Any] = _clean(dataclasses.asdict(summary))
+    return cleaned
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_audit_summary(audit_folders: Sequence[Path], perturb_folders: Sequence[Path], out: Path) -> Path:
+    """Read audit and perturbation folders and write ``out/summary.md`` and ``out/summary.json`` atomically.
+
+    Args:
+        audit_folders: folders written by ``vqaudit audit`` (each with ``report.json``).
+        perturb_folders: folders written by ``vqaudit perturb`` (each with ``perturbations.json``).
+        out: output folder (created).
+
+    Returns:
+        The path of ``summary.md``.
+
+    Raises:
+        VqauditError: a folder without its file, a malformed file or field (named), a repeated
+            (model, benchmark) pair, or an output folder that cannot be written.
+    """
+    summary = summarize_audits([read_audit(f) for f in audit_folders], [read_perturbation(f) for f in perturb_folders])
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "summary.json", summary_to_json(summary))
+        md = out / "summary.md"
+        atomic_write_text(md, render_summary_markdown(summary))
+    except OSError as exc:
+        raise VqauditError(f"{out}: cannot write the summary: {exc}") from None
+    return md
