@@ -53,7 +53,8 @@ def test_metrics_with_and_without_the_stratum() -> None:
     assert (report["without"]["Jk"], report["without"]["Bk"]) == (1 / 3, 2 / 3)
     assert (report["only"]["Jk"], report["only"]["n_views"]) == (1.0, 3)
     assert report["without"]["EM"] == 1 / 3  # one of three M views answered
-    with pytest.raises(VqauditError, match="no 'residual_cue' flag"):
+    with pytest.raises(VqauditError, match=r"group 'g1', field 'meta.residual_cue': missing \(rebuild the benchmark "
+                       r"with `vqaudit build photos`\)"):
         stratified_metrics(outcomes, meta, stratum="residual_cue", n_draws=0)
     with pytest.raises(VqauditError, match="unknown stratum"):
         stratified_metrics(outcomes, meta, stratum="colour", n_draws=0)

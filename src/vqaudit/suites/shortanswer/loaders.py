@@ -16,6 +16,12 @@ Layouts (the files the benchmarks distribute):
 
 Every error names the file, the 1-based row (position in ``data``) and the field. Files may be gzip-compressed
 (``.json.gz``).
+
+Each loader first checks that the file is not another benchmark's gold (:func:`detect_layout` on the first row,
+and ``dataset_name`` when the file has one): a DocVQA file given as InfographicVQA gold (or the reverse), a
+TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold, ... is refused with a VqauditError that
+names the file, the layout it looks like and the one expected. A file whose first row tells nothing (only
+``question_id``, ``question`` and ``answers``, say) is accepted by either VQA-style loader.
 """
 
 from __future__ import annotations
@@ -30,6 +36,21 @@ from vqaudit.errors import VqauditError
 from vqaudit.suites.shortanswer.records import GoldItem
 
 CHARTQA_SPLITS = ("test_human", "test_augmented")
+
+LAYOUTS: dict[str, tuple[str, str]] = {
+    "textvqa": ("TextVQA", "a 'data' list of rows with 'question_id', 'question', 'image_id' and the 10 annotator "
+                "'answers'"),
+    "stvqa": ("ST-VQA", "a 'data' list of rows with 'question_id', 'question', 'answers' and 'file_name'"),
+    "docvqa": ("DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'"),
+    "infovqa": ("InfographicVQA", "a 'data' list of rows with 'questionId', 'question', 'answers' and "
+                "'answer_type'"),
+    "chartqa": ("ChartQA", "a list of rows with 'imgname', 'query' and 'label'"),
+}
+"""Layout id -> (benchmark name, what its gold file holds)."""
+
+_TEXTVQA_ONLY = ("flickr_original_url", "flickr_300k_url", "image_classes")
+_DATASET_NAMES = {"textvqa": "textvqa", "stvqa": "stvqa", "docvqa": "docvqa", "infographicvqa": "infovqa",
+                  "infographicsvqa": "infovqa", "infovqa": "infovqa"}
 
 
 def _read_json(path: Path) -> Any:
@@ -52,6 +73,59 @@ def _records(path: Path, data: Any) -> list[Any]:
     if isinstance(data, list):
         return data
     raise VqauditError(f"{path}: expected a JSON list or an object with a 'data' list")
+
+
+def detect_layout(data: Any) -> tuple[str, str] | None:
+    """Which benchmark's gold layout a parsed gold file has, judged from its first row (and ``dataset_name``).
+
+    Args:
+        data: the parsed JSON of a gold file (an object with a ``data`` list, or a list).
+
+    Returns:
+        ``(layout, evidence)`` with ``layout`` a key of :data:`LAYOUTS` and ``evidence`` the keys that tell
+        (e.g. ``"row 1 has 'questionId' and 'answer_type'"``), or None when nothing tells (then every
+        VQA-style loader accepts the file).
+    """
+    records = data.get("data") if isinstance(data, dict) else data
+    first = next((r for r in records if isinstance(r, dict)), None) if isinstance(records, list) else None
+    if first is None:
+        return None
+    keys = set(first)
+    if "imgname" in keys or {"query", "label"} <= keys:
+        return "chartqa", "row 1 has " + ("'imgname'" if "imgname" in keys else "'query' and 'label'")
+    if "questionId" in keys:
+        for marker in ("answer_type", "image_local_name"):
+            if marker in keys:
+                return "infovqa", f"row 1 has 'questionId' and '{marker}'"
+        return "docvqa", "row 1 has 'questionId' and no 'answer_type'"
+    if "question_id" not in keys:
+        return None
+    name = data.get("dataset_name") if isinstance(data, dict) else None
+    named = _DATASET_NAMES.get("".join(c for c in name.lower() if c.isalnum())) if isinstance(name, str) else None
+    if named in ("textvqa", "stvqa"):
+        return named, f"its 'dataset_name' is {name!r}"
+    answers = first.get("answers")
+    ten = isinstance(answers, list) and len(answers) == 10
+    flickr = [k for k in _TEXTVQA_ONLY if k in keys]
+    if flickr or ten:
+        return "textvqa", "row 1 has " + (f"'{flickr[0]}'" if flickr else "'question_id' and 10 annotator answers")
+    file_key = next((k for k in ("file_name", "file_path") if k in keys), None)
+    if file_key is not None and "image_id" not in keys:
+        return "stvqa", f"row 1 has 'question_id' and '{file_key}', no 'image_id'"
+    if "image_id" in keys and file_key is None:
+        return "textvqa", "row 1 has 'question_id' and 'image_id'"
+    return None
+
+
+def _check_layout(path: Path, data: Any, expected: str) -> None:
+    """Refuse a gold file of another benchmark's layout (naming the file, what it looks like, what was expected)."""
+    found = detect_layout(data)
+    if found is None or found[0] == expected:
+        return
+    got, evidence = found
+    want, described = LAYOUTS[expected]
+    raise VqauditError(f"{path}: looks like a {LAYOUTS[got][0]} gold file ({evidence}), not the {want} layout "
+                       f"expected ({described}); give the {want} gold file, or --benchmark {got} for this one")
 
 
 def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
@@ -110,10 +184,13 @@ def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
     """Load TextVQA (or any VQA-style ``question_id`` / ``answers`` layout such as ST-VQA).
 
     Raises:
-        VqauditError: naming the file, row and field of a missing or mistyped field or a duplicate id.
+        VqauditError: a file of another benchmark's layout (:func:`detect_layout`; ST-VQA's when ``benchmark``
+            is ``stvqa``), or naming the file, row and field of a missing or mistyped field or a duplicate id.
     """
+    data = _read_json(path)
+    _check_layout(path, data, "stvqa" if benchmark == "stvqa" else "textvqa")
     items = []
-    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+    for row, rec in enumerate(_records(path, data), start=1):
         qid = _id(path, row, _field(path, row, rec, ("question_id",)), "question_id")
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
@@ -133,10 +210,14 @@ def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
     The InfographicVQA ``answer_type`` list is joined with ``"|"`` (e.g. ``"multi-span"``).
 
     Raises:
-        VqauditError: naming the file, row and field of a missing or mistyped field or a duplicate id.
+        VqauditError: a file of another benchmark's layout (:func:`detect_layout`; a DocVQA file without
+            ``answer_type`` when ``benchmark`` is ``infovqa``), or naming the file, row and field of a missing
+            or mistyped field or a duplicate id.
     """
+    data = _read_json(path)
+    _check_layout(path, data, "infovqa" if benchmark == "infovqa" else "docvqa")
     items = []
-    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+    for row, rec in enumerate(_records(path, data), start=1):
         qid = _id(path, row, _field(path, row, rec, ("questionId", "question_id")), "questionId")
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
@@ -167,12 +248,15 @@ def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "char
         benchmark: benchmark name recorded on the items.
 
     Raises:
-        VqauditError: naming the file, row and field of a missing or mistyped field.
+        VqauditError: a file of another benchmark's layout (:func:`detect_layout`), or naming the file, row and
+            field of a missing or mistyped field.
     """
     name = path.name.lower()
     split_name = split or ("test_human" if "human" in name else "test_augmented")
+    data = _read_json(path)
+    _check_layout(path, data, "chartqa")
     items = []
-    for row, rec in enumerate(_records(path, _read_json(path)), start=1):
+    for row, rec in enumerate(_records(path, data), start=1):
         question = _text(path, row, _field(path, row, rec, ("query", "question")), "query")
         answers = _answers(path, row, _field(path, row, rec, ("label", "answer")), "label")
         items.append(GoldItem(f"{split_name}:{row}", question, answers, benchmark, None, (), f"{path}:{row}",
