@@ -111,3 +111,41 @@ def test_failure_note_heuristics() -> None:
     assert formatting_kinds("yes.") == ("trailing-punctuation",)
     notes = failure_notes(["", "  ", "Unanswerable", "I cannot tell from the image.", "42"])
     assert (notes.n, notes.empty, notes.abstention, notes.unanswerable) == (5, 2, 2, 1)
+
+
+@pytest.mark.parametrize(
+    "gold",
+    # Real DocVQA val golds (tests/fixtures/shortanswer/mocr_mplugowl_docvqa_val.json.gz) whose commas punctuate
+    # one entity: a name or company suffix, a date, an address, a city with its state code.
+    ["Walter F. Wrenn, Jr.", "THE NUTRITION FOUNDATION, INC.", "Michael F. Jacobson, Ph.D.", "SATURDAY, JUNE 8, 1968",
+     "Monday, May 10", "Atlanta, Georgia 30301", "P. O. Box 32, Fremont", "Lexington, KY"],
+)
+def test_single_entities_are_not_lists(gold: str) -> None:
+    assert multispan_subtype(gold) is None
+    assert classify("What is it?", [gold]).bucket != "multi-span"
+    parts = [p.strip() for p in gold.split(",")]
+    assert canonical_match(", ".join(reversed(parts)), gold) is None  # reordered parts are not the same answer
+
+
+def test_lists_stay_lists() -> None:
+    assert multispan_subtype("Austria, Chile") == "list-2"  # Table 12
+    assert multispan_subtype("red, green, blue") == "list-3plus"
+    assert multispan_subtype("Dogs and cats") == "conjunctive"
+    assert multispan_subtype("glycerine/glycol") == "slash pair"
+    assert multispan_subtype("3/25") is None  # a date or a fraction, not a pair of spans
+    # A conjunction inside a long title is not a list of spans (each side at most 4 words).
+    assert multispan_subtype("Comparison of basic hourly wage rates for male workers and cost of living") is None
+    assert canonical_match("Chile, Austria", "Austria, Chile") == "multi-span"
+
+
+def test_canonical_containment_layer() -> None:
+    # MultimodalOCR's whole-word containment normalizes both sides with vqaEval and searches the gold in the
+    # output. Its canonical counterpart runs the same search on the canonical forms: a Unicode dash in the gold
+    # ("C\u20135", en dash) is then found in an output that writes "C-5"; the official rule misses it.
+    from vqaudit.suites.shortanswer.benchmarks import mocr_containment
+
+    out = "The women's gym is located in room C-5 on the first floor."
+    assert mocr_containment(out, ["C\u20135"]) == 0.0
+    assert canonical_score(out, ["C\u20135"], "containment") == (1.0, "unicode-dashes")
+    assert canonical_score("located in C-52", ["C-5"], "containment") == (0.0, None)  # word boundary needed
+    assert canonical_score(out, ["C-5"], "containment")[0] == mocr_containment(out, ["C-5"]) == 1.0

@@ -23,7 +23,8 @@ Fault kinds (step name: what it fixes):
    with a leading zero, such as ``02139``) compared *exactly*; relaxed accuracy's 5%
    tolerance accepts 2016 for 2014 (0.1%), which this step refuses (it can remove official hits);
 9. ``multi-span``: list-like answers split on ``,``/``;``/``/``/``&``/``and`` (and Python list literals
-   ``[Austria, Chile]``) and compared as sets, so order and separator do not matter.
+   ``[Austria, Chile]``) and compared as sets, so order and separator do not matter; a reference whose commas
+   punctuate one entity (a name suffix, a date, an address; :func:`is_single_entity`) is not split.
 
 Numbers compare with the metric's tolerance (relaxed accuracy: 5% relative; others: exact); a numeric pair that
 needs none of the kinds (``12`` vs ``12.4`` under 5%) is labelled ``numeric-equal``.
@@ -34,6 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.official import anls
@@ -142,17 +144,49 @@ def fast_evalai_process(text: str) -> str:
 _vqaeval = fast_vqaeval_process
 
 
-@lru_cache(maxsize=262144)
+def _is_word_char(c: str) -> bool:
+    # What ``\w`` matches in a ``str`` pattern: ``_sre`` tests ``Py_UNICODE_ISALNUM(ch) || ch == '_'``, which is
+    # ``str.isalnum() or c == "_"``.
+    return c.isalnum() or c == "_"
+
+
+def contains_at_word_boundaries(text: str, part: str) -> bool:
+    r"""True when ``part`` (non-empty) occurs in ``text`` with no word character right before or after it.
+
+    The same answer as ``re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text) is not None``, found with
+    ``str.find`` (compiling one pattern per gold string dominated the audit's run time).
+    """
+    start = text.find(part)
+    end_limit = len(text)
+    while start >= 0:
+        end = start + len(part)
+        if (start == 0 or not _is_word_char(text[start - 1])) and (end == end_limit or not _is_word_char(text[end])):
+            return True
+        start = text.find(part, start + 1)
+    return False
+
+
+def _surfaces(text: str) -> tuple[str, str, str, str]:
+    """The normalized forms of ``text`` after string steps 1..4 of FAULT_KINDS (cumulative, in order).
+
+    Step 1 is the vqaEval normalization of the raw text; step 2 adds dash unification, step 3 trailing
+    punctuation, step 4 the answer wrapper (``strip_trailing(strip_wrapper(strip_trailing(...)))``). The vqaEval
+    output is already single-spaced, so no further whitespace folding is needed. Equal inputs share one
+    normalization.
+    """
+    t2 = unify_dashes(text)
+    t3 = strip_trailing(t2)
+    t4 = strip_trailing(strip_wrapper(t3))
+    s1 = _vqaeval(text)
+    s2 = s1 if t2 == text else _vqaeval(t2)
+    s3 = s2 if t3 == t2 else _vqaeval(t3)
+    s4 = s3 if t4 == t3 else _vqaeval(t4)
+    return s1, s2, s3, s4
+
+
 def _surface(text: str, step: int) -> str:
-    """The string form after the string steps up to ``step`` (1-based positions in FAULT_KINDS)."""
-    out = text
-    if step >= 2:
-        out = unify_dashes(out)
-    if step >= 4:
-        out = strip_wrapper(strip_trailing(out))
-    if step >= 3:
-        out = strip_trailing(out)
-    return " ".join(_vqaeval(out).split()) if step >= 1 else out
+    """The string form after the string steps up to ``step`` (1-based positions in FAULT_KINDS; 0: raw)."""
+    return _surfaces(text)[step - 1] if step >= 1 else text
 
 
 @lru_cache(maxsize=262144)
@@ -188,7 +222,11 @@ def numbers_equal(pred: str, ref: str, tolerance: float = 0.0) -> bool | None:
     Years and identifiers compare exactly; a zero reference compares with absolute tolerance 1e-9; otherwise
     ``|p - r| / |r| <= tolerance`` (relaxed accuracy: 0.05; exact metrics: 0).
     """
-    p, r = parse_number(pred), parse_number(ref)
+    return _parsed_numbers_equal(parse_number(pred), parse_number(ref), tolerance)
+
+
+def _parsed_numbers_equal(p: tuple[float, bool, str] | None, r: tuple[float, bool, str] | None,
+                          tolerance: float) -> bool | None:
     if p is None or r is None:
         return None
     if _exact_kind(r[2]) or _exact_kind(p[2]):
@@ -208,19 +246,97 @@ def split_spans(text: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
-def _spans_equal(pred: str, ref: str) -> bool:
-    rs = split_spans(unify_dashes(ref))
-    if len(rs) < 2 or _THOUSANDS.match(ref.strip()):
+_NAME_SUFFIX = re.compile(r",\s*(?:jr|sr|inc|ltd|llc|co|corp|plc|l\.?p|m\.?d|ph\.?\s?d|esq|ii|iii|iv)\.?\s*$",
+                          re.IGNORECASE)
+_CALENDAR = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|"
+                       r"fri|sat|sun)(?:[a-z]*)\.?(?=[\s,]|$)", re.IGNORECASE)
+_STREET_OR_POSTCODE = re.compile(r"(?:^|,\s*)\d{1,6}\s+[A-Za-z]|\b\d{5}(?:-\d{4})?\b|\bp\.?\s?o\.?\s+box\b",
+                                 re.IGNORECASE)
+_STATE_CODE_LAST = re.compile(r",\s*[A-Z]{2}\.?\s*$")
+
+
+def is_single_entity(text: str) -> bool:
+    """True when the commas of ``text`` punctuate one entity rather than separate list items.
+
+    Four shapes, all from the DocVQA val golds (``tests/fixtures/shortanswer``): a name or company suffix after
+    the last comma ("Walter F. Wrenn, Jr.", "Laman for Letters, INC.", "William J. Darby, M.D."); a date or
+    weekday ("SATURDAY, JUNE 8, 1968", "Monday, May 10"); a street address or postal code ("Atlanta, Georgia
+    30301", "1420 K Street, N.W."); a city with a two-letter state code ("Lexington, KY"). Such answers are not
+    split into spans: reordering their parts does not give the same answer. ("Dayton, Ohio" still reads as a
+    two-item list; telling a place from a list of places needs a gazetteer.)
+    """
+    if "," not in text:
         return False
-    ps = split_spans(strip_trailing(strip_wrapper(unify_dashes(pred))))
-    return len(ps) == len(rs) and _sorted_spans(ps) == _sorted_spans(rs)
+    return bool(_NAME_SUFFIX.search(text) or _CALENDAR.search(text) or _STREET_OR_POSTCODE.search(text)
+                or _STATE_CODE_LAST.search(text))
 
 
 def _sorted_spans(spans: tuple[str, ...]) -> list[str]:
-    return sorted(" ".join(_vqaeval(s).split()) for s in spans)
+    return sorted(_vqaeval(s) for s in spans)
 
 
-@lru_cache(maxsize=262144)
+@dataclass(frozen=True)
+class _Pred:
+    """What matching needs of a prediction, computed once per distinct prediction."""
+
+    stripped: str
+    prepared: str  # dashes unified, wrapper and trailing punctuation removed
+    number: tuple[float, bool, str] | None
+    surfaces: tuple[str, str, str, str]
+    raw: str
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """What matching needs of a reference answer, computed once per distinct reference."""
+
+    stripped: str
+    prepared: str  # dashes unified, trailing punctuation removed
+    number: tuple[float, bool, str] | None
+    surfaces: tuple[str, str, str, str]
+    spans: list[str] | None  # sorted normalized spans of a list-like reference (2 or more), else None
+    raw: str
+
+
+@lru_cache(maxsize=1 << 17)
+def _pred_features(pred: str) -> _Pred:
+    prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
+    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), pred)
+
+
+@lru_cache(maxsize=1 << 17)
+def _ref_features(ref: str) -> _Ref:
+    prepared = strip_trailing(unify_dashes(ref))
+    rs = split_spans(unify_dashes(ref))
+    spans = (_sorted_spans(rs) if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref)
+             else None)
+    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), spans, ref)
+
+
+@lru_cache(maxsize=1 << 17)
+def _pred_spans(prepared: str) -> tuple[str, ...]:
+    return split_spans(prepared)
+
+
+def _match(p: _Pred, r: _Ref, tolerance: float) -> str | None:
+    """:func:`canonical_match` on precomputed features (the rules are documented there)."""
+    if p.stripped == r.stripped:
+        return "exact"
+    numeric = _parsed_numbers_equal(p.number, r.number, tolerance)
+    if numeric is not None:
+        if not numeric:
+            return None
+        return _numeric_kind(p, r)
+    for kind, ps, rs in zip(FAULT_KINDS[:4], p.surfaces, r.surfaces, strict=True):
+        if ps == rs:
+            return kind
+    if r.spans is not None:
+        spans = _pred_spans(p.prepared)  # compare the counts before normalizing the spans
+        if len(spans) == len(r.spans) and _sorted_spans(spans) == r.spans:
+            return "multi-span"
+    return None
+
+
 def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
     """Return the fault kind under which ``pred`` matches ``ref`` canonically, ``"exact"``, or None.
 
@@ -237,35 +353,22 @@ def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
     Returns:
         ``"exact"``, one of :data:`FAULT_KINDS`, or None when the pair does not match canonically.
     """
-    if pred.strip() == ref.strip():
-        return "exact"
-    prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
-    numeric = numbers_equal(prepared, strip_trailing(unify_dashes(ref)), tolerance)
-    if numeric is not None:
-        if not numeric:
-            return None
-        return _numeric_kind(prepared, strip_trailing(unify_dashes(ref)), pred, ref)
-    for step, kind in enumerate(FAULT_KINDS[:4], start=1):
-        if _surface(pred, step) == _surface(ref, step):
-            return kind
-    if _spans_equal(pred, ref):
-        return "multi-span"
-    return None
+    return _match(_pred_features(pred), _ref_features(ref), tolerance)
 
 
-def _numeric_kind(p: str, r: str, raw_pred: str, raw_ref: str) -> str:
+def _numeric_kind(p: _Pred, r: _Ref) -> str:
     # Numeric pairs name the numeric fault first (a separator, a percent sign, a zero gold), then the string
     # steps that were needed to read the number.
-    pn, rn = parse_number(p), parse_number(r)
+    pn, rn = p.number, r.number
     assert pn is not None and rn is not None
-    if _THOUSANDS.match(p.rstrip("%").strip()) or _THOUSANDS.match(r.rstrip("%").strip()):
+    if _THOUSANDS.match(p.prepared.rstrip("%").strip()) or _THOUSANDS.match(r.prepared.rstrip("%").strip()):
         return "thousands-separator"
-    if pn[1] != rn[1] or "percent" in p.lower() + r.lower():
+    if pn[1] != rn[1] or "percent" in p.prepared.lower() + r.prepared.lower():
         return "percent-unit"
     if rn[0] == 0.0:
         return "zero-gold"
-    for step, kind in enumerate(FAULT_KINDS[:4], start=1):
-        if _surface(raw_pred, step) == _surface(raw_ref, step):
+    for kind, ps, rs in zip(FAULT_KINDS[:4], p.surfaces, r.surfaces, strict=True):
+        if ps == rs:
             return kind
     return "exact-year-identifier" if _exact_kind(rn[2]) else "numeric-equal"
 
@@ -295,7 +398,9 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     if not answers:
         raise ValueError("at least one reference answer is required")
     tol = 0.05 if metric == "relaxed_accuracy" else 0.0
-    kinds = [canonical_match(prediction, a, tol) for a in answers]
+    p = _pred_features(prediction)
+    by_ref = {a: _match(p, _ref_features(a), tol) for a in dict.fromkeys(answers)}  # annotators repeat answers
+    kinds = [by_ref[a] for a in answers]
     kind = next((k for k in kinds if k == "exact"), next((k for k in kinds if k is not None), None))
     if metric == "vqa_accuracy":
         hits = [k is not None for k in kinds]
@@ -306,6 +411,21 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
         return total / n, kind
     if kind is not None:
         return 1.0, kind
+    if metric == "containment":
+        contained = _contained_kind(p, [_ref_features(a) for a in dict.fromkeys(answers)])
+        return (1.0, contained) if contained is not None else (0.0, None)
     if metric == "anls":
-        return anls(_surface(prediction, 4), [_surface(a, 4) for a in answers]), None
+        return anls(p.surfaces[3], [_ref_features(a).surfaces[3] for a in answers]), None
     return 0.0, None
+
+
+def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
+    """The first string step at which some reference's form occurs at word boundaries in the prediction's form.
+
+    The canonical counterpart of whole-word containment (MultimodalOCR ``VQAEval.evaluate``, see
+    :func:`vqaudit.suites.shortanswer.benchmarks.mocr_containment`): the same test on the step-k surfaces.
+    """
+    for step, kind in enumerate(FAULT_KINDS[:4]):
+        if any(r.surfaces[step] and contains_at_word_boundaries(p.surfaces[step], r.surfaces[step]) for r in refs):
+            return kind
+    return None

@@ -12,10 +12,13 @@ answer shape, and benchmark-native metadata"); the first rule that fires wins:
 3. ``identifier`` (codes, room IDs, alphanumeric strings), with the Table 8 subtypes, first match wins:
    ``hyphenated code`` (``C-5``, ``A-12B``), ``alnum code`` (letters and digits mixed, ``B12``),
    ``compact num+unit`` (``5kg``, ``12ml``, ``3.5in``), ``short upper`` (2-5 upper-case letters, ``USA``);
-4. ``multi-span`` (lists, conjunctive answers), with the Table 8 subtypes: ``slash pair`` (``a/b``),
-   ``conjunctive`` (``x and y``, ``x & y``), ``list-2`` / ``list-3plus`` (Python list literals as in ChartQA's
-   ``[Austria, Chile]``, comma or semicolon lists of short items); InfographicVQA ``multi-span`` metadata
-   always qualifies;
+4. ``multi-span`` (lists, conjunctive answers), with the Table 8 subtypes: ``slash pair`` (``a/b``, a letter
+   on each side, so the fraction or date ``3/25`` is none), ``conjunctive`` (``x and y``, ``x & y``, each side of
+   at most :data:`MAX_SPAN_WORDS` words, so a title such as "Comparison of wage rates for male workers and
+   cost of living" is none), ``list-2`` / ``list-3plus`` (Python list literals as in ChartQA's
+   ``[Austria, Chile]``, comma or semicolon lists of short items, except answers whose commas punctuate one
+   entity - a name suffix, a date, an address, see :func:`vqaudit.scoring.canonical.is_single_entity`);
+   InfographicVQA ``multi-span`` metadata always qualifies;
 5. ``other-open``: the remainder (§3.2: "a remainder rather than a fifth symmetric bucket").
 
 The bucket is decided by the *representative gold*: the most frequent answer, compared case- and
@@ -30,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vqaudit.scoring.canonical import fast_vqaeval_process
+from vqaudit.scoring.canonical import fast_vqaeval_process, is_single_entity
 
 BUCKETS: tuple[str, ...] = ("scalar", "readout", "identifier", "multi-span", "other-open")
 SUBTYPES: dict[str, tuple[str, ...]] = {
@@ -60,7 +63,7 @@ _NUM_UNIT = re.compile(r"^\d+(?:\.\d+)?(?:[a-z]{1,3}|\"|')$", re.IGNORECASE)
 _SHORT_UPPER = re.compile(r"^[A-Z]{2,5}$")
 _LIST_LITERAL = re.compile(r"^\[(.+)\]$")
 _CONJ = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
-_SLASH = re.compile(r"^[^/\s][^/]*/[^/]*[^/\s]$")
+_SLASH = re.compile(r"^[^/\s]*[A-Za-z][^/\s]*/[^/\s]*[A-Za-z][^/\s]*$")  # a letter on each side: 3/25 is no pair
 _DIGIT = re.compile(r"\d")
 _COMMA = re.compile(r"\s*,\s*")
 _ITEM_SPLIT = re.compile(r"\s*[,;]\s+|\s*;\s*")
@@ -149,9 +152,9 @@ def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
         return "list-3plus" if len(items) >= 3 else "list-2"
     if "/" in g and " " not in g and _SLASH.match(g):
         return "slash pair"
-    if _CONJ.search(g):
+    if _CONJ.search(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in _CONJ.split(g)):
         return "conjunctive"
-    if "," in g or ";" in g:  # else _ITEM_SPLIT finds no separator and there is one item
+    if ("," in g or ";" in g) and not is_single_entity(g):  # else _ITEM_SPLIT finds no separator: one item
         items = [p for p in _ITEM_SPLIT.split(g) if p.strip()]
         if len(items) >= 2 and not _NUMBER.match(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in items):
             return "list-3plus" if len(items) >= 3 else "list-2"
@@ -160,14 +163,21 @@ def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1 << 14)
+def _ocr_index(ocr_tokens: tuple[str, ...]) -> tuple[frozenset[str], str]:
+    """The normalized OCR tokens of one image as a set, and joined with single spaces (padded with spaces)."""
+    tokens = [_vqaeval(t) for t in ocr_tokens]
+    return frozenset(tokens), f" {' '.join(tokens)} "
+
+
 def _in_ocr(gold: str, ocr_tokens: Sequence[str]) -> bool:
+    """True when the normalized gold is one normalized OCR token, or a run of consecutive tokens."""
     if not ocr_tokens:
         return False
     g = _vqaeval(gold)
     if not g:
         return False
-    tokens = [_vqaeval(t) for t in ocr_tokens]
-    joined = f" {' '.join(tokens)} "
+    tokens, joined = _ocr_index(tuple(ocr_tokens))
     return g in tokens or f" {g} " in joined
 
 

@@ -9,22 +9,20 @@ calls the result "a conservative lower bound on non-canonical but acceptable ans
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from vqaudit.scoring.canonical import contains_at_word_boundaries
 from vqaudit.scoring.canonical import fast_vqaeval_process as vqaeval_process
 
 MIN_GOLD_CHARS = 3
 """A gold must be *longer* than this many characters after normalization (seed 002 §3.3: |g_norm| > 3)."""
 
 
-@lru_cache(maxsize=131072)
-def _gold_pattern(gold: str) -> re.Pattern[str] | None:
+@lru_cache(maxsize=1 << 18)
+def _long_gold(gold: str) -> str | None:
     g = vqaeval_process(gold)
-    if len(g) <= MIN_GOLD_CHARS:
-        return None
-    return re.compile(r"(?<!\w)" + re.escape(g) + r"(?!\w)")
+    return g if len(g) > MIN_GOLD_CHARS else None
 
 
 def ra_eval_recovered(prediction: str, answers: Sequence[str]) -> bool:
@@ -41,7 +39,7 @@ def ra_eval_recovered(prediction: str, answers: Sequence[str]) -> bool:
     """
     output = vqaeval_process(prediction)
     for gold in set(answers):
-        pattern = _gold_pattern(gold)
-        if pattern is not None and pattern.search(output):
+        g = _long_gold(gold)
+        if g is not None and contains_at_word_boundaries(output, g):
             return True
     return False

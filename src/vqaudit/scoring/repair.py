@@ -251,30 +251,49 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     """
     out: dict[str, list[float]] = {v: [] for v in variants}
     columns = [out[v] for v in variants]
-    needs_overlay = any(v != "output-only" for v in variants)
     seen: dict[tuple[str, tuple[str, ...], str, str], tuple[float, ...]] = {}
     for pred, refs, question, contract in zip(predictions, answers, questions, contracts, strict=True):
         key = (pred, refs if type(refs) is tuple else tuple(refs), question, contract.bucket)
         scores = seen.get(key)
         if scores is None:
-            scores = seen[key] = _repair_row(pred, refs, question, contract, metric, variant, scorer, variants,
-                                             needs_overlay)
+            scores = seen[key] = repair_row(pred, refs, question, contract, metric, variant, scorer, variants)
         for column, value in zip(columns, scores, strict=True):
             column.append(value)
     return out
 
 
-def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
-                scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str],
-                needs_overlay: bool) -> tuple[float, ...]:
+def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
+               scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str] = VARIANTS,
+               overlay: Overlay | None = None) -> tuple[float, ...]:
+    """Scores of one row under each repair variant (module docstring rules).
+
+    Args:
+        pred: the model output.
+        refs: the gold answers.
+        question: the question text.
+        contract: the row's contract.
+        metric: official metric name.
+        variant: its variant.
+        scorer: the official scorer.
+        variants: which of :data:`VARIANTS` to compute, in this order.
+        overlay: the row's :func:`reference_overlay`, when the caller has it; else it is built only for a row
+            that the plain comparison does not already accept.
+
+    Returns:
+        One score in [0, 1] per requested variant.
+    """
     repaired = repair_output(pred, contract.bucket)
-    overlay = reference_overlay(refs, contract, question) if needs_overlay else ()
     values = []
     for v in variants:
         if v == "output-only":
             values.append(scorer(repaired, refs))
-        elif v == "reference-only":
-            values.append(score_with_overlay(pred, refs, overlay, metric, variant, scorer))
-        else:
-            values.append(score_with_overlay(repaired, refs, overlay, metric, variant, scorer))
+            continue
+        target = pred if v == "reference-only" else repaired
+        base = scorer(target, refs)
+        if base >= 1.0:
+            values.append(base)
+            continue
+        if overlay is None:
+            overlay = reference_overlay(refs, contract, question)
+        values.append(score_with_overlay(target, refs, overlay, metric, variant, scorer))
     return tuple(values)

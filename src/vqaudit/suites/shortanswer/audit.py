@@ -30,7 +30,7 @@ from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
 from vqaudit.scoring.judge_audit import binary_agreement, read_labels, run_judge
 from vqaudit.scoring.ra_eval import ra_eval_recovered
-from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_scores, summarize_repair
+from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
 from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
 from vqaudit.suites.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.suites.shortanswer.importers import read_predictions
@@ -206,12 +206,12 @@ def audit_rows(
     if not rows and spec.has_gold:
         raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
                            "--join-on and --format); nothing to audit")
-    official = [_score_row(scorer, r, i) for i, r in enumerate(rows, start=1)]
-    canon = [canonical_score(r.prediction, r.answers, metric) for r in rows]
-    contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
-    repaired = repair_scores([r.prediction for r in rows], [r.answers for r in rows], [r.question for r in rows],
-                             contracts, metric, variant, scorer)
-    ra = [ra_eval_recovered(r.prediction, r.answers) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
+    layers = [_row_layers(i, r, scorer, metric, variant) for i, r in enumerate(rows, start=1)]
+    official = [x.official for x in layers]
+    canon = [x.canonical for x in layers]
+    contracts = [x.contract for x in layers]
+    repaired = {v: [x.repaired[k] for x in layers] for k, v in enumerate(VARIANTS)}
+    ra = [x.ra_eval for x in layers]
     judge_audit: JudgeAudit | None = None
     verdicts: list[bool | None] = [None] * len(rows)
     if judge is not None:
@@ -244,8 +244,7 @@ def audit_rows(
     repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
     results = tuple(
         RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
-                  reference_overlay(r.answers, contracts[i], r.question), {v: repaired[v][i] for v in VARIANTS},
-                  ra[i], verdicts[i])
+                  layers[i].overlay, dict(zip(VARIANTS, layers[i].repaired, strict=True)), ra[i], verdicts[i])
         for i, r in enumerate(rows))
     outputs = list(all_outputs) if all_outputs else [r.prediction for r in rows]
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
@@ -255,12 +254,35 @@ def audit_rows(
                        lost, ra_info, repair, by_bucket, failure_notes(outputs), judge_audit, results)
 
 
-def _score_row(scorer: Callable[[str, Sequence[str]], float], row: AuditRow, index: int) -> float:
-    """The official score of one joined row; a gold the metric cannot take becomes a VqauditError naming it."""
+@dataclass(frozen=True)
+class _Layers:
+    """Every gold-side and output-side layer of one row, before the judge (computed in one pass per row)."""
+
+    official: float
+    canonical: tuple[float, str | None]
+    contract: Contract
+    overlay: tuple[tuple[str, ...], ...]
+    repaired: tuple[float, ...]  # in VARIANTS order
+    ra_eval: bool | None
+
+
+def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]], float], metric: str,
+                variant: str) -> _Layers:
+    """All layers of one joined row, one row at a time (the normalizers' memos then serve every layer).
+
+    Raises:
+        VqauditError: a gold the metric cannot take (naming the joined row and its question id).
+    """
     try:
-        return scorer(row.prediction, row.answers)
+        official = scorer(row.prediction, row.answers)
     except ValueError as exc:
         raise VqauditError(f"joined row {index} (question id {row.qid!r}), field 'answers': {exc}") from None
+    contract = classify(row.question, row.answers, answer_type=row.answer_type, ocr_tokens=row.ocr_tokens)
+    overlay = reference_overlay(row.answers, contract, row.question)
+    repaired = repair_row(row.prediction, row.answers, row.question, contract, metric, variant, scorer, VARIANTS,
+                          overlay)
+    ra = ra_eval_recovered(row.prediction, row.answers) if official < 1.0 else None
+    return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
 
 
 def run_audit(

@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vqaudit.scoring.canonical import strip_wrapper
-from vqaudit.scoring.vqa_normalize import vqaeval_process
+from vqaudit.scoring.canonical import fast_vqaeval_process, strip_wrapper
+from vqaudit.scoring.vqa_normalize import PUNCTUATION
 
 LONG_WORDS = 20
 SENTENCE_WORDS = 5
@@ -34,6 +34,20 @@ _ABSTAIN = re.compile(
     re.IGNORECASE,
 )
 _MARKDOWN = re.compile(r"\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
+_DROP_PUNCT = dict.fromkeys(map(ord, "".join(PUNCTUATION) + "."))
+_TRAILING_NUMBER_PERIOD = re.compile(r"\d\.$")
+
+
+def is_unanswerable(text: str) -> bool:
+    """True when the vqaEval-normalized output is exactly "unanswerable" (VizWiz's abstention answer).
+
+    vqaEval normalization only deletes punctuation and periods, replaces them with spaces, drops articles and
+    maps number words, so its result can be the one word "unanswerable" only if the lower-cased text holds
+    those letters once punctuation is deleted; that cheap test runs first.
+    """
+    if "unanswerable" not in text.lower().translate(_DROP_PUNCT):
+        return False
+    return fast_vqaeval_process(text) == "unanswerable"
 
 
 @dataclass(frozen=True)
@@ -71,7 +85,7 @@ def formatting_kinds(text: str) -> tuple[str, ...]:
         kinds.append("sentence")
     if strip_wrapper(t) != t:
         kinds.append("wrapper")
-    if t[-1] in ".,;:!?" and not re.search(r"\d\.$", t[-3:]) and len(t.split()) <= SENTENCE_WORDS:
+    if t[-1] in ".,;:!?" and not _TRAILING_NUMBER_PERIOD.search(t[-3:]) and len(t.split()) <= SENTENCE_WORDS:
         kinds.append("trailing-punctuation")
     if _MARKDOWN.search(t):
         kinds.append("markdown")
@@ -100,7 +114,7 @@ def failure_notes(outputs: Sequence[str]) -> FailureNotes:
             continue
         truncated += is_truncated(text)
         abstain += bool(_ABSTAIN.match(text))
-        unanswerable += vqaeval_process(text) == "unanswerable"
+        unanswerable += is_unanswerable(text)
         kinds = formatting_kinds(text)
         any_fmt += bool(kinds)
         for k in kinds:
