@@ -304,12 +304,18 @@ def _pred_features(pred: str) -> _Pred:
     return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), pred)
 
 
+_SEPARATOR = re.compile(r"[,;/&]|\band\b")
+
+
 @lru_cache(maxsize=1 << 17)
 def _ref_features(ref: str) -> _Ref:
-    prepared = strip_trailing(unify_dashes(ref))
-    rs = split_spans(unify_dashes(ref))
-    spans = (_sorted_spans(rs) if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref)
-             else None)
+    dashed = unify_dashes(ref)
+    prepared = strip_trailing(dashed)
+    spans = None
+    if _SEPARATOR.search(dashed):  # else split_spans finds one span at most
+        rs = split_spans(dashed)
+        if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
+            spans = _sorted_spans(rs)
     return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), spans, ref)
 
 

@@ -164,7 +164,10 @@ def anls(
     if variant == "paper":
         pred = prediction.lower().strip()
         # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float.
-        nl = min(_normalized_distance(r.lower().strip(), pred) for r in refs)
+        if len(refs) == 1:
+            nl = _normalized_distance(refs[0].lower().strip(), pred)
+        else:
+            nl = min([_normalized_distance(r.lower().strip(), pred) for r in refs])
         return 1.0 - nl if nl < threshold else 0.0
     if variant == "pix2struct":
         pred = prediction.lower()

@@ -77,7 +77,7 @@ def repair_output(prediction: str, bucket: str) -> str:
         The rewritten output (the input itself when no rule applies).
     """
     out = _basic(prediction)
-    if len(out.split()) < SENTENCE_WORDS:
+    if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
         if parse_number(out) is not None or is_scalar_answer(out):

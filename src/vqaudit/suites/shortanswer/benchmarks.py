@@ -123,10 +123,10 @@ def official_scorer(metric: str, variant: str, *, memo: int = 1 << 18) -> Callab
     base = _raw_scorer(metric, variant)
     if memo <= 0:
         return base
-    cached = lru_cache(maxsize=memo)(lambda p, a: base(p, a))
+    cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
 
     def score(prediction: str, answers: Sequence[str]) -> float:
-        return float(cached(prediction, tuple(answers)))
+        return cached(prediction, answers if type(answers) is tuple else tuple(answers))
 
     return score
 

@@ -72,7 +72,7 @@ def is_truncated(text: str) -> bool:
         return True
     if t.count("(") != t.count(")") or t.count("[") != t.count("]") or t.count('"') % 2 == 1:
         return True
-    return len(t.split()) > LONG_WORDS and t[-1].isalnum()
+    return t[-1].isalnum() and len(t.split(maxsplit=LONG_WORDS)) > LONG_WORDS
 
 
 def formatting_kinds(text: str) -> tuple[str, ...]:
@@ -81,11 +81,12 @@ def formatting_kinds(text: str) -> tuple[str, ...]:
     if not t:
         return ()
     kinds = []
-    if len(t.split()) > SENTENCE_WORDS:
+    sentence = len(t.split(maxsplit=SENTENCE_WORDS)) > SENTENCE_WORDS  # more words; splits 5 times at most
+    if sentence:
         kinds.append("sentence")
     if strip_wrapper(t) != t:
         kinds.append("wrapper")
-    if t[-1] in ".,;:!?" and not _TRAILING_NUMBER_PERIOD.search(t[-3:]) and len(t.split()) <= SENTENCE_WORDS:
+    if t[-1] in ".,;:!?" and not _TRAILING_NUMBER_PERIOD.search(t[-3:]) and not sentence:
         kinds.append("trailing-punctuation")
     if _MARKDOWN.search(t):
         kinds.append("markdown")
