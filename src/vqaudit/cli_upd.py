@@ -98,11 +98,16 @@ def eval_upd(
     Raises:
         VqauditError: from any stage (bad spec, unreadable folder, fatal backend error).
     """
+    from vqaudit.backends import load_backend
     from vqaudit.report.upd import write_upd_report
     from vqaudit.run import run_benchmark
     from vqaudit.score import score_run
     from vqaudit.suites.upd.build import build_upd
 
+    if judge is not None:
+        load_backend(judge)  # a bad judge spec fails here, before any model is run
+    for spec in models:
+        load_backend(spec, api_key_env=api_key_env)  # likewise for a bad model spec
     bench_dir = out / "bench"
     if not (bench_dir / "manifest.json").is_file():
         build_upd(bench_dir, tsv=None, variant="all", setting="all", seed=seed, max_items=max_items)

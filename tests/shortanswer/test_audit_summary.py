@@ -171,6 +171,10 @@ def test_table2_cross_judge_pearson_and_pooled_agreement(folders: list[Path]) ->
     assert t["agreement_pct"] == pytest.approx(1100 / 15)
     assert t["first_fn_pct"] == pytest.approx(700 / 15) and t["second_fn_pct"] == pytest.approx(1100 / 15)
     assert t["reason"] is None
+    # Cross-judge kappa from the summed confusion counts (judge one vs judge two; two accepts all one accepts,
+    # plus "red"): tp 2+1+3+1 = 7, fp 0, fn 1+2+0+1 = 4, tn 4, n 15. p_o = 11/15, p_e = (7*11 + 8*4)/225 =
+    # 109/225, kappa = (165 - 109) / (225 - 109) = 56/116 = 14/29.
+    assert t["kappa"] == pytest.approx(14 / 29)
     two = summarize_audits([read_audit(f) for f in folders[:2]])
     assert math.isnan(two.table2["pearson_r"]) and "at least 3 benchmarks" in two.table2["reason"]
     assert any("Pearson r: n/a" in n for n in two.notes)
@@ -311,3 +315,25 @@ def test_real_fixture_audits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     pooled = (2500 * gains["chartqa"]["bidirectional"] + 5349 * gains["docvqa"]["bidirectional"]) / 7849
     assert data["table7_by_dataset"]["bidirectional"]["Overall"] == pytest.approx(pooled)
     assert any("chartqa audits pool the human and augmented splits" in n for n in data["notes"])
+
+
+def test_table2_human_label_validation_is_pooled_from_confusion_counts(tmp_path: Path) -> None:
+    # Two validated audits. m1 docvqa errors s1, s2, o4, o5: judge one says yes, no, yes, no; the labels say
+    # yes, no, no, yes -> tp 1, fp 1, fn 1, tn 1 (kappa 0). m1 infovqa errors s0, s1, o2, o3: judge yes, no, yes,
+    # yes; labels the same -> tp 3, tn 1 (kappa 1). Pooled: tp 4, fp 1, fn 1, tn 2: precision = recall = 4/5,
+    # p_o = 6/8, p_e = (5*5 + 3*3)/64 = 34/64, kappa = (48 - 34)/(64 - 34) = 7/15 (the mean of the kappas is 0.5).
+    labels = {"docvqa": "question_id,label\ns1,yes\ns2,no\no4,no\no5,yes\n",
+              "infovqa": "question_id,label\ns0,yes\ns1,no\no2,yes\no3,yes\n"}
+    folders = []
+    for bench, text in labels.items():
+        kinds, preds = AUDITS[("m1", bench)]
+        out = tmp_path / bench
+        (tmp_path / f"{bench}.csv").write_text(text)
+        result = audit_rows(JoinReport(_rows(kinds, preds, bench)), bench, model="m1", metric="exact_match",
+                            variant="pix2struct", judge="scripted:one", cache_dir=out,
+                            judge_backend=ScriptedBackend(judge_one), labels=tmp_path / f"{bench}.csv", n_draws=20)
+        write_audit_report(result, out)
+        folders.append(out)
+    v = summarize_audits([read_audit(f) for f in folders]).table2["validation"]
+    assert v["n"] == 8 and v["precision_pct"] == pytest.approx(80.0) and v["recall_pct"] == pytest.approx(80.0)
+    assert v["kappa"] == pytest.approx(7 / 15)

@@ -86,7 +86,7 @@ def test_judge_validation_and_second_judge(tmp_path: Path) -> None:
     assert result.judge is not None
     # judge: 1 yes, 3 yes, 4 no; human: 1 yes, 3 no, 4 no -> tp 1, fp 1, tn 1: precision 0.5, recall 1.0.
     assert result.judge.validation == {"n": 3, "precision": 0.5, "recall": 1.0, "agreement": pytest.approx(2 / 3),
-                                       "kappa": pytest.approx(0.4)}
+                                       "kappa": pytest.approx(0.4), "tp": 1, "fp": 1, "fn": 0, "tn": 1}
     assert result.judge.second is not None and result.judge.second["agreement"] == pytest.approx(2 / 3)
     assert read_labels(labels) == {"1": True, "3": False, "4": False}
 

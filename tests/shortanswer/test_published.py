@@ -135,3 +135,25 @@ def test_textvqa_from_llavas_raw_answer_file_joined_on_image_and_question() -> N
     assert 18.0 < mix["scalar"]["share"] < 30.0
     assert 42.0 < mix["readout"]["share"] < 55.0
     assert mix["identifier"]["share"] < 3.0 and mix["multi-span"]["share"] < 3.0
+
+
+@pytest.mark.parametrize("option", ["--judge", "--second-judge"])
+def test_audit_refuses_a_bad_judge_spec_before_scoring(tmp_path: Path, option: str,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from vqaudit import cli
+
+    out = tmp_path / "audit"
+    args = ["vqaudit", "audit", str(FIXTURES / "vila15_13b_chartqa_test.xlsx"), "--benchmark", "chartqa",
+            "--out", str(out), option, "gpt-4"]
+    if option == "--second-judge":
+        args += ["--judge", "reference:gold"]
+    monkeypatch.setattr(sys, "argv", args)
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "model spec 'gpt-4'" in err and "openai:MODEL@URL" in err and "Traceback" not in err
+    assert not (out / "report.json").exists()  # failed before anything was scored or written

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -95,3 +96,12 @@ def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
                     n_draws=50)
     text = path.read_text(encoding="utf-8")
     assert "| AAD | Original Standard | 0.0 | 100.0 |" in text and "|  | Option | 0.0 | 100.0 |" in text
+
+
+def test_eval_upd_checks_the_judge_and_model_specs_before_building_or_running(tmp_path: Path) -> None:
+    from vqaudit.errors import VqauditError
+
+    for models, judge in ((["reference:gold"], "gpt-4"), (["reference:oracle"], None)):
+        with pytest.raises(VqauditError, match="Valid forms"):
+            eval_upd(tmp_path / "eval", models, judge, max_items=30, n_draws=50)
+        assert not (tmp_path / "eval").exists()  # nothing was built or run

@@ -55,6 +55,7 @@ class SecondJudge:
     n: int
     agreement: float
     accepted_share: float
+    counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn), judge 1 against judge 2
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class JudgeStats:
     accepted_by_bucket: dict[str, int]
     second: SecondJudge | None
     validated: bool
+    validation_counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn) against the human labels
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,21 @@ class _Reader:
             raise VqauditError(f"{self.path}: field {dotted!r}: expected a number, got {value!r}")
         return float(value)
 
+    def confusion(self, dotted: str) -> tuple[int, int, int, int] | None:
+        """Confusion counts (tp, fp, fn, tn) at ``dotted`` (a 4-list) or its ``tp``..``tn`` fields; None if absent."""
+        node = self.get(dotted, optional=True)
+        if node is None:
+            return None
+        if isinstance(node, list):
+            if len(node) != 4:
+                raise VqauditError(f"{self.path}: field {dotted!r}: expected [tp, fp, fn, tn], got {node!r}")
+            values = tuple(self.count(f"{dotted}.{i}") for i in range(4))
+        elif isinstance(node, dict) and all(k in node for k in ("tp", "fp", "fn", "tn")):
+            values = tuple(self.count(f"{dotted}.{k}") for k in ("tp", "fp", "fn", "tn"))
+        else:
+            return None  # written before the counts were recorded
+        return values[0], values[1], values[2], values[3]
+
     def maybe_count(self, dotted: str) -> int | None:
         """A count, or None for null."""
         return None if self.get(dotted) is None else self.count(dotted)
@@ -184,11 +201,12 @@ def _judge(r: _Reader) -> JudgeStats | None:
     second = None
     if r.get("judge.second") is not None:
         second = SecondJudge(r.text("judge.second.spec"), r.count("judge.second.n"),
-                             r.number("judge.second.agreement"), r.number("judge.second.accepted_share"))
+                             r.number("judge.second.agreement"), r.number("judge.second.accepted_share"),
+                             r.confusion("judge.second.counts"))
     return JudgeStats(r.text("judge.spec"), r.count("judge.pool"), r.count("judge.accepted"),
                       r.number("judge.judged_score"),
                       {b: r.count(f"judge.accepted_by_bucket.{b}") for b in BUCKETS}, second,
-                      r.get("judge.validation", optional=True) is not None)
+                      r.get("judge.validation", optional=True) is not None, r.confusion("judge.validation"))
 
 
 def read_audit(folder: Path) -> AuditInput:

@@ -20,7 +20,8 @@ combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions.
   breaks / net totals with the official-error and judge-false-negative recovery shares (§5.4: 6.16%, 17.44%).
 - **Table 2** cross-judge line: Pearson r between the two judges' per-benchmark false-negative rates (each
   pooled over the benchmark's audits that ran ``--second-judge``; at least 3 benchmarks), the pooled agreement
-  (weighted by the items both judged) and each judge's pooled acceptance rate.
+  (weighted by the items both judged), Cohen's kappa from the summed confusion counts, and each judge's pooled
+  acceptance rate; the human-label block (precision, recall, kappa) likewise from summed confusion counts.
 - **Table 6** (with ``--perturb``): mean benign flip rate (mean official delta) per benchmark and model; the
   family block is the plain mean over runs, as the paper averages over models and datasets.
 
@@ -37,6 +38,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
 from vqaudit.scoring.contracts import BUCKETS
+from vqaudit.scoring.judge_audit import agreement_from_counts
 
 OVERALL = "Overall"
 
@@ -207,7 +209,8 @@ def _table7(audits: Sequence[AuditInput]) -> tuple[dict[str, dict[str, float]], 
 def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     pairs = [(a, a.judge) for a in audits if a.judge is not None and a.judge.second is not None]
     out: dict[str, Any] = {"audits": len(pairs), "judges": [], "benchmarks": {}, "pearson_r": math.nan, "reason": None,
-                           "agreement_pct": math.nan, "first_fn_pct": math.nan, "second_fn_pct": math.nan}
+                           "agreement_pct": math.nan, "kappa": math.nan, "first_fn_pct": math.nan,
+                           "second_fn_pct": math.nan}
     if not pairs:
         out["reason"] = "no audit ran a second judge (`vqaudit audit --second-judge SPEC`)"
         notes.append(f"Table 2 cross-judge line: n/a: {out['reason']}")
@@ -239,9 +242,33 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     out["judges"] = [list(pair) for pair in specs]
     if len(specs) > 1:
         notes.append(f"Table 2: the audits used different judge pairs ({sorted(specs)}); pooled anyway")
-    notes.append("Table 2: cross-judge kappa is not pooled (report.json keeps each audit's kappa, not its "
-                 "confusion counts); see each audit's report")
+    counts = [s.counts for s in seconds]
+    items = sum(n for c in counts if c is not None for n in c)
+    if all(c is not None for c in counts) and items > 0:
+        pooled = agreement_from_counts(*(sum(c[k] for c in counts if c is not None) for k in range(4)))
+        out["kappa"] = pooled.kappa
+    else:
+        out["kappa"] = math.nan
+        notes.append("Table 2: cross-judge kappa is not pooled: some report.json has no confusion counts "
+                     "(written by an older vqaudit); see each audit's report")
     return out
+
+
+def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, float]:
+    """Table 2's human-label block, pooled over the validated audits by summing their confusion counts."""
+    judged = [a.judge for a in audits if a.judge is not None and a.judge.validated]
+    out = {"audits": float(len(judged)), "n": math.nan, "precision_pct": math.nan, "recall_pct": math.nan,
+           "kappa": math.nan}
+    if not judged:
+        return out
+    counts = [j.validation_counts for j in judged]
+    if any(c is None for c in counts):
+        notes.append("Table 2 human-label validation is not pooled: some report.json has no confusion counts "
+                     "(written by an older vqaudit); see each audit's report")
+        return out
+    pooled = agreement_from_counts(*(sum(c[k] for c in counts if c is not None) for k in range(4)))
+    return {"audits": float(len(judged)), "n": float(pooled.n), "precision_pct": 100.0 * pooled.precision,
+            "recall_pct": 100.0 * pooled.recall, "kappa": pooled.kappa}
 
 
 def _table6(perturbs: Sequence[PerturbInput]) -> tuple[dict[str, dict[str, dict[str, float]]],
@@ -293,9 +320,7 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
     table3, mean_delta = _table3(scored, notes)
     by_dataset, by_bucket, totals = _table7(scored)
     table2 = _table2(scored, notes)
-    if any(a.judge is not None and a.judge.validated for a in scored):
-        notes.append("Table 2 human-label validation (precision, recall, kappa) is not pooled: report.json keeps "
-                     "rates, not confusion counts; see each audit's report")
+    table2["validation"] = _validation(scored, notes)
     if not perturbs:
         notes.append("Table 4 Delta True and Table 6: n/a: no perturbation runs given (--perturb FOLDER)")
     for p in perturbs:

@@ -101,15 +101,22 @@ def _table7(s: AuditSummary) -> list[str]:
 
 def _table2(s: AuditSummary) -> list[str]:
     t = s.table2
-    lines = ["## Cross-judge robustness (Table 2 lines)", ""]
+    lines = ["## Judge validation and cross-judge robustness (Table 2 lines)", ""]
+    v = t.get("validation", {})
+    if v.get("audits"):
+        lines += [f"- Against human labels (pooled confusion counts of {int(v['audits'])} audits, "
+                  f"n={_num(v['n'], 0)}): "
+                  f"precision {_num(v['precision_pct'])}%, recall {_num(v['recall_pct'])}%, "
+                  f"Cohen's kappa {_num(v['kappa'], 3)}", ""]
     if not t["audits"]:
-        return [*lines, f"n/a: {t['reason']}.", ""]
-    rows = [[b, _num(v[0]), _num(v[1])] for b, v in t["benchmarks"].items()]
+        return [*lines, f"Cross-judge: n/a: {t['reason']}.", ""]
+    rows = [[b, _num(x[0]), _num(x[1])] for b, x in t["benchmarks"].items()]
     r = _num(t["pearson_r"], 3) if t["reason"] is None else f"n/a ({t['reason']})"
     judges = "; ".join(f"judge 1 `{a}`, judge 2 `{b}`" for a, b in t["judges"])
     return [*lines, f"Judges: {judges}.", "",
             *_table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows), "",
-            f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits)",
+            f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits); cross-judge kappa "
+            f"{_num(t['kappa'], 3)} (pooled confusion counts)",
             f"- Per-dataset FN-rate r: {r}",
             f"- Judge 1 / judge 2 FN rate: {_num(t['first_fn_pct'])}% / {_num(t['second_fn_pct'])}%", ""]
 

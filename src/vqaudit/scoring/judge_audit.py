@@ -143,8 +143,20 @@ def binary_agreement(a: Sequence[bool], b: Sequence[bool]) -> BinaryAgreement:
     tp = sum(1 for x, y in zip(a, b, strict=True) if x and y)
     fp = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
     fn = sum(1 for x, y in zip(a, b, strict=True) if not x and y)
-    tn = len(a) - tp - fp - fn
-    n = len(a)
+    return agreement_from_counts(tp, fp, fn, len(a) - tp - fp - fn)
+
+
+def agreement_from_counts(tp: int, fp: int, fn: int, tn: int) -> BinaryAgreement:
+    """:class:`BinaryAgreement` from confusion counts (``a`` = the judge, ``b`` = the reference).
+
+    Pooling several audits means summing their counts and calling this once (never averaging kappas).
+
+    Raises:
+        VqauditError: a negative count, or no items at all.
+    """
+    if min(tp, fp, fn, tn) < 0 or tp + fp + fn + tn == 0:
+        raise VqauditError(f"agreement needs non-negative counts and at least one item, got {(tp, fp, fn, tn)}")
+    n = tp + fp + fn + tn
     p_o = (tp + tn) / n
     p_e = ((tp + fp) / n) * ((tp + fn) / n) + ((fn + tn) / n) * ((fp + tn) / n)
     kappa = math.nan if p_e == 1.0 else (p_o - p_e) / (1.0 - p_e)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import Backend
+from vqaudit.backends import Backend, load_backend
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
@@ -136,7 +136,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
             raise VqauditError(f"{labels}: no labelled question is in the judged error pool")
         stats = binary_agreement([bool(a) for a, _ in pairs], [b for _, b in pairs])
         validation = {"n": stats.n, "precision": stats.precision, "recall": stats.recall, "kappa": stats.kappa,
-                      "agreement": stats.agreement}
+                      "agreement": stats.agreement, "tp": stats.tp, "fp": stats.fp, "fn": stats.fn, "tn": stats.tn}
     second_info = None
     if second is not None:
         other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)
@@ -145,6 +145,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
         second_info = {"spec": second, "n": len(both),
                        "agreement": agree.agreement if agree else math.nan,
                        "kappa": agree.kappa if agree else math.nan,
+                       "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
                        "accepted_share": 100.0 * sum(1 for v in other.values() if v) / len(pool) if pool else math.nan}
     delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
     audit = JudgeAudit(spec, len(pool), accepted, sum(1 for v in verdicts.values() if v is None),
@@ -197,6 +198,9 @@ def audit_rows(
         VqauditError: an unknown benchmark/metric/variant, a judge without ``cache_dir``, bad labels.
     """
     spec = get_benchmark(benchmark)
+    for judge_spec, ready in ((judge, judge_backend), (second_judge, second_backend)):
+        if judge_spec is not None and ready is None:
+            load_backend(judge_spec)  # a bad judge spec fails before any scoring (no connection is made)
     metric = metric or spec.metric
     variant = variant or (spec.variant if metric == spec.metric else
                           {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
