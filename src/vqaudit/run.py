@@ -34,6 +34,7 @@ from vqaudit.backends import (
     cache_key,
     load_backend,
 )
+from vqaudit.backends.base import await_workers
 from vqaudit.errors import VqauditError
 from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
@@ -322,18 +323,7 @@ async def _ask_all(
                 )
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(jobs)))]
-    if not workers:
-        return 0
-    try:
-        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-        for finished in done:
-            exc = None if finished.cancelled() else finished.exception()
-            if exc is not None:
-                raise exc
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    await await_workers(workers)
     return n_done
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -92,6 +93,20 @@ def staged_folder(out: Path) -> Iterator[Path]:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write UTF-8 ``text`` to ``path`` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` with every NaN float as None (JSON has no NaN), tuples as lists and mapping keys as strings.
+
+    Nested dicts, lists and tuples are converted recursively; other values are returned as they are.
+    """
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def write_json(path: Path, obj: Any) -> None:

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from vqaudit.report.shortanswer import _clean, result_to_json
+from vqaudit.report.shortanswer import result_to_json
+from vqaudit.store import json_ready
 from vqaudit.suites.shortanswer.audit import AuditResult, run_audit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
@@ -42,7 +43,7 @@ EXPECTED = {
 
 def digest(result: AuditResult) -> str:
     report = result_to_json(result)
-    rows = [_clean(dataclasses.asdict(r)) for r in result.rows]
+    rows = [json_ready(dataclasses.asdict(r)) for r in result.rows]
     text = json.dumps({"report": report, "rows": rows}, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

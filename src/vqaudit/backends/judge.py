@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vqaudit.backends.base import Backend, BackendCallError, GenerationParams, Request
+from vqaudit.backends.base import Backend, BackendCallError, GenerationParams, Request, await_workers
 from vqaudit.backends.cache import ResponseCache, cache_key
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Response, View
@@ -130,15 +130,5 @@ async def ask_judge_all(
                 )
 
     workers = [asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(todo)))]
-    if workers:
-        try:
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for finished in done:
-                exc = None if finished.cancelled() else finished.exception()
-                if exc is not None:
-                    raise exc
-        finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+    await await_workers(workers)
     return [replies[k] for k in keys]

@@ -17,7 +17,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_perturbation
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.store import atomic_write_text, write_json
+from vqaudit.store import atomic_write_text, json_ready, write_json
 
 _BUCKET_LABELS = {"scalar": "Scalar", "readout": "Readout", "identifier": "Ident.", "multi-span": "Multi",
                   "other-open": "Other"}
@@ -150,18 +150,8 @@ def render_summary_markdown(summary: AuditSummary) -> str:
 
 def summary_to_json(summary: AuditSummary) -> dict[str, Any]:
     """The summary as JSON-able data (NaN becomes null)."""
-    cleaned: dict[str, Any] = _clean(dataclasses.asdict(summary))
+    cleaned: dict[str, Any] = json_ready(dataclasses.asdict(summary))
     return cleaned
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 def write_audit_summary(audit_folders: Sequence[Path], perturb_folders: Sequence[Path], out: Path) -> Path:

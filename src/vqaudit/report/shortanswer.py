@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.store import atomic_write_text, write_json
+from vqaudit.store import atomic_write_text, json_ready, write_json
 from vqaudit.suites.shortanswer.audit import AuditResult
 
 _METRIC_NAMES = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "relaxed_accuracy": "relaxed accuracy",
@@ -117,18 +117,8 @@ def result_to_json(result: AuditResult) -> dict[str, Any]:
     data["join"] = {"joined": len(join["rows"]), "predictions_without_gold": join["predictions_without_gold"],
                     "gold_without_predictions": join["gold_without_predictions"],
                     "gold_source": join["gold_source"], "notes": join["notes"]}
-    cleaned: dict[str, Any] = _clean(data)
+    cleaned: dict[str, Any] = json_ready(data)
     return cleaned
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 def write_audit_report(result: AuditResult, out: Path) -> Path:
@@ -137,7 +127,7 @@ def write_audit_report(result: AuditResult, out: Path) -> Path:
     answers = {row.qid: row.answers for row in result.join.rows}
     lines = []
     for row in result.rows:
-        rec = _clean(dataclasses.asdict(row))
+        rec = json_ready(dataclasses.asdict(row))
         rec["answers"] = list(answers[row.qid])
         rec["canonical_answers"] = rec.pop("overlay")
         lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))

@@ -24,6 +24,7 @@ from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
 from vqaudit.prompts.perturbations import VARIANT_IDS, ImageFor, run_perturbations
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
+from vqaudit.store import json_ready
 from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
 from vqaudit.suites.shortanswer.records import AuditRow
 
@@ -186,18 +187,8 @@ def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: st
     data = {"benchmark": benchmark, "model": model, "model_spec": model_spec, "metric": metric,
             "metric_variant": variant, "variants": list(variants), "n_questions": n_questions,
             "summary": dataclasses.asdict(summary)}
-    cleaned: dict[str, Any] = _nan_to_null(data)
+    cleaned: dict[str, Any] = json_ready(data)
     return cleaned
-
-
-def _nan_to_null(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _nan_to_null(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_to_null(v) for v in value]
-    return value
 
 
 def _pct(fraction: float) -> str:
