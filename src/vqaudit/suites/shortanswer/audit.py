@@ -279,8 +279,9 @@ def _gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
+        if gc.get_freeze_count() == 0:  # never unfreeze what a caller froze (e.g. before forking workers)
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
