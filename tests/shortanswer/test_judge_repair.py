@@ -155,3 +155,29 @@ def test_bidirectional_repair_counts_a_real_break() -> None:
     row2 = AuditRow("2", "How many?", "the count is 3 cats", ("3",), "chartqa")
     result2 = audit_rows(JoinReport((row2,)), "chartqa", n_draws=0)
     assert result2.repair[0].recovered == 1 and result2.repair[1].recovered == 0
+
+
+def test_the_audit_restores_the_garbage_collector_state() -> None:
+    import gc
+
+    from vqaudit.suites.shortanswer.audit import _gc_paused
+
+    assert gc.isenabled()
+    with _gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with _gc_paused():
+            pass
+        assert not gc.isenabled()  # a caller's disabled collector stays disabled
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with _gc_paused():
+            [object() for _ in range(10)]
+        assert gc.get_freeze_count() == frozen  # a caller's frozen objects stay frozen
+    finally:
+        gc.unfreeze()
