@@ -11,6 +11,7 @@ from vqaudit.backends.base import (
     GenerationParams,
     Request,
     load_backend,
+    require_free_text_model,
 )
 from vqaudit.backends.cache import ResponseCache, cache_key
 
@@ -23,4 +24,5 @@ __all__ = [
     "ResponseCache",
     "cache_key",
     "load_backend",
+    "require_free_text_model",
 ]

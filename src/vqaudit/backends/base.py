@@ -139,6 +139,25 @@ async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:
         await asyncio.gather(*workers, return_exceptions=True)
 
 
+def require_free_text_model(spec: str, role: str) -> None:
+    """Refuse a reference policy where a model that answers in free text is needed.
+
+    The reference policies (``reference:*``) answer the benchmark views' own reply contracts (the answerability
+    JSON, a UPD letter); as a judge, or as the model re-asked under prompt perturbations, their replies would be
+    scored as if they were answers, and every number would be meaningless.
+
+    Args:
+        spec: the model spec given for the role.
+        role: what the model is for, as the user knows it (e.g. ``"--judge"``, ``"--model"``).
+
+    Raises:
+        VqauditError: ``spec`` names a reference policy.
+    """
+    if spec.partition(":")[0] == "reference":
+        raise VqauditError(f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
+                           "free text, so it cannot play this role; use openai:MODEL@URL or replay:FILE")
+
+
 def _bad_spec(spec: str, why: str) -> VqauditError:
     forms = "\n  ".join(VALID_SPECS)
     return VqauditError(f"model spec {spec!r}: {why}. Valid forms:\n  {forms}")
