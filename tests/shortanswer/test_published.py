@@ -149,7 +149,7 @@ def test_audit_refuses_a_bad_judge_spec_before_scoring(tmp_path: Path, option: s
     args = ["vqaudit", "audit", str(FIXTURES / "vila15_13b_chartqa_test.xlsx"), "--benchmark", "chartqa",
             "--out", str(out), option, "gpt-4"]
     if option == "--second-judge":
-        args += ["--judge", "reference:gold"]
+        args += ["--judge", "openai:judge@http://127.0.0.1:9/v1"]  # a valid spec: never called
     monkeypatch.setattr(sys, "argv", args)
     with pytest.raises(SystemExit) as exc:
         cli.main()

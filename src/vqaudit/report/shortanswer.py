@@ -5,7 +5,8 @@ Four layers, in Table 13's order: **Benchmark score** (the standard metric, for 
 **Semantic audit** (on the official error pool: RA-Eval, the judge when one ran, the canonical layer and
 contract repair, Table 7) and **Failure notes** (empty, truncated, formatting; reported apart from semantic
 mismatch). ``write_audit_report`` writes ``report.md``, ``report.json`` and ``rows.jsonl`` (one line per joined
-row: every layer's score, the bucket, and the canonical overlay gold as a *new* column beside ``answers``).
+row: its question, prediction and gold ``answers``, every layer's score, the bucket, and the canonical overlay
+gold as a *new* column beside ``answers``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def _f(value: float, digits: int = 2) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+def _pct(value: float) -> str:
+    text = _f(value, 1)
+    return text if text == "n/a" else text + "%"
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -43,7 +49,8 @@ def render_markdown(result: AuditResult) -> str:
              f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({j.gold_source} gold); "
              f"{len(j.predictions_without_gold)} predictions without gold, "
              f"{len(j.gold_without_predictions)} gold questions without a prediction.", ""]
-    lines += [f"- note: {n}" for n in j.notes]
+    lines += [f"- note: {n}" for n in (*j.notes, *r.notes)]
+    lines += [""] if j.notes or r.notes else []
     lines += ["## Benchmark score", ""]
     if r.scores:
         splits = list(r.scores)
@@ -61,7 +68,7 @@ def render_markdown(result: AuditResult) -> str:
     ra = r.ra_eval
     lines.append(f"- Official error pool (score < 1): {int(ra['errors'])} rows.")
     lines.append(f"- RA-Eval (gold > 3 chars inside the output at word boundaries): {int(ra['recovered'])} "
-                 f"recovered ({_f(ra['share'], 1)}% of errors); RA-Eval score {_f(ra['score'])}.")
+                 f"recovered ({_pct(ra['share'])} of errors); RA-Eval score {_f(ra['score'])}.")
     if r.judge is not None:
         jd = r.judge
         point, lo, hi = jd.delta
@@ -124,11 +131,14 @@ def result_to_json(result: AuditResult) -> dict[str, Any]:
 def write_audit_report(result: AuditResult, out: Path) -> Path:
     """Write ``report.md``, ``report.json`` and ``rows.jsonl`` into ``out`` (atomically); return the .md path."""
     out.mkdir(parents=True, exist_ok=True)
-    answers = {row.qid: row.answers for row in result.join.rows}
+    joined = {row.qid: row for row in result.join.rows}
     lines = []
     for row in result.rows:
         rec = json_ready(dataclasses.asdict(row))
-        rec["answers"] = list(answers[row.qid])
+        source = joined[row.qid]
+        rec["question"] = source.question
+        rec["prediction"] = source.prediction
+        rec["answers"] = list(source.answers)
         rec["canonical_answers"] = rec.pop("overlay")
         lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
     atomic_write_text(out / "rows.jsonl", "".join(line + "\n" for line in lines))

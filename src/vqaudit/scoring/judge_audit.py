@@ -178,10 +178,20 @@ def read_labels(path: Path) -> dict[str, bool]:
     """Read human labels: JSONL or CSV/TSV rows with ``question_id`` (or ``qid``) and ``label``.
 
     Raises:
-        VqauditError: a missing file, field or unreadable value (naming the file, row and field).
+        VqauditError: a missing or non-UTF-8 file, a missing field, an unreadable value, or a question labelled
+            twice (naming the file, row and field).
     """
     if not path.is_file():
         raise VqauditError(f"{path}: labels file not found")
+    try:
+        return _read_labels(path)
+    except UnicodeDecodeError as exc:
+        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except csv.Error as exc:
+        raise VqauditError(f"{path}: not valid CSV/TSV: {exc}") from None
+
+
+def _read_labels(path: Path) -> dict[str, bool]:
     records: list[tuple[int, Mapping[str, object]]] = []
     if path.suffix.lower() == ".jsonl":
         for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -198,11 +208,19 @@ def read_labels(path: Path) -> dict[str, bool]:
         with path.open(encoding="utf-8", newline="") as handle:
             records = list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
     out: dict[str, bool] = {}
+    first_row: dict[str, int] = {}
     for row, rec in records:
         qid = rec.get("question_id", rec.get("qid"))
         if qid is None:
             raise VqauditError(f"{path}: row {row}, field 'question_id': missing")
         if "label" not in rec:
             raise VqauditError(f"{path}: row {row}, field 'label': missing")
-        out[str(qid)] = _truth(path, row, rec["label"])
+        key = str(qid)
+        if key in first_row:
+            raise VqauditError(f"{path}: row {row}, field 'question_id': {key!r} is labelled twice (first at row "
+                               f"{first_row[key]})")
+        first_row[key] = row
+        out[key] = _truth(path, row, rec["label"])
+    if not out:
+        raise VqauditError(f"{path}: no labels in the file")
     return out

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import Backend, load_backend
+from vqaudit.backends import Backend, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
@@ -98,6 +98,7 @@ class AuditResult:
     repair_by_bucket: dict[str, dict[str, float]]
     failures: FailureNotes
     judge: JudgeAudit | None
+    notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
 
 
@@ -198,8 +199,13 @@ def audit_rows(
         VqauditError: an unknown benchmark/metric/variant, a judge without ``cache_dir``, bad labels.
     """
     spec = get_benchmark(benchmark)
-    for judge_spec, ready in ((judge, judge_backend), (second_judge, second_backend)):
+    if judge is None and (labels is not None or second_judge is not None):
+        raise VqauditError(f"{'--labels' if labels is not None else '--second-judge'} needs --judge: the labels "
+                           "validate, and the second judge is compared with, the first judge's verdicts")
+    for option, judge_spec, ready in (("--judge", judge, judge_backend), ("--second-judge", second_judge,
+                                                                          second_backend)):
         if judge_spec is not None and ready is None:
+            require_free_text_model(judge_spec, option)
             load_backend(judge_spec)  # a bad judge spec fails before any scoring (no connection is made)
     metric = metric or spec.metric
     variant = variant or (spec.variant if metric == spec.metric else
@@ -212,6 +218,7 @@ def audit_rows(
     if not rows and spec.has_gold:
         raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
                            "--join-on and --format); nothing to audit")
+    notes = gold_shape_notes(rows, spec.name, metric)
     with _gc_paused():
         layers = [_row_layers(i, r, scorer, metric, variant) for i, r in enumerate(rows, start=1)]
     official = [x.official for x in layers]
@@ -256,12 +263,49 @@ def audit_rows(
             for i, r in enumerate(rows))
     outputs = list(all_outputs) if all_outputs else [r.prediction for r in rows]
     with _gc_paused():
-        notes = failure_notes(outputs)
+        failures = failure_notes(outputs)
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
                        join,
                        _by_split(rows, official) if rows else {},
                        _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
-                       lost, ra_info, repair, by_bucket, notes, judge_audit, results)
+                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results)
+
+
+_TEN_ANSWER_BENCHMARKS = ("textvqa", "vizwiz")
+
+
+def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> list[str]:
+    """Check that the joined gold has the shape of the benchmark's own gold; return notes for the report.
+
+    Rules (the official layouts, :mod:`.loaders`): ChartQA's split names (``test_human``, ``test_augmented``)
+    belong to ChartQA only; 10 annotator answers per question belong to the VQA-style benchmarks (TextVQA,
+    VizWiz): on most rows of a ChartQA, DocVQA or InfographicVQA audit they mean the wrong ``--benchmark`` was
+    given. VQA accuracy with fewer than 4 answers can never reach 1 (min(#matches / 3, 1) over leave-one-out
+    subsets) and a single answer always scores 0, as in the official script: reported as a note.
+
+    Raises:
+        VqauditError: the gold clearly belongs to another benchmark (the message names the benchmark asked for
+            and what the rows look like).
+    """
+    if not rows:
+        return []
+    splits = {r.split for r in rows} & {"test_human", "test_augmented"}
+    if splits and not benchmark.startswith("chartqa"):
+        names = ", ".join(sorted(splits))
+        raise VqauditError(f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
+                           "with --benchmark chartqa")
+    ten = sum(1 for r in rows if len(r.answers) == 10)
+    if benchmark not in _TEN_ANSWER_BENCHMARKS and benchmark != "stvqa" and ten >= 0.9 * len(rows):
+        raise VqauditError(f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
+                           "10-annotator gold of TextVQA or VizWiz; give the benchmark the predictions belong to")
+    notes = []
+    if metric == "vqa_accuracy":
+        few = sum(1 for r in rows if len(r.answers) < 4)
+        if few:
+            notes.append(f"{few} of {len(rows)} rows have fewer than 4 gold answers: VQA accuracy (min(#matches / 3, "
+                         "1) over leave-one-out subsets) cannot reach 1 there, and a single answer always scores 0, "
+                         "as in the official script")
+    return notes
 
 
 @contextmanager

@@ -31,6 +31,7 @@ import csv
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ PRED_KEYS = ("prediction", "pred", "text", "output", "response", "model_answer")
 GOLD_KEYS = ("gt_answers", "answers", "gold", "label", "target")
 QUESTION_KEYS = ("question", "query")
 IMAGE_KEYS = ("image", "image_path", "image_id", "imgname", "file_name")
+_SHORT_ROW = "\x00vqaudit:short-row\x00"  # csv restval: marks the fields of a row shorter than the header
 ROW_ID = "row"
 """``id_field="row"``: number the rows 1, 2, ... (for files whose id column repeats, such as LLaVA's TextVQA
 answers, whose ``question_id`` is the image id; join those with ``on="image-question"``)."""
@@ -68,6 +70,10 @@ def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal:
     if _is_missing(value):
         return ()
     if isinstance(value, list):
+        for i, v in enumerate(value, start=1):
+            if _is_missing(v):
+                raise VqauditError(f"{path}: row {row}, field '{name}': answer {i} is null or NaN (a gold answer "
+                                   "must be text; drop it or give the row without gold)")
         return tuple(_scalar_text(path, row, name, v) for v in value)
     text = _scalar_text(path, row, name, value)
     if expand_literal and text.startswith("["):
@@ -126,11 +132,25 @@ def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for row, values in enumerate(rows[1:], start=2):
             yield row, dict(zip(header, values, strict=False))
         return
-    delimiter = "\t" if suffix in (".tsv", ".tab") else ","
+    delimiter, kind = ("\t", "TSV") if suffix in (".tsv", ".tab") else (",", "CSV")
     with _open_text(path) as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        for row, rec in enumerate(reader, start=2):  # row 1 is the header
-            yield row, {k: (None if v == "" else v) for k, v in rec.items() if k is not None}
+        reader = csv.DictReader(handle, delimiter=delimiter, restval=_SHORT_ROW)
+        row = 1  # row 1 is the header
+        try:
+            for row, rec in enumerate(reader, start=2):
+                _check_width(path, row, rec, len(reader.fieldnames or ()))
+                yield row, {k: (None if v == "" else v) for k, v in rec.items()}
+        except csv.Error as exc:
+            raise VqauditError(f"{path}: row {row + 1}: not valid {kind}: {exc}") from None
+
+
+def _check_width(path: Path, row: int, rec: dict[Any, Any], header: int) -> None:
+    """Refuse a CSV/TSV row with more or fewer fields than the header (a quoting slip shifts every column)."""
+    if None in rec:
+        raise VqauditError(f"{path}: row {row}: {header + len(rec[None])} fields where the header has {header}")
+    short = next((k for k, v in rec.items() if v == _SHORT_ROW), None)
+    if short is not None:
+        raise VqauditError(f"{path}: row {row}, field '{short}': missing (the row has fewer fields than the header)")
 
 
 def _detect(path: Path, first: Any) -> str:
@@ -217,8 +237,29 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
         raise VqauditError(f"unknown prediction format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not path.is_file():
         raise VqauditError(f"{path}: prediction file not found")
+    try:
+        out = _read_all(path, fmt, id_field, image_field)
+    except UnicodeDecodeError as exc:
+        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
+    if not out:
+        raise VqauditError(f"{path}: no prediction rows in the file")
+    seen: dict[str, str] = {}
+    for pred in out:
+        if pred.qid in seen:
+            raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
+                               f"'question_id': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
+        seen[pred.qid] = pred.source.rsplit(":", 1)[1]
+    return out
+
+
+def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[Prediction]:
     suffix = _suffix(path)
     out: list[Prediction] = []
+    if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
+        raise VqauditError(f"{path}: --format lmms-eval reads lmms-eval's JSON/JSONL sample logs, not a "
+                           f"{suffix} table (use --format auto, generic or vlmevalkit)")
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
         for row, rec in _iter_table(path):
@@ -234,10 +275,4 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     else:
         raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} "
                            "(use .jsonl, .json, .csv, .tsv or .xlsx)")
-    seen: dict[str, str] = {}
-    for pred in out:
-        if pred.qid in seen:
-            raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
-                               f"'question_id': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
-        seen[pred.qid] = pred.source.rsplit(":", 1)[1]
     return out
