@@ -149,6 +149,36 @@ def test_verify_exits_1_and_names_the_fault(chart_bench: Path, tmp_path: Path) -
     assert "does not match its hash in manifest.json" in done.stdout  # the manifest records every file's hash
 
 
+def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    assert vqaudit("build", "charts", "--groups", "2", "--seed", "0", "--out", str(bench)).returncode == 0
+    # Views are written group by group in the order original, S, C, M, I: C of group 0 is row 3 of views.jsonl,
+    # S of group 1 is row 7. One flipped byte changes each file's SHA-256.
+    for name in ("charts-00000-C.png", "charts-00001-S.png"):
+        image = bench / "images" / name
+        data = bytearray(image.read_bytes())
+        data[-5] ^= 1
+        image.write_bytes(bytes(data))
+    done = vqaudit("verify", str(bench))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert ("FAIL charts-00000-C: views.jsonl row 3, field 'image_sha256': images/charts-00000-C.png does not "
+            "match its hash") in done.stdout.splitlines()
+    assert ("FAIL charts-00001-S: views.jsonl row 7, field 'image_sha256': images/charts-00001-S.png does not "
+            "match its hash") in done.stdout.splitlines()
+    # Neither tampered view is M, so no certificate fails: the two hash faults, and the manifest's two, are all.
+    assert len(done.stdout.splitlines()) == 4
+    run = vqaudit("run", str(bench), "--model", "reference:gold", "--out", str(tmp_path / "run"))
+    assert run.returncode == 2 and "row 3, field 'image_sha256'" in run.stderr  # `run` refuses at the first one
+    assert not (tmp_path / "run" / "responses.sqlite").exists()
+    # A missing image is one more fault (its certificate is not re-checked against nothing), not a crash.
+    (bench / "images" / "charts-00000-M.png").unlink()
+    again = vqaudit("verify", str(bench))
+    assert again.returncode == 1 and "Traceback" not in again.stderr, again.stderr
+    assert ("FAIL charts-00000-M: views.jsonl row 4, field 'image': images/charts-00000-M.png is missing"
+            in again.stdout.splitlines())
+    assert len(again.stdout.splitlines()) == 6  # + the manifest's "listed in manifest.json) is missing"
+
+
 def test_run_with_recorded_errors_exits_1(chart_bench: Path, tmp_path: Path) -> None:
     replay = tmp_path / "replies.jsonl"
     views = [json.loads(line) for line in (chart_bench / "views.jsonl").open()]

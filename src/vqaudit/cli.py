@@ -195,7 +195,7 @@ def verify(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
 ) -> None:
-    """Re-check every witness certificate of a chart benchmark; exit 1 naming each failed view and condition."""
+    """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
     from vqaudit.verify import count_checked, verify_benchmark
 
     faults = verify_benchmark(bench, workers=workers)

@@ -85,34 +85,47 @@ def perturb_cmd(
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Concurrent model calls.")] = 8,
-    variant: Annotated[str | None, typer.Option("--metric-variant", help="Official metric variant, e.g. "
-                                                                         "vlmevalkit.")] = None,
+    metric: Annotated[str | None, typer.Option(help="Official metric override: vqa_accuracy, anls, "
+                                                    "relaxed_accuracy, exact_match, containment.")] = None,
+    variant: Annotated[str | None, typer.Option("--metric-variant", "--variant",
+                                                help="Official metric variant, e.g. vlmevalkit (not the "
+                                                     "perturbation list: that is --variants).")] = None,
     model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
                                                         "model spec).")] = None,
 ) -> None:
     """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas.
 
     Writes perturbations.md, perturbations.json (the summary as data, per-bucket deltas included) and
-    replies.json. Fails (exit 2) when no reply arrived for any question, naming the ids replies must carry.
+    replies.json. Before any model call it refuses (exit 2) a reference policy as --model, a bad --variants
+    list, an unknown metric or variant, and gold the metric cannot score (naming the file, row and field). It
+    stops (exit 2) when the first calls all fail, and fails when no reply arrived for any question (with the last
+    backend error; for replay: models, the ids replies must carry).
     """
+    from vqaudit.backends import require_free_text_model
+    from vqaudit.prompts.perturbations import check_variants
     from vqaudit.store import atomic_write_text, write_json
     from vqaudit.suites.shortanswer.importers import read_predictions
     from vqaudit.suites.shortanswer.join import join_predictions
     from vqaudit.suites.shortanswer.loaders import load_gold
     from vqaudit.suites.shortanswer.perturb import (
+        gold_locations,
         perturbation_json,
         resolve_metric,
         run_perturbation_audit,
         summary_markdown,
     )
 
-    target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
+    require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
+    chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))
+    metric, metric_variant = resolve_metric(benchmark, metric, variant)
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
-    join = join_predictions(preds, load_gold(gold, benchmark) if gold else None, benchmark=benchmark, on=join_on)
-    chosen = tuple(v.strip() for v in variants.split(",") if v.strip())
-    metric, metric_variant = resolve_metric(benchmark, None, variant)
+    gold_items = load_gold(gold, benchmark) if gold else None
+    join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on)
+    where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
+    target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
     summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / "responses.sqlite",
-                                              variants=chosen, variant=metric_variant, concurrency=concurrency)
+                                              variants=chosen, metric=metric, variant=metric_variant,
+                                              concurrency=concurrency, gold_where=where)
     text = summary_markdown(summary)
     name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)

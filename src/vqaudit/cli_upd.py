@@ -96,9 +96,10 @@ def eval_upd(
         Path of ``out/report/upd_report.md``.
 
     Raises:
-        VqauditError: from any stage (bad spec, unreadable folder, fatal backend error).
+        VqauditError: a bad judge or model spec, or a reference policy as the judge (before anything is built
+            or run), or from any stage (unreadable folder, fatal backend error).
     """
-    from vqaudit.backends import load_backend
+    from vqaudit.backends import load_backend, require_free_text_model
     from vqaudit.report.upd import write_upd_report
     from vqaudit.run import run_benchmark
     from vqaudit.score import score_run
@@ -106,6 +107,7 @@ def eval_upd(
 
     if judge is not None:
         load_backend(judge)  # a bad judge spec fails here, before any model is run
+        require_free_text_model(judge, "--judge")  # and so does a reference policy as the judge
     for spec in models:
         load_backend(spec, api_key_env=api_key_env)  # likewise for a bad model spec
     bench_dir = out / "bench"

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import load_backend
+from vqaudit.backends import load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics import answerability_metrics, e_lambda, failure_accounting
 from vqaudit.prompts.dispatch import ANSWERABILITY_SOURCES
@@ -48,15 +48,17 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         n_draws: group-bootstrap draws for the 95% intervals (seed 000, §4: 10,000).
         seed: seed of the bootstrap draws (runs scored with the same seed share draws).
         judge: model spec of a judge for replies the UPD choice matcher cannot decide (None: no judge). It is
-            checked before anything is read or scored.
+            checked before anything is read or scored; a reference policy is refused.
 
     Raises:
-        VqauditError: a bad judge spec (the message lists the valid forms), the run or its benchmark cannot be
-            read, some views have no response yet (the message says how many and that ``vqaudit run``
-            resumes), or the judge fails (fatally, or its first calls all fail: it is unreachable; the
-            verdicts received stay cached in ``RUN/judge.sqlite``).
+        VqauditError: a bad judge spec (the message lists the valid forms), a reference policy as the judge,
+            the run or its benchmark cannot be read, some views have no response yet (the message says how many
+            and that ``vqaudit run`` resumes), or the judge fails (fatally, or its first calls all fail: it is
+            unreachable; the verdicts received stay cached in ``RUN/judge.sqlite``).
     """
     judge_backend = load_backend(judge, concurrency=JUDGE_CONCURRENCY) if judge is not None else None
+    if judge is not None:
+        require_free_text_model(judge, "--judge")  # UPD judge replies are free text (a letter or option text)
     bench = load_benchmark(run_benchmark_dir(run_dir), check_images=False)
     responses = load_responses(run_dir)
     missing = [v.view_id for v in bench.views if v.view_id not in responses]

@@ -1,4 +1,4 @@
-"""``vqaudit verify BENCH``: re-check every witness certificate of a chart benchmark (seed 000, appendix D)."""
+"""``vqaudit verify BENCH``: re-check every image hash and witness certificate of a benchmark (seed 000, appendix D)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
-from vqaudit.store import load_benchmark, manifest_problems, read_json
+from vqaudit.store import load_benchmark, manifest_problems, read_json, sha256_file
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
@@ -53,26 +53,52 @@ def check_certificate(view: View, cert: object, image_png: bytes) -> list[str]:
     return verify_certificate(cert, image_png)
 
 
+def image_faults(bench_dir: Path, views: Sequence[View]) -> list[tuple[str, str]]:
+    """Every view whose image is missing or whose bytes do not match its ``image_sha256``, as ``(view_id, fault)``.
+
+    Unlike ``load_benchmark(check_images=True)``, which stops at the first bad image (``vqaudit run`` refuses such
+    a benchmark), this lists them all, in ``views.jsonl`` order, naming the row of each.
+    """
+    faults: list[tuple[str, str]] = []
+    for row, view in enumerate(views, start=1):
+        path = bench_dir / view.image
+        if not path.is_file():
+            faults.append((view.view_id, f"views.jsonl row {row}, field 'image': {view.image} is missing"))
+        elif sha256_file(path) != view.image_sha256:
+            faults.append((view.view_id, f"views.jsonl row {row}, field 'image_sha256': {view.image} does not "
+                                         "match its hash"))
+    return faults
+
+
 def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, str]]:
-    """Check every masked chart view's certificate; return ``(view_id, failed condition)`` pairs (empty = valid).
+    """Check every image hash, certificate, proof and scene group; return ``(id, failed condition)`` pairs.
+
+    Every fault is listed (empty = valid): each image that is missing or does not match its ``image_sha256``
+    (:func:`image_faults`), each failed condition of a masked chart view's certificate (views whose image is
+    missing are not re-checked), each file differing from ``manifest.json``, and each scene group whose labels
+    do not re-derive (groups with a missing image are not re-rendered).
 
     Args:
         bench_dir: benchmark folder.
         workers: processes used to re-render (the result does not depend on it).
 
     Raises:
-        VqauditError: the benchmark folder cannot be read.
+        VqauditError: the benchmark folder cannot be read (a missing or malformed ``views.jsonl``,
+            ``groups.jsonl`` or ``manifest.json``, an unknown group or view id, a duplicate id).
     """
-    bench = load_benchmark(bench_dir, check_images=True)
-    views = [v for v in bench.views if v.source == "charts" and v.state in ("M", "D")]
+    bench = load_benchmark(bench_dir, check_images=False)
+    bad_images = image_faults(bench_dir, bench.views)
+    missing = {v.view_id for v in bench.views if not (bench_dir / v.image).is_file()}
+    views = [v for v in bench.views
+             if v.source == "charts" and v.state in ("M", "D") and v.view_id not in missing]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
     else:
         results = [verify_view(bench_dir, v) for v in views]
-    faults = [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
+    faults = bad_images + [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
     faults += [("manifest", p) for p in manifest_problems(bench)]
-    return faults + _verify_scenes(bench_dir, bench.views, bench.groups)
+    return faults + _verify_scenes(bench_dir, bench.views, bench.groups, missing)
 
 
 def count_checked(bench_dir: Path) -> dict[str, int]:
@@ -85,9 +111,13 @@ def count_checked(bench_dir: Path) -> dict[str, int]:
     }
 
 
-def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Group]) -> list[tuple[str, str]]:
-    """Re-derive every scene group's labels from its files (program re-execution, instance buffers)."""
-    scene_groups = [g for g in groups if g.source == "scenes"]
+def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Group],
+                   missing: set[str]) -> list[tuple[str, str]]:
+    """Re-derive every scene group's labels from its files (program re-execution, instance buffers).
+
+    Groups with a view in ``missing`` (image not found: already a fault) are skipped.
+    """
+    scene_groups = [g for g in groups if g.source == "scenes" and not missing.intersection(g.view_ids)]
     if not scene_groups:
         return []
     from vqaudit.suites.scenes.check import check_group

@@ -160,3 +160,21 @@ def test_score_checks_the_judge_spec_before_scoring(
     assert not (run / "outcomes.jsonl").exists() and not (run / JUDGE_FILE).exists()  # nothing was scored
     code, _ = _cli(monkeypatch, capsys, "score", str(run))
     assert code == 0 and (run / "outcomes.jsonl").is_file()
+
+
+@pytest.mark.parametrize("spec", ["reference:gold", "reference:always-abstain"])
+def test_score_and_eval_upd_refuse_a_reference_policy_as_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], spec: str
+) -> None:
+    # A reference policy replies in a view's own contract (gold replies with the answerability JSON or the gold
+    # letter); as a UPD judge its text would be read as verdicts, so both commands refuse it before any work.
+    _upd_views(tmp_path)
+    run = tmp_path / "run"
+    run_benchmark(tmp_path / "bench", "reference:always-abstain", run, progress=False)
+    code, err = _cli(monkeypatch, capsys, "score", str(run), "--judge", spec)
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"error: --judge {spec!r}: a reference policy") and "openai:MODEL@URL" in err
+    assert not (run / "outcomes.jsonl").exists() and not (run / JUDGE_FILE).exists()  # nothing was scored
+    code, err = _cli(monkeypatch, capsys, "eval", "upd", "--out", str(tmp_path / "eval"), "--judge", spec)
+    assert code == 2 and err.startswith(f"error: --judge {spec!r}: a reference policy")
+    assert not (tmp_path / "eval").exists()  # nothing was built, run or asked

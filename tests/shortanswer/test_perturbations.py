@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,7 @@ def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
     missing = [AuditRow("3", "q", "", ("x",), "chartqa", image="nope")]
     with pytest.raises(VqauditError, match=r"question '3', field 'image'"):
         run_perturbation_audit(missing, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
-                               variants=("Base",), backend=ScriptedBackend(reply))
+                               variants=("Base", "A1"), backend=ScriptedBackend(reply))
 
 
 def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
@@ -220,3 +221,189 @@ def test_perturb_without_any_matching_reply_is_a_user_error(tmp_path: Path, monk
                           out="out3")
     assert _main(monkeypatch, args) == 2
     assert "no reply was received for any question under A1 (only Base answered)" in capsys.readouterr().err
+
+
+def _refused_url() -> str:
+    """The URL of a 127.0.0.1 port nothing listens on (bound, then closed): every connection is refused."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _cached(path: Path) -> list[tuple[str, str | None, str | None]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT view_id, text, error FROM responses ORDER BY view_id").fetchall()
+
+
+def _image_rows(tmp_path: Path, n: int) -> tuple[Path, list[AuditRow]]:
+    images = tmp_path / "images"
+    images.mkdir(exist_ok=True)
+    rows = []
+    for i in range(n):
+        (images / f"im{i}.png").write_bytes(b"\x89PNG-" + str(i).encode())
+        rows.append(AuditRow(f"q{i}", f"What is item {i}?", str(i), (str(i),), "chartqa", image=f"im{i}"))
+    return images, rows
+
+
+def test_perturb_stops_early_when_the_model_is_unreachable(tmp_path: Path) -> None:
+    from vqaudit.backends import load_backend
+    from vqaudit.backends.judge import EARLY_STOP_CALLS
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit
+
+    url = _refused_url()
+    spec = f"openai:m@{url}"
+
+    def backend() -> Any:  # one retry, millisecond backoff: a refused connection fails at once
+        return load_backend(spec, max_retries=1, backoff_base_s=0.001, timeout_s=2.0)
+
+    # 2 questions x (Base, A1) = 4 calls to ask: fewer than 8, so the stop comes when all 4 have failed.
+    images, rows = _image_rows(tmp_path, 6)
+    cache = tmp_path / "few.sqlite"
+    with pytest.raises(VqauditError) as info:
+        run_perturbation_audit(rows[:2], "chartqa", spec, images, cache, variants=("Base", "A1"), backend=backend())
+    message = str(info.value)
+    assert message.startswith(f"model {spec}: its first 4 calls all failed after their retries (last: ")
+    assert "connection error" in message and f"cached in {cache}" in message
+    assert "VARIANT:question_id" not in message  # no replay advice for a server that is down
+    assert len(_cached(cache)) == 4 and all(t is None and e and "connection error" in e for _, t, e in _cached(cache))
+    # 6 questions x 2 = 12 calls, one at a time: exactly min(8, 12) = 8 are made, the other 4 never sent.
+    cache = tmp_path / "many.sqlite"
+    with pytest.raises(VqauditError, match=r"its first 8 calls all failed .*the other 4\. Is the server up\?"):
+        run_perturbation_audit(rows, "chartqa", spec, images, cache, variants=("Base", "A1"), backend=backend(),
+                               concurrency=1)
+    assert len(_cached(cache)) == EARLY_STOP_CALLS == 8
+
+
+def test_no_reply_errors_carry_the_last_backend_error(tmp_path: Path) -> None:
+    from vqaudit.backends import BackendCallError
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit
+
+    images, rows = _image_rows(tmp_path, 2)
+
+    def reply(request: Request) -> str:  # Base always fails (a non-fatal error), A1 answers
+        if request.prompt_id.endswith("Base"):
+            raise BackendCallError("HTTP 500 after 6 attempts: overloaded")
+        return "1"
+
+    with pytest.raises(VqauditError) as info:
+        run_perturbation_audit(rows, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
+                               variants=("Base", "A1"), backend=ScriptedBackend(reply))
+    # A1 answered, so there is no early stop; Base has no reply, and the message says why, without replay advice.
+    assert str(info.value) == ("model scripted:test: no reply was received for any question under Base, which every "
+                               "flip rate and delta compares against (last error: HTTP 500 after 6 attempts: "
+                               "overloaded)")
+
+
+def test_perturb_replay_without_matching_ids_names_the_last_error_and_the_ids(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A replay file answers at once, so it is exempt from the early stop: all 4 ids are tried, then the
+    # check names both the backend's last error and the ids the replies must carry.
+    args = _perturb_files(tmp_path, [{"view_id": "1", "text": "3"}, {"view_id": "2", "text": "x"}])
+    assert _main(monkeypatch, args) == 2
+    err = capsys.readouterr().err
+    assert "under Base, A1 (last error: replay file has no reply for view '" in err
+    assert err.rstrip().endswith("replies must carry the ids VARIANT:question_id (e.g. Base:1; question ids here: "
+                                 "'1', '2')")
+
+
+def _set(args: list[str], option: str, value: str) -> list[str]:
+    """``args`` with ``option``'s value replaced (or the option added)."""
+    out = list(args)
+    if option in out:
+        out[out.index(option) + 1] = value
+    else:
+        out += [option, value]
+    return out
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
+    ("--variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
+    ("--metric", "bogus", "unknown metric 'bogus'; expected one of"),
+    ("--benchmark", "textvqa", "p.jsonl: row 1 (question id '1'), field 'answers': variant 'mmf_textvqa' needs "
+                               "exactly 10 answers (the script asserts it), got 1 (metric vqa_accuracy, variant "
+                               "mmf_textvqa)"),
+])
+def test_perturb_checks_its_scoring_options_and_the_gold_before_any_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str,
+        value: str, message: str) -> None:
+    # The replay file would answer everything; the response cache is created only when the first call is about
+    # to be made, so its absence shows that nothing was asked.
+    args = _perturb_files(tmp_path, [{"view_id": f"{v}:{q}", "text": "3"} for v in ("Base", "A1") for q in "12"])
+    assert _main(monkeypatch, _set(args, option, value)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "responses.sqlite").exists()
+
+
+def test_perturb_names_the_gold_file_row_of_a_gold_the_metric_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}])
+    gold = tmp_path / "gold.json"  # TextVQA layout; the second row has 1 answer instead of the 10 annotators'
+    ten = {"question_id": 2, "question": "Which two countries?", "image_id": "y", "answers": ["austria"] * 10}
+    one = {"question_id": 1, "question": "How many?", "image_id": "x", "answers": ["3"]}
+    gold.write_text(json.dumps({"dataset_name": "textvqa", "data": [ten, one]}))
+    assert _main(monkeypatch, [*_set(args, "--benchmark", "textvqa"), "--gold", str(gold)]) == 2
+    err = capsys.readouterr().err
+    assert f"{gold}: row 2 (question id '1'), field 'answers': variant 'mmf_textvqa' needs exactly 10" in err
+    assert not (tmp_path / "out" / "responses.sqlite").exists()
+
+
+def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    replies = [{"view_id": "Base:1", "text": "3"}, {"view_id": "A1:1", "text": "3.1"},
+               {"view_id": "Base:2", "text": "[Austria, Chile]"}, {"view_id": "A1:2", "text": "[Austria, Chile]"}]
+    # --variant (the metric variant, as in `audit`) and --variants (the perturbations) side by side.
+    args = _perturb_files(tmp_path, replies)
+    assert _main(monkeypatch, [*args, "--variant", "vlmevalkit"]) == 0
+    data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
+    assert (data["metric"], data["metric_variant"], data["variants"]) == ("relaxed_accuracy", "vlmevalkit",
+                                                                          ["Base", "A1"])
+    # "3.1" is within relaxed accuracy's 5% of "3" (no flip); under --metric exact_match it is a miss: question 1
+    # flips, question 2 (the same list) does not, so the A1 flip rate is 1 of 2.
+    assert data["summary"]["flip_rates"] == {"A1": 0.0}
+    args = _perturb_files(tmp_path, replies, out="exact")
+    assert _main(monkeypatch, [*args, "--metric", "exact_match"]) == 0
+    data = json.loads((tmp_path / "exact" / "perturbations.json").read_text())
+    assert (data["metric"], data["metric_variant"]) == ("exact_match", "pix2struct")
+    assert data["summary"]["flip_rates"] == {"A1": 0.5}
+
+
+@pytest.mark.parametrize(("variants", "message"), [
+    ("Base", "--variants Base: no variant besides Base, so there is nothing to compare"),
+    ("Base,Base,A1", "--variants Base,Base,A1: Base is listed twice"),
+    ("Base,A1,A1", "--variants Base,A1,A1: A1 is listed twice"),
+    ("Base,A9", "--variants Base,A9: unknown perturbation 'A9'; known: Base, A1, A2, A3, A4, A5, B1, B2, B3"),
+    ("A1,B1", "--variants A1,B1: Base is missing"),
+])
+def test_perturb_refuses_a_bad_variant_list_before_reading_anything(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variants: str,
+        message: str) -> None:
+    args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}])
+    assert _main(monkeypatch, _set(args, "--variants", variants)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # refused before the output folder was made or anything asked
+
+
+@pytest.mark.parametrize("spec", ["reference:gold", "reference:always-answer"])
+def test_perturb_refuses_a_reference_policy_as_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], spec: str) -> None:
+    # A reference policy answers a benchmark view's contract (the answerability JSON), not the short answer the
+    # perturbation prompts ask for; its replies would be scored as answers.
+    args = _perturb_files(tmp_path, [])
+    assert _main(monkeypatch, _set(args, "--model", spec)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --model {spec!r}: a reference policy replies in a benchmark view's contract")
+    assert not (tmp_path / "out").exists()  # nothing was read, made or asked

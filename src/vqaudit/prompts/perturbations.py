@@ -5,20 +5,27 @@ Answer:'; only the instruction prefix changes" - the paper does not say what sep
 newline is used here (:data:`PREFIX_SEPARATOR`). B1-B2 change only the surrounding context; B3 is the
 adversarial control, kept out of the flip-rate mean (§4, §5.3).
 
-:func:`run_perturbations` sends every variant of every question, with its image, through any backend; replies
-are cached in a SQLite :class:`~vqaudit.backends.ResponseCache` (same key rule as every other model call).
+:func:`ask_perturbations` (and :func:`run_perturbations`, its replies only) sends every variant of every question,
+with its image, through any backend; replies are cached in a SQLite :class:`~vqaudit.backends.ResponseCache` (same
+key rule as every other model call). When the first ``min(EARLY_STOP_CALLS, calls to ask)`` calls all fail after
+their retries, the model is taken to be unreachable and the rest are not asked (the rule of ``vqaudit run`` and the
+judges); ``replay:`` models are exempt, as a replay file answers every call at once and the perturbation audit then
+names the ids its replies must carry. :func:`check_variants` checks a ``--variants`` list.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, cache_key
 from vqaudit.backends import load_backend as _load_backend
+from vqaudit.backends.base import await_workers
+from vqaudit.backends.judge import EARLY_STOP_CALLS
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Obligation, Response, View
 from vqaudit.store import sha256_bytes
@@ -82,41 +89,182 @@ ImageFor = Callable[[AuditRow], tuple[bytes, str]]
 """Returns ``(image bytes, MIME type)`` of a row's image."""
 
 
-async def _ask(backend: Backend, spec: str, cache: ResponseCache, row: AuditRow, variant: PromptVariant,
-               image: bytes, mime: str, gate: asyncio.Semaphore) -> str | None:
-    prompt = variant.render(row.question)
-    image_sha = sha256_bytes(image)
+@dataclass(frozen=True)
+class _Job:
+    row: AuditRow
+    variant: PromptVariant
+    image: bytes
+    mime: str
+    key: str
+
+
+@dataclass(frozen=True)
+class PerturbationReplies:
+    """What :func:`ask_perturbations` got back.
+
+    Attributes:
+        replies: ``variant id -> qid -> reply text`` (None when the call failed after its retries).
+        errors: ``variant id -> qid -> error`` of the calls that failed in this invocation.
+        last_error: the error of the last call that failed, or None when none failed.
+    """
+
+    replies: dict[str, dict[str, str | None]]
+    errors: dict[str, dict[str, str]]
+    last_error: str | None
+
+
+def _job(spec: str, row: AuditRow, variant: PromptVariant, image: bytes, mime: str) -> _Job:
+    key = cache_key(spec, f"shortanswer-perturb-{variant.variant_id}", variant.render(row.question),
+                    sha256_bytes(image), PARAMS)
+    return _Job(row, variant, image, mime, key)
+
+
+async def _ask(backend: Backend, spec: str, job: _Job) -> Response:
+    row, variant = job.row, job.variant
     prompt_id = f"shortanswer-perturb-{variant.variant_id}"
-    key = cache_key(spec, prompt_id, prompt, image_sha, PARAMS)
-    cached = cache.get(key)
-    if cached is None or cached.text is None:
-        view = View(view_id=f"{variant.variant_id}:{row.qid}", group_id=row.qid, source="shortanswer",
-                    state=variant.variant_id, image=f"{row.qid}", image_sha256=image_sha, question=row.question,
-                    obligation=Obligation(kind="answer", gold=row.answers or ("?",), answer_type="text"))
-        async with gate:
-            started = time.perf_counter()
-            reply: str | None = None
-            error: str | None = None
-            try:
-                reply = await backend.complete(Request(view=view, prompt_id=prompt_id, prompt=prompt, image=image,
-                                                       image_mime=mime, params=PARAMS))
-            except BackendCallError as exc:
-                if exc.fatal:
-                    raise VqauditError(f"model {spec}: {exc}") from None
-                error = str(exc) or type(exc).__name__
-            cached = Response(view_id=view.view_id, model=spec, prompt_id=prompt_id, params=PARAMS.as_dict(),
-                              text=reply, error=error, latency_s=time.perf_counter() - started, cache_key=key)
-            cache.put(cached, replace_error=True)
-    return cached.text
-
-
-async def _ask_all(backend: Backend, spec: str, cache: ResponseCache,
-                   jobs: list[tuple[AuditRow, PromptVariant, bytes, str]], concurrency: int) -> list[str | None]:
-    gate = asyncio.Semaphore(concurrency)
+    view = View(view_id=f"{variant.variant_id}:{row.qid}", group_id=row.qid, source="shortanswer",
+                state=variant.variant_id, image=f"{row.qid}", image_sha256=sha256_bytes(job.image),
+                question=row.question, obligation=Obligation(kind="answer", gold=row.answers or ("?",),
+                                                             answer_type="text"))
+    started = time.perf_counter()
+    reply: str | None = None
+    error: str | None = None
     try:
-        return list(await asyncio.gather(*(_ask(backend, spec, cache, r, v, i, m, gate) for r, v, i, m in jobs)))
+        reply = await backend.complete(Request(view=view, prompt_id=prompt_id, prompt=variant.render(row.question),
+                                               image=job.image, image_mime=job.mime, params=PARAMS))
+    except BackendCallError as exc:
+        if exc.fatal:
+            raise VqauditError(f"model {spec}: {exc}") from None
+        error = str(exc) or type(exc).__name__
+    return Response(view_id=view.view_id, model=spec, prompt_id=prompt_id, params=PARAMS.as_dict(), text=reply,
+                    error=error, latency_s=time.perf_counter() - started, cache_key=job.key)
+
+
+async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, jobs: Sequence[_Job],
+                   concurrency: int) -> tuple[dict[int, Response], str | None]:
+    """Ask every job without a cached reply (at most ``concurrency`` at once).
+
+    Returns ``job index -> Response`` (cached or asked) and the error of the last call that failed (None: none).
+
+    Jobs with a cached reply text are not asked (a cached error is asked again). The early stop of
+    :data:`EARLY_STOP_CALLS` applies except to ``replay:`` models, whose replies are read from a file at once.
+    """
+    answers: dict[int, Response] = {}
+    todo: list[int] = []
+    for i, job in enumerate(jobs):
+        cached = cache.get(job.key)
+        if cached is not None and cached.text is not None:
+            answers[i] = cached
+        else:
+            todo.append(i)
+    limit = min(EARLY_STOP_CALLS, len(todo)) if spec.partition(":")[0] != "replay" else len(todo) + 1
+    pending = iter(todo)
+    n_done = n_ok = 0
+    last_error: str | None = None
+
+    async def worker() -> None:
+        nonlocal n_done, n_ok, last_error
+        for i in pending:
+            response = await _ask(backend, spec, jobs[i])
+            cache.put(response, replace_error=True)
+            answers[i] = response
+            n_done += 1
+            n_ok += response.error is None
+            last_error = response.error or last_error
+            if n_ok == 0 and n_done >= limit:
+                raise VqauditError(
+                    f"model {spec}: its first {n_done} calls all failed after their retries (last: "
+                    f"{response.error}); stopped instead of asking the other {len(todo) - n_done}. Is the server "
+                    f"up? Replies received so far are cached in {cache.path}; rerun the same command once the "
+                    "model answers")
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(todo)))]
+    try:
+        await await_workers(workers)
     finally:
         await backend.aclose()
+    return answers, last_error
+
+
+def check_variants(variants: Sequence[str]) -> tuple[str, ...]:
+    """Check a perturbation list (``--variants``); return it as a tuple.
+
+    Raises:
+        VqauditError: an unknown id (listing the known ones), an id given twice, no Base (every flip rate and
+            delta compares against it) or no variant besides Base (nothing to compare); each names --variants.
+    """
+    given = ",".join(variants)
+    known = {p.variant_id for p in PERTURBATIONS}
+    for v in variants:
+        if v not in known:
+            raise VqauditError(f"--variants {given}: unknown perturbation {v!r}; known: {', '.join(VARIANT_IDS)}")
+    seen: set[str] = set()
+    for v in variants:
+        if v in seen:
+            raise VqauditError(f"--variants {given}: {v} is listed twice")
+        seen.add(v)
+    if "Base" not in seen:
+        raise VqauditError(f"--variants {given}: Base is missing; every flip rate and delta compares against it")
+    if seen == {"Base"}:
+        raise VqauditError(f"--variants {given}: no variant besides Base, so there is nothing to compare; add "
+                           f"some of {', '.join(VARIANT_IDS[1:])}")
+    return tuple(variants)
+
+
+def ask_perturbations(
+    rows: Sequence[AuditRow],
+    image_for: ImageFor,
+    spec: str,
+    cache_path: Path,
+    *,
+    variants: Sequence[str] = VARIANT_IDS,
+    backend: Backend | None = None,
+    concurrency: int = 8,
+    backend_options: Mapping[str, Any] | None = None,
+) -> PerturbationReplies:
+    """Ask a model every question of ``rows`` under each perturbation; keep the errors of the failed calls.
+
+    Every image is loaded before the first call. Replies already cached are not asked again; every reply is
+    cached the moment it arrives. When the first ``min(EARLY_STOP_CALLS, calls to ask)`` calls all fail after
+    their retries, the model is taken to be unreachable and the rest are not asked (not for ``replay:``).
+
+    Args:
+        rows: the prediction set's rows (question, gold, qid).
+        image_for: returns a row's image bytes and MIME type.
+        spec: model spec (any backend).
+        cache_path: SQLite cache file.
+        variants: perturbation ids to run (default: all nine).
+        backend: a ready backend instead of ``load_backend(spec)`` (tests); it is closed at the end.
+        concurrency: calls in flight.
+        backend_options: extra keyword options of ``load_backend`` (``max_retries``, ``backoff_base_s``, ...).
+
+    Returns:
+        The replies, the errors and the last error (:class:`PerturbationReplies`).
+
+    Raises:
+        VqauditError: an unknown variant, a missing image (from ``image_for``), a bad spec, a fatal backend error,
+            or the first calls all failed (naming the spec and the last error; replies so far stay cached).
+    """
+    chosen = [get_variant(v) for v in variants]
+    jobs: list[_Job] = []
+    for row in rows:
+        image, mime = image_for(row)
+        jobs.extend(_job(spec, row, v, image, mime) for v in chosen)
+    replies: dict[str, dict[str, str | None]] = {v.variant_id: {} for v in chosen}
+    errors: dict[str, dict[str, str]] = {v.variant_id: {} for v in chosen}
+    if not jobs:
+        return PerturbationReplies(replies, errors, None)
+    model = backend if backend is not None else _load_backend(spec, concurrency=concurrency,
+                                                              **dict(backend_options or {}))
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with ResponseCache(cache_path) as cache:
+        answers, last_error = asyncio.run(_ask_all(model, spec, cache, jobs, concurrency))
+    for i, job in enumerate(jobs):
+        response = answers[i]
+        replies[job.variant.variant_id][job.row.qid] = response.text
+        if response.error is not None:
+            errors[job.variant.variant_id][job.row.qid] = response.error
+    return PerturbationReplies(replies, errors, last_error)
 
 
 def run_perturbations(
@@ -129,7 +277,7 @@ def run_perturbations(
     backend: Backend | None = None,
     concurrency: int = 8,
 ) -> dict[str, dict[str, str | None]]:
-    """Ask a model every question of ``rows`` under each perturbation.
+    """Ask a model every question of ``rows`` under each perturbation (:func:`ask_perturbations`, replies only).
 
     Args:
         rows: the prediction set's rows (question, gold, qid).
@@ -144,20 +292,7 @@ def run_perturbations(
         ``variant id -> qid -> reply text`` (None when the call failed).
 
     Raises:
-        VqauditError: an unknown variant, a bad spec or a fatal backend error.
+        VqauditError: an unknown variant, a bad spec, a fatal backend error, or the first calls all failed.
     """
-    chosen = [get_variant(v) for v in variants]
-    jobs: list[tuple[AuditRow, PromptVariant, bytes, str]] = []
-    for row in rows:
-        image, mime = image_for(row)
-        jobs.extend((row, v, image, mime) for v in chosen)
-    if not jobs:
-        return {v.variant_id: {} for v in chosen}
-    model = backend if backend is not None else _load_backend(spec, concurrency=concurrency)
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    with ResponseCache(cache_path) as cache:
-        replies = asyncio.run(_ask_all(model, spec, cache, jobs, concurrency))
-    out: dict[str, dict[str, str | None]] = {v.variant_id: {} for v in chosen}
-    for (row, variant, _, _), reply in zip(jobs, replies, strict=True):
-        out[variant.variant_id][row.qid] = reply
-    return out
+    return ask_perturbations(rows, image_for, spec, cache_path, variants=variants, backend=backend,
+                             concurrency=concurrency).replies

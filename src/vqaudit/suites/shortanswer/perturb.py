@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import Backend
+from vqaudit.backends import Backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
-from vqaudit.prompts.perturbations import VARIANT_IDS, ImageFor, run_perturbations
+from vqaudit.prompts.perturbations import VARIANT_IDS, ImageFor, ask_perturbations, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
 from vqaudit.store import json_ready
 from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
-from vqaudit.suites.shortanswer.records import AuditRow
+from vqaudit.suites.shortanswer.records import AuditRow, GoldItem, Prediction
 
 _SUFFIXES = ("", ".jpg", ".jpeg", ".png")
 
@@ -83,28 +83,92 @@ def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, s
 
 
 def _check_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], model: str,
-                   variants: Sequence[str], official: Mapping[str, Mapping[str, float]]) -> None:
-    """Refuse a run with nothing to compare (no question, no reply, none under Base or the other variants)."""
-    if not rows:
-        raise VqauditError("the prediction set has no joined question to re-ask (check --gold and --join-on)")
+                   variants: Sequence[str], official: Mapping[str, Mapping[str, float]],
+                   last_error: str | None = None) -> None:
+    """Refuse a run with nothing to compare (no reply, none under Base or the other variants, no gold scored).
+
+    Each message gives the last backend error when a call failed; the advice on reply ids is for ``replay:``.
+    """
     example = rows[0].qid
     ids = ", ".join(repr(r.qid) for r in rows[:3]) + (", ..." if len(rows) > 3 else "")
+    replay = model.partition(":")[0] == "replay"
+    why = f" (last error: {last_error})" if last_error else ""
     if not any(text is not None for by_qid in replies.values() for text in by_qid.values()):
-        raise VqauditError(
-            f"model {model}: no reply was received for any question under {', '.join(variants)}; replies must "
-            f"carry the ids VARIANT:question_id (e.g. {variants[0]}:{example}; question ids here: {ids})")
+        advice = (f"; replies must carry the ids VARIANT:question_id (e.g. {variants[0]}:{example}; question ids "
+                  f"here: {ids})" if replay else "")
+        raise VqauditError(f"model {model}: no reply was received for any question under {', '.join(variants)}"
+                           f"{why}{advice}")
     if not any(text is not None for text in replies.get("Base", {}).values()):
+        advice = f"; replies must carry the ids Base:question_id (e.g. Base:{example})" if replay else ""
         raise VqauditError(f"model {model}: no reply was received for any question under Base, which every flip "
-                           f"rate and delta compares against; replies must carry the ids Base:question_id "
-                           f"(e.g. Base:{example})")
+                           f"rate and delta compares against{why}{advice}")
     others = [v for v in variants if v != "Base"]
     if others and not any(text is not None for v in others for text in replies.get(v, {}).values()):
+        advice = (f"; replies must carry the ids VARIANT:question_id (e.g. {others[0]}:{example})" if replay
+                  else "")
         raise VqauditError(f"model {model}: no reply was received for any question under {', '.join(others)} "
-                           f"(only Base answered), so there is nothing to compare; replies must carry the ids "
-                           f"VARIANT:question_id (e.g. {others[0]}:{example})")
+                           f"(only Base answered), so there is nothing to compare{why}{advice}")
     if not official.get("Base"):
         raise VqauditError(f"model {model}: no Base reply could be scored: none of the answered questions has "
                            "gold answers (pass --gold)")
+
+
+def check_gold(rows: Sequence[AuditRow], metric: str, variant: str,
+               where: Mapping[str, str] | None = None) -> None:
+    """Check, before any model call, that the rows can be scored: some question, some gold, every gold fits.
+
+    Every row's gold answers are scored once against a dummy (empty) prediction on the official and the canonical
+    layer, so a gold the metric cannot take (e.g. ``mmf_textvqa`` with fewer than 10 answers) fails here, not
+    after the model was asked every question.
+
+    Args:
+        rows: the joined rows.
+        metric: official metric.
+        variant: metric variant.
+        where: ``qid -> "FILE: row N"``, where each row's gold was read (:func:`gold_locations`); rows not in
+            it are named by their joined row number.
+
+    Raises:
+        VqauditError: an unknown metric or variant, no row, no row with gold answers, or a gold the metric refuses
+            (naming the file, the row, the question id and the field ``answers``).
+    """
+    scorer = official_scorer(metric, variant)
+    if not rows:
+        raise VqauditError("the prediction set has no joined question to re-ask (check --gold and --join-on)")
+    if not any(r.answers for r in rows):
+        raise VqauditError("no joined question has gold answers, so no reply could be scored (pass --gold)")
+    for index, row in enumerate(rows, start=1):
+        if not row.answers:
+            continue
+        try:
+            scorer("", row.answers)
+            canonical_score("", row.answers, metric)
+        except ValueError as exc:
+            place = (where or {}).get(row.qid, f"joined row {index}")
+            raise VqauditError(f"{place} (question id {row.qid!r}), field 'answers': {exc} (metric {metric}, "
+                               f"variant {variant})") from None
+
+
+def _location(source: str, fallback: Path) -> str:
+    path, _, row = source.rpartition(":")
+    return f"{path}: row {row}" if path and row.isdigit() else str(fallback)
+
+
+def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldItem] | None, *,
+                   predictions_path: Path, gold_path: Path | None, join_on: str) -> dict[str, str]:
+    """Where each joined row's gold was read, ``qid -> "FILE: row N"`` (for :func:`check_gold`'s messages).
+
+    Embedded gold: the prediction file's row. A gold file joined by id: the item's row as its loader recorded it
+    (else its 1-based position in the file, the row the loaders' own errors name). A gold file joined by question
+    text: the file and the prediction row it was joined to (the gold item is not recorded on the joined row).
+    """
+    if gold_items is None or gold_path is None:
+        return {p.qid: _location(p.source, predictions_path) for p in predictions}
+    if join_on == "id":
+        return {g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
+                for i, g in enumerate(gold_items, start=1)}
+    return {p.qid: f"{gold_path}, the gold item joined to {_location(p.source, predictions_path)}"
+            for p in predictions}
 
 
 def run_perturbation_audit(
@@ -119,11 +183,17 @@ def run_perturbation_audit(
     variant: str | None = None,
     backend: Backend | None = None,
     concurrency: int = 8,
+    gold_where: Mapping[str, str] | None = None,
+    backend_options: Mapping[str, Any] | None = None,
 ) -> tuple[PerturbationSummary, dict[str, dict[str, str | None]]]:
     """Ask ``model`` every row's question under each perturbation and summarize flips and deltas.
 
-    The per-bucket deltas (seed 002 Table 4 "Delta True", Table 8) put each question in its answer-contract
-    bucket with :func:`vqaudit.scoring.contracts.classify` (question, gold, answer type, OCR tokens).
+    Everything that can be checked without the model is checked first, in this order: the model is not a
+    reference policy, the variant list (:func:`vqaudit.prompts.perturbations.check_variants`), the benchmark,
+    metric and variant, the gold of every row (:func:`check_gold`), every row's image; only then is the model
+    asked. The per-bucket deltas (seed 002 Table 4 "Delta True", Table 8) put each question in its
+    answer-contract bucket with :func:`vqaudit.scoring.contracts.classify` (question, gold, answer type, OCR
+    tokens).
 
     Args:
         rows: joined rows (question, gold answers, image name).
@@ -136,35 +206,54 @@ def run_perturbation_audit(
         variant: metric variant override (e.g. ``vlmevalkit``).
         backend: a ready backend (tests).
         concurrency: calls in flight.
+        gold_where: ``qid -> "FILE: row N"`` for the gold error messages (:func:`gold_locations`).
+        backend_options: extra keyword options of ``load_backend`` (``max_retries``, ``backoff_base_s``, ...).
 
     Returns:
         The summary and the raw replies (``variant -> qid -> text``).
 
     Raises:
-        VqauditError: a bad benchmark/metric/spec, a missing image, a variant list without Base, no reply for
-            any question (naming the ids the replies must carry), no reply under Base or under every other
-            variant asked, or no gold to score.
+        VqauditError: a reference policy as the model, a bad variant list (unknown, repeated, no Base, nothing
+            but Base), a bad benchmark/metric/variant, no question or no gold, a gold the metric refuses, a
+            missing image, a bad spec (all before any call); a fatal backend error, the first calls all failing
+            (the model is unreachable; replies so far stay cached); no reply for any question (with the last
+            backend error, and for ``replay:`` the ids the replies must carry), no reply under Base or under
+            every other variant asked, or no Base reply with gold to score.
     """
-    if "Base" not in variants:
-        raise VqauditError("perturbations need the Base prompt to compare against")
+    require_free_text_model(model, "--model")
+    chosen = check_variants(variants)
     metric, variant = resolve_metric(benchmark, metric, variant)
-    replies = run_perturbations(rows, image_loader(images), model, cache_path, variants=variants, backend=backend,
-                                concurrency=concurrency)
+    check_gold(rows, metric, variant, gold_where)
+    asked = ask_perturbations(rows, image_loader(images), model, cache_path, variants=chosen, backend=backend,
+                              concurrency=concurrency, backend_options=backend_options)
+    replies = asked.replies
     official, canonical = score_replies(rows, replies, metric, variant)
-    _check_replies(rows, replies, model, variants, official)
+    _check_replies(rows, replies, model, chosen, official, asked.last_error)
     buckets = {r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
                for r in rows if r.answers}
     return summarize_perturbations(official, canonical, buckets, n_questions=len(buckets)), replies
 
 
+_METRIC_DEFAULT_VARIANT = {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
+                           "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}
+"""The variant of a metric given with ``--metric`` but no variant (the same defaults as ``vqaudit audit``)."""
+
+
 def resolve_metric(benchmark: str, metric: str | None, variant: str | None) -> tuple[str, str]:
-    """The official metric and variant a perturbation run scores with (the benchmark's defaults unless given).
+    """The official metric and variant a perturbation run scores with, checked.
+
+    Without overrides, the benchmark's metric and variant; a ``metric`` other than the benchmark's without a
+    ``variant`` gets that metric's reference variant (as ``vqaudit audit`` does).
 
     Raises:
-        VqauditError: an unknown benchmark.
+        VqauditError: an unknown benchmark, an unknown metric, or a variant the metric does not have.
     """
     spec = get_benchmark(benchmark)
-    return metric or spec.metric, variant or spec.variant
+    chosen = metric or spec.metric
+    if variant is None:
+        variant = spec.variant if chosen == spec.metric else _METRIC_DEFAULT_VARIANT.get(chosen, "")
+    official_scorer(chosen, variant)  # raises on an unknown metric or variant
+    return chosen, variant
 
 
 def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: str, model_spec: str, metric: str,
