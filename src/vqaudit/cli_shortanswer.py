@@ -21,6 +21,30 @@ def _ready(folder: Path) -> Path:
     return folder
 
 
+def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
+    """Refuse an output folder that already holds the audit of another model or benchmark (it would be lost).
+
+    Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the judge cache.
+    """
+    from vqaudit.store import read_json
+    from vqaudit.suites.shortanswer.benchmarks import get_benchmark
+
+    report = target / "report.json"
+    if not report.is_file():
+        return
+    try:
+        old = read_json(report)
+    except VqauditError:
+        old = None
+    if not isinstance(old, dict):
+        raise VqauditError(f"{report}: exists but is not an audit report; choose another --out")
+    name = get_benchmark(benchmark).name
+    if (old.get("benchmark"), old.get("model")) != (name, model):
+        raise VqauditError(f"{target}: holds the audit of {old.get('model')!r} on {old.get('benchmark')!r}; this "
+                           f"one ({model!r} on {name!r}) would overwrite it: choose another --out (or "
+                           "--model-name)")
+
+
 def audit_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL/JSON/CSV/TSV, lmms-eval sample log, "
                                                      "VLMEvalKit .xlsx (optionally .gz).")],
@@ -33,7 +57,8 @@ def audit_cmd(
     out: Annotated[Path | None, typer.Option(help="Report folder (default: <predictions>.audit/).")] = None,
     metric: Annotated[str | None, typer.Option(help="Official metric override: vqa_accuracy, anls, "
                                                     "relaxed_accuracy, exact_match, containment.")] = None,
-    variant: Annotated[str | None, typer.Option(help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
+    variant: Annotated[str | None, typer.Option("--variant", "--metric-variant",
+                                                help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
     = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, generic, vlmevalkit or lmms-eval.")] = "auto",
     join_on: Annotated[str, typer.Option(help="Join predictions to gold by 'id', 'question' or "
@@ -57,6 +82,7 @@ def audit_cmd(
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     if not predictions.is_file():
         raise VqauditError(f"{predictions}: prediction file not found")
+    _refuse_other_audit(target, benchmark, model_name if model_name is not None else predictions.name.split(".")[0])
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
                        image_field=image_field, model=model_name,
