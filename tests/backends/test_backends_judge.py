@@ -178,3 +178,14 @@ def test_score_and_eval_upd_refuse_a_reference_policy_as_the_judge(
     code, err = _cli(monkeypatch, capsys, "eval", "upd", "--out", str(tmp_path / "eval"), "--judge", spec)
     assert code == 2 and err.startswith(f"error: --judge {spec!r}: a reference policy")
     assert not (tmp_path / "eval").exists()  # nothing was built, run or asked
+
+
+def test_a_replay_judge_without_the_ids_names_the_ids_it_needs(tmp_path: Path) -> None:
+    replay = tmp_path / "judge.jsonl"
+    replay.write_text('{"view_id": "q1", "text": "yes"}\n')  # the id lacks the "judge:" prefix
+    rows = [AuditRow("q1", "What?", "a", ("b",), "docvqa")]
+    with pytest.raises(VqauditError) as info:
+        run_judge(rows, f"replay:{replay}", tmp_path / "judge.sqlite")
+    message = str(info.value)
+    assert "has no reply for its first 1 calls" in message and "'judge:q1'" in message
+    assert "unreachable" not in message  # a file is not a server

@@ -123,6 +123,11 @@ async def ask_judge_all(
             n_done += 1
             n_ok += response.error is None
             if n_ok == 0 and n_done >= limit:
+                if spec.startswith("replay:"):  # a file, not a server: the ids are what is wrong
+                    raise VqauditError(
+                        f"the judge at {spec} has no reply for its first {n_done} calls (last: {response.error}); "
+                        f"a replay judge file needs a row for each call, with the view_id of the call "
+                        f"(e.g. {next(iter(todo.values())).response_id!r})")
                 raise VqauditError(
                     f"the judge at {spec} is unreachable: its first {n_done} calls all failed after their retries "
                     f"(last: {response.error}); stopped instead of asking the other {len(todo) - n_done}. Verdicts "
