@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vqaudit.scoring import canonical, contracts, ra_eval, repair
+from vqaudit.scoring import canonical, contracts, ra_eval, repair, vqa_normalize
 from vqaudit.scoring.contracts import classify
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.suites.shortanswer import benchmarks
@@ -118,7 +118,7 @@ def resampled_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 0) ->
 
 
 def clear_caches() -> None:
-    for module in (canonical, contracts, ra_eval, repair, benchmarks):
+    for module in (canonical, contracts, ra_eval, repair, vqa_normalize, benchmarks):
         for value in vars(module).values():
             if hasattr(value, "cache_clear"):
                 value.cache_clear()

@@ -47,8 +47,7 @@ def test_benchmark_table_and_errors() -> None:
 
 
 def test_fast_normalizers_equal_the_official_ones_on_every_fixture_string() -> None:
-    from vqaudit.scoring.canonical import fast_evalai_process, fast_vqaeval_process
-    from vqaudit.scoring.vqa_normalize import evalai_process, vqaeval_process
+    from vqaudit.scoring.vqa_normalize import evalai_process, fast_evalai_process, fast_vqaeval_process, vqaeval_process
 
     strings: set[str] = {"1,000-2", "dog's", "U.S.A", "A", "yes!", "t-shirt", "  two\tdogs\n", "none", "Im"}
     with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:

@@ -210,7 +210,7 @@ def test_word_boundary_search_equals_its_regex(strings: list[str]) -> None:
         pairs.append((rng.choice(strings), part))
     for text, part in pairs:
         expected = re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text) is not None
-        assert canonical.contains_at_word_boundaries(text, part) == expected, (text, part)
+        assert vqa_normalize.contains_at_word_boundaries(text, part) == expected, (text, part)
 
 
 def test_unanswerable_shortcut_equals_the_normalizer(strings: list[str]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from shortanswer.helpers import ScriptedBackend
 from vqaudit.backends import Request
 from vqaudit.metrics.flips import flip_rate, summarize_perturbations
-from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, get_variant, run_perturbations
+from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, ask_perturbations, get_variant
 from vqaudit.suites.shortanswer.records import AuditRow
 
 
@@ -37,12 +37,12 @@ def test_run_perturbations_through_a_backend_is_cached(tmp_path: Path) -> None:
         return "3 cats" if request.prompt_id.endswith("A1") else ("3" if "cats" in request.prompt else "red")
 
     backend = ScriptedBackend(reply)
-    out = run_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
-                            tmp_path / "p.sqlite", variants=("Base", "A1"), backend=backend)
+    out = ask_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
+                            tmp_path / "p.sqlite", variants=("Base", "A1"), backend=backend).replies
     assert out == {"Base": {"1": "3", "2": "red"}, "A1": {"1": "3 cats", "2": "3 cats"}}
     assert len(backend.requests) == 4 and backend.requests[0].image == b"\x89PNG-1"
     again = ScriptedBackend(lambda r: "never")
-    run_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
+    ask_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
                       tmp_path / "p.sqlite", variants=("Base", "A1"), backend=again)
     assert again.requests == []
 

@@ -5,7 +5,7 @@ Answer:'; only the instruction prefix changes" - the paper does not say what sep
 newline is used here (:data:`PREFIX_SEPARATOR`). B1-B2 change only the surrounding context; B3 is the
 adversarial control, kept out of the flip-rate mean (§4, §5.3).
 
-:func:`ask_perturbations` (and :func:`run_perturbations`, its replies only) sends every variant of every question,
+:func:`ask_perturbations` sends every variant of every question,
 with its image, through any backend; replies are cached in a SQLite :class:`~vqaudit.backends.ResponseCache` (same
 key rule as every other model call). When the first ``min(EARLY_STOP_CALLS, calls to ask)`` calls all fail after
 their retries, the model is taken to be unreachable and the rest are not asked (the rule of ``vqaudit run`` and the
@@ -265,34 +265,3 @@ def ask_perturbations(
         if response.error is not None:
             errors[job.variant.variant_id][job.row.qid] = response.error
     return PerturbationReplies(replies, errors, last_error)
-
-
-def run_perturbations(
-    rows: Sequence[AuditRow],
-    image_for: ImageFor,
-    spec: str,
-    cache_path: Path,
-    *,
-    variants: Sequence[str] = VARIANT_IDS,
-    backend: Backend | None = None,
-    concurrency: int = 8,
-) -> dict[str, dict[str, str | None]]:
-    """Ask a model every question of ``rows`` under each perturbation (:func:`ask_perturbations`, replies only).
-
-    Args:
-        rows: the prediction set's rows (question, gold, qid).
-        image_for: returns a row's image bytes and MIME type.
-        spec: model spec (any backend).
-        cache_path: SQLite cache file.
-        variants: perturbation ids to run (default: all nine).
-        backend: a ready backend instead of ``load_backend(spec)`` (tests).
-        concurrency: calls in flight.
-
-    Returns:
-        ``variant id -> qid -> reply text`` (None when the call failed).
-
-    Raises:
-        VqauditError: an unknown variant, a bad spec, a fatal backend error, or the first calls all failed.
-    """
-    return ask_perturbations(rows, image_for, spec, cache_path, variants=variants, backend=backend,
-                             concurrency=concurrency).replies

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.official import anls
-from vqaudit.scoring.vqa_normalize import PUNCTUATION, evalai_process, process_digit_article, vqaeval_process
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
@@ -114,56 +114,7 @@ def strip_wrapper(text: str) -> str:
     return t[m.end():] if m else t
 
 
-_NEEDS_PUNCT = re.compile("[" + re.escape("".join(PUNCTUATION)) + r"\.]")
-
-
-@lru_cache(maxsize=1 << 18)
-def fast_vqaeval_process(text: str) -> str:
-    """Exactly :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`, memoized, with one shortcut.
-
-    ``process_punctuation`` is the identity on a string holding none of its punctuation characters and no
-    period (every replacement and the period regex then change nothing), so such strings skip it. Equality with
-    the official function is tested on every prediction and gold string of the fixtures.
-    """
-    stripped = text.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
-        return vqaeval_process(text)
-    return process_digit_article(stripped)
-
-
-@lru_cache(maxsize=1 << 18)
-def fast_evalai_process(text: str) -> str:
-    """Exactly :func:`vqaudit.scoring.vqa_normalize.evalai_process`, memoized, with the same shortcut."""
-    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip()
-    stripped = tokenized.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
-        return evalai_process(text)
-    return process_digit_article(stripped)
-
-
 _vqaeval = fast_vqaeval_process
-
-
-def _is_word_char(c: str) -> bool:
-    # What ``\w`` matches in a ``str`` pattern: ``_sre`` tests ``Py_UNICODE_ISALNUM(ch) || ch == '_'``, which is
-    # ``str.isalnum() or c == "_"``.
-    return c.isalnum() or c == "_"
-
-
-def contains_at_word_boundaries(text: str, part: str) -> bool:
-    r"""True when ``part`` (non-empty) occurs in ``text`` with no word character right before or after it.
-
-    The same answer as ``re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text) is not None``, found with
-    ``str.find`` (compiling one pattern per gold string dominated the audit's run time).
-    """
-    start = text.find(part)
-    end_limit = len(text)
-    while start >= 0:
-        end = start + len(part)
-        if (start == 0 or not _is_word_char(text[start - 1])) and (end == end_limit or not _is_word_char(text[end])):
-            return True
-        start = text.find(part, start + 1)
-    return False
 
 
 def _surfaces(text: str) -> tuple[str, str, str, str]:

@@ -33,7 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vqaudit.scoring.canonical import fast_vqaeval_process, is_single_entity
+from vqaudit.scoring.canonical import is_single_entity
+from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 
 BUCKETS: tuple[str, ...] = ("scalar", "readout", "identifier", "multi-span", "other-open")
 SUBTYPES: dict[str, tuple[str, ...]] = {

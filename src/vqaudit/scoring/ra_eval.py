@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from vqaudit.scoring.canonical import contains_at_word_boundaries
-from vqaudit.scoring.canonical import fast_vqaeval_process as vqaeval_process
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries
+from vqaudit.scoring.vqa_normalize import fast_vqaeval_process as vqaeval_process
 
 MIN_GOLD_CHARS = 3
 """A gold must be *longer* than this many characters after normalization (seed 002 §3.3: |g_norm| > 3)."""

@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import (
-    fast_evalai_process,
-    fast_vqaeval_process,
     parse_number,
     split_spans,
     strip_trailing,
@@ -41,6 +39,7 @@ from vqaudit.scoring.canonical import (
     unify_dashes,
 )
 from vqaudit.scoring.contracts import Contract, is_scalar_answer
+from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
 SENTENCE_WORDS = 4

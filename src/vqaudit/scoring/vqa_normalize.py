@@ -17,6 +17,7 @@ text is lower-cased first), and ``"somebody'd"`` maps to ``"somebodyd"`` (the re
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # --- Tables (vqaEval.py ``self.contractions``, ``self.manualMap``, ``self.articles``, ``self.punct``;
 # m4c_evaluators.py ``CONTRACTIONS``, ``NUMBER_MAP``, ``ARTICLES``, ``PUNCTUATIONS`` hold the same entries). ---
@@ -164,3 +165,56 @@ def evalai_process(text: str) -> str:
 
 def _strip_tabs_newlines(text: str) -> str:
     return text.replace("\n", " ").replace("\t", " ").strip()
+
+
+# --- Memoized exact equivalents (speed; tested bit for bit against the functions above) and a string search. ---
+
+_NEEDS_PUNCT = re.compile("[" + re.escape("".join(PUNCTUATION)) + r"\.]")
+
+
+@lru_cache(maxsize=1 << 18)
+def fast_vqaeval_process(text: str) -> str:
+    """Exactly :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`, memoized, with one shortcut.
+
+    ``process_punctuation`` is the identity on a string holding none of its punctuation characters and no
+    period (every replacement and the period regex then change nothing), so such strings skip it. Equality with
+    the official function is tested on every prediction and gold string of the fixtures.
+    """
+    stripped = text.replace("\n", " ").replace("\t", " ").strip()
+    if _NEEDS_PUNCT.search(stripped):
+        return vqaeval_process(text)
+    return process_digit_article(stripped)
+
+
+@lru_cache(maxsize=1 << 18)
+def fast_evalai_process(text: str) -> str:
+    """Exactly :func:`vqaudit.scoring.vqa_normalize.evalai_process`, memoized, with the same shortcut."""
+    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip()
+    stripped = tokenized.replace("\n", " ").replace("\t", " ").strip()
+    if _NEEDS_PUNCT.search(stripped):
+        return evalai_process(text)
+    return process_digit_article(stripped)
+
+
+
+
+def _is_word_char(c: str) -> bool:
+    # What ``\w`` matches in a ``str`` pattern: ``_sre`` tests ``Py_UNICODE_ISALNUM(ch) || ch == '_'``, which is
+    # ``str.isalnum() or c == "_"``.
+    return c.isalnum() or c == "_"
+
+
+def contains_at_word_boundaries(text: str, part: str) -> bool:
+    r"""True when ``part`` (non-empty) occurs in ``text`` with no word character right before or after it.
+
+    The same answer as ``re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text) is not None``, found with
+    ``str.find`` (compiling one pattern per gold string dominated the audit's run time).
+    """
+    start = text.find(part)
+    end_limit = len(text)
+    while start >= 0:
+        end = start + len(part)
+        if (start == 0 or not _is_word_char(text[start - 1])) and (end == end_limit or not _is_word_char(text[end])):
+            return True
+        start = text.find(part, start + 1)
+    return False

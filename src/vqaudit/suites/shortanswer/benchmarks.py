@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.errors import VqauditError
-from vqaudit.scoring.canonical import fast_evalai_process, fast_vqaeval_process
 from vqaudit.scoring.official import (
     ANLS_VARIANTS,
     EXACT_MATCH_VARIANTS,
@@ -39,6 +38,7 @@ from vqaudit.scoring.official import (
     relaxed_accuracy,
     vqa_accuracy,
 )
+from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 METRICS = ("vqa_accuracy", "anls", "relaxed_accuracy", "exact_match", "containment")
 METRIC_VARIANTS: dict[str, tuple[str, ...]] = {

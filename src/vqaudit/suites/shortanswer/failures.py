@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vqaudit.scoring.canonical import fast_vqaeval_process, strip_wrapper
-from vqaudit.scoring.vqa_normalize import PUNCTUATION
+from vqaudit.scoring.canonical import strip_wrapper
+from vqaudit.scoring.vqa_normalize import PUNCTUATION, fast_vqaeval_process
 
 LONG_WORDS = 20
 SENTENCE_WORDS = 5
