@@ -14,8 +14,9 @@ import pytest
 
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.judge_audit import read_labels
-from vqaudit.suites.shortanswer.audit import audit_rows, gold_shape_notes, run_audit
+from vqaudit.suites.shortanswer.audit import audit_rows, run_audit
 from vqaudit.suites.shortanswer.importers import read_predictions
+from vqaudit.suites.shortanswer.join import gold_shape_notes
 from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"

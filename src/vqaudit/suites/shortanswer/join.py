@@ -92,3 +92,40 @@ def join_predictions(
                                   p.split, item.answer_type, item.ocr_tokens, item.image or p.image))
     without_pred = tuple(g.qid for g in gold if g.qid not in used and key_of_gold[g.qid] is not None)
     return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))
+
+
+_TEN_ANSWER_BENCHMARKS = ("textvqa", "vizwiz")
+
+
+def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> list[str]:
+    """Check that the joined gold has the shape of the benchmark's own gold; return notes for the report.
+
+    Rules (the official layouts, :mod:`.loaders`): ChartQA's split names (``test_human``, ``test_augmented``)
+    belong to ChartQA only; 10 annotator answers per question belong to the VQA-style benchmarks (TextVQA,
+    VizWiz): on most rows of a ChartQA, DocVQA or InfographicVQA audit they mean the wrong ``--benchmark`` was
+    given. VQA accuracy with fewer than 4 answers can never reach 1 (min(#matches / 3, 1) over leave-one-out
+    subsets) and a single answer always scores 0, as in the official script: reported as a note.
+
+    Raises:
+        VqauditError: the gold clearly belongs to another benchmark (the message names the benchmark asked for
+            and what the rows look like).
+    """
+    if not rows:
+        return []
+    splits = {r.split for r in rows} & {"test_human", "test_augmented"}
+    if splits and not benchmark.startswith("chartqa"):
+        names = ", ".join(sorted(splits))
+        raise VqauditError(f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
+                           "with --benchmark chartqa")
+    ten = sum(1 for r in rows if len(r.answers) == 10)
+    if benchmark not in _TEN_ANSWER_BENCHMARKS and benchmark != "stvqa" and ten >= 0.9 * len(rows):
+        raise VqauditError(f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
+                           "10-annotator gold of TextVQA or VizWiz; give the benchmark the predictions belong to")
+    notes = []
+    if metric == "vqa_accuracy":
+        few = sum(1 for r in rows if len(r.answers) < 4)
+        if few:
+            notes.append(f"{few} of {len(rows)} rows have fewer than 4 gold answers: VQA accuracy (min(#matches / 3, "
+                         "1) over leave-one-out subsets) cannot reach 1 there, and a single answer always scores 0, "
+                         "as in the official script")
+    return notes
