@@ -5,7 +5,8 @@ Gold comes from a gold file when one is given, else from the gold embedded in th
 text) as LLaVA's ``eval_textvqa.py`` joins its answers (``question_id`` there is the image id), or by question
 text (whitespace-collapsed, lower-cased) for layouts whose ids differ between harnesses (ChartQA); a question
 text that occurs twice in the gold, or twice in the predictions, is ambiguous: it is reported in the notes and
-its rows stay unjoined, never guessed.
+its rows stay unjoined, never guessed. :func:`gold_shape_notes` then checks that the joined gold has the shape
+of the benchmark's own gold (split names, answers per question).
 """
 
 from __future__ import annotations
