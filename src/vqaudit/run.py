@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,14 +26,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from vqaudit import __version__
 from vqaudit.backends import (
     Backend,
-    BackendCallError,
     GenerationParams,
     Request,
     ResponseCache,
     cache_key,
     load_backend,
 )
-from vqaudit.backends.base import await_workers
+from vqaudit.backends.calls import ask_all, call_once
 from vqaudit.errors import VqauditError
 from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
@@ -256,33 +254,10 @@ def _progress_bar(enabled: bool) -> Progress:
 
 async def _ask_one(backend: Backend, job: _Job, params: GenerationParams) -> Response:
     image = job.image_path.read_bytes()
-    request = Request(
-        view=job.view,
-        prompt_id=job.prompt_id,
-        prompt=job.prompt,
-        image=image,
-        image_mime=image_mime(image, job.image_path),
-        params=params,
-    )
-    started = time.perf_counter()
-    text: str | None = None
-    error: str | None = None
-    try:
-        text = await backend.complete(request)
-    except BackendCallError as exc:
-        if exc.fatal:
-            raise VqauditError(f"{backend.spec}: {exc}") from None
-        error = str(exc) or type(exc).__name__
-    return Response(
-        view_id=job.view.view_id,
-        model=backend.spec,
-        prompt_id=job.prompt_id,
-        params=params.as_dict(),
-        text=text,
-        error=error,
-        latency_s=time.perf_counter() - started,
-        cache_key=job.key,
-    )
+    request = Request(view=job.view, prompt_id=job.prompt_id, prompt=job.prompt, image=image,
+                      image_mime=image_mime(image, job.image_path), params=params)
+    return await call_once(backend, request, model=backend.spec, response_id=job.view.view_id, key=job.key,
+                           fatal_label=backend.spec)
 
 
 async def _ask_all(
@@ -297,34 +272,24 @@ async def _ask_all(
 ) -> int:
     """Ask every job with at most ``concurrency`` calls in flight; store each response as it arrives.
 
-    ``concurrency`` worker tasks pull jobs from one shared iterator, so memory stays bounded however many jobs
-    there are. Returns the number of calls completed. The first unexpected exception (or a fatal backend
-    error) cancels the other workers and propagates. When the first ``max(concurrency, 4)`` calls all end in a
-    recorded error, the run stops with a VqauditError rather than failing every view the same way.
+    Returns the number of calls completed. The first unexpected exception (or a fatal backend error) cancels
+    the other workers and propagates. When the first ``max(concurrency, 4)`` calls all end in a recorded error,
+    the run stops with a VqauditError rather than failing every view the same way.
     """
-    pending = iter(jobs)
-    n_done = 0
-    n_ok = 0
-    give_up = max(concurrency, 4)
 
-    async def worker() -> None:
-        nonlocal n_done, n_ok
-        for job in pending:
-            response = await _ask_one(backend, job, params)
-            cache.put(response, replace_error=replace_error)
-            n_done += 1
-            n_ok += response.error is None
-            on_done()
-            if n_ok == 0 and n_done >= give_up:
-                raise VqauditError(
-                    f"{backend.spec}: the first {n_done} requests all failed after their retries (last: "
-                    f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
-                    "are recorded; rerun with --retry-errors once it answers"
-                )
+    def store(_job: _Job, response: Response) -> None:
+        cache.put(response, replace_error=replace_error)
+        on_done()
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(jobs)))]
-    await await_workers(workers)
-    return n_done
+    def unreachable(n_done: int, response: Response) -> VqauditError:
+        return VqauditError(
+            f"{backend.spec}: the first {n_done} requests all failed after their retries (last: "
+            f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
+            "are recorded; rerun with --retry-errors once it answers"
+        )
+
+    return await ask_all(jobs, lambda job: _ask_one(backend, job, params), store, concurrency=concurrency,
+                         give_up=max(concurrency, 4), unreachable=unreachable)
 
 
 def load_responses(run_dir: Path) -> dict[str, Response]:

@@ -19,9 +19,7 @@ extras. Naming them raises a VqauditError that says so.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -117,26 +115,6 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release connections and other resources; the backend is not used afterwards."""
         ...
-
-
-async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:
-    """Wait for worker tasks; re-raise the first exception any raised; always cancel and reap the others.
-
-    Used by the run stage and the judge: a fatal backend error (or Ctrl-C) in one worker stops them all, and no
-    task is left pending when this returns or raises.
-    """
-    if not workers:
-        return
-    try:
-        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-        for finished in done:
-            exc = None if finished.cancelled() else finished.exception()
-            if exc is not None:
-                raise exc
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
 
 
 def require_free_text_model(spec: str, role: str) -> None:

@@ -14,13 +14,12 @@ error after their retries, the judge is taken to be unreachable and the remainin
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vqaudit.backends.base import Backend, BackendCallError, GenerationParams, Request, await_workers
+from vqaudit.backends.base import Backend, GenerationParams, Request
 from vqaudit.backends.cache import ResponseCache, cache_key
+from vqaudit.backends.calls import ask_all, call_once
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Response, View
 
@@ -54,18 +53,10 @@ def judge_key(spec: str, prompt_id: str, prompt: str, params: GenerationParams) 
 
 
 async def _ask_one(backend: Backend, spec: str, call: JudgeCall, key: str, params: GenerationParams) -> Response:
-    started = time.perf_counter()
-    reply: str | None = None
-    error: str | None = None
-    try:
-        reply = await backend.complete(Request(view=call.view, prompt_id=call.prompt_id, prompt=call.prompt,
-                                               image=None, image_mime=None, params=params))
-    except BackendCallError as exc:
-        if exc.fatal:
-            raise VqauditError(f"judge {spec}: {exc}") from None
-        error = str(exc) or type(exc).__name__
-    return Response(view_id=call.response_id, model=spec, prompt_id=call.prompt_id, params=params.as_dict(),
-                    text=reply, error=error, latency_s=time.perf_counter() - started, cache_key=key)
+    request = Request(view=call.view, prompt_id=call.prompt_id, prompt=call.prompt, image=None, image_mime=None,
+                      params=params)
+    return await call_once(backend, request, model=spec, response_id=call.response_id, key=key,
+                           fatal_label=f"judge {spec}")
 
 
 async def ask_judge_all(
@@ -110,30 +101,22 @@ async def ask_judge_all(
             replies[key] = cached
         else:
             todo[key] = call
-    limit = min(EARLY_STOP_CALLS, len(todo))
-    pending = iter(todo.items())
-    n_done = n_ok = 0
+    def store(item: tuple[str, JudgeCall], response: Response) -> None:
+        cache.put(response, replace_error=True)
+        replies[item[0]] = response
 
-    async def worker() -> None:
-        nonlocal n_done, n_ok
-        for key, call in pending:
-            response = await _ask_one(backend, spec, call, key, params)
-            cache.put(response, replace_error=True)
-            replies[key] = response
-            n_done += 1
-            n_ok += response.error is None
-            if n_ok == 0 and n_done >= limit:
-                if spec.startswith("replay:"):  # a file, not a server: the ids are what is wrong
-                    raise VqauditError(
-                        f"the judge at {spec} has no reply for its first {n_done} calls (last: {response.error}); "
-                        f"a replay judge file needs a row for each call, with the view_id of the call "
-                        f"(e.g. {next(iter(todo.values())).response_id!r})")
-                raise VqauditError(
-                    f"the judge at {spec} is unreachable: its first {n_done} calls all failed after their retries "
-                    f"(last: {response.error}); stopped instead of asking the other {len(todo) - n_done}. Verdicts "
-                    f"received so far are cached in {cache.path}; rerun the same command once the judge answers"
-                )
+    def unreachable(n_done: int, response: Response) -> VqauditError:
+        if spec.startswith("replay:"):  # a file, not a server: the ids are what is wrong
+            return VqauditError(
+                f"the judge at {spec} has no reply for its first {n_done} calls (last: {response.error}); "
+                f"a replay judge file needs a row for each call, with the view_id of the call "
+                f"(e.g. {next(iter(todo.values())).response_id!r})")
+        return VqauditError(
+            f"the judge at {spec} is unreachable: its first {n_done} calls all failed after their retries "
+            f"(last: {response.error}); stopped instead of asking the other {len(todo) - n_done}. Verdicts "
+            f"received so far are cached in {cache.path}; rerun the same command once the judge answers"
+        )
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(todo)))]
-    await await_workers(workers)
+    await ask_all(list(todo.items()), lambda item: _ask_one(backend, spec, item[1], item[0], params), store,
+                  concurrency=concurrency, give_up=min(EARLY_STOP_CALLS, len(todo)), unreachable=unreachable)
     return [replies[k] for k in keys]

@@ -16,15 +16,14 @@ names the ids its replies must carry. :func:`check_variants` checks a ``--varian
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, cache_key
+from vqaudit.backends import Backend, GenerationParams, Request, ResponseCache, cache_key
 from vqaudit.backends import load_backend as _load_backend
-from vqaudit.backends.base import await_workers
+from vqaudit.backends.calls import ask_all, call_once
 from vqaudit.backends.judge import EARLY_STOP_CALLS
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Obligation, Response, View
@@ -121,23 +120,14 @@ def _job(spec: str, row: AuditRow, variant: PromptVariant, image: bytes, mime: s
 
 async def _ask(backend: Backend, spec: str, job: _Job) -> Response:
     row, variant = job.row, job.variant
-    prompt_id = f"shortanswer-perturb-{variant.variant_id}"
     view = View(view_id=f"{variant.variant_id}:{row.qid}", group_id=row.qid, source="shortanswer",
                 state=variant.variant_id, image=f"{row.qid}", image_sha256=sha256_bytes(job.image),
                 question=row.question, obligation=Obligation(kind="answer", gold=row.answers or ("?",),
                                                              answer_type="text"))
-    started = time.perf_counter()
-    reply: str | None = None
-    error: str | None = None
-    try:
-        reply = await backend.complete(Request(view=view, prompt_id=prompt_id, prompt=variant.render(row.question),
-                                               image=job.image, image_mime=job.mime, params=PARAMS))
-    except BackendCallError as exc:
-        if exc.fatal:
-            raise VqauditError(f"model {spec}: {exc}") from None
-        error = str(exc) or type(exc).__name__
-    return Response(view_id=view.view_id, model=spec, prompt_id=prompt_id, params=PARAMS.as_dict(), text=reply,
-                    error=error, latency_s=time.perf_counter() - started, cache_key=job.key)
+    request = Request(view=view, prompt_id=f"shortanswer-perturb-{variant.variant_id}",
+                      prompt=variant.render(row.question), image=job.image, image_mime=job.mime, params=PARAMS)
+    return await call_once(backend, request, model=spec, response_id=view.view_id, key=job.key,
+                           fatal_label=f"model {spec}")
 
 
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, jobs: Sequence[_Job],
@@ -157,30 +147,25 @@ async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, jobs: Sequ
             answers[i] = cached
         else:
             todo.append(i)
-    limit = min(EARLY_STOP_CALLS, len(todo)) if spec.partition(":")[0] != "replay" else len(todo) + 1
-    pending = iter(todo)
-    n_done = n_ok = 0
     last_error: str | None = None
 
-    async def worker() -> None:
-        nonlocal n_done, n_ok, last_error
-        for i in pending:
-            response = await _ask(backend, spec, jobs[i])
-            cache.put(response, replace_error=True)
-            answers[i] = response
-            n_done += 1
-            n_ok += response.error is None
-            last_error = response.error or last_error
-            if n_ok == 0 and n_done >= limit:
-                raise VqauditError(
-                    f"model {spec}: its first {n_done} calls all failed after their retries (last: "
-                    f"{response.error}); stopped instead of asking the other {len(todo) - n_done}. Is the server "
-                    f"up? Replies received so far are cached in {cache.path}; rerun the same command once the "
-                    "model answers")
+    def store(i: int, response: Response) -> None:
+        nonlocal last_error
+        cache.put(response, replace_error=True)
+        answers[i] = response
+        last_error = response.error or last_error
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(todo)))]
+    def unreachable(n_done: int, response: Response) -> VqauditError:
+        return VqauditError(
+            f"model {spec}: its first {n_done} calls all failed after their retries (last: "
+            f"{response.error}); stopped instead of asking the other {len(todo) - n_done}. Is the server "
+            f"up? Replies received so far are cached in {cache.path}; rerun the same command once the "
+            "model answers")
+
+    give_up = min(EARLY_STOP_CALLS, len(todo)) if spec.partition(":")[0] != "replay" else len(todo) + 1
     try:
-        await await_workers(workers)
+        await ask_all(todo, lambda i: _ask(backend, spec, jobs[i]), store, concurrency=concurrency,
+                      give_up=give_up, unreachable=unreachable)
     finally:
         await backend.aclose()
     return answers, last_error
