@@ -135,11 +135,6 @@ def _surfaces(text: str) -> tuple[str, str, str, str]:
     return s1, s2, s3, s4
 
 
-def _surface(text: str, step: int) -> str:
-    """The string form after the string steps up to ``step`` (1-based positions in FAULT_KINDS; 0: raw)."""
-    return _surfaces(text)[step - 1] if step >= 1 else text
-
-
 @lru_cache(maxsize=262144)
 def parse_number(text: str) -> tuple[float, bool, str] | None:
     """Read a canonical number: ``(value, had_percent, digits)`` or None.
@@ -234,7 +229,6 @@ class _Pred:
     prepared: str  # dashes unified, wrapper and trailing punctuation removed
     number: tuple[float, bool, str] | None
     surfaces: tuple[str, str, str, str]
-    raw: str
 
 
 @dataclass(frozen=True)
@@ -246,16 +240,12 @@ class _Ref:
     number: tuple[float, bool, str] | None
     surfaces: tuple[str, str, str, str]
     spans: list[str] | None  # sorted normalized spans of a list-like reference (2 or more), else None
-    raw: str
 
 
 @lru_cache(maxsize=1 << 17)
 def _pred_features(pred: str) -> _Pred:
     prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
-    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), pred)
-
-
-_SEPARATOR = re.compile(r"[,;/&]|\band\b")
+    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred))
 
 
 @lru_cache(maxsize=1 << 17)
@@ -263,16 +253,11 @@ def _ref_features(ref: str) -> _Ref:
     dashed = unify_dashes(ref)
     prepared = strip_trailing(dashed)
     spans = None
-    if _SEPARATOR.search(dashed):  # else split_spans finds one span at most
+    if _SPAN_SPLIT.search(dashed):  # else split_spans finds one span at most
         rs = split_spans(dashed)
         if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
             spans = _sorted_spans(rs)
-    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), spans, ref)
-
-
-@lru_cache(maxsize=1 << 17)
-def _pred_spans(prepared: str) -> tuple[str, ...]:
-    return split_spans(prepared)
+    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), spans)
 
 
 def _match(p: _Pred, r: _Ref, tolerance: float) -> str | None:
@@ -288,7 +273,7 @@ def _match(p: _Pred, r: _Ref, tolerance: float) -> str | None:
         if ps == rs:
             return kind
     if r.spans is not None:
-        spans = _pred_spans(p.prepared)  # compare the counts before normalizing the spans
+        spans = split_spans(p.prepared)  # compare the counts before normalizing the spans
         if len(spans) == len(r.spans) and _sorted_spans(spans) == r.spans:
             return "multi-span"
     return None

@@ -261,9 +261,7 @@ def audit_rows(
             RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
                       layers[i].overlay, dict(zip(VARIANTS, layers[i].repaired, strict=True)), ra[i], verdicts[i])
             for i, r in enumerate(rows))
-    outputs = list(all_outputs) if all_outputs else [r.prediction for r in rows]
-    with _gc_paused():
-        failures = failure_notes(outputs)
+        failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
                        join,
                        _by_split(rows, official) if rows else {},

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from vqaudit.errors import VqauditError
+from vqaudit.suites.shortanswer.loaders import CHARTQA_SPLITS
 from vqaudit.suites.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
 JOIN_KEYS = ("id", "question", "image-question")
@@ -95,7 +96,8 @@ def join_predictions(
     return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))
 
 
-_TEN_ANSWER_BENCHMARKS = ("textvqa", "vizwiz")
+_MANY_ANSWER_BENCHMARKS = ("textvqa", "vizwiz", "stvqa")
+"""Benchmarks whose gold may hold 10 annotator answers per question (VQA-style); the others have a few at most."""
 
 
 def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> list[str]:
@@ -113,13 +115,13 @@ def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> l
     """
     if not rows:
         return []
-    splits = {r.split for r in rows} & {"test_human", "test_augmented"}
+    splits = {r.split for r in rows} & set(CHARTQA_SPLITS)
     if splits and not benchmark.startswith("chartqa"):
         names = ", ".join(sorted(splits))
         raise VqauditError(f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
                            "with --benchmark chartqa")
     ten = sum(1 for r in rows if len(r.answers) == 10)
-    if benchmark not in _TEN_ANSWER_BENCHMARKS and benchmark != "stvqa" and ten >= 0.9 * len(rows):
+    if benchmark not in _MANY_ANSWER_BENCHMARKS and ten >= 0.9 * len(rows):
         raise VqauditError(f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
                            "10-annotator gold of TextVQA or VizWiz; give the benchmark the predictions belong to")
     notes = []
