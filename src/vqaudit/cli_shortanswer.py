@@ -130,13 +130,13 @@ def perturb_cmd(
     from vqaudit.backends import require_free_text_model
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.store import atomic_write_text, write_json
+    from vqaudit.suites.shortanswer.benchmarks import resolve_metric
     from vqaudit.suites.shortanswer.importers import read_predictions
     from vqaudit.suites.shortanswer.join import join_predictions
     from vqaudit.suites.shortanswer.loaders import load_gold
     from vqaudit.suites.shortanswer.perturb import (
         gold_locations,
         perturbation_json,
-        resolve_metric,
         run_perturbation_audit,
         summary_markdown,
     )

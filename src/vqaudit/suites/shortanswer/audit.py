@@ -33,7 +33,7 @@ from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify
 from vqaudit.scoring.judge_audit import binary_agreement, read_labels, run_judge
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
-from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
+from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.suites.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.suites.shortanswer.importers import read_predictions
 from vqaudit.suites.shortanswer.join import gold_shape_notes, join_predictions
@@ -207,10 +207,7 @@ def audit_rows(
         if judge_spec is not None and ready is None:
             require_free_text_model(judge_spec, option)
             load_backend(judge_spec)  # a bad judge spec fails before any scoring (no connection is made)
-    metric = metric or spec.metric
-    variant = variant or (spec.variant if metric == spec.metric else
-                          {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
-                           "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}.get(metric, ""))
+    metric, variant = resolve_metric(spec.name, metric, variant)
     scorer = official_scorer(metric, variant)
     rows = join.rows
     if spec.has_gold and join.gold_source == "none":

@@ -87,6 +87,28 @@ def get_benchmark(name: str) -> BenchmarkSpec:
     return spec
 
 
+_METRIC_DEFAULT_VARIANT = {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
+                           "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}
+"""The variant of a metric given with ``--metric`` but no variant (``vqaudit audit`` and ``vqaudit perturb``)."""
+
+
+def resolve_metric(benchmark: str, metric: str | None, variant: str | None) -> tuple[str, str]:
+    """The official metric and variant an audit or a perturbation run scores with, checked.
+
+    Without overrides, the benchmark's metric and variant; a ``metric`` other than the benchmark's without a
+    ``variant`` gets that metric's reference variant (as ``vqaudit audit`` and ``perturb`` do).
+
+    Raises:
+        VqauditError: an unknown benchmark, an unknown metric, or a variant the metric does not have.
+    """
+    spec = get_benchmark(benchmark)
+    chosen = metric or spec.metric
+    if variant is None:
+        variant = spec.variant if chosen == spec.metric else _METRIC_DEFAULT_VARIANT.get(chosen, "")
+    official_scorer(chosen, variant)  # raises on an unknown metric or variant
+    return chosen, variant
+
+
 @lru_cache(maxsize=65536)
 def _word_pattern(gold: str) -> re.Pattern[str]:
     return re.compile(r"\b" + re.escape(gold) + r"\b")

@@ -25,7 +25,7 @@ from vqaudit.prompts.perturbations import VARIANT_IDS, ImageFor, ask_perturbatio
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
 from vqaudit.store import json_ready
-from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
+from vqaudit.suites.shortanswer.benchmarks import official_scorer, resolve_metric
 from vqaudit.suites.shortanswer.records import AuditRow, GoldItem, Prediction
 
 _SUFFIXES = ("", ".jpg", ".jpeg", ".png")
@@ -232,28 +232,6 @@ def run_perturbation_audit(
     buckets = {r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
                for r in rows if r.answers}
     return summarize_perturbations(official, canonical, buckets, n_questions=len(buckets)), replies
-
-
-_METRIC_DEFAULT_VARIANT = {"containment": "mocr", "anls": "paper", "relaxed_accuracy": "pix2struct",
-                           "vqa_accuracy": "vqaeval", "exact_match": "pix2struct"}
-"""The variant of a metric given with ``--metric`` but no variant (the same defaults as ``vqaudit audit``)."""
-
-
-def resolve_metric(benchmark: str, metric: str | None, variant: str | None) -> tuple[str, str]:
-    """The official metric and variant a perturbation run scores with, checked.
-
-    Without overrides, the benchmark's metric and variant; a ``metric`` other than the benchmark's without a
-    ``variant`` gets that metric's reference variant (as ``vqaudit audit`` does).
-
-    Raises:
-        VqauditError: an unknown benchmark, an unknown metric, or a variant the metric does not have.
-    """
-    spec = get_benchmark(benchmark)
-    chosen = metric or spec.metric
-    if variant is None:
-        variant = spec.variant if chosen == spec.metric else _METRIC_DEFAULT_VARIANT.get(chosen, "")
-    official_scorer(chosen, variant)  # raises on an unknown metric or variant
-    return chosen, variant
 
 
 def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: str, model_spec: str, metric: str,
