@@ -176,6 +176,14 @@ class Benchmark:
         return self.root / view.image
 
 
+def image_fault(root: Path, view: View) -> str | None:
+    """``"missing"`` when a view's image file is absent, ``"hash"`` when its bytes do not match ``image_sha256``."""
+    path = root / view.image
+    if not path.is_file():
+        return "missing"
+    return "hash" if sha256_file(path) != view.image_sha256 else None
+
+
 def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     """Load a benchmark folder and check its internal consistency.
 
@@ -205,14 +213,13 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
                                "inside the benchmark folder")
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
-        if check_images:
-            path = root / view.image
-            if not path.is_file():
-                raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {path} not found")
-            if sha256_file(path) != view.image_sha256:
-                raise VqauditError(
-                    f"{root / 'views.jsonl'}: row {row}, field 'image_sha256': {view.image} does not match its hash"
-                )
+        fault = image_fault(root, view) if check_images else None
+        if fault == "missing":
+            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {root / view.image} not found")
+        if fault == "hash":
+            raise VqauditError(
+                f"{root / 'views.jsonl'}: row {row}, field 'image_sha256': {view.image} does not match its hash"
+            )
     for row, group in enumerate(groups, start=1):
         missing = [v for v in group.view_ids if v not in view_ids]
         if missing:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
-from vqaudit.store import load_benchmark, manifest_problems, read_json, sha256_file
+from vqaudit.store import image_fault, load_benchmark, manifest_problems, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
@@ -53,30 +53,29 @@ def check_certificate(view: View, cert: object, image_png: bytes) -> list[str]:
     return verify_certificate(cert, image_png)
 
 
-def image_faults(bench_dir: Path, views: Sequence[View]) -> list[tuple[str, str]]:
-    """Every view whose image is missing or whose bytes do not match its ``image_sha256``, as ``(view_id, fault)``.
+def _image_checks(bench_dir: Path, views: Sequence[View]) -> list[tuple[int, View, str]]:
+    """``(row, view, "missing" | "hash")`` of every view whose image is absent or altered, in ``views.jsonl`` order.
 
     Unlike ``load_benchmark(check_images=True)``, which stops at the first bad image (``vqaudit run`` refuses such
-    a benchmark), this lists them all, in ``views.jsonl`` order, naming the row of each.
+    a benchmark), this lists them all.
     """
-    faults: list[tuple[str, str]] = []
-    for row, view in enumerate(views, start=1):
-        path = bench_dir / view.image
-        if not path.is_file():
-            faults.append((view.view_id, f"views.jsonl row {row}, field 'image': {view.image} is missing"))
-        elif sha256_file(path) != view.image_sha256:
-            faults.append((view.view_id, f"views.jsonl row {row}, field 'image_sha256': {view.image} does not "
-                                         "match its hash"))
-    return faults
+    checks = ((row, view, image_fault(bench_dir, view)) for row, view in enumerate(views, start=1))
+    return [(row, view, fault) for row, view, fault in checks if fault is not None]
+
+
+def _describe(row: int, view: View, fault: str) -> tuple[str, str]:
+    if fault == "missing":
+        return view.view_id, f"views.jsonl row {row}, field 'image': {view.image} is missing"
+    return view.view_id, f"views.jsonl row {row}, field 'image_sha256': {view.image} does not match its hash"
 
 
 def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, str]]:
     """Check every image hash, certificate, proof and scene group; return ``(id, failed condition)`` pairs.
 
     Every fault is listed (empty = valid): each image that is missing or does not match its ``image_sha256``
-    (:func:`image_faults`), each failed condition of a masked chart view's certificate (views whose image is
-    missing are not re-checked), each file differing from ``manifest.json``, and each scene group whose labels
-    do not re-derive (groups with a missing image are not re-rendered).
+    (:func:`vqaudit.store.image_fault`), each failed condition of a masked chart view's certificate (views whose
+    image is missing are not re-checked), each file differing from ``manifest.json``, and each scene group whose
+    labels do not re-derive (groups with a missing image are not re-rendered).
 
     Args:
         bench_dir: benchmark folder.
@@ -87,8 +86,9 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
             ``groups.jsonl`` or ``manifest.json``, an unknown group or view id, a duplicate id).
     """
     bench = load_benchmark(bench_dir, check_images=False)
-    bad_images = image_faults(bench_dir, bench.views)
-    missing = {v.view_id for v in bench.views if not (bench_dir / v.image).is_file()}
+    checks = _image_checks(bench_dir, bench.views)
+    bad_images = [_describe(row, view, fault) for row, view, fault in checks]
+    missing = {view.view_id for _, view, fault in checks if fault == "missing"}
     views = [v for v in bench.views
              if v.source == "charts" and v.state in ("M", "D") and v.view_id not in missing]
     if workers > 1:
