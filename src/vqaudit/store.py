@@ -152,6 +152,23 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
     return out
 
 
+def write_benchmark(folder: Path, views: Sequence[View], groups: Sequence[Group], files: dict[str, str],
+                    manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write a benchmark's ``views.jsonl``, ``groups.jsonl`` and ``manifest.json`` into ``folder``; return the manifest.
+
+    The manifest is ``manifest`` (the builder's own fields) plus ``files`` (path -> SHA-256 of every image and
+    certificate already written, sorted by path) and the SHA-256 of the two JSONL files, the fields
+    :func:`manifest_problems` checks.
+    """
+    write_jsonl(folder / "views.jsonl", views)
+    write_jsonl(folder / "groups.jsonl", groups)
+    full = {**manifest, "files": dict(sorted(files.items())),
+            "views_sha256": sha256_bytes((folder / "views.jsonl").read_bytes()),
+            "groups_sha256": sha256_bytes((folder / "groups.jsonl").read_bytes())}
+    write_json(folder / "manifest.json", full)
+    return full
+
+
 def sha256_bytes(data: bytes) -> str:
     """SHA-256 hex digest of ``data``."""
     return hashlib.sha256(data).hexdigest()

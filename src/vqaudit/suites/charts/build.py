@@ -19,7 +19,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark, write_json
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
 from vqaudit.suites.charts.programs import (
@@ -275,9 +275,7 @@ def build_charts(
             used_tables.add(str(built.group.meta["table"]))
             if on_group is not None:
                 on_group(len(groups))
-        write_jsonl(tmp / "views.jsonl", all_views)
-        write_jsonl(tmp / "groups.jsonl", groups)
-        manifest = {
+        manifest = write_benchmark(tmp, all_views, groups, files, {
             "format": BENCHMARK_FORMAT,
             "source": "charts",
             "seed": seed,
@@ -288,9 +286,5 @@ def build_charts(
             "determined_views": determined,
             "versions": versions("matplotlib", "numpy", "PIL"),
             "tables": {name: load_table(name).source for name in sorted(used_tables)},
-            "files": dict(sorted(files.items())),
-            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
-            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
-        }
-        write_json(tmp / "manifest.json", manifest)
+        })
     return manifest

@@ -30,7 +30,13 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, sha256_file, staged_folder, write_json, write_jsonl
+from vqaudit.store import (
+    atomic_write_bytes,
+    sha256_bytes,
+    sha256_file,
+    staged_folder,
+    write_benchmark,
+)
 from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
@@ -329,9 +335,7 @@ def build_photos(
             tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
             if on_group is not None:
                 on_group(len(groups))
-        write_jsonl(tmp / "views.jsonl", all_views)
-        write_jsonl(tmp / "groups.jsonl", groups)
-        manifest = {
+        manifest = write_benchmark(tmp, all_views, groups, files, {
             "format": BENCHMARK_FORMAT, "source": "photos", "input": inputs.kind, "seed": seed, "n_groups": n_groups,
             "n_views": len(all_views), "states": sorted({v.state for v in all_views}, key=_state_key), "mask": mask,
             "versions": versions("numpy", "PIL"),
@@ -341,11 +345,7 @@ def build_photos(
             "families": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("family:")},
             "strata": {s: tally[f"stratum:{s}"] for s in ("spatial_answer", "residual_cue")},
             "residual_cue_reasons": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("reason:")},
-            "files": dict(sorted(files.items())),
-            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
-            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
-        }
-        write_json(tmp / "manifest.json", manifest)
+        })
     return manifest
 
 

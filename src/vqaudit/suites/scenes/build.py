@@ -23,7 +23,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark
 from vqaudit.suites.common import map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated
@@ -194,9 +194,7 @@ def build_scenes(
             m_status[str(built.group.meta["m_status"])] += 1
             if on_group is not None:
                 on_group(len(groups))
-        write_jsonl(tmp / "views.jsonl", all_views)
-        write_jsonl(tmp / "groups.jsonl", groups)
-        manifest = {
+        manifest = write_benchmark(tmp, all_views, groups, files, {
             "format": BENCHMARK_FORMAT,
             "source": "scenes",
             "seed": seed,
@@ -209,9 +207,5 @@ def build_scenes(
             "allow_determined": allow_determined,
             "rejected_candidates": dict(sorted(rejected.items())),
             "m_status": dict(sorted(m_status.items())),
-            "files": dict(sorted(files.items())),
-            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
-            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
-        }
-        write_json(tmp / "manifest.json", manifest)
+        })
     return manifest

@@ -28,7 +28,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_json, write_jsonl
+from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark
 from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.preprocess import preprocess
@@ -206,9 +206,7 @@ def build_upd(
         for name in sorted(images):
             atomic_write_bytes(tmp / name, images[name])
             files[name] = sha256_bytes(images[name])
-        write_jsonl(tmp / "views.jsonl", views)
-        write_jsonl(tmp / "groups.jsonl", groups)
-        manifest = {
+        manifest = write_benchmark(tmp, views, groups, files, {
             "format": BENCHMARK_FORMAT,
             "source": "upd",
             "variants": list(variants),
@@ -225,9 +223,5 @@ def build_upd(
             "dropped": dropped,
             "edits": [list(e) for e in pre.edits],
             "versions": versions(),
-            "files": files,
-            "views_sha256": sha256_bytes((tmp / "views.jsonl").read_bytes()),
-            "groups_sha256": sha256_bytes((tmp / "groups.jsonl").read_bytes()),
-        }
-        write_json(tmp / "manifest.json", manifest)
+        })
     return manifest
