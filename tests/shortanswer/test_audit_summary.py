@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
-from shortanswer.helpers import ScriptedBackend
+from shortanswer.helpers import ScriptedBackend, run_cli
 from vqaudit.backends import Request
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
 from vqaudit.report.audit_summary import pearson_r, summarize_audits
@@ -245,20 +244,11 @@ def test_table5_mismatch_and_missing_judge_are_noted(tmp_path: Path) -> None:
     assert "no audit ran a second judge" in s.table2["reason"]
 
 
-def _run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    from vqaudit.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["vqaudit", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    return int(exc.value.code or 0)
-
-
 def test_cli_writes_both_files_and_refuses_bad_folders(folders: list[Path], tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "summary"
-    assert _run_cli(monkeypatch, "audit-summary", *map(str, folders), "--out", str(out)) == 0
+    assert run_cli(monkeypatch, "audit-summary", *map(str, folders), "--out", str(out)) == 0
     md = (out / "summary.md").read_text()
     assert "| docvqa | Official | 33.3 | 33.3 |  |" in md  # Table 3; the mean delta sits on the delta row
     assert "|  | Δ | +33.3 | +16.7 | +25.0 |" in md
@@ -270,14 +260,14 @@ def test_cli_writes_both_files_and_refuses_bad_folders(folders: list[Path], tmp_
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert _run_cli(monkeypatch, "audit-summary", str(empty), "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit-summary", str(empty), "--out", str(out)) == 2
     err = capsys.readouterr().err
     assert f"{empty}: no report.json" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "report.json").write_text("{not json")
-    assert _run_cli(monkeypatch, "audit-summary", str(broken), "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit-summary", str(broken), "--out", str(out)) == 2
     assert f"{broken / 'report.json'}: not valid JSON" in capsys.readouterr().err
 
     old = tmp_path / "old"
@@ -285,14 +275,14 @@ def test_cli_writes_both_files_and_refuses_bad_folders(folders: list[Path], tmp_
     report = json.loads((folders[0] / "report.json").read_text())
     del report["contract_mix"]["scalar"]["errors"]
     (old / "report.json").write_text(json.dumps(report))
-    assert _run_cli(monkeypatch, "audit-summary", str(old), "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit-summary", str(old), "--out", str(out)) == 2
     assert "field 'contract_mix.scalar.errors': missing" in capsys.readouterr().err
 
-    assert _run_cli(monkeypatch, "audit-summary", str(folders[0]), str(folders[0]), "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit-summary", str(folders[0]), str(folders[0]), "--out", str(out)) == 2
     err = capsys.readouterr().err
     assert "model 'm1' on benchmark 'docvqa'" in err and err.count(str(folders[0])) == 2
 
-    assert _run_cli(monkeypatch, "audit-summary", str(folders[0]), "--perturb", str(empty), "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit-summary", str(folders[0]), "--perturb", str(empty), "--out", str(out)) == 2
     assert f"{empty}: no perturbations.json" in capsys.readouterr().err
 
 
@@ -302,7 +292,7 @@ def test_real_fixture_audits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     doc = tmp_path / "docvqa"
     write_audit_report(run_audit(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz", "docvqa"), doc)
     out = tmp_path / "summary"
-    assert _run_cli(monkeypatch, "audit-summary", str(chart), str(doc), "--out", str(out)) == 0
+    assert run_cli(monkeypatch, "audit-summary", str(chart), str(doc), "--out", str(out)) == 0
     data = json.loads((out / "summary.json").read_text())
     reports = {f.name: json.loads((f / "report.json").read_text()) for f in (chart, doc)}
     for bench, report in reports.items():

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.judge_audit import read_labels
 from vqaudit.suites.shortanswer.audit import audit_rows, run_audit
@@ -94,27 +94,19 @@ def test_vqa_accuracy_on_single_answers_is_noted() -> None:
     assert gold_shape_notes(rows, "chartqa", "relaxed_accuracy") == []
 
 
-def _cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    from vqaudit.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["vqaudit", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    return int(exc.value.code or 0)
-
-
 def test_audit_never_overwrites_another_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "audit"
     sheet = str(FIXTURES / "vila15_13b_chartqa_test.xlsx")
-    assert _cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila", "--out", str(out)) == 0
+    assert run_cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila",
+                   "--out", str(out)) == 0
     before = (out / "report.json").read_bytes()
     docvqa = str(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz")
-    assert _cli(monkeypatch, "audit", docvqa, "--benchmark", "docvqa", "--out", str(out)) == 2
+    assert run_cli(monkeypatch, "audit", docvqa, "--benchmark", "docvqa", "--out", str(out)) == 2
     assert "holds the audit of 'vila' on 'chartqa'" in capsys.readouterr().err
     assert (out / "report.json").read_bytes() == before  # untouched
     # The same audit again (e.g. after a judge outage) may rewrite its own folder.
-    assert _cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila", "--out", str(out),
+    assert run_cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila", "--out", str(out),
                 "--metric-variant", "vlmevalkit") == 0
     row = json.loads((out / "rows.jsonl").read_text().splitlines()[0])
     assert row["prediction"] and row["question"] and row["answers"] == ["14"]  # what the model said, beside gold

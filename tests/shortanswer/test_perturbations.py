@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shortanswer.helpers import ScriptedBackend
+from shortanswer.helpers import ScriptedBackend, run_cli
 from vqaudit.backends import Request
 from vqaudit.metrics.flips import flip_rate, summarize_perturbations
 from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, ask_perturbations, get_variant
@@ -168,17 +168,6 @@ def _perturb_files(tmp_path: Path, replay_lines: list[dict[str, str]], out: str 
             "--images", str(tmp_path / "img"), "--variants", "Base,A1", "--out", str(tmp_path / out)]
 
 
-def _main(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> int:
-    import sys
-
-    from vqaudit.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["vqaudit", *args])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    return int(exc.value.code or 0)
-
-
 def test_perturb_writes_perturbations_json_with_bucket_deltas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import json
@@ -186,7 +175,7 @@ def test_perturb_writes_perturbations_json_with_bucket_deltas(tmp_path: Path, mo
     args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}, {"view_id": "A1:1", "text": "4"},
                                      {"view_id": "Base:2", "text": "[Austria, Chile]"},
                                      {"view_id": "A1:2", "text": "[Austria, Chile]"}])
-    assert _main(monkeypatch, [*args, "--model-name", "m1"]) == 0
+    assert run_cli(monkeypatch, *[*args, "--model-name", "m1"]) == 0
     data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
     assert (data["benchmark"], data["model"], data["metric"], data["n_questions"]) == ("chartqa", "m1",
                                                                                        "relaxed_accuracy", 2)
@@ -207,19 +196,19 @@ def test_perturb_without_any_matching_reply_is_a_user_error(tmp_path: Path, monk
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     # Replay ids are VARIANT:question_id; ids carrying only the question id match nothing.
     args = _perturb_files(tmp_path, [{"view_id": "1", "text": "3"}, {"view_id": "2", "text": "x"}])
-    assert _main(monkeypatch, args) == 2
+    assert run_cli(monkeypatch, *args) == 2
     err = capsys.readouterr().err
     assert "no reply was received for any question under Base, A1" in err
     assert "VARIANT:question_id (e.g. Base:1; question ids here: '1', '2')" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "perturbations.json").exists()
     # Replies for A1 only: nothing to compare against, also an error naming the Base ids.
     args = _perturb_files(tmp_path, [{"view_id": "A1:1", "text": "3"}], out="out2")  # a fresh reply cache
-    assert _main(monkeypatch, args) == 2
+    assert run_cli(monkeypatch, *args) == 2
     assert "no reply was received for any question under Base" in capsys.readouterr().err
     # Replies for Base only although A1 was asked: the flip table would be all n/a, so it is an error too.
     args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}, {"view_id": "Base:2", "text": "x"}],
                           out="out3")
-    assert _main(monkeypatch, args) == 2
+    assert run_cli(monkeypatch, *args) == 2
     assert "no reply was received for any question under A1 (only Base answered)" in capsys.readouterr().err
 
 
@@ -306,7 +295,7 @@ def test_perturb_replay_without_matching_ids_names_the_last_error_and_the_ids(
     # A replay file answers at once, so it is exempt from the early stop: all 4 ids are tried, then the
     # check names both the backend's last error and the ids the replies must carry.
     args = _perturb_files(tmp_path, [{"view_id": "1", "text": "3"}, {"view_id": "2", "text": "x"}])
-    assert _main(monkeypatch, args) == 2
+    assert run_cli(monkeypatch, *args) == 2
     err = capsys.readouterr().err
     assert "under Base, A1 (last error: replay file has no reply for view '" in err
     assert err.rstrip().endswith("replies must carry the ids VARIANT:question_id (e.g. Base:1; question ids here: "
@@ -337,7 +326,7 @@ def test_perturb_checks_its_scoring_options_and_the_gold_before_any_call(
     # The replay file would answer everything; the response cache is created only when the first call is about
     # to be made, so its absence shows that nothing was asked.
     args = _perturb_files(tmp_path, [{"view_id": f"{v}:{q}", "text": "3"} for v in ("Base", "A1") for q in "12"])
-    assert _main(monkeypatch, _set(args, option, value)) == 2
+    assert run_cli(monkeypatch, *_set(args, option, value)) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out" / "responses.sqlite").exists()
@@ -352,7 +341,7 @@ def test_perturb_names_the_gold_file_row_of_a_gold_the_metric_refuses(
     ten = {"question_id": 2, "question": "Which two countries?", "image_id": "y", "answers": ["austria"] * 10}
     one = {"question_id": 1, "question": "How many?", "image_id": "x", "answers": ["3"]}
     gold.write_text(json.dumps({"dataset_name": "textvqa", "data": [ten, one]}))
-    assert _main(monkeypatch, [*_set(args, "--benchmark", "textvqa"), "--gold", str(gold)]) == 2
+    assert run_cli(monkeypatch, *[*_set(args, "--benchmark", "textvqa"), "--gold", str(gold)]) == 2
     err = capsys.readouterr().err
     assert f"{gold}: row 2 (question id '1'), field 'answers': variant 'mmf_textvqa' needs exactly 10" in err
     assert not (tmp_path / "out" / "responses.sqlite").exists()
@@ -366,7 +355,7 @@ def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, m
                {"view_id": "Base:2", "text": "[Austria, Chile]"}, {"view_id": "A1:2", "text": "[Austria, Chile]"}]
     # --variant (the metric variant, as in `audit`) and --variants (the perturbations) side by side.
     args = _perturb_files(tmp_path, replies)
-    assert _main(monkeypatch, [*args, "--variant", "vlmevalkit"]) == 0
+    assert run_cli(monkeypatch, *[*args, "--variant", "vlmevalkit"]) == 0
     data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
     assert (data["metric"], data["metric_variant"], data["variants"]) == ("relaxed_accuracy", "vlmevalkit",
                                                                           ["Base", "A1"])
@@ -374,7 +363,7 @@ def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, m
     # flips, question 2 (the same list) does not, so the A1 flip rate is 1 of 2.
     assert data["summary"]["flip_rates"] == {"A1": 0.0}
     args = _perturb_files(tmp_path, replies, out="exact")
-    assert _main(monkeypatch, [*args, "--metric", "exact_match"]) == 0
+    assert run_cli(monkeypatch, *[*args, "--metric", "exact_match"]) == 0
     data = json.loads((tmp_path / "exact" / "perturbations.json").read_text())
     assert (data["metric"], data["metric_variant"]) == ("exact_match", "pix2struct")
     assert data["summary"]["flip_rates"] == {"A1": 0.5}
@@ -391,7 +380,7 @@ def test_perturb_refuses_a_bad_variant_list_before_reading_anything(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variants: str,
         message: str) -> None:
     args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}])
-    assert _main(monkeypatch, _set(args, "--variants", variants)) == 2
+    assert run_cli(monkeypatch, *_set(args, "--variants", variants)) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # refused before the output folder was made or anything asked
@@ -403,7 +392,7 @@ def test_perturb_refuses_a_reference_policy_as_the_model(
     # A reference policy answers a benchmark view's contract (the answerability JSON), not the short answer the
     # perturbation prompts ask for; its replies would be scored as answers.
     args = _perturb_files(tmp_path, [])
-    assert _main(monkeypatch, _set(args, "--model", spec)) == 2
+    assert run_cli(monkeypatch, *_set(args, "--model", spec)) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: --model {spec!r}: a reference policy replies in a benchmark view's contract")
     assert not (tmp_path / "out").exists()  # nothing was read, made or asked
