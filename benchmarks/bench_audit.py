@@ -39,13 +39,13 @@ import numpy as np
 from vqaudit.scoring import canonical, contracts, ra_eval, repair, vqa_normalize
 from vqaudit.scoring.contracts import classify
 from vqaudit.scoring.repair import repair_scores
-from vqaudit.suites.shortanswer import benchmarks
-from vqaudit.suites.shortanswer.audit import audit_rows
-from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer
-from vqaudit.suites.shortanswer.importers import read_predictions
-from vqaudit.suites.shortanswer.join import join_predictions
-from vqaudit.suites.shortanswer.loaders import load_gold
-from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
+from vqaudit.shortanswer import benchmarks
+from vqaudit.shortanswer.audit import audit_rows
+from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer
+from vqaudit.shortanswer.importers import read_predictions
+from vqaudit.shortanswer.join import join_predictions
+from vqaudit.shortanswer.loaders import load_gold
+from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 ROWS = 166_731
 TARGET_S = 5.0

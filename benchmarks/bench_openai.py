@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from vqaudit.backends import GenerationParams, Request, load_backend
+from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.run import run_benchmark
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import sha256_bytes, write_json, write_jsonl
@@ -83,7 +83,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
 
 async def backend_only(url: str, n: int, concurrency: int) -> tuple[float, float]:
     """Return (requests per wall-clock second, requests per CPU second of this process)."""
-    backend = load_backend(f"openai:bench@{url}", concurrency=concurrency, max_retries=0)
+    backend = load_backend(f"openai:bench@{url}", ModelOptions(concurrency=concurrency, max_retries=0))
     view = View(
         view_id="v",
         group_id="g",
@@ -96,7 +96,8 @@ async def backend_only(url: str, n: int, concurrency: int) -> tuple[float, float
     )
     image = png(1)
     requests = [
-        Request(view, "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams()) for i in range(n)
+        Request(view.view_id, "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams())
+        for i in range(n)
     ]
     pending = iter(requests)
 

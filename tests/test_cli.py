@@ -123,7 +123,7 @@ def test_eval_photos_end_to_end_with_residual_cue_strata(tmp_path: Path) -> None
 
 def test_audit_command_reproduces_the_published_chartqa_numbers(tmp_path: Path) -> None:
     fixture = Path(__file__).parent / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
-    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--variant", "vlmevalkit",
+    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--metric-variant", "vlmevalkit",
                    "--out", str(tmp_path / "audit"))
     assert done.returncode == 0, done.stderr
     report = "".join(p.read_text() for p in (tmp_path / "audit").glob("*.md"))
@@ -196,7 +196,7 @@ def test_outputs_are_readable_by_others(evaluated: Path) -> None:
 
 
 def test_run_folder_names_stay_distinct() -> None:
-    from vqaudit.cli import run_folder_names
+    from vqaudit.cli.pipeline import run_folder_names
 
     names = run_folder_names(["openai:a/b@http://h/v1", "openai:a_b@http://h/v1", "reference:gold"])
     assert len(set(names)) == 3 and names[2] == "reference_gold"

@@ -6,40 +6,38 @@ counts; never an API key). A run killed at any point and started again asks only
 missing; no reply is ever stored twice. One run folder holds one model on one benchmark.
 
 Views with identical inputs (same image bytes, same question) share one cache key: they are asked once and get
-the same reply, as a temperature-0 model would give. (For ``replay:`` this means such views get the reply of the
-first one.)
+the same reply, as a temperature-0 model would give; a backend that answers by id (``replay:``) is asked once
+per view (see :mod:`vqaudit.backends.runner`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import mimetypes
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
-from vqaudit.backends import (
-    Backend,
-    GenerationParams,
-    Request,
-    ResponseCache,
-    cache_key,
-    load_backend,
-)
-from vqaudit.backends.calls import ask_all, call_once
+from vqaudit.backends import GenerationParams, ModelOptions, Request, ResponseCache, load_backend
+from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
-from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
-from vqaudit.store import load_benchmark, manifest_problems, read_json, sha256_file, write_json
-
-RESPONSES_FILE = "responses.sqlite"
-RUN_FILE = "run.json"
+from vqaudit.store import (
+    BenchmarkFolder,
+    RunFolder,
+    RunInfo,
+    load_benchmark,
+    manifest_problems,
+    relative_path,
+    sha256_file,
+)
+from vqaudit.suites.registry import prompt_for, sources_in_order
 
 
 @dataclass(frozen=True)
@@ -59,15 +57,6 @@ class RunSummary:
     n_asked: int
     n_errors: int
     out_dir: Path
-
-
-@dataclass(frozen=True)
-class _Job:
-    key: str
-    view: View
-    prompt_id: str
-    prompt: str
-    image_path: Path
 
 
 def _now() -> str:
@@ -95,22 +84,19 @@ def image_mime(data: bytes, path: Path) -> str:
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def _check_previous_run(out_dir: Path, model_spec: str, manifest_sha256: str) -> None:
-    path = out_dir / RUN_FILE
-    if not path.exists():
+def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str) -> None:
+    if not folder.info.exists():
         return
-    previous = read_json(path)
-    if not isinstance(previous, dict):
-        raise VqauditError(f"{path}: expected a JSON object")
-    if previous.get("model") != model_spec:
+    previous = folder.read_info()
+    if previous.model != model_spec:
         raise VqauditError(
-            f"{out_dir} already holds a run of model {previous.get('model')!r}, not {model_spec!r}; "
+            f"{folder.root} already holds a run of model {previous.model!r}, not {model_spec!r}; "
             "use another output folder (one run folder holds one model on one benchmark)"
         )
-    if previous.get("benchmark_manifest_sha256") != manifest_sha256:
+    if previous.benchmark_manifest_sha256 != manifest_sha256:
         raise VqauditError(
-            f"{out_dir} already holds a run on another benchmark ({previous.get('benchmark')}, manifest sha256 "
-            f"{previous.get('benchmark_manifest_sha256')}); use another output folder"
+            f"{folder.root} already holds a run on another benchmark ({previous.benchmark}, manifest sha256 "
+            f"{previous.benchmark_manifest_sha256}); use another output folder"
         )
 
 
@@ -122,7 +108,7 @@ def run_benchmark(
     concurrency: int = 8,
     retry_errors: bool = False,
     progress: bool = True,
-    backend_options: dict[str, Any] | None = None,
+    options: ModelOptions | None = None,
 ) -> RunSummary:
     """Ask ``model_spec`` about every view of the benchmark at ``bench_dir``; store replies under ``out_dir``.
 
@@ -135,8 +121,8 @@ def run_benchmark(
         concurrency: maximum concurrent backend calls (at least 1).
         retry_errors: ask again the views whose stored response records an error (the error row is replaced).
         progress: show a progress bar on stderr.
-        backend_options: extra keyword options of ``load_backend`` (``api_key_env``, ``max_retries``,
-            ``backoff_base_s``, ``backoff_max_s``, ``timeout_s``).
+        options: generic model options and ``--model-arg`` pairs (see :class:`~vqaudit.backends.ModelOptions`);
+            its ``concurrency`` is replaced by ``concurrency``.
 
     Returns:
         A RunSummary of this invocation.
@@ -153,7 +139,7 @@ def run_benchmark(
             concurrency=concurrency,
             retry_errors=retry_errors,
             progress=progress,
-            backend_options=backend_options,
+            options=options,
         )
     )
 
@@ -166,7 +152,7 @@ async def run_benchmark_async(
     concurrency: int = 8,
     retry_errors: bool = False,
     progress: bool = True,
-    backend_options: dict[str, Any] | None = None,
+    options: ModelOptions | None = None,
 ) -> RunSummary:
     """Async form of ``run_benchmark`` (same arguments, result and errors).
 
@@ -181,50 +167,48 @@ async def run_benchmark_async(
         raise VqauditError(f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
                            "or check it with `vqaudit verify`)")
     bench_root = bench_dir.resolve()
-    manifest_sha256 = sha256_file(bench_root / "manifest.json")
+    manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
     params = GenerationParams()
-    backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
+    base = options if options is not None else ModelOptions()
+    backend = load_backend(model_spec, dataclasses.replace(base, concurrency=concurrency))
     out_dir.mkdir(parents=True, exist_ok=True)
-    _check_previous_run(out_dir, model_spec, manifest_sha256)
-    run_info: dict[str, Any] = {
-        "model": model_spec,
-        "benchmark": str(bench_root),
-        "benchmark_manifest_sha256": manifest_sha256,
-        "prompt_ids": sorted({prompt_for(v)[0] for v in bench.views}),
-        "params": params.as_dict(),
-        "vqaudit_version": __version__,
-        "started": _now(),
-        "finished": None,
-    }
-    write_json(out_dir / RUN_FILE, run_info)
+    folder = RunFolder(out_dir)
+    _check_previous_run(folder, model_spec, manifest_sha256)
+    run_info = RunInfo(
+        model=model_spec,
+        benchmark=str(bench_root),
+        benchmark_relative=relative_path(bench_root, out_dir),
+        benchmark_manifest_sha256=manifest_sha256,
+        sources=sources_in_order({v.source for v in bench.views}),
+        prompt_ids=sorted({prompt_for(v)[0] for v in bench.views}),
+        params=params.as_dict(),
+        vqaudit_version=__version__,
+        started=_now(),
+    )
+    folder.write_info(run_info)
 
-    cache = ResponseCache(out_dir / RESPONSES_FILE)
+    cache = ResponseCache(folder.responses)
     try:
-        jobs: dict[str, _Job] = {}
+        jobs: list[Job] = []
         view_keys: dict[str, str] = {}
         for view in bench.views:
             prompt_id, prompt = prompt_for(view)
-            key = cache_key(model_spec, prompt_id, prompt, view.image_sha256, params)
+            key = request_key(backend, prompt_id, prompt, view.image_sha256, params, view.view_id)
             view_keys[view.view_id] = key
-            jobs.setdefault(
-                key, _Job(key=key, view=view, prompt_id=prompt_id, prompt=prompt, image_path=bench.image_path(view))
-            )
+            jobs.append(Job(key=key, request_id=view.view_id,
+                            build=functools.partial(_request, view, prompt_id, prompt, bench.image_path(view), params)))
         cache.set_view_keys(view_keys)
         stored = cache.keys()
         redo = cache.error_keys() if retry_errors else set()
-        todo = [job for key, job in jobs.items() if key not in stored or key in redo]
-        todo_keys = {job.key for job in todo}
+        todo_keys = {key for key in view_keys.values() if key not in stored or key in redo}
         n_cached = sum(1 for key in view_keys.values() if key not in todo_keys)
         with _progress_bar(progress) as bar:
-            task = bar.add_task(f"asking {model_spec}", total=len(todo))
-            n_asked = await _ask_all(
-                todo,
-                backend,
-                cache,
-                params,
-                concurrency,
-                replace_error=retry_errors,
-                on_done=lambda: bar.advance(task),
+            task = bar.add_task(f"asking {model_spec}", total=len(todo_keys))
+            n_asked = await ask_cached(
+                backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
+                give_up=lambda _n: max(concurrency, 4),
+                unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response),
+                fatal_label=backend.spec, on_done=lambda: bar.advance(task),
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
@@ -235,8 +219,8 @@ async def run_benchmark_async(
     summary = RunSummary(
         n_views=len(bench.views), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors, out_dir=out_dir
     )
-    run_info.update(finished=_now(), n_views=summary.n_views, n_cached=n_cached, n_asked=n_asked, n_errors=n_errors)
-    write_json(out_dir / RUN_FILE, run_info)
+    folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
+                                                  "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors}))
     return summary
 
 
@@ -252,44 +236,18 @@ def _progress_bar(enabled: bool) -> Progress:
     )
 
 
-async def _ask_one(backend: Backend, job: _Job, params: GenerationParams) -> Response:
-    image = job.image_path.read_bytes()
-    request = Request(view=job.view, prompt_id=job.prompt_id, prompt=job.prompt, image=image,
-                      image_mime=image_mime(image, job.image_path), params=params)
-    return await call_once(backend, request, model=backend.spec, response_id=job.view.view_id, key=job.key,
-                           fatal_label=backend.spec)
+def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: GenerationParams) -> Request:
+    image = image_path.read_bytes()
+    return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=image,
+                   image_mime=image_mime(image, image_path), params=params, obligation=view.obligation)
 
 
-async def _ask_all(
-    jobs: Sequence[_Job],
-    backend: Backend,
-    cache: ResponseCache,
-    params: GenerationParams,
-    concurrency: int,
-    *,
-    replace_error: bool,
-    on_done: Callable[[], None],
-) -> int:
-    """Ask every job with at most ``concurrency`` calls in flight; store each response as it arrives.
-
-    Returns the number of calls completed. The first unexpected exception (or a fatal backend error) cancels
-    the other workers and propagates. When the first ``max(concurrency, 4)`` calls all end in a recorded error,
-    the run stops with a VqauditError rather than failing every view the same way.
-    """
-
-    def store(_job: _Job, response: Response) -> None:
-        cache.put(response, replace_error=replace_error)
-        on_done()
-
-    def unreachable(n_done: int, response: Response) -> VqauditError:
-        return VqauditError(
-            f"{backend.spec}: the first {n_done} requests all failed after their retries (last: "
-            f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
-            "are recorded; rerun with --retry-errors once it answers"
-        )
-
-    return await ask_all(jobs, lambda job: _ask_one(backend, job, params), store, concurrency=concurrency,
-                         give_up=max(concurrency, 4), unreachable=unreachable)
+def _unreachable(spec: str, n_done: int, response: Response) -> VqauditError:
+    return VqauditError(
+        f"{spec}: the first {n_done} requests all failed after their retries (last: "
+        f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
+        "are recorded; rerun with --retry-errors once it answers"
+    )
 
 
 def load_responses(run_dir: Path) -> dict[str, Response]:
@@ -308,7 +266,7 @@ def load_responses(run_dir: Path) -> dict[str, Response]:
     Raises:
         VqauditError: ``run_dir`` has no ``responses.sqlite``.
     """
-    path = run_dir / RESPONSES_FILE
+    path = RunFolder(run_dir).responses
     if not path.is_file():
         raise VqauditError(f"{path}: file not found (run the benchmark into {run_dir} first)")
     with ResponseCache(path) as cache:

@@ -21,12 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 
 M = TypeVar("M", bound=BaseModel)
+
+
+BENCHMARK_FORMAT = "vqaudit-benchmark/1"
+"""The ``format`` of every benchmark folder's ``manifest.json``."""
 
 
 def _umask() -> int:
@@ -262,3 +266,187 @@ def manifest_problems(bench: Benchmark) -> list[str]:
         elif sha256_file(path) != digest:
             problems.append(f"{rel} does not match its hash in manifest.json")
     return problems
+
+
+# --- typed folders: the only place that knows the file names of a benchmark and of a run -----------------------
+
+VIEWS_FILE = "views.jsonl"
+GROUPS_FILE = "groups.jsonl"
+MANIFEST_FILE = "manifest.json"
+RUN_FILE = "run.json"
+RESPONSES_FILE = "responses.sqlite"
+OUTCOMES_FILE = "outcomes.jsonl"
+METRICS_FILE = "metrics.json"
+DIAGNOSTICS_FILE = "diagnostics.json"
+JUDGE_FILE = "judge.sqlite"
+
+
+class Manifest(BaseModel):
+    """``manifest.json`` of a benchmark folder: the fields every source writes; a source's own fields are kept.
+
+    Attributes:
+        format: :data:`BENCHMARK_FORMAT`.
+        source: the source's name (a row of :mod:`vqaudit.suites.registry`).
+        seed: the build seed (None for sources built from files without a seed).
+        n_groups: groups built.
+        n_views: views built.
+        files: relative path -> SHA-256 of every image and certificate.
+        views_sha256: SHA-256 of ``views.jsonl``.
+        groups_sha256: SHA-256 of ``groups.jsonl``.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: str
+    source: str
+    seed: int | None = None
+    n_groups: int
+    n_views: int
+    files: dict[str, str] = {}
+    views_sha256: str
+    groups_sha256: str
+
+
+class RunInfo(BaseModel):
+    """``run.json`` of a run folder: which model was asked about which benchmark, how, and how far it got.
+
+    The benchmark is recorded three ways: its manifest's SHA-256 (what it is), its path relative to the run
+    folder and its absolute path (where it was). :meth:`RunFolder.benchmark` finds it by the relative path
+    first, so a run and its benchmark moved or copied together still score; a benchmark found anywhere must
+    have the recorded manifest hash. Never holds an API key.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    benchmark: str
+    benchmark_relative: str | None = None
+    benchmark_manifest_sha256: str
+    sources: list[str] = []
+    prompt_ids: list[str] = []
+    params: dict[str, Any] = {}
+    vqaudit_version: str = ""
+    started: str | None = None
+    finished: str | None = None
+    n_views: int | None = None
+    n_cached: int | None = None
+    n_asked: int | None = None
+    n_errors: int | None = None
+
+
+@dataclass(frozen=True)
+class BenchmarkFolder:
+    """A benchmark folder's file layout (the files :func:`write_benchmark` writes)."""
+
+    root: Path
+
+    @property
+    def views(self) -> Path:
+        """``views.jsonl``."""
+        return self.root / VIEWS_FILE
+
+    @property
+    def groups(self) -> Path:
+        """``groups.jsonl``."""
+        return self.root / GROUPS_FILE
+
+    @property
+    def manifest(self) -> Path:
+        """``manifest.json``."""
+        return self.root / MANIFEST_FILE
+
+    def exists(self) -> bool:
+        """Whether the folder holds a manifest (a finished build)."""
+        return self.manifest.is_file()
+
+    def read_manifest(self) -> Manifest:
+        """The typed manifest. Raises VqauditError naming the file and field when it is missing or malformed."""
+        return _validated(self.manifest, Manifest, read_json(self.manifest))
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run folder's file layout: what ``run`` writes and what ``score`` and ``report`` read and write."""
+
+    root: Path
+
+    @property
+    def info(self) -> Path:
+        """``run.json`` (:class:`RunInfo`)."""
+        return self.root / RUN_FILE
+
+    @property
+    def responses(self) -> Path:
+        """``responses.sqlite``, the response cache."""
+        return self.root / RESPONSES_FILE
+
+    @property
+    def outcomes(self) -> Path:
+        """``outcomes.jsonl``."""
+        return self.root / OUTCOMES_FILE
+
+    @property
+    def metrics(self) -> Path:
+        """``metrics.json``."""
+        return self.root / METRICS_FILE
+
+    @property
+    def diagnostics(self) -> Path:
+        """``diagnostics.json``."""
+        return self.root / DIAGNOSTICS_FILE
+
+    @property
+    def judge_cache(self) -> Path:
+        """``judge.sqlite``, the judge's verdict cache."""
+        return self.root / JUDGE_FILE
+
+    def read_info(self) -> RunInfo:
+        """The typed ``run.json``. Raises VqauditError naming the file and field when it is missing or malformed."""
+        if not self.info.is_file():
+            raise VqauditError(f"{self.info}: file not found (is {self.root} a run folder made by `vqaudit run`?)")
+        return _validated(self.info, RunInfo, read_json(self.info))
+
+    def write_info(self, info: RunInfo) -> None:
+        """Write ``run.json`` atomically."""
+        write_json(self.info, info.model_dump(mode="json"))
+
+    def benchmark(self, override: Path | None = None) -> Path:
+        """The benchmark folder the run was made on, checked by its manifest hash.
+
+        Looked for at ``override`` (``--bench``) when given, else at the recorded relative path (so a run moved
+        or copied together with its benchmark still works), else at the recorded absolute path.
+
+        Raises:
+            VqauditError: no candidate folder has a manifest, or the one found has another manifest hash (it is
+                not the benchmark the run asked about); the message names the paths tried and ``--bench``.
+        """
+        info = self.read_info()
+        if override is not None:
+            candidates = [override]
+        else:
+            candidates = [self.root / info.benchmark_relative] if info.benchmark_relative else []
+            candidates.append(Path(info.benchmark))
+        for folder in candidates:
+            manifest = folder / MANIFEST_FILE
+            if manifest.is_file():
+                if sha256_file(manifest) != info.benchmark_manifest_sha256:
+                    raise VqauditError(f"{folder}: its manifest.json is not the one run {self.root} was made on "
+                                       f"(sha256 {info.benchmark_manifest_sha256}); pass the right folder with --bench")
+                return folder
+        tried = ", ".join(str(c) for c in candidates)
+        raise VqauditError(f"{self.info}: the run's benchmark is not found (tried {tried}); pass its folder with "
+                           "--bench")
+
+
+def relative_path(target: Path, start: Path) -> str:
+    """``target`` relative to ``start`` (both resolved), with ``..`` where needed, as a POSIX string."""
+    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+
+
+def _validated(path: Path, model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(record)"
+        raise VqauditError(f"{path}: field '{field}': {err['msg']}") from None

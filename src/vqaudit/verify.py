@@ -70,12 +70,12 @@ def _describe(row: int, view: View, fault: str) -> tuple[str, str]:
 
 
 def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, str]]:
-    """Check every image hash, certificate, proof and scene group; return ``(id, failed condition)`` pairs.
+    """Check every image hash, the manifest, and each source's own re-checks; return ``(id, problem)`` pairs.
 
     Every fault is listed (empty = valid): each image that is missing or does not match its ``image_sha256``
-    (:func:`vqaudit.store.image_fault`), each failed condition of a masked chart view's certificate (views whose
-    image is missing are not re-checked), each file differing from ``manifest.json``, and each scene group whose
-    labels do not re-derive (groups with a missing image are not re-rendered).
+    (:func:`vqaudit.store.image_fault`), each failed condition of the source's ``verify`` hook (the source table,
+    :mod:`vqaudit.suites.registry`: chart certificates and proofs, scene re-renders; views whose image is missing
+    are not re-checked), and each file differing from ``manifest.json``.
 
     Args:
         bench_dir: benchmark folder.
@@ -83,35 +83,48 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
 
     Raises:
         VqauditError: the benchmark folder cannot be read (a missing or malformed ``views.jsonl``,
-            ``groups.jsonl`` or ``manifest.json``, an unknown group or view id, a duplicate id).
+            ``groups.jsonl`` or ``manifest.json``, an unknown group or view id, a duplicate id, an unknown source).
     """
+    from vqaudit.suites.registry import hooks, sources_in_order
+
     bench = load_benchmark(bench_dir, check_images=False)
     checks = _image_checks(bench_dir, bench.views)
     bad_images = [_describe(row, view, fault) for row, view, fault in checks]
     missing = {view.view_id for _, view, fault in checks if fault == "missing"}
-    views = [v for v in bench.views
-             if v.source == "charts" and v.state in ("M", "D") and v.view_id not in missing]
+    faults = list(bad_images)
+    for name in sources_in_order({v.source for v in bench.views}):
+        views = [v for v in bench.views if v.source == name]
+        groups = [g for g in bench.groups if g.source == name]
+        faults += hooks(name).verify(bench_dir, views, groups, missing, workers=workers)
+    return faults + [("manifest", p) for p in manifest_problems(bench)]
+
+
+def count_checked(bench_dir: Path) -> dict[str, int]:
+    """How many items each source's ``verify`` hook re-checks (every source, in table order) and files listed."""
+    from vqaudit.suites.registry import SOURCES
+
+    bench = load_benchmark(bench_dir, check_images=False)
+    out: dict[str, int] = {}
+    for name, row in SOURCES.items():  # every source's line, zero counts included
+        out.update(row.module().checked([v for v in bench.views if v.source == name],
+                                        [g for g in bench.groups if g.source == name]))
+    out["files in the manifest"] = len(bench.manifest.get("files") or {})
+    return out
+
+
+def verify_chart_views(bench_dir: Path, views: Sequence[View], missing: set[str], *,
+                       workers: int) -> list[tuple[str, str]]:
+    """Re-check the certificate or proof of every masked chart view (M, D) whose image exists."""
+    views = [v for v in views if v.state in ("M", "D") and v.view_id not in missing]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
     else:
         results = [verify_view(bench_dir, v) for v in views]
-    faults = bad_images + [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
-    faults += [("manifest", p) for p in manifest_problems(bench)]
-    return faults + _verify_scenes(bench_dir, bench.views, bench.groups, missing)
+    return [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
 
 
-def count_checked(bench_dir: Path) -> dict[str, int]:
-    """How many chart certificates and scene groups ``verify_benchmark`` re-checks in a benchmark."""
-    bench = load_benchmark(bench_dir, check_images=False)
-    return {
-        "chart certificates": sum(v.source == "charts" and v.state in ("M", "D") for v in bench.views),
-        "scene groups": sum(g.source == "scenes" for g in bench.groups),
-        "files in the manifest": len(bench.manifest.get("files") or {}),
-    }
-
-
-def _verify_scenes(bench_dir: Path, views: Sequence[View], groups: Sequence[Group],
+def verify_scene_groups(bench_dir: Path, views: Sequence[View], groups: Sequence[Group],
                    missing: set[str]) -> list[tuple[str, str]]:
     """Re-derive every scene group's labels from its files (program re-execution, instance buffers).
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from upd.helpers import row, write_tsv
-from vqaudit.backends import VALID_SPECS, Backend, load_backend
+from vqaudit.backends import Backend, ModelOptions, load_backend, valid_specs
 from vqaudit.backends.judge import EARLY_STOP_CALLS
 from vqaudit.cli import main
 from vqaudit.errors import VqauditError
@@ -24,13 +24,13 @@ from vqaudit.run import run_benchmark
 from vqaudit.schema import Response, View
 from vqaudit.scoring.judge_audit import run_judge
 from vqaudit.scoring.upd import JUDGE_FILE, score_upd_views
+from vqaudit.shortanswer.records import AuditRow
 from vqaudit.store import load_benchmark
-from vqaudit.suites.shortanswer.records import AuditRow
 from vqaudit.suites.upd.build import build_upd
 
 
 def _judge(url: str) -> Backend:
-    return load_backend(f"openai:judge-llm@{url}", max_retries=0, backoff_base_s=0.001, timeout_s=2.0)
+    return load_backend(f"openai:judge-llm@{url}", ModelOptions(max_retries=0, backoff_base_s=0.001, timeout_s=2.0))
 
 
 def _refused_url() -> str:
@@ -156,7 +156,7 @@ def test_score_checks_the_judge_spec_before_scoring(
     run_benchmark(tmp_path / "bench", "reference:always-abstain", run, progress=False)
     code, err = _cli(monkeypatch, capsys, "score", str(run), "--judge", spec)
     assert code == 2 and "Traceback" not in err
-    assert err.startswith(f"error: model spec {spec!r}") and all(form in err for form in VALID_SPECS)
+    assert err.startswith(f"error: model spec {spec!r}") and all(form in err for form in valid_specs())
     assert not (run / "outcomes.jsonl").exists() and not (run / JUDGE_FILE).exists()  # nothing was scored
     code, _ = _cli(monkeypatch, capsys, "score", str(run))
     assert code == 0 and (run / "outcomes.jsonl").is_file()

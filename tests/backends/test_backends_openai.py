@@ -10,14 +10,23 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import Backend, BackendCallError, GenerationParams, Request, ResponseCache, load_backend
-from vqaudit.backends.judge import judge_key
+from vqaudit.backends import (
+    Backend,
+    BackendCallError,
+    GenerationParams,
+    ModelOptions,
+    Request,
+    ResponseCache,
+    load_backend,
+)
+from vqaudit.backends.cache import cache_key
 from vqaudit.backends.openai import OpenAIBackend
+from vqaudit.backends.runner import TEXT_ONLY
 from vqaudit.run import image_mime
 from vqaudit.schema import View
 from vqaudit.scoring.judge_audit import JUDGE_PARAMS, JUDGE_PROMPT_ID, judge_prompt, run_judge
+from vqaudit.shortanswer.records import AuditRow
 from vqaudit.store import load_benchmark
-from vqaudit.suites.shortanswer.records import AuditRow
 
 SECRET = "sk-test-SECRET-4f1c9a"
 KEY_ENV = "VQAUDIT_TEST_API_KEY"
@@ -31,19 +40,16 @@ def view_and_image(make_bench: Callable[..., Path]) -> tuple[View, bytes]:
 
 
 def _backend(server: Any, max_retries: int = 3, **options: Any) -> Backend:
+    settings: dict[str, Any] = {"timeout_s": 0.3, **options}
     return load_backend(
         f"openai:test-model@{server.url}",
-        api_key_env=KEY_ENV,
-        max_retries=max_retries,
-        backoff_base_s=0.001,
-        timeout_s=0.3,
-        **options,
+        ModelOptions(api_key_env=KEY_ENV, max_retries=max_retries, backoff_base_s=0.001, **settings),
     )
 
 
 def _request(view_and_image: tuple[View, bytes]) -> Request:
     view, image = view_and_image
-    return Request(view, "answerability-json-v1", "Is it?", image, "image/png", GenerationParams())
+    return Request(view.view_id, "answerability-json-v1", "Is it?", image, "image/png", GenerationParams())
 
 
 def _complete(backend: Backend, request: Request) -> str:
@@ -165,7 +171,7 @@ def test_backoff_doubles_with_jitter_and_honours_retry_after() -> None:
 
 def test_repr_hides_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    backend = load_backend("openai:m@http://127.0.0.1:9/v1", api_key_env=KEY_ENV)
+    backend = load_backend("openai:m@http://127.0.0.1:9/v1", ModelOptions(api_key_env=KEY_ENV))
     assert SECRET not in repr(backend)
 
 
@@ -180,7 +186,7 @@ def test_connections_are_bounded_by_concurrency(
     backend = _backend(fake_server, concurrency=concurrency)
     assert isinstance(backend, OpenAIBackend)
     requests = [
-        Request(bench.views[0], "p", f"q{i}", image, "image/png", GenerationParams()) for i in range(n_requests)
+        Request(bench.views[0].view_id, "p", f"q{i}", image, "image/png", GenerationParams()) for i in range(n_requests)
     ]
 
     async def go() -> None:
@@ -202,11 +208,12 @@ def test_text_only_request_body_is_the_plain_prompt(view_and_image: tuple[View, 
     # A judge request (image None) is one user message whose content is the prompt string: no image part.
     backend = load_backend("openai:m@http://127.0.0.1:9/v1")
     assert isinstance(backend, OpenAIBackend)
-    body = backend.body(Request(view_and_image[0], "judge", "Is 4 the same as four?", None, None, GenerationParams()))
+    body = backend.body(Request(view_and_image[0].view_id, "judge", "Is 4 the same as four?", None, None,
+                                GenerationParams()))
     assert body["messages"] == [{"role": "user", "content": "Is 4 the same as four?"}]
     assert "image_url" not in json.dumps(body)
     with pytest.raises(ValueError, match="both be set or both be None"):
-        Request(view_and_image[0], "p", "q", view_and_image[1], None, GenerationParams())
+        Request(view_and_image[0].view_id, "p", "q", view_and_image[1], None, GenerationParams())
 
 
 def test_view_request_reaching_the_server_carries_the_image(
@@ -227,7 +234,8 @@ def test_judge_request_reaching_the_server_is_text_only(fake_server: Any, tmp_pa
     rows = [AuditRow("1", "What is the name?", "SEPTRA Suspension", ("SEPTRA",), "docvqa"),
             AuditRow("2", "How many?", "four", ("4",), "docvqa")]
     spec = f"openai:judge-llm@{fake_server.url}"
-    verdicts = run_judge(rows, spec, tmp_path / "judge.sqlite", backend=_backend(fake_server))
+    judge = _backend(fake_server)
+    verdicts = run_judge(rows, spec, tmp_path / "judge.sqlite", backend=judge)
     assert verdicts == {"1": True, "2": True}  # the fake server's text reply is "yes"
     assert len(fake_server.bodies) == 2
     for body in fake_server.bodies:
@@ -237,5 +245,5 @@ def test_judge_request_reaching_the_server_is_text_only(fake_server: Any, tmp_pa
     assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in fake_server.bodies)
     # The cache key has the "text-only" marker where the image hash goes.
     with ResponseCache(tmp_path / "judge.sqlite") as cache:
-        cached = cache.get(judge_key(spec, JUDGE_PROMPT_ID, judge_prompt(rows[0]), JUDGE_PARAMS))
+        cached = cache.get(cache_key(judge.spec, JUDGE_PROMPT_ID, judge_prompt(rows[0]), TEXT_ONLY, JUDGE_PARAMS))
     assert cached is not None and cached.text == "yes"

@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 
+from vqaudit.backends import ModelOptions
 from vqaudit.run import RunSummary, load_responses, run_benchmark, run_benchmark_async
 from vqaudit.store import load_benchmark
 
 KEY_ENV = "VQAUDIT_TEST_API_KEY"
 SECRET = "sk-test-SECRET-resume-9d3e"
 Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
-OPTIONS = {"api_key_env": KEY_ENV, "max_retries": 2, "backoff_base_s": 0.001, "timeout_s": 5.0}
+OPTIONS_DICT = {"api_key_env": KEY_ENV, "max_retries": 2, "backoff_base_s": 0.001, "timeout_s": 5.0}
+OPTIONS = ModelOptions(**OPTIONS_DICT)  # type: ignore[arg-type]
 
 
 def _check_resume(bench: Path, out: Path, server: Any, read_rows: Rows, spec: str) -> None:
@@ -38,7 +40,7 @@ def _check_resume(bench: Path, out: Path, server: Any, read_rows: Rows, spec: st
 
     missing = {v.view_id for v in views} - set(recorded)
     server.reset()
-    summary = run_benchmark(bench, spec, out, concurrency=3, progress=False, backend_options=OPTIONS)
+    summary = run_benchmark(bench, spec, out, concurrency=3, progress=False, options=OPTIONS)
     assert summary == RunSummary(
         n_views=len(views), n_cached=len(recorded), n_asked=len(missing), n_errors=0, out_dir=out
     )
@@ -57,7 +59,7 @@ def test_cancelled_run_resumes(
 
     async def run_then_cancel() -> None:
         task = asyncio.create_task(
-            run_benchmark_async(bench, spec, out, concurrency=3, progress=False, backend_options=OPTIONS)
+            run_benchmark_async(bench, spec, out, concurrency=3, progress=False, options=OPTIONS)
         )
         while len(read_rows(out)) < 6:
             assert not task.done()
@@ -79,11 +81,12 @@ def test_killed_process_resumes(
     spec = f"openai:m@{fake_server.url}"
     code = (
         "import sys, json; from pathlib import Path; from vqaudit.run import run_benchmark; "
+        "from vqaudit.backends import ModelOptions; "
         "run_benchmark(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), concurrency=3, progress=False, "
-        "backend_options=json.loads(sys.argv[4]))"
+        "options=ModelOptions(**json.loads(sys.argv[4])))"
     )
     env = {**os.environ, KEY_ENV: SECRET}
-    proc = subprocess.Popen([sys.executable, "-c", code, str(bench), spec, str(out), json.dumps(OPTIONS)], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(bench), spec, str(out), json.dumps(OPTIONS_DICT)], env=env)
     try:
         deadline = time.monotonic() + 60
         while len(read_rows(out)) < 8:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from vqaudit import __version__
+from vqaudit.backends import ModelOptions
 from vqaudit.errors import VqauditError
 from vqaudit.prompts import ANSWERABILITY_PROMPT_ID
 from vqaudit.run import RunSummary, load_responses, run_benchmark
@@ -21,8 +22,9 @@ KEY_ENV = "VQAUDIT_TEST_API_KEY"
 Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 
 
-def _options(**extra: Any) -> dict[str, Any]:
-    return {"api_key_env": KEY_ENV, "max_retries": 3, "backoff_base_s": 0.001, "timeout_s": 0.3, **extra}
+def _options(**extra: Any) -> ModelOptions:
+    settings: dict[str, Any] = {"api_key_env": KEY_ENV, "max_retries": 3, "backoff_base_s": 0.001, "timeout_s": 0.3}
+    return ModelOptions(**{**settings, **extra})
 
 
 def test_gold_run_then_resume_asks_nothing(make_bench: Callable[..., Path], tmp_path: Path, read_rows: Rows) -> None:
@@ -76,7 +78,7 @@ def test_openai_run_under_faults_records_one_response_per_view(
     fake_server.faults = {sha[v]: s for v, s in schedule.items()}
     out = tmp_path / "run"
     spec = f"openai:test-model@{fake_server.url}"
-    summary = run_benchmark(bench, spec, out, concurrency=4, progress=False, backend_options=_options())
+    summary = run_benchmark(bench, spec, out, concurrency=4, progress=False, options=_options())
     assert summary == RunSummary(n_views=9, n_cached=0, n_asked=9, n_errors=2, out_dir=out)
 
     expected_hits = {"g0-v0": 3, "g0-v1": 2, "g0-v2": 2, "g1-v0": 3, "g1-v1": 1, "g1-v2": 4}
@@ -103,12 +105,12 @@ def test_openai_run_under_faults_records_one_response_per_view(
 
     # a rerun keeps recorded errors ...
     fake_server.reset()
-    again = run_benchmark(bench, spec, out, concurrency=4, progress=False, backend_options=_options())
+    again = run_benchmark(bench, spec, out, concurrency=4, progress=False, options=_options())
     assert again == RunSummary(n_views=9, n_cached=9, n_asked=0, n_errors=2, out_dir=out)
     assert fake_server.snapshot() == {}
     # ... and an explicit retry asks exactly the errored views once, replacing their rows
     retried = run_benchmark(
-        bench, spec, out, concurrency=4, retry_errors=True, progress=False, backend_options=_options()
+        bench, spec, out, concurrency=4, retry_errors=True, progress=False, options=_options()
     )
     assert retried == RunSummary(n_views=9, n_cached=7, n_asked=2, n_errors=0, out_dir=out)
     assert fake_server.snapshot() == {sha["g1-v1"]: 1, sha["g1-v2"]: 1}
@@ -124,7 +126,7 @@ def test_fatal_error_stops_the_run(
     fake_server.faults = {v.image_sha256: ["401"] for v in load_benchmark(bench).views}
     with pytest.raises(VqauditError, match="HTTP 401"):
         run_benchmark(
-            bench, f"openai:m@{fake_server.url}", tmp_path / "run", progress=False, backend_options=_options()
+            bench, f"openai:m@{fake_server.url}", tmp_path / "run", progress=False, options=_options()
         )
     assert read_rows(tmp_path / "run") == []
 
@@ -151,7 +153,7 @@ def test_views_with_identical_inputs_share_one_call(
     )
     write_jsonl(bench / "views.jsonl", views)
     out = tmp_path / "run"
-    summary = run_benchmark(bench, f"openai:m@{fake_server.url}", out, progress=False, backend_options=_options())
+    summary = run_benchmark(bench, f"openai:m@{fake_server.url}", out, progress=False, options=_options())
     assert summary == RunSummary(n_views=4, n_cached=0, n_asked=3, n_errors=0, out_dir=out)
     assert sum(fake_server.snapshot().values()) == 3
     assert len(read_rows(out)) == 3

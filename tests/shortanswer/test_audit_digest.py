@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from vqaudit.report.shortanswer import result_to_json
+from vqaudit.shortanswer.audit import AuditResult, run_audit
 from vqaudit.store import json_ready
-from vqaudit.suites.shortanswer.audit import AuditResult, run_audit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

@@ -22,10 +22,10 @@ from vqaudit.backends import Request
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
 from vqaudit.report.audit_summary import pearson_r, summarize_audits
 from vqaudit.report.shortanswer import write_audit_report
+from vqaudit.shortanswer.audit import audit_rows, run_audit
+from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit
+from vqaudit.shortanswer.records import AuditRow, JoinReport
 from vqaudit.store import write_json
-from vqaudit.suites.shortanswer.audit import audit_rows, run_audit
-from vqaudit.suites.shortanswer.perturb import perturbation_json, run_perturbation_audit
-from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "shortanswer"
 QUESTIONS = {"s": ("How many cats?", "4"), "o": ("What colour is the car?", "blue"),
@@ -191,7 +191,8 @@ def _perturb_folder(tmp: Path, model: str, bench: str, rows: list[AuditRow], rep
     out.mkdir()
 
     def reply(request: Request) -> str:
-        return replies[request.view.state][request.view.group_id]
+        variant, _, qid = request.request_id.partition(":")
+        return replies[variant][qid]
 
     summary, _ = run_perturbation_audit(rows, bench, "scripted:test", images, out / "c.sqlite",
                                         variants=tuple(replies), metric="exact_match", variant="pix2struct",

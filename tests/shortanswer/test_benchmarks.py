@@ -10,7 +10,7 @@ import pytest
 
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.official import vqa_accuracy
-from vqaudit.suites.shortanswer.benchmarks import get_benchmark, mocr_containment, official_scorer
+from vqaudit.shortanswer.benchmarks import get_benchmark, mocr_containment, official_scorer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

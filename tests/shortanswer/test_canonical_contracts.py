@@ -100,7 +100,7 @@ def test_priority_order_and_metadata() -> None:
 
 
 def test_failure_note_heuristics() -> None:
-    from vqaudit.suites.shortanswer.failures import failure_notes, formatting_kinds, is_truncated
+    from vqaudit.shortanswer.failures import failure_notes, formatting_kinds, is_truncated
 
     assert is_truncated("The total revenue in 2019 was") is False  # short: not at the token limit
     assert is_truncated("The chart shows that the value rose sharply between 2010 and 2015 while the other series "
@@ -142,7 +142,7 @@ def test_canonical_containment_layer() -> None:
     # MultimodalOCR's whole-word containment normalizes both sides with vqaEval and searches the gold in the
     # output. Its canonical counterpart runs the same search on the canonical forms: a Unicode dash in the gold
     # ("C\u20135", en dash) is then found in an output that writes "C-5"; the official rule misses it.
-    from vqaudit.suites.shortanswer.benchmarks import mocr_containment
+    from vqaudit.shortanswer.benchmarks import mocr_containment
 
     out = "The women's gym is located in room C-5 on the first floor."
     assert mocr_containment(out, ["C\u20135"]) == 0.0

@@ -43,8 +43,8 @@ from vqaudit.scoring.vqa_normalize import (
     process_digit_article,
     process_punctuation,
 )
-from vqaudit.suites.shortanswer import failures
-from vqaudit.suites.shortanswer.benchmarks import official_scorer
+from vqaudit.shortanswer import failures
+from vqaudit.shortanswer.benchmarks import official_scorer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)

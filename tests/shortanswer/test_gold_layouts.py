@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.shortanswer.loaders import LAYOUTS, detect_layout, load_gold
+from vqaudit.shortanswer.loaders import LAYOUTS, detect_layout, load_gold
 
 TEXTVQA = {"dataset_name": "textvqa", "dataset_split": "val", "data": [
     {"question_id": 34602, "question": "what is the brand of this camera?", "image_id": "003a8ae2ef43b901",

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.shortanswer.importers import read_predictions
-from vqaudit.suites.shortanswer.join import join_predictions
-from vqaudit.suites.shortanswer.loaders import load_chartqa, load_docvqa, load_gold, load_infovqa, load_textvqa
-from vqaudit.suites.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.shortanswer.importers import read_predictions
+from vqaudit.shortanswer.join import join_predictions
+from vqaudit.shortanswer.loaders import load_chartqa, load_docvqa, load_gold, load_infovqa, load_textvqa
+from vqaudit.shortanswer.xlsx import read_xlsx_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

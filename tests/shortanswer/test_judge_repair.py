@@ -15,8 +15,8 @@ from vqaudit.scoring.judge_audit import binary_agreement, judge_prompt, parse_ve
 from vqaudit.scoring.official import relaxed_accuracy
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores, summarize_repair
-from vqaudit.suites.shortanswer.audit import audit_rows
-from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
+from vqaudit.shortanswer.audit import audit_rows
+from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 
 def test_ra_eval_word_boundary_and_length_floor() -> None:
@@ -61,7 +61,7 @@ def test_judge_sees_text_only_runs_on_the_error_pool_and_is_cached(tmp_path: Pat
     join = JoinReport(tuple(_rows()))
     result = audit_rows(join, "docvqa", metric="exact_match", variant="pix2struct", judge="scripted:test",
                         cache_dir=tmp_path, judge_backend=backend, n_draws=200)
-    asked = {r.view.group_id for r in backend.requests}
+    asked = {r.request_id.removeprefix("judge:") for r in backend.requests}
     assert asked == {"1", "3", "4"}  # row 2 is officially correct: never judged
     assert all(r.image is None and r.image_mime is None for r in backend.requests)  # seed 002 §3.3: text only
     assert "Model answer: SEPTRA Suspension" in judge_prompt(_rows()[0])
@@ -160,7 +160,7 @@ def test_bidirectional_repair_counts_a_real_break() -> None:
 def test_the_audit_restores_the_garbage_collector_state() -> None:
     import gc
 
-    from vqaudit.suites.shortanswer.audit import _gc_paused
+    from vqaudit.shortanswer.audit import _gc_paused
 
     assert gc.isenabled()
     with _gc_paused():

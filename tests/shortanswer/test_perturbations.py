@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from shortanswer.helpers import ScriptedBackend, run_cli
-from vqaudit.backends import Request
+from vqaudit.backends import ModelOptions, Request
 from vqaudit.metrics.flips import flip_rate, summarize_perturbations
-from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, ask_perturbations, get_variant
-from vqaudit.suites.shortanswer.records import AuditRow
+from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, get_variant
+from vqaudit.shortanswer.perturb import ask_perturbations
+from vqaudit.shortanswer.records import AuditRow
 
 
 def test_prompt_texts_are_the_papers() -> None:
@@ -68,7 +69,7 @@ def test_flip_rates_and_family_deltas_hand_computed() -> None:
 
 def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
     from vqaudit.errors import VqauditError
-    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit, summary_markdown
+    from vqaudit.shortanswer.perturb import run_perturbation_audit, summary_markdown
 
     images = tmp_path / "images"
     images.mkdir()
@@ -103,7 +104,7 @@ def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from vqaudit.cli_shortanswer import perturb_cmd
+    from vqaudit.cli.shortanswer import perturb_cmd
 
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")
@@ -243,13 +244,13 @@ def test_perturb_stops_early_when_the_model_is_unreachable(tmp_path: Path) -> No
     from vqaudit.backends import load_backend
     from vqaudit.backends.judge import EARLY_STOP_CALLS
     from vqaudit.errors import VqauditError
-    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit
+    from vqaudit.shortanswer.perturb import run_perturbation_audit
 
     url = _refused_url()
     spec = f"openai:m@{url}"
 
     def backend() -> Any:  # one retry, millisecond backoff: a refused connection fails at once
-        return load_backend(spec, max_retries=1, backoff_base_s=0.001, timeout_s=2.0)
+        return load_backend(spec, ModelOptions(max_retries=1, backoff_base_s=0.001, timeout_s=2.0))
 
     # 2 questions x (Base, A1) = 4 calls to ask: fewer than 8, so the stop comes when all 4 have failed.
     images, rows = _image_rows(tmp_path, 6)
@@ -272,7 +273,7 @@ def test_perturb_stops_early_when_the_model_is_unreachable(tmp_path: Path) -> No
 def test_no_reply_errors_carry_the_last_backend_error(tmp_path: Path) -> None:
     from vqaudit.backends import BackendCallError
     from vqaudit.errors import VqauditError
-    from vqaudit.suites.shortanswer.perturb import run_perturbation_audit
+    from vqaudit.shortanswer.perturb import run_perturbation_audit
 
     images, rows = _image_rows(tmp_path, 2)
 
@@ -314,8 +315,8 @@ def _set(args: list[str], option: str, value: str) -> list[str]:
 
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
-    ("--variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
-    ("--metric", "bogus", "unknown metric 'bogus'; expected one of"),
+    ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
+    ("--metric", "bogus", "'bogus' is not one of 'vqa_accuracy'"),
     ("--benchmark", "textvqa", "p.jsonl: row 1 (question id '1'), field 'answers': variant 'mmf_textvqa' needs "
                                "exactly 10 answers (the script asserts it), got 1 (metric vqa_accuracy, variant "
                                "mmf_textvqa)"),
@@ -355,7 +356,7 @@ def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, m
                {"view_id": "Base:2", "text": "[Austria, Chile]"}, {"view_id": "A1:2", "text": "[Austria, Chile]"}]
     # --variant (the metric variant, as in `audit`) and --variants (the perturbations) side by side.
     args = _perturb_files(tmp_path, replies)
-    assert run_cli(monkeypatch, *[*args, "--variant", "vlmevalkit"]) == 0
+    assert run_cli(monkeypatch, *[*args, "--metric-variant", "vlmevalkit"]) == 0
     data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
     assert (data["metric"], data["metric_variant"], data["variants"]) == ("relaxed_accuracy", "vlmevalkit",
                                                                           ["Base", "A1"])

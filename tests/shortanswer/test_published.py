@@ -20,8 +20,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from vqaudit.cli_shortanswer import audit_cmd
-from vqaudit.suites.shortanswer.audit import AuditResult, run_audit
+from vqaudit.cli.shortanswer import audit_cmd
+from vqaudit.shortanswer.audit import AuditResult, run_audit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 
@@ -106,7 +106,7 @@ def test_audit_command_writes_the_table_13_report(tmp_path: Path) -> None:
     app.command("noop")(lambda: None)
     out = tmp_path / "report"
     res = CliRunner().invoke(app, ["audit", str(FIXTURES / "vila15_13b_chartqa_test.xlsx"), "--benchmark",
-                                   "chartqa", "--variant", "vlmevalkit", "--out", str(out)])
+                                   "chartqa", "--metric-variant", "vlmevalkit", "--out", str(out)])
     assert res.exit_code == 0, res.output
     text = (out / "report.md").read_text()
     for heading in ("## Benchmark score", "## Contract mix", "## Semantic audit", "## Failure notes"):

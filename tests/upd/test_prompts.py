@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vqaudit.prompts import prompt_for
 from vqaudit.prompts.upd import judge_options, upd_prompt
 from vqaudit.schema import View
+from vqaudit.suites.registry import prompt_for
 
 
 def _first(views: list[View], variant: str, setting: str, state: str) -> View:

@@ -10,9 +10,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from shortanswer.helpers import run_cli
 from upd.helpers import respond
 from vqaudit.backends.reference import reference_reply
-from vqaudit.cli_upd import build_upd_cmd, eval_upd, export_tuning_cmd
+from vqaudit.cli.build import build_upd_cmd
+from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.metrics.upd import upd_metrics
 from vqaudit.report.upd import write_upd_report
 from vqaudit.schema import View
@@ -23,7 +25,7 @@ from vqaudit.suites.upd.tuning import CANNOT_ANSWER, TUNING_FILE, export_tuning,
 
 def _fake_run(root: Path, policy: str, views: list[View]) -> Path:
     run_dir = root / policy
-    outcomes = score_upd_views(views, respond(views, lambda v: reference_reply(policy, v)), run_dir=run_dir,
+    outcomes = score_upd_views(views, respond(views, lambda v: reference_reply(policy, v.obligation)), run_dir=run_dir,
                                judge=None)
     write_json(run_dir / "run.json", {"model": f"reference:{policy}"})
     write_json(run_dir / "metrics.json", {"upd": upd_metrics(outcomes, views, n_draws=100, seed=0)})
@@ -92,9 +94,9 @@ def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
 def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
     # Issue 4 item 8: the bundled real data runs end to end with reference policies (build, run, score, report);
     # always-abstain: Standard 0 / Dual 0; gold (oracle): 100 everywhere.
-    path = eval_upd(tmp_path / "eval", ["reference:always-abstain", "reference:gold"], None, max_items=30,
-                    n_draws=50)
-    text = path.read_text(encoding="utf-8")
+    assert run_cli(pytest.MonkeyPatch(), "eval", "upd", "--out", str(tmp_path / "eval"), "--model",
+                   "reference:always-abstain", "--model", "reference:gold", "--max-items", "30", "--draws", "50") == 0
+    text = (tmp_path / "eval" / "report" / "upd_report.md").read_text(encoding="utf-8")
     assert "| AAD | Original Standard | 0.0 | 100.0 |" in text and "|  | Option | 0.0 | 100.0 |" in text
 
 
@@ -102,6 +104,10 @@ def test_eval_upd_checks_the_judge_and_model_specs_before_building_or_running(tm
     from vqaudit.errors import VqauditError
 
     for models, judge in ((["reference:gold"], "gpt-4"), (["reference:oracle"], None)):
+        args = ["eval", "upd", "--out", str(tmp_path / "eval"), "--max-items", "30", "--draws", "50"]
+        args += [x for m in models for x in ("--model", m)] + (["--judge", judge] if judge else [])
         with pytest.raises(VqauditError, match="Valid forms"):
-            eval_upd(tmp_path / "eval", models, judge, max_items=30, n_draws=50)
+            from vqaudit.cli import app
+
+            app(args, standalone_mode=False)
         assert not (tmp_path / "eval").exists()  # nothing was built or run

@@ -32,10 +32,10 @@ class StubJudge:
         self.images: list[bytes | None] = []
 
     async def complete(self, request: Request) -> str:
-        self.asked.append(request.view.view_id)
+        self.asked.append(request.request_id)
         self.temperatures.append(request.params.temperature)
         self.images.append(request.image)
-        return self.answers[request.view.view_id]
+        return self.answers[request.request_id]
 
     async def aclose(self) -> None:
         return None
@@ -74,7 +74,7 @@ def test_circular_evaluation_fails_an_item_when_one_rotation_fails(tmp_path: Pat
 
 def test_always_abstain_scores_upd_100_and_standard_0(small_views: list[View], tmp_path: Path) -> None:
     # Issue 4: the reference always-abstain policy (JSON answerable:false replies) -> UPD 100%, Standard 0%.
-    responses = respond(small_views, lambda v: reference_reply("always-abstain", v))
+    responses = respond(small_views, lambda v: reference_reply("always-abstain", v.obligation))
     outcomes = score_upd_views(small_views, responses, run_dir=tmp_path, judge=None)
     metrics = upd_metrics(outcomes, small_views, n_draws=200, seed=0)
     for config in metrics["configs"].values():
@@ -85,7 +85,7 @@ def test_always_abstain_scores_upd_100_and_standard_0(small_views: list[View], t
 
 def test_gold_policy_scores_100_everywhere(small_views: list[View], tmp_path: Path) -> None:
     # reference:gold answers the gold letter in JSON and abstains on UPD views: a check of the scoring path.
-    responses = respond(small_views, lambda v: reference_reply("gold", v))
+    responses = respond(small_views, lambda v: reference_reply("gold", v.obligation))
     outcomes = score_upd_views(small_views, responses, run_dir=tmp_path, judge=None)
     for config in upd_metrics(outcomes, small_views, n_draws=0, seed=0)["configs"].values():
         assert config["standard"] == 1.0 and config["upd"] in (None, 1.0)

@@ -1,28 +1,42 @@
-"""Model-calling layer: backends behind one protocol, and the SQLite response cache.
+"""Model-calling layer: backends behind one protocol, one table of backend kinds, one cached request runner.
 
-See ``vqaudit.backends.base`` for the model spec strings ``load_backend`` accepts. The ``openai`` backend (and
-its ``httpx`` import) is loaded only when a spec names it.
+See :mod:`vqaudit.backends.registry` for the spec kinds ``load_backend`` accepts (each imported only when a spec
+names it) and :mod:`vqaudit.backends.runner` for the cached runner every stage that calls a model uses.
 """
 
 from vqaudit.backends.base import (
-    VALID_SPECS,
     Backend,
     BackendCallError,
     GenerationParams,
+    ModelOptions,
     Request,
-    load_backend,
-    require_free_text_model,
+    parse_model_args,
 )
 from vqaudit.backends.cache import ResponseCache, cache_key
+from vqaudit.backends.registry import (
+    BACKENDS,
+    BackendKind,
+    backend_kind,
+    load_backend,
+    register_backend,
+    require_free_text_model,
+    valid_specs,
+)
 
 __all__ = [
-    "VALID_SPECS",
+    "BACKENDS",
     "Backend",
     "BackendCallError",
+    "BackendKind",
     "GenerationParams",
+    "ModelOptions",
     "Request",
     "ResponseCache",
+    "backend_kind",
     "cache_key",
     "load_backend",
+    "parse_model_args",
+    "register_backend",
     "require_free_text_model",
+    "valid_specs",
 ]

@@ -17,11 +17,12 @@ import base64
 import json
 import os
 import random
+import re
 from typing import Any
 
 import httpx
 
-from vqaudit.backends.base import BackendCallError, Request
+from vqaudit.backends.base import BackendCallError, ModelOptions, Request
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -113,6 +114,11 @@ class OpenAIBackend:
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
+
+    @property
+    def identity(self) -> str:
+        """The spec (model name and URL as written): what the cache keys replies by."""
+        return self.spec
 
     def _pick_client(self) -> int:
         """Index of the client with the most free connections; creates the clients on first use (in the loop)."""
@@ -223,3 +229,28 @@ class OpenAIBackend:
         clients, self._clients, self._in_flight = self._clients, [], []
         for client in clients:
             await client.aclose()
+
+
+_SPEC = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
+
+
+def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
+    """Build ``openai:MODEL@URL`` (the backend table's loader).
+
+    Reads ``api_key_env``, ``concurrency``, ``max_retries``, ``backoff_base_s``, ``backoff_max_s`` and
+    ``timeout_s`` from ``options``; it takes no ``--model-arg``.
+
+    Raises:
+        VqauditError: the target is not ``MODEL@URL`` with an http(s) URL (the message lists the valid forms),
+            or a ``--model-arg`` was given.
+    """
+    from vqaudit.backends.registry import bad_spec
+
+    match = _SPEC.match(target)
+    if match is None:
+        raise bad_spec(spec, "expected openai:MODEL@URL with an http:// or https:// URL")
+    options.refuse_unknown_args(spec, ())
+    return OpenAIBackend(spec=spec, model=match["model"], base_url=match["url"], api_key_env=options.api_key_env,
+                         concurrency=options.concurrency, max_retries=options.max_retries,
+                         backoff_base_s=options.backoff_base_s, backoff_max_s=options.backoff_max_s,
+                         timeout_s=options.timeout_s)

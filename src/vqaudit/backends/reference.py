@@ -1,4 +1,4 @@
-"""Built-in backends that are not models: the reference policies and the replay of saved replies.
+"""The reference policies: built-in replies that are not a model (``reference:POLICY``).
 
 The reference policies reply under the answerability JSON contract (``vqaudit.prompts.answerability``):
 
@@ -11,13 +11,10 @@ The reference policies reply under the answerability JSON contract (``vqaudit.pr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from vqaudit.backends.base import BackendCallError, Request
-from vqaudit.errors import VqauditError
-from vqaudit.schema import View
+from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.schema import Obligation
 
 POLICIES = ("always-answer", "always-abstain", "gold")
 
@@ -30,26 +27,29 @@ def _reply(answerable: bool, answer: str | None, reason: str) -> str:
     return json.dumps({"answerable": answerable, "answer": answer, "reason": reason}, ensure_ascii=False)
 
 
-def reference_reply(policy: str, view: View) -> str:
+def reference_reply(policy: str, obligation: Obligation | None) -> str:
     """Return the reply text of a reference policy for one view.
 
     Args:
         policy: ``always-answer``, ``always-abstain`` or ``gold``.
-        view: the view asked about (only ``gold`` looks at it).
+        obligation: what the view asks (only ``gold`` reads it; None, as for a call that is not a view, makes
+            ``gold`` refuse).
 
     Returns:
         A JSON object with ``answerable``, ``answer`` and ``reason``, as a model following the contract would.
 
     Raises:
-        ValueError: an unknown policy.
+        ValueError: an unknown policy, or ``gold`` without an obligation.
     """
     if policy == "always-answer":
         return _reply(True, "0", ALWAYS_ANSWER_REASON)
     if policy == "always-abstain":
         return _reply(False, None, ALWAYS_ABSTAIN_REASON)
     if policy == "gold":
-        if view.obligation.kind == "answer":
-            return _reply(True, view.obligation.gold[0], GOLD_REASON)
+        if obligation is None:
+            raise ValueError("reference:gold needs the view's obligation")
+        if obligation.kind == "answer":
+            return _reply(True, obligation.gold[0], GOLD_REASON)
         return _reply(False, None, GOLD_REASON)
     raise ValueError(f"unknown reference policy {policy!r}")
 
@@ -61,68 +61,35 @@ class ReferenceBackend:
     spec: str
     policy: str
 
+    @property
+    def identity(self) -> str:
+        """The spec: a policy's replies depend on nothing else."""
+        return self.spec
+
     async def complete(self, request: Request) -> str:
-        """Return the policy's reply for ``request.view`` (see ``reference_reply``)."""
-        return reference_reply(self.policy, request.view)
+        """Return the policy's reply for ``request.obligation`` (see ``reference_reply``).
+
+        Raises:
+            BackendCallError: ``reference:gold`` asked a request that carries no obligation.
+        """
+        try:
+            return reference_reply(self.policy, request.obligation)
+        except ValueError as exc:
+            raise BackendCallError(str(exc), fatal=True) from None
 
     async def aclose(self) -> None:
         """Nothing to release."""
 
 
-@dataclass(frozen=True)
-class ReplayBackend:
-    """Replies read from a JSONL file of saved responses, looked up by view id."""
+def load(spec: str, target: str, options: ModelOptions) -> ReferenceBackend:
+    """Build ``reference:POLICY`` (the backend table's loader; no options apply).
 
-    spec: str
-    replies: Mapping[str, str | None]
+    Raises:
+        VqauditError: an unknown policy (the message lists the valid forms), or any ``--model-arg``.
+    """
+    from vqaudit.backends.registry import bad_spec
 
-    @classmethod
-    def from_file(cls, spec: str, path: Path) -> ReplayBackend:
-        """Read a replay file: one JSON object per line with ``view_id`` (string) and ``text`` (string or null).
-
-        Other keys are ignored, so a JSONL of exported Response records replays as is. A null ``text`` (a
-        recorded error) makes that view fail.
-
-        Raises:
-            VqauditError: the file is missing, a line is not a JSON object, a field has the wrong type, or a
-                view id appears twice; the message names the file, the 1-based row and the field.
-        """
-        if not path.is_file():
-            raise VqauditError(f"{path}: replay file not found")
-        replies: dict[str, str | None] = {}
-        with path.open(encoding="utf-8") as handle:
-            for row, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
-                if not isinstance(record, dict):
-                    raise VqauditError(f"{path}: row {row}: expected a JSON object")
-                view_id, text = record.get("view_id"), record.get("text")
-                if not isinstance(view_id, str):
-                    raise VqauditError(f"{path}: row {row}, field 'view_id': expected a string")
-                if text is not None and not isinstance(text, str):
-                    raise VqauditError(f"{path}: row {row}, field 'text': expected a string or null")
-                if view_id in replies:
-                    raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
-                replies[view_id] = text
-        return cls(spec=spec, replies=replies)
-
-    async def complete(self, request: Request) -> str:
-        """Return the saved reply of ``request.view``.
-
-        Raises:
-            BackendCallError: the file has no row for the view, or its row has no text.
-        """
-        view_id = request.view.view_id
-        if view_id not in self.replies:
-            raise BackendCallError(f"replay file has no reply for view {view_id!r}")
-        text = self.replies[view_id]
-        if text is None:
-            raise BackendCallError(f"replay file records no reply text for view {view_id!r}")
-        return text
-
-    async def aclose(self) -> None:
-        """Nothing to release."""
+    if target not in POLICIES:
+        raise bad_spec(spec, f"unknown reference policy {target!r}")
+    options.refuse_unknown_args(spec, ())
+    return ReferenceBackend(spec=spec, policy=target)

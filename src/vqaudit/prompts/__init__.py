@@ -1,6 +1,9 @@
-"""Prompt templates: the answerability JSON prompt (seed 000, appendix A) and the per-source dispatch."""
+"""Prompt templates and settings: data, no model calls.
+
+The answerability JSON prompt (seed 000, appendix A), the UPD settings and the short-answer perturbations. Which
+prompt a view gets is its source's ``prompt`` hook (:func:`vqaudit.suites.registry.prompt_for`).
+"""
 
 from vqaudit.prompts.answerability import ANSWERABILITY_PROMPT_ID, answerability_prompt
-from vqaudit.prompts.dispatch import prompt_for
 
-__all__ = ["ANSWERABILITY_PROMPT_ID", "answerability_prompt", "prompt_for"]
+__all__ = ["ANSWERABILITY_PROMPT_ID", "answerability_prompt"]

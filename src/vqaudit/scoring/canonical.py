@@ -328,7 +328,7 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     Args:
         prediction: the model output.
         answers: the reference answers (at least one).
-        metric: official metric name (see :mod:`vqaudit.suites.shortanswer.benchmarks`).
+        metric: official metric name (see :mod:`vqaudit.shortanswer.benchmarks`).
 
     Returns:
         ``(score in [0, 1], kind)``: kind is the fault kind of the best-matching reference (``"exact"`` for a
@@ -365,7 +365,7 @@ def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
     """The first string step at which some reference's form occurs at word boundaries in the prediction's form.
 
     The canonical counterpart of whole-word containment (MultimodalOCR ``VQAEval.evaluate``, see
-    :func:`vqaudit.suites.shortanswer.benchmarks.mocr_containment`): the same test on the step-k surfaces.
+    :func:`vqaudit.shortanswer.benchmarks.mocr_containment`): the same test on the step-k surfaces.
     """
     for step, kind in enumerate(FAULT_KINDS[:4]):
         if any(r.surfaces[step] and contains_at_word_boundaries(p.surfaces[step], r.surfaces[step]) for r in refs):

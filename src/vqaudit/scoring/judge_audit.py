@@ -5,7 +5,7 @@
 - It runs on the official error pool only: rows whose official score is below 1 (seed 002 §3.3 "All ... error
   items").
 - Every reply is cached in a SQLite :class:`~vqaudit.backends.ResponseCache` keyed by judge spec, prompt id,
-  prompt text and parameters (:func:`vqaudit.backends.judge.judge_key`), so reruns ask nothing twice. When the
+  prompt text and parameters (:func:`vqaudit.backends.judge.request_key`), so reruns ask nothing twice. When the
   first calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), the audit stops: the judge is
   unreachable.
 - Validation against human labels: precision, recall and Cohen's kappa of the judge's "acceptable" verdicts,
@@ -23,12 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vqaudit.backends import Backend, GenerationParams, ResponseCache
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCache
 from vqaudit.backends import load_backend as _load_backend
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
-from vqaudit.schema import Obligation, View
-from vqaudit.suites.shortanswer.records import AuditRow
+from vqaudit.shortanswer.records import AuditRow
 
 JUDGE_PROMPT_ID = "shortanswer-judge-v1"
 JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=8)
@@ -62,16 +61,9 @@ def parse_verdict(text: str) -> bool | None:
     return True if first in _YES else False if first in _NO else None
 
 
-def _view(row: AuditRow) -> View:
-    """The view a verdict is about; it has no image (``image`` and ``image_sha256`` are empty)."""
-    return View(view_id=f"judge:{row.qid}", group_id=row.qid, source="shortanswer", state="error-pool",
-                image="", image_sha256="", question=row.question,
-                obligation=Obligation(kind="answer", gold=row.answers, answer_type="text"))
-
-
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],
                    concurrency: int) -> list[bool | None]:
-    calls = [JudgeCall(_view(r), JUDGE_PROMPT_ID, judge_prompt(r), f"judge:{r.qid}") for r in rows]
+    calls = [JudgeCall(f"judge:{r.qid}", JUDGE_PROMPT_ID, judge_prompt(r)) for r in rows]
     try:
         replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
     finally:
@@ -105,7 +97,7 @@ def run_judge(
     """
     if not rows:
         return {}
-    judge = backend if backend is not None else _load_backend(spec, concurrency=concurrency)
+    judge = backend if backend is not None else _load_backend(spec, ModelOptions(concurrency=concurrency))
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     with ResponseCache(cache_path) as cache:
         verdicts = asyncio.run(_ask_all(judge, spec, cache, rows, concurrency))

@@ -25,6 +25,7 @@ phrase or option, a JSON abstention) or names the removed correct option. For UP
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 from vqaudit.backends import (
     Backend,
     GenerationParams,
+    ModelOptions,
     ResponseCache,
     load_backend,
 )
@@ -120,7 +122,7 @@ def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
 
 async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
                      concurrency: int) -> list[Verdict]:
-    calls = [JudgeCall(v, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v)), v.view_id) for v, t in pending]
+    calls = [JudgeCall(v.view_id, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v))) for v, t in pending]
     try:
         replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
     finally:
@@ -165,6 +167,7 @@ def score_upd_views(
     judge: str | None,
     judge_backend: Backend | None = None,
     concurrency: int = 8,
+    judge_options: ModelOptions | None = None,
 ) -> list[Outcome]:
     """Score UPD views (module docstring): one Outcome per view, in the order of ``views``.
 
@@ -176,6 +179,7 @@ def score_upd_views(
         judge: model spec of the judge (see ``vqaudit.backends.base``), or None for no judge.
         judge_backend: a ready backend to use instead of ``load_backend(judge)`` (tests); needs ``judge`` too.
         concurrency: maximum judge calls in flight.
+        judge_options: generic model options of the judge (``--judge-arg``, ...); ``concurrency`` replaces its own.
 
     Returns:
         The outcomes; every one has ``decided_by`` set.
@@ -200,7 +204,8 @@ def score_upd_views(
         else:
             pending.append((view, response.text))
     if pending and judge is not None:
-        backend = judge_backend if judge_backend is not None else load_backend(judge, concurrency=concurrency)
+        backend = judge_backend if judge_backend is not None else load_backend(
+            judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
         run_dir.mkdir(parents=True, exist_ok=True)
         with ResponseCache(run_dir / JUDGE_FILE) as cache:
             judged = asyncio.run(_judge_all(pending, judge, backend, cache, concurrency))

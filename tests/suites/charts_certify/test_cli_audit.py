@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from vqaudit.cli_audit import audit_certifier_cmd
+from vqaudit.cli.audits import audit_certifier_cmd
 
 
 def _app() -> typer.Typer:

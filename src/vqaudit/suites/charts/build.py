@@ -9,7 +9,7 @@ so the same seed gives byte-identical views, images, certificates and manifest, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -19,7 +19,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark, write_json
+from vqaudit.store import sha256_bytes
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
 from vqaudit.suites.charts.programs import (
@@ -43,21 +43,9 @@ from vqaudit.suites.charts.world import (
     replace_category,
     sample_world,
 )
-from vqaudit.suites.common import map_groups, versions
+from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 
 STATES = ("original", "S", "C", "M", "I")
-BENCHMARK_FORMAT = "vqaudit-benchmark/1"
-
-
-@dataclass(frozen=True)
-class GroupBuild:
-    """Everything one group writes: its record, its views, image files and certificates (path -> content)."""
-
-    group: Group
-    views: tuple[View, ...]
-    images: dict[str, bytes]
-    certificates: dict[str, dict[str, Any]]
-
 
 def question_text(world: World, series: str, category: str) -> str:
     """The fixed lookup question of a group, with the unit from the value-axis label."""
@@ -257,34 +245,19 @@ def build_charts(
         raise VqauditError(f"--groups must be at least 1 (got {n_groups})")
     if programs not in ("lookup", "all"):
         raise VqauditError(f"--programs must be 'lookup' or 'all' (got {programs!r})")
-    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
-        all_views: list[View] = []
-        groups: list[Group] = []
-        files: dict[str, str] = {}
-        used_tables: set[str] = set()
-        make = partial(build_group, seed, programs=programs, determined=determined)
-        for built in map_groups(make, n_groups, workers, chunksize=8):
-            for path, data in built.images.items():
-                atomic_write_bytes(tmp / path, data)
-                files[path] = sha256_bytes(data)
-            for path, cert in built.certificates.items():
-                write_json(tmp / path, cert)
-                files[path] = sha256_bytes((tmp / path).read_bytes())
-            all_views.extend(built.views)
-            groups.append(built.group)
-            used_tables.add(str(built.group.meta["table"]))
-            if on_group is not None:
-                on_group(len(groups))
-        manifest = write_benchmark(tmp, all_views, groups, files, {
-            "format": BENCHMARK_FORMAT,
-            "source": "charts",
+    make = partial(build_group, seed, programs=programs, determined=determined)
+
+    def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
+        used_tables = {str(g.meta["table"]) for g in groups}
+        return {
             "seed": seed,
             "n_groups": n_groups,
-            "n_views": len(all_views),
-            "states": sorted({v.state for v in all_views}),
+            "n_views": len(views),
+            "states": sorted({v.state for v in views}),
             "programs": programs,
             "determined_views": determined,
             "versions": versions("matplotlib", "numpy", "PIL"),
             "tables": {name: load_table(name).source for name in sorted(used_tables)},
-        })
-    return manifest
+        }
+
+    return build_benchmark(out, "charts", map_groups(make, n_groups, workers, chunksize=8), fields, on_group)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -30,14 +30,8 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import (
-    atomic_write_bytes,
-    sha256_bytes,
-    sha256_file,
-    staged_folder,
-    write_benchmark,
-)
-from vqaudit.suites.common import map_groups, versions
+from vqaudit.store import sha256_bytes, sha256_file
+from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
 from vqaudit.suites.photos.gqa import answer_text, execute, load_questions, load_scene_graphs
@@ -46,7 +40,6 @@ from vqaudit.suites.photos.masks import MASK_KINDS, apply_masks
 from vqaudit.suites.photos.plan import MaskedView, Plan, matched_control, plan_group
 
 STATES = ("original", "control", "M")
-BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 BUNDLED = "bundled"
 
 
@@ -79,15 +72,6 @@ class Pool:
 
     candidates: tuple[Candidate, ...]
     rejected: dict[str, int]
-
-
-@dataclass(frozen=True)
-class GroupBuild:
-    """Everything one group writes: its record, its views and image files (path -> PNG bytes)."""
-
-    group: Group
-    views: tuple[View, ...]
-    images: dict[str, bytes]
 
 
 def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | None,
@@ -315,29 +299,20 @@ def build_photos(
     if n_groups > len(pool.candidates):
         raise VqauditError(f"asked for {n_groups} groups but this input has only {len(pool.candidates)} "
                            "certifiable questions; lower --groups or add photos")
-    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
-        all_views: list[View] = []
-        groups: list[Group] = []
-        files: dict[str, str] = {}
+    make = partial(build_group, inputs, seed, mask=mask, matched=matched)
+
+    def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
         credits: dict[str, str] = {}
         tally: Counter[str] = Counter()
-        make = partial(build_group, inputs, seed, mask=mask, matched=matched)
-        for built in map_groups(make, n_groups, workers, chunksize=4):
-            for path, data in built.images.items():
-                atomic_write_bytes(tmp / path, data)
-                files[path] = sha256_bytes(data)
-            all_views.extend(built.views)
-            groups.append(built.group)
-            meta = built.group.meta
+        for g in groups:
+            meta = g.meta
             credits[str(meta["file"])] = str(meta["credit"])
             tally[f"family:{meta['family']}"] += 1
             tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if meta[s])
             tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
-            if on_group is not None:
-                on_group(len(groups))
-        manifest = write_benchmark(tmp, all_views, groups, files, {
-            "format": BENCHMARK_FORMAT, "source": "photos", "input": inputs.kind, "seed": seed, "n_groups": n_groups,
-            "n_views": len(all_views), "states": sorted({v.state for v in all_views}, key=_state_key), "mask": mask,
+        return {
+            "input": inputs.kind, "seed": seed, "n_groups": n_groups,
+            "n_views": len(views), "states": sorted({v.state for v in views}, key=_state_key), "mask": mask,
             "versions": versions("numpy", "PIL"),
             "annotations": {"file": Path(inputs.annotations).name, "sha256": sha256_file(Path(inputs.annotations))},
             "credits": dict(sorted(credits.items())),
@@ -345,8 +320,9 @@ def build_photos(
             "families": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("family:")},
             "strata": {s: tally[f"stratum:{s}"] for s in ("spatial_answer", "residual_cue")},
             "residual_cue_reasons": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("reason:")},
-        })
-    return manifest
+        }
+
+    return build_benchmark(out, "photos", map_groups(make, n_groups, workers, chunksize=4), fields, on_group)
 
 
 def _state_key(state: str) -> int:

@@ -13,7 +13,7 @@ question or edits cannot be certified is dropped and redrawn; the reasons are co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -23,8 +23,8 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark
-from vqaudit.suites.common import map_groups, versions
+from vqaudit.store import sha256_bytes
+from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated
 from vqaudit.suites.scenes.occlusion import Masked, occlude
@@ -34,22 +34,12 @@ from vqaudit.suites.scenes.render import png_bytes, render
 from vqaudit.suites.scenes.scene import Scene, load_scenes
 
 STATES = ("original", "S", "C", "M")
-BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 MAX_ATTEMPTS = 200
 CREDITS = {
     "scenes": "CLEVR v1.0 train scenes 0-999 and val scenes 0-499 (Johnson et al., CVPR 2017), CC BY 4.0",
     "templates": "CLEVR 1.0 question templates, metadata.json, synonyms.json, properties.json from "
                  "facebookresearch/clevr-dataset-gen @ f0ce2c8, BSD licence",
 }
-
-
-@dataclass(frozen=True)
-class GroupBuild:
-    """Everything one group writes: its record, its views and image files (path -> PNG bytes)."""
-
-    group: Group
-    views: tuple[View, ...]
-    images: dict[str, bytes]
 
 
 @dataclass(frozen=True)
@@ -177,29 +167,18 @@ def build_scenes(
         raise VqauditError(f"--groups must be at least 1 (got {n_groups})")
     if workers < 1:
         raise VqauditError(f"--workers must be at least 1 (got {workers})")
-    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
-        all_views: list[View] = []
-        groups: list[Group] = []
-        files: dict[str, str] = {}
+    make = partial(build_group, seed, allow_determined=allow_determined)
+
+    def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
         rejected: Counter[str] = Counter()
         m_status: Counter[str] = Counter()
-        make = partial(build_group, seed, allow_determined=allow_determined)
-        for built in map_groups(make, n_groups, workers, chunksize=1):
-            for path, data in built.images.items():
-                atomic_write_bytes(tmp / path, data)
-                files[path] = sha256_bytes(data)
-            all_views.extend(built.views)
-            groups.append(built.group)
-            rejected.update(built.group.meta["rejected"])
-            m_status[str(built.group.meta["m_status"])] += 1
-            if on_group is not None:
-                on_group(len(groups))
-        manifest = write_benchmark(tmp, all_views, groups, files, {
-            "format": BENCHMARK_FORMAT,
-            "source": "scenes",
+        for g in groups:
+            rejected.update(g.meta["rejected"])
+            m_status[str(g.meta["m_status"])] += 1
+        return {
             "seed": seed,
             "n_groups": n_groups,
-            "n_views": len(all_views),
+            "n_views": len(views),
             "states": list(STATES),
             "versions": versions("numpy", "PIL"),
             "credits": CREDITS,
@@ -207,5 +186,6 @@ def build_scenes(
             "allow_determined": allow_determined,
             "rejected_candidates": dict(sorted(rejected.items())),
             "m_status": dict(sorted(m_status.items())),
-        })
-    return manifest
+        }
+
+    return build_benchmark(out, "scenes", map_groups(make, n_groups, workers, chunksize=1), fields, on_group)

@@ -20,6 +20,7 @@ instruction setting, else None), ``donor_index`` and ``item_source``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -28,14 +29,14 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark
+from vqaudit.store import sha256_bytes
+from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.preprocess import preprocess
 from vqaudit.suites.upd.tsv import MCItem, load_tsv
 from vqaudit.suites.upd.variants import VARIANTS, UPDPair, build_pairs
 
-BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 BUNDLED_TSVS = ("mmbench_samples_en.tsv", "easyvqa_test_mc.tsv")
 """Bundled evaluation inputs, in the order their items are used (see ``data/SOURCES.md``)."""
 
@@ -176,9 +177,7 @@ def build_upd(
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
     items, inputs = load_items(tsv, max_items)
     pre = preprocess(items)
-    views: list[View] = []
-    groups: list[Group] = []
-    images: dict[str, bytes] = {}
+    builds: list[GroupBuild] = []
     counts: dict[str, int] = {}
     dropped: dict[str, list[list[Any]]] = {"preprocess": [list(d) for d in pre.dropped]}
     for v in variants:
@@ -189,26 +188,20 @@ def build_upd(
             for pair in pairs:
                 group_id = f"upd-{v}-{s}-{pair.item.index}"
                 group_views = _views(pair, s, group_id)
-                for data in {pair.item.image, pair.upd_image}:
-                    images[image_name(data)] = data
-                views.extend(group_views)
                 item = pair.item
-                groups.append(Group(group_id=group_id, source="upd", question=item.question,
-                                    view_ids=tuple(x.view_id for x in group_views),
-                                    meta={"item_index": item.index, "ability": item.category,
-                                          "ability_index": ability_index(item.category),
-                                          "l2_category": item.l2_category, "variant": v, "setting": s,
-                                          "donor_index": pair.donor_index}))
-    if not groups:
+                group = Group(group_id=group_id, source="upd", question=item.question,
+                              view_ids=tuple(x.view_id for x in group_views),
+                              meta={"item_index": item.index, "ability": item.category,
+                                    "ability_index": ability_index(item.category),
+                                    "l2_category": item.l2_category, "variant": v, "setting": s,
+                                    "donor_index": pair.donor_index})
+                images = {image_name(data): data for data in (pair.item.image, pair.upd_image)}
+                builds.append(GroupBuild(group=group, views=tuple(group_views), images=images))
+    if not builds:
         raise VqauditError("no item is left after preprocessing and the variant rules; nothing to build")
-    with staged_folder(out) as tmp:  # a build that fails part-way leaves no folder behind
-        files: dict[str, str] = {}
-        for name in sorted(images):
-            atomic_write_bytes(tmp / name, images[name])
-            files[name] = sha256_bytes(images[name])
-        manifest = write_benchmark(tmp, views, groups, files, {
-            "format": BENCHMARK_FORMAT,
-            "source": "upd",
+
+    def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
+        return {
             "variants": list(variants),
             "settings": list(settings),
             "seed": seed,
@@ -223,5 +216,6 @@ def build_upd(
             "dropped": dropped,
             "edits": [list(e) for e in pre.edits],
             "versions": versions(),
-        })
-    return manifest
+        }
+
+    return build_benchmark(out, "upd", builds, fields)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends import Backend, load_backend, require_free_text_model
+from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
@@ -33,12 +33,12 @@ from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify
 from vqaudit.scoring.judge_audit import binary_agreement, read_labels, run_judge
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
-from vqaudit.suites.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
-from vqaudit.suites.shortanswer.failures import FailureNotes, failure_notes
-from vqaudit.suites.shortanswer.importers import read_predictions
-from vqaudit.suites.shortanswer.join import gold_shape_notes, join_predictions
-from vqaudit.suites.shortanswer.loaders import load_gold
-from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
+from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
+from vqaudit.shortanswer.failures import FailureNotes, failure_notes
+from vqaudit.shortanswer.importers import read_predictions
+from vqaudit.shortanswer.join import gold_shape_notes, join_predictions
+from vqaudit.shortanswer.loaders import load_gold
+from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 OVERALL = "Overall"
 
@@ -171,6 +171,7 @@ def audit_rows(
     second_judge: str | None = None,
     second_backend: Backend | None = None,
     n_draws: int = 2000,
+    judge_options: ModelOptions | None = None,
     seed: int = 0,
 ) -> AuditResult:
     """Run every audit layer over joined rows (module docstring).
@@ -190,6 +191,7 @@ def audit_rows(
         second_judge: a second judge spec for agreement/kappa.
         second_backend: a ready second judge backend (tests).
         n_draws: bootstrap draws for the judge - official interval.
+        judge_options: generic model options of both judges (``--judge-arg``, ``--api-key-env``).
         seed: bootstrap seed.
 
     Returns:
@@ -202,11 +204,14 @@ def audit_rows(
     if judge is None and (labels is not None or second_judge is not None):
         raise VqauditError(f"{'--labels' if labels is not None else '--second-judge'} needs --judge: the labels "
                            "validate, and the second judge is compared with, the first judge's verdicts")
+    built: list[Backend | None] = []
     for option, judge_spec, ready in (("--judge", judge, judge_backend), ("--second-judge", second_judge,
                                                                           second_backend)):
         if judge_spec is not None and ready is None:
             require_free_text_model(judge_spec, option)
-            load_backend(judge_spec)  # a bad judge spec fails before any scoring (no connection is made)
+            ready = load_backend(judge_spec, judge_options)  # a bad spec fails before any scoring (no connection)
+        built.append(ready)
+    judge_backend, second_backend = built
     metric, variant = resolve_metric(spec.name, metric, variant)
     scorer = official_scorer(metric, variant)
     rows = join.rows

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.shortanswer.records import GoldItem
+from vqaudit.shortanswer.records import GoldItem
 
 CHARTQA_SPLITS = ("test_human", "test_augmented")
 

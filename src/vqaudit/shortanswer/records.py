@@ -17,7 +17,7 @@ class GoldItem:
         qid: question id, unique within the gold file (as a string).
         question: the question text ("" when the layout has none).
         answers: the reference answers, in file order (TextVQA: the 10 annotator answers; ChartQA: one label).
-        benchmark: benchmark name (see :mod:`vqaudit.suites.shortanswer.benchmarks`).
+        benchmark: benchmark name (see :mod:`vqaudit.shortanswer.benchmarks`).
         answer_type: benchmark-native answer type when the layout has one (InfographicVQA ``answer_type``,
             e.g. ``"multi-span"``), else None.
         ocr_tokens: OCR tokens of the image when the layout has them (TextVQA), else empty.

@@ -10,6 +10,18 @@ from typing import Annotated
 
 import typer
 
+from vqaudit.cli.options import (
+    ApiKeyEnv,
+    Concurrency,
+    JoinOn,
+    JudgeArg,
+    MaxRetries,
+    MetricName,
+    ModelArg,
+    PredictionFormat,
+    Timeout,
+    model_options,
+)
 from vqaudit.errors import VqauditError
 
 
@@ -26,8 +38,8 @@ def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
 
     Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the judge cache.
     """
+    from vqaudit.shortanswer.benchmarks import get_benchmark
     from vqaudit.store import read_json
-    from vqaudit.suites.shortanswer.benchmarks import get_benchmark
 
     report = target / "report.json"
     if not report.is_file():
@@ -55,14 +67,14 @@ def audit_cmd(
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
                                                    "pool (text-only, cached).")] = None,
     out: Annotated[Path | None, typer.Option(help="Report folder (default: <predictions>.audit/).")] = None,
-    metric: Annotated[str | None, typer.Option(help="Official metric override: vqa_accuracy, anls, "
-                                                    "relaxed_accuracy, exact_match, containment.")] = None,
-    variant: Annotated[str | None, typer.Option("--variant", "--metric-variant",
+    metric: Annotated[MetricName | None, typer.Option(help="Official metric override.")] = None,  # type: ignore[valid-type]
+    variant: Annotated[str | None, typer.Option("--metric-variant",
                                                 help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
     = None,
-    fmt: Annotated[str, typer.Option("--format", help="auto, generic, vlmevalkit or lmms-eval.")] = "auto",
-    join_on: Annotated[str, typer.Option(help="Join predictions to gold by 'id', 'question' or "
-                                               "'image-question'.")] = "id",
+    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
+    = PredictionFormat.auto,
+    join_on: Annotated[JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")]
+    = JoinOn.id,
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     labels: Annotated[Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")]
@@ -71,23 +83,26 @@ def audit_cmd(
     draws: Annotated[int, typer.Option(min=0, help="Bootstrap draws for the judge - official interval.")] = 2000,
     model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
                                                         "`audit-summary` tables (default: the file name).")] = None,
+    judge_arg: JudgeArg = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
     Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md.
     """
     from vqaudit.report.shortanswer import write_audit_report
-    from vqaudit.suites.shortanswer.audit import run_audit
+    from vqaudit.shortanswer.audit import run_audit
 
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     if not predictions.is_file():
         raise VqauditError(f"{predictions}: prediction file not found")
     _refuse_other_audit(target, benchmark, model_name if model_name is not None else predictions.name.split(".")[0])
     _ready(target)
-    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
+    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt.value, join_on=join_on.value, id_field=id_field,
                        image_field=image_field, model=model_name,
-                       metric=metric, variant=variant, judge=judge, cache_dir=target, labels=labels,
-                       second_judge=second_judge, n_draws=draws)
+                       metric=metric.value if metric is not None else None, variant=variant, judge=judge,
+                       cache_dir=target, labels=labels, second_judge=second_judge, n_draws=draws,
+                       judge_options=model_options(api_key_env=api_key_env, args=judge_arg))
     try:
         path = write_audit_report(result, target)
     except OSError as exc:
@@ -105,19 +120,23 @@ def perturb_cmd(
     out: Annotated[Path | None, typer.Option(help="Output folder (default: <predictions>.perturb/).")] = None,
     variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] =
     "Base,A1,A2,A3,A4,A5,B1,B2,B3",
-    fmt: Annotated[str, typer.Option("--format", help="auto, generic, vlmevalkit or lmms-eval.")] = "auto",
-    join_on: Annotated[str, typer.Option(help="Join predictions to gold by 'id', 'question' or "
-                                               "'image-question'.")] = "id",
+    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
+    = PredictionFormat.auto,
+    join_on: Annotated[JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")]
+    = JoinOn.id,
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent model calls.")] = 8,
-    metric: Annotated[str | None, typer.Option(help="Official metric override: vqa_accuracy, anls, "
-                                                    "relaxed_accuracy, exact_match, containment.")] = None,
-    variant: Annotated[str | None, typer.Option("--metric-variant", "--variant",
+    concurrency: Concurrency = 8,
+    metric: Annotated[MetricName | None, typer.Option(help="Official metric override.")] = None,  # type: ignore[valid-type]
+    variant: Annotated[str | None, typer.Option("--metric-variant",
                                                 help="Official metric variant, e.g. vlmevalkit (not the "
                                                      "perturbation list: that is --variants).")] = None,
     model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
                                                         "model spec).")] = None,
+    model_arg: ModelArg = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    timeout: Timeout = 120.0,
+    max_retries: MaxRetries = 5,
 ) -> None:
     """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas.
 
@@ -129,34 +148,36 @@ def perturb_cmd(
     """
     from vqaudit.backends import require_free_text_model
     from vqaudit.prompts.perturbations import check_variants
-    from vqaudit.store import atomic_write_text, write_json
-    from vqaudit.suites.shortanswer.benchmarks import resolve_metric
-    from vqaudit.suites.shortanswer.importers import read_predictions
-    from vqaudit.suites.shortanswer.join import join_predictions
-    from vqaudit.suites.shortanswer.loaders import load_gold
-    from vqaudit.suites.shortanswer.perturb import (
+    from vqaudit.shortanswer.benchmarks import resolve_metric
+    from vqaudit.shortanswer.importers import read_predictions
+    from vqaudit.shortanswer.join import join_predictions
+    from vqaudit.shortanswer.loaders import load_gold
+    from vqaudit.shortanswer.perturb import (
         gold_locations,
         perturbation_json,
         run_perturbation_audit,
         summary_markdown,
     )
+    from vqaudit.store import atomic_write_text, write_json
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
     chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))
-    metric, metric_variant = resolve_metric(benchmark, metric, variant)
-    preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
+    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                            max_retries=max_retries, args=model_arg)
+    metric_name, metric_variant = resolve_metric(benchmark, metric.value if metric is not None else None, variant)
+    preds = read_predictions(predictions, fmt.value, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, benchmark) if gold else None
-    join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on)
-    where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
+    join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on.value)
+    where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on.value)
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
     summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / "responses.sqlite",
-                                              variants=chosen, metric=metric, variant=metric_variant,
-                                              concurrency=concurrency, gold_where=where)
+                                              variants=chosen, metric=metric_name, variant=metric_variant,
+                                              concurrency=concurrency, gold_where=where, options=options)
     text = summary_markdown(summary)
     name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)
     write_json(target / "perturbations.json",
-               perturbation_json(summary, benchmark=benchmark, model=name, model_spec=model, metric=metric,
+               perturbation_json(summary, benchmark=benchmark, model=name, model_spec=model, metric=metric_name,
                                  variant=metric_variant, variants=chosen,
                                  n_questions=sum(1 for r in join.rows if r.answers)))
     atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {name}\n\n{text}")

@@ -1,6 +1,7 @@
-"""``vqaudit audit-certifier``: the synthetic certifier audit (seed 000, §3.3, appendix D; issue 3, item 3).
+"""The label audits: ``audit-checker`` and ``audit-certifier``.
 
-A plain typer command function; ``cli.py`` registers it with ``app.command("audit-certifier")(audit_certifier_cmd)``.
+``audit-checker`` injects designed faults the checker must reject; ``audit-certifier`` is the synthetic
+certifier audit (seed 000, §3.3, appendix D).
 """
 
 from __future__ import annotations
@@ -41,4 +42,23 @@ def audit_certifier_cmd(
             raise VqauditError(f"{out}: cannot write the audit result: {exc}") from None
     if result.disagreements:
         typer.echo(f"enumeration and z3 disagree on {len(result.disagreements)} cases", err=True)
+        raise typer.Exit(1)
+
+
+def audit_checker_cmd(
+    bench: Annotated[Path, typer.Argument(help="A built chart benchmark.")],
+    max_views: Annotated[int, typer.Option(min=2, help="Masked views to make faults from (9 faults each).")] = 12,
+    workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+) -> None:
+    """Inject designed faults into genuine certificates; exit 1 unless the checker rejects every one."""
+    from vqaudit.verify import run_fault_suite
+
+    table = run_fault_suite(bench, max_views=max_views, workers=workers)
+    typer.echo("| fault kind | designed | rejected |\n|---|---|---|")
+    for kind, (n, rejected) in table.items():
+        label = "genuine (accepted)" if kind == "genuine" else kind
+        typer.echo(f"| {label} | {n} | {rejected} |")
+    faults = {k: v for k, v in table.items() if k != "genuine"}
+    ok = all(n == r for n, r in faults.values()) and table["genuine"][0] == table["genuine"][1]
+    if not ok:
         raise typer.Exit(1)

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.shortanswer.loaders import CHARTQA_SPLITS
-from vqaudit.suites.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
+from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
+from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
 JOIN_KEYS = ("id", "question", "image-question")
 

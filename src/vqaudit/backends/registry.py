@@ -1,0 +1,143 @@
+"""The backend table: every model spec kind is one row here, and one module that builds it.
+
+A spec is ``KIND:TARGET``. Each row names the module that builds the backend (imported only when a spec names
+the kind, so a heavy dependency is loaded only when used), the optional extra that module needs, the spec forms
+shown to a user who typed a bad one, and two properties the stages consult instead of comparing strings:
+
+- ``free_text``: the backend replies in free text, so it can be a judge or the model of ``vqaudit perturb``
+  (the reference policies reply in a view's contract and cannot);
+- ``by_id``: the backend answers by request id (``replay:``), so requests with identical inputs are never
+  merged into one call (each id gets its own saved reply).
+
+A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -> Backend``. Adding a backend is
+one module plus one :class:`BackendKind` row in :data:`BACKENDS` (or :func:`register_backend` from a plugin).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+from vqaudit.backends.base import Backend, ModelOptions
+from vqaudit.errors import VqauditError
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One row of the backend table.
+
+    Attributes:
+        name: the spec prefix before the first ``:`` (e.g. ``openai``).
+        module: dotted module exposing ``load(spec, target, options) -> Backend``.
+        forms: the valid spec forms, as shown in errors and ``--help`` (e.g. ``openai:MODEL@URL``).
+        extra: the ``pip install 'vqaudit[EXTRA]'`` extra the module needs, or None.
+        free_text: replies in free text (may be a judge or a perturbed model).
+        by_id: answers by request id; identical inputs are never merged into one call.
+    """
+
+    name: str
+    module: str
+    forms: tuple[str, ...]
+    extra: str | None = None
+    free_text: bool = True
+    by_id: bool = False
+
+
+BACKENDS: dict[str, BackendKind] = {
+    row.name: row
+    for row in (
+        BackendKind("reference", "vqaudit.backends.reference",
+                    ("reference:always-answer", "reference:always-abstain", "reference:gold"), free_text=False),
+        BackendKind("openai", "vqaudit.backends.openai",
+                    ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",)),
+        BackendKind("replay", "vqaudit.backends.replay",
+                    ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
+    )
+}
+
+
+def register_backend(kind: BackendKind) -> None:
+    """Add (or replace) one row of the backend table, e.g. from a plugin or a test.
+
+    Raises:
+        VqauditError: the name is empty or contains ``:``.
+    """
+    if not kind.name or ":" in kind.name:
+        raise VqauditError(f"backend kind {kind.name!r}: a name is nonempty and has no ':'")
+    BACKENDS[kind.name] = kind
+
+
+def valid_specs() -> tuple[str, ...]:
+    """Every valid spec form of every registered backend, in table order."""
+    return tuple(form for row in BACKENDS.values() for form in row.forms)
+
+
+def bad_spec(spec: str, why: str) -> VqauditError:
+    """The error for a malformed spec: ``why``, then every valid form."""
+    forms = "\n  ".join(valid_specs())
+    return VqauditError(f"model spec {spec!r}: {why}. Valid forms:\n  {forms}")
+
+
+def backend_kind(spec: str) -> BackendKind:
+    """The table row a spec names.
+
+    Raises:
+        VqauditError: the spec is not ``KIND:TARGET`` or names no registered kind (the message lists the forms).
+    """
+    kind, sep, target = spec.partition(":")
+    if not sep or not target.strip():
+        raise bad_spec(spec, "expected KIND:VALUE")
+    row = BACKENDS.get(kind)
+    if row is None:
+        raise bad_spec(spec, f"unknown backend kind {kind!r}")
+    return row
+
+
+def load_backend(spec: str, options: ModelOptions | None = None) -> Backend:
+    """Build the backend a model spec names, importing its module (and its heavy dependency) only now.
+
+    Args:
+        spec: ``KIND:TARGET`` (see :data:`BACKENDS` for the kinds).
+        options: generic model options and ``--model-arg`` pairs (default: :class:`ModelOptions` defaults).
+
+    Returns:
+        A Backend whose ``spec`` is ``spec``.
+
+    Raises:
+        VqauditError: a malformed or unknown spec (the message lists the valid forms), a missing optional extra
+            (the message names ``pip install 'vqaudit[EXTRA]'``), or the backend's own refusal (a bad target, an
+            unreadable replay file, an unknown ``--model-arg``).
+    """
+    row = backend_kind(spec)
+    target = spec.partition(":")[2]
+    try:
+        module = importlib.import_module(row.module)
+    except ModuleNotFoundError as exc:
+        if row.extra is None or (exc.name or "").startswith("vqaudit"):
+            raise
+        raise VqauditError(f"model spec {spec!r}: the {row.name!r} backend needs the [{row.extra}] extra "
+                           f"(missing module {exc.name!r}): pip install 'vqaudit[{row.extra}]'") from None
+    load = cast(Callable[[str, str, ModelOptions], Backend], module.load)
+    return load(spec, target, options if options is not None else ModelOptions())
+
+
+def require_free_text_model(spec: str, role: str) -> None:
+    """Refuse a backend that cannot reply in free text where such a model is needed (a judge, ``perturb``).
+
+    The reference policies (``reference:*``) answer the benchmark views' own reply contracts (the answerability
+    JSON, a UPD letter); as a judge, or as the model re-asked under prompt perturbations, their replies would be
+    scored as if they were answers, and every number would be meaningless.
+
+    Args:
+        spec: the model spec given for the role.
+        role: what the model is for, as the user knows it (e.g. ``"--judge"``, ``"--model"``).
+
+    Raises:
+        VqauditError: ``spec`` names a backend whose ``free_text`` is False.
+    """
+    row = BACKENDS.get(spec.partition(":")[0])  # unknown kinds fail where the backend is loaded
+    if row is not None and not row.free_text:
+        raise VqauditError(f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
+                           "free text, so it cannot play this role; use openai:MODEL@URL or replay:FILE")

@@ -1,0 +1,85 @@
+"""The replay backend: replies saved in a JSONL file, answered by request id (``replay:FILE``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.errors import VqauditError
+
+
+@dataclass(frozen=True)
+class ReplayBackend:
+    """Replies read from a JSONL file of saved responses, looked up by view id."""
+
+    spec: str
+    replies: Mapping[str, str | None]
+
+    @property
+    def identity(self) -> str:
+        """The spec (the file's path as given)."""
+        return self.spec
+
+    @classmethod
+    def from_file(cls, spec: str, path: Path) -> ReplayBackend:
+        """Read a replay file: one JSON object per line with ``view_id`` (string) and ``text`` (string or null).
+
+        Other keys are ignored, so a JSONL of exported Response records replays as is. A null ``text`` (a
+        recorded error) makes that view fail.
+
+        Raises:
+            VqauditError: the file is missing, a line is not a JSON object, a field has the wrong type, or a
+                view id appears twice; the message names the file, the 1-based row and the field.
+        """
+        if not path.is_file():
+            raise VqauditError(f"{path}: replay file not found")
+        replies: dict[str, str | None] = {}
+        with path.open(encoding="utf-8") as handle:
+            for row, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
+                if not isinstance(record, dict):
+                    raise VqauditError(f"{path}: row {row}: expected a JSON object")
+                view_id, text = record.get("view_id"), record.get("text")
+                if not isinstance(view_id, str):
+                    raise VqauditError(f"{path}: row {row}, field 'view_id': expected a string")
+                if text is not None and not isinstance(text, str):
+                    raise VqauditError(f"{path}: row {row}, field 'text': expected a string or null")
+                if view_id in replies:
+                    raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
+                replies[view_id] = text
+        return cls(spec=spec, replies=replies)
+
+    async def complete(self, request: Request) -> str:
+        """Return the saved reply of ``request.request_id``.
+
+        Raises:
+            BackendCallError: the file has no row for the view, or its row has no text.
+        """
+        view_id = request.request_id
+        if view_id not in self.replies:
+            raise BackendCallError(f"replay file has no reply for view {view_id!r}")
+        text = self.replies[view_id]
+        if text is None:
+            raise BackendCallError(f"replay file records no reply text for view {view_id!r}")
+        return text
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def load(spec: str, target: str, options: ModelOptions) -> ReplayBackend:
+    """Build ``replay:FILE`` (the backend table's loader; no options apply).
+
+    Raises:
+        VqauditError: the file cannot be read (see :meth:`ReplayBackend.from_file`), or any ``--model-arg``.
+    """
+    options.refuse_unknown_args(spec, ())
+    return ReplayBackend.from_file(spec, Path(target))

@@ -1,0 +1,71 @@
+"""The ``vqaudit`` command line: one module per command group, commands listed in pipeline order.
+
+``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``score``, ``report``, ``eval``
+(:mod:`vqaudit.cli.pipeline`), then the audits (:mod:`vqaudit.cli.audits`, :mod:`vqaudit.cli.shortanswer`) and
+``export-tuning`` (:mod:`vqaudit.cli.upd`). Shared option types are in :mod:`vqaudit.cli.options`. A
+:class:`~vqaudit.errors.VqauditError` is printed as one line without a traceback and the command exits with
+status 2. Nothing else in vqaudit imports this package.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+
+import typer
+from typer.core import TyperGroup
+
+from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
+from vqaudit.cli.build import build_app
+from vqaudit.cli.options import error
+from vqaudit.cli.pipeline import eval_cmd, report, run, score, verify
+from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
+from vqaudit.cli.upd import export_tuning_cmd
+from vqaudit.errors import VqauditError
+
+
+class _InOrder(TyperGroup):
+    """Lists commands in the order they were registered (the pipeline's), not alphabetically."""
+
+    def list_commands(self, ctx: object) -> list[str]:
+        names = list(self.commands)  # typer adds sub-apps (build) after the commands: build leads the pipeline
+        return sorted(names, key=lambda name: name != "build")
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder,
+                  help="Audit answerability of vision-language models.")
+app.add_typer(build_app, name="build")
+app.command("verify")(verify)
+app.command("run")(run)
+app.command("score")(score)
+app.command("report")(report)
+app.command("eval")(eval_cmd)
+app.command("audit-checker")(audit_checker_cmd)
+app.command("audit-certifier")(audit_certifier_cmd)
+app.command("audit")(audit_cmd)
+app.command("perturb")(perturb_cmd)
+app.command("audit-summary")(audit_summary_cmd)
+app.command("export-tuning")(export_tuning_cmd)
+
+
+def main() -> None:
+    """Console entry point: run the app; print a user error as one line (exit 2), never a traceback.
+
+    Exit codes: 0 success; 1 a check failed (verify, audit-checker, audit-certifier) or a run ended with views
+    whose reply is a recorded error; 2 a user error (bad input file, row or field, bad option, bad model spec);
+    130 interrupted (rerun the same command to resume).
+    """
+    try:
+        code = app(standalone_mode=False)
+    except VqauditError as exc:
+        error(str(exc))
+        sys.exit(2)
+    except typer.TyperException as exc:  # usage errors: bad option, missing argument, ...
+        error(exc.format_message())
+        sys.exit(exc.exit_code)
+    except (OSError, sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # file-system and storage problems
+        error(f"{type(exc).__name__}: {exc}")
+        sys.exit(2)
+    if code == 130:
+        error("interrupted; rerun the same command to resume")
+    sys.exit(code if isinstance(code, int) else 0)

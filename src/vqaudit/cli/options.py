@@ -1,0 +1,121 @@
+"""Option types and helpers every command group shares: one meaning per option name.
+
+Model options are generic: ``--model-arg KEY=VALUE`` (repeatable) reaches the backend as it is (each backend
+refuses keys it does not take), as inspect_ai's ``-M`` and lm-eval's ``--model_args`` do; ``--api-key-env``,
+``--timeout`` and ``--max-retries`` apply to every backend they make sense for. Commands with both a model and a
+judge give the judge its own ``--judge-arg``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vqaudit.backends import ModelOptions, parse_model_args
+from vqaudit.errors import VqauditError
+
+console = Console(stderr=True, soft_wrap=True)
+
+Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
+ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
+ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend option KEY=VALUE for the model "
+                                                                       "(repeatable), e.g. device=cpu.")]
+JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge "
+                                                                       "(repeatable).")]
+Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds one call attempt may take.")]
+MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
+Draws = Annotated[int, typer.Option(min=1, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000).")]
+BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
+Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
+
+
+class PhotoInput(StrEnum):
+    """``build photos --input``: which annotation layout the photos come with."""
+
+    coco = "coco"
+    gqa = "gqa"
+
+
+class MaskKind(StrEnum):
+    """``build photos --mask``: how the evidence region is removed."""
+
+    fill = "fill"
+    blur = "blur"
+    inpaint = "inpaint"
+
+
+class PredictionFormat(StrEnum):
+    """``--format`` of a prediction file."""
+
+    auto = "auto"
+    generic = "generic"
+    vlmevalkit = "vlmevalkit"
+    lmms_eval = "lmms-eval"
+
+
+class JoinOn(StrEnum):
+    """``--join-on``: how predictions are matched to gold."""
+
+    id = "id"
+    question = "question"
+    image_question = "image-question"
+
+
+def _names_enum(name: str, values: tuple[str, ...]) -> type[StrEnum]:
+    enum: type[StrEnum] = StrEnum(name, {v.replace("-", "_"): v for v in values})  # type: ignore[misc]
+    return enum
+
+
+def _benchmark_names() -> tuple[str, ...]:
+    from vqaudit.shortanswer.benchmarks import BENCHMARKS
+
+    return tuple(BENCHMARKS)
+
+
+def _metric_names() -> tuple[str, ...]:
+    from vqaudit.shortanswer.benchmarks import METRICS
+
+    return tuple(METRICS)
+
+
+BenchmarkName = _names_enum("BenchmarkName", _benchmark_names())
+"""``--benchmark`` of the short-answer commands: a row of :data:`vqaudit.shortanswer.benchmarks.BENCHMARKS`."""
+MetricName = _names_enum("MetricName", _metric_names())
+"""``--metric``: an official short-answer metric of :data:`vqaudit.shortanswer.benchmarks.METRICS`."""
+
+
+def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,
+                  max_retries: int = 5, args: list[str] | None = None) -> ModelOptions:
+    """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
+
+    Raises:
+        VqauditError: a ``--model-arg`` without ``=``, or an explicitly named ``--api-key-env`` that is unset.
+    """
+    check_key_env(api_key_env)
+    return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
+                        args=parse_model_args(args or []))
+
+
+def check_key_env(name: str) -> None:
+    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
+    if name != "OPENAI_API_KEY" and not os.environ.get(name):
+        raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
+
+
+def progress(total: int, label: str) -> Progress:
+    """A progress bar on stderr (disabled when stderr is not a terminal)."""
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                   disable=not sys.stderr.isatty())
+    bar.add_task(label, total=total)
+    return bar
+
+
+def error(message: str) -> None:
+    """Print one plain error line (no markup, no traceback) on stderr."""
+    typer.echo(f"error: {message}", err=True)

@@ -1,0 +1,245 @@
+"""The pipeline commands: ``verify``, ``run``, ``score``, ``report`` and ``eval`` (build + run + score + report).
+
+Every stage reads and writes folders, so any stage can be rerun alone. Sources are looked up in the source
+table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vqaudit.backends.registry`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vqaudit.cli.build import build_source
+from vqaudit.cli.options import (
+    ApiKeyEnv,
+    BootSeed,
+    Concurrency,
+    Draws,
+    JudgeArg,
+    MaxRetries,
+    ModelArg,
+    Timeout,
+    console,
+    error,
+    model_options,
+)
+from vqaudit.errors import VqauditError
+
+DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")
+
+
+def verify(
+    bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
+    workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+) -> None:
+    """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
+    from vqaudit.verify import count_checked, verify_benchmark
+
+    faults = verify_benchmark(bench, workers=workers)
+    if faults:
+        for view_id, problem in faults:
+            typer.echo(f"FAIL {view_id}: {problem}")
+        raise typer.Exit(1)
+    counts = ", ".join(f"{n} {what}" for what, n in count_checked(bench).items())
+    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}")
+
+
+def run(
+    bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
+    model: Annotated[str, typer.Option(help="Model spec, e.g. reference:gold or openai:NAME@http://HOST:PORT/v1.")],
+    out: Annotated[Path, typer.Option(help="Run folder (rerunning into it resumes).")],
+    concurrency: Concurrency = 8,
+    retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    model_arg: ModelArg = None,
+    timeout: Timeout = 120.0,
+    max_retries: MaxRetries = 5,
+) -> None:
+    """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
+    from vqaudit.run import run_benchmark
+
+    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                            max_retries=max_retries, args=model_arg)
+    summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
+                            progress=sys.stderr.isatty(), options=options)
+    console.print(f"{summary.n_views} views: {summary.n_cached} already cached, {summary.n_asked} requests sent "
+                  f"(views with identical inputs share one request), {summary.n_errors} with a recorded error; "
+                  f"run folder {out}")
+    if summary.n_errors:
+        error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
+              "--retry-errors (scoring would count them as invalid)")
+        raise typer.Exit(1)
+
+
+def score(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
+    = None,
+    judge_arg: JudgeArg = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    bench: Annotated[Path | None, typer.Option(help="The run's benchmark folder, if it is not where run.json "
+                                                    "says (checked by its manifest hash).")] = None,
+    draws: Draws = 10_000,
+    bootstrap_seed: BootSeed = 0,
+) -> None:
+    """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
+    from vqaudit.score import JUDGE_CONCURRENCY, score_run
+
+    options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
+    metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
+                        seed=bootstrap_seed)
+    _print_metrics(metrics)
+    console.print(f"metrics written to {run_dir / 'metrics.json'}")
+
+
+def _print_metrics(metrics: dict[str, Any]) -> None:
+    for source, m in metrics.items():
+        if "Jk" not in m:  # a multiple-choice source: its tables are in metrics.json
+            console.print(f"{source}: see metrics.json (Standard, UPD and Dual accuracy per setting and ability)")
+            continue
+        console.print(f"{source}: Jk={m['Jk']:.3f} Bk={m['Bk']:.3f} Ebal={m['Ebal']:.3f} "
+                      f"invalid={m['invalid_rate']:.3f} ({m['n_groups']} groups)")
+
+
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
+    out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
+) -> None:
+    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk (or UPD radar charts) with intervals."""
+    for label, path in write_reports(runs, out or runs[0] / "report"):
+        typer.echo(f"{label}: {path}")
+
+
+def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
+    """Write one report per report kind of the runs' sources (the ``report`` hook of each source's row).
+
+    Runs are grouped by the report hook their sources use (the answerability sources share one comparison
+    report; UPD runs get Table 1 and radar charts under ``target/upd``). Returns ``(label, path)`` pairs.
+
+    Raises:
+        VqauditError: a run folder without ``run.json`` or not scored yet.
+    """
+    from vqaudit.store import RunFolder
+    from vqaudit.suites.registry import get_source
+
+    by_subdir: dict[str, list[Path]] = {}
+    for run_dir in runs:
+        folder = RunFolder(run_dir)
+        if not folder.metrics.is_file():
+            raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
+        for name in folder.read_info().sources or _sources_of_metrics(folder.metrics):
+            dirs = by_subdir.setdefault(get_source(name).report_subdir, [])
+            if run_dir not in dirs:
+                dirs.append(run_dir)
+    written: list[tuple[str, Path]] = []
+    for subdir in sorted(by_subdir, reverse=True):  # named subfolders (UPD) first, as the report always did
+        dirs = by_subdir[subdir]
+        row = get_source(_first_source(dirs[0]))
+        label = "UPD report" if subdir else "report"
+        written.append((label, row.module().report(dirs, target / subdir if subdir else target)))
+    return written
+
+
+def _sources_of_metrics(path: Path) -> list[str]:
+    """Runs made before run.json recorded its sources: the sources of metrics.json (its top-level keys)."""
+    from vqaudit.store import read_json
+
+    data = read_json(path)
+    return sorted(data) if isinstance(data, dict) else []
+
+
+def _first_source(run_dir: Path) -> str:
+    from vqaudit.store import RunFolder
+
+    folder = RunFolder(run_dir)
+    return (folder.read_info().sources or _sources_of_metrics(folder.metrics))[0]
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
+
+
+def run_folder_names(specs: list[str]) -> list[str]:
+    """Readable, distinct run-folder names for model specs (a short hash is added where two names would clash)."""
+    slugs = [_slug(s) for s in specs]
+    return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
+            for slug, spec in zip(slugs, specs, strict=True)]
+
+
+def _check_reused_bench(bench_dir: Path, source: str, groups: int | None, seed: int | None) -> None:
+    """Refuse to silently reuse an existing benchmark that does not match what the options ask for."""
+    from vqaudit.store import BenchmarkFolder
+
+    manifest = BenchmarkFolder(bench_dir).read_manifest()
+    if manifest.source != source:
+        raise VqauditError(f"{bench_dir}: holds a {manifest.source!r} benchmark, not {source!r}")
+    other_groups = groups is not None and manifest.n_groups != groups
+    if other_groups or (seed is not None and manifest.seed != seed):
+        raise VqauditError(f"{bench_dir}: already holds a benchmark with {manifest.n_groups} groups and seed "
+                           f"{manifest.seed}; choose another --out to build a different one")
+
+
+def eval_cmd(
+    source: Annotated[str, typer.Argument(help="What to evaluate: a source of the source table (charts, scenes, "
+                                               "photos, upd).")] = "charts",
+    out: Annotated[Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")]
+    = None,
+    model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several.")] = None,
+    bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
+    groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
+                                                        "(default: 60 charts, 12 scenes, 40 photos).")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
+    concurrency: Concurrency = 8,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    model_arg: ModelArg = None,
+    timeout: Timeout = 120.0,
+    max_retries: MaxRetries = 5,
+    judge: Annotated[str | None, typer.Option(help="Judge model spec for multiple-choice replies the matcher "
+                                                   "cannot decide (upd).")] = None,
+    judge_arg: JudgeArg = None,
+    max_items: Annotated[int | None, typer.Option(min=1, help="upd: bundled input rows to use (default 80).")]
+    = None,
+    draws: Draws = 10_000,
+) -> None:
+    """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command."""
+    from vqaudit.backends import load_backend, require_free_text_model
+    from vqaudit.run import run_benchmark
+    from vqaudit.score import JUDGE_CONCURRENCY, score_run
+    from vqaudit.suites.registry import get_source
+
+    row = get_source(source)
+    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                            max_retries=max_retries, args=model_arg)
+    judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
+    specs = model or list(DEFAULT_MODELS)
+    if judge is not None:  # bad specs fail here, before anything is built or run
+        load_backend(judge, judge_options)
+        require_free_text_model(judge, "--judge")
+    for spec in specs:
+        load_backend(spec, options)
+    out = out or Path("runs") / source
+    bench_dir = bench or out / "bench"
+    build_options = row.eval_options(groups=groups, seed=seed, max_items=max_items)
+    if (bench_dir / "manifest.json").is_file():
+        _check_reused_bench(bench_dir, source, build_options.get("groups") if bench is None else None,
+                            build_options.get("seed") if bench is None else None)
+    elif bench is None:
+        build_source(source, bench_dir, build_options, workers=workers)
+    else:
+        raise VqauditError(f"{bench}: benchmark folder not found (no manifest.json)")
+    run_dirs = []
+    for spec, name in zip(specs, run_folder_names(specs), strict=True):
+        run_dir = out / "runs" / name
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
+                      options=options)
+        score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
+        run_dirs.append(run_dir)
+    path = row.module().report(run_dirs, out / "report")
+    typer.echo(path.read_text(encoding="utf-8").split("## Failure")[0].rstrip())
+    typer.echo(f"\nreport: {path}")

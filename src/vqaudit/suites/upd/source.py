@@ -1,0 +1,81 @@
+"""The upd row of the source table: MM-UPD build options and builder, the UPD prompt, choice scoring, metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from vqaudit.schema import Group, Outcome, Response, View
+from vqaudit.suites.registry import ScoreContext
+
+DEFAULT_EVAL_ITEMS = 80
+"""Rows of the bundled data ``vqaudit eval upd`` uses: the 20 MMBench samples and the first 60 easy-VQA items."""
+
+
+class Options(BaseModel):
+    """Build options of an MM-UPD benchmark (``vqaudit build upd``)."""
+
+    seed: int = Field(default=0, ge=0, description="Seed of the IASD/IVQD pairings; same seed, same bytes.")
+    tsv: Path | None = Field(default=None, description="MMBench-layout TSV (default: the bundled real data).")
+    variant: str = Field(default="all", description="aad, iasd, ivqd, a comma list, or all.")
+    setting: str = Field(default="all", description="base, option, instruction, original, a comma list, or all.")
+    max_items: int | None = Field(default=None, ge=1, description="Use only the first N input rows.")
+
+
+def build(out: Path, options: Options, *, workers: int = 1,
+          on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Build the benchmark (:func:`vqaudit.suites.upd.build.build_upd`); return its manifest."""
+    from vqaudit.suites.upd.build import build_upd
+
+    return build_upd(out, tsv=options.tsv, variant=options.variant, setting=options.setting, seed=options.seed,
+                     max_items=options.max_items)
+
+
+def prompt(view: View) -> tuple[str, str]:
+    """``(prompt_id, text)`` of the view's setting (:func:`vqaudit.prompts.upd.upd_prompt`)."""
+    from vqaudit.prompts.upd import upd_prompt
+
+    return upd_prompt(view)
+
+
+def score(views: Sequence[View], responses: Mapping[str, Response], ctx: ScoreContext) -> list[Outcome]:
+    """Strict choice matcher, then the judge for undecided replies (:func:`vqaudit.scoring.upd.score_upd_views`)."""
+    from vqaudit.scoring.upd import score_upd_views
+
+    return score_upd_views(list(views), responses, run_dir=ctx.run_dir, judge=ctx.judge,
+                           judge_backend=ctx.judge_backend, concurrency=ctx.judge_concurrency)
+
+
+def metrics(outcomes: Sequence[Outcome], views: Sequence[View], groups: Sequence[Group], *, n_draws: int,
+            seed: int) -> dict[str, Any]:
+    """Standard, UPD and Dual accuracy per (variant, setting) and ability (:func:`vqaudit.metrics.upd.upd_metrics`)."""
+    from vqaudit.metrics.upd import upd_metrics
+
+    return upd_metrics(list(outcomes), list(views), n_draws=n_draws, seed=seed)
+
+
+def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Mapping[str, Any], *, n_draws: int,
+                seed: int) -> dict[str, Any] | None:
+    """None: the UPD tables are all in ``metrics.json``."""
+    return None
+
+
+def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
+           workers: int) -> list[tuple[str, str]]:
+    """UPD labels follow from the source rows; ``verify`` checks their hashes only."""
+    return []
+
+
+def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
+    """Nothing beyond the hashes: ``{}``."""
+    return {}
+
+
+def report(run_dirs: list[Path], out_dir: Path) -> Path:
+    """Table 1 and the radar charts (:func:`vqaudit.report.upd.write_upd_report`); returns the Markdown path."""
+    from vqaudit.report.upd import write_upd_report
+
+    return write_upd_report(run_dirs, out_dir)
