@@ -45,6 +45,7 @@ def audit_json(result: AuditResult) -> dict[str, Any]:
     return {"report": result_to_json(result), "rows": [json_ready(dataclasses.asdict(r)) for r in result.rows]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_audit_results_are_unchanged(case: str) -> None:
     name, benchmark, options = CASES[case]

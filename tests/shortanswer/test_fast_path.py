@@ -163,6 +163,7 @@ def _reference_process_digit_article(text: str) -> str:
     return " ".join(CONTRACTIONS.get(w, w) for w in words)
 
 
+@pytest.mark.slow
 def test_normalizers_equal_the_scripts_loops(strings: list[str]) -> None:
     for s in strings:
         assert process_punctuation(s) == _reference_process_punctuation(s)
