@@ -1,4 +1,5 @@
 # Two quick-start targets (see README): `make demo` runs the main job, `make test` runs the test suite.
+# `make test-fast` skips the tests marked slow. The suite runs on both cores (pytest-xdist, -n 2).
 # Both create .venv with Python 3.11+ and install vqaudit with its dev extras on first use.
 PYTHON ?= python3
 VENV := .venv
@@ -11,14 +12,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: demo test lint
+.PHONY: demo test test-fast lint
 demo: $(STAMP)
 	$(BIN)/vqaudit eval --out runs/demo
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

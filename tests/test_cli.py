@@ -98,6 +98,7 @@ def test_score_refuses_an_incomplete_run(chart_bench: Path, tmp_path: Path) -> N
     assert vqaudit("score", str(run)).returncode == 0
 
 
+@pytest.mark.slow
 def test_eval_scenes_end_to_end(tmp_path: Path) -> None:
     done = vqaudit("eval", "scenes", "--groups", "3", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -111,6 +112,7 @@ def test_eval_scenes_end_to_end(tmp_path: Path) -> None:
     assert vqaudit("verify", str(tmp_path / "bench")).returncode == 0
 
 
+@pytest.mark.slow
 def test_eval_photos_end_to_end_with_residual_cue_strata(tmp_path: Path) -> None:
     done = vqaudit("eval", "photos", "--groups", "6", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -149,6 +151,7 @@ def test_verify_exits_1_and_names_the_fault(chart_bench: Path, tmp_path: Path) -
     assert "does not match its hash in manifest.json" in done.stdout  # the manifest records every file's hash
 
 
+@pytest.mark.slow
 def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     assert vqaudit("build", "charts", "--groups", "2", "--seed", "0", "--out", str(bench)).returncode == 0

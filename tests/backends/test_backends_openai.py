@@ -179,11 +179,16 @@ def test_repr_hides_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_connections_are_bounded_by_concurrency(
     fake_server: Any, make_bench: Callable[..., Path], concurrency: int, n_clients: int
 ) -> None:
-    fake_server.delay_s = 0.2
+    # No timing margin: the server holds the first requests until `concurrency` of them are in flight together
+    # (at most 10 s), so the peak is exactly the bound on any load; the client's 30 s timeout never fires, so
+    # every request reaches the server once (no retry). A client that opened fewer connections would leave the
+    # peak below the bound (after the 10 s hold), one that opened more would push it above.
+    fake_server.hold_until(concurrency, max_s=10.0)
+    fake_server.delay_s = 0.05  # keeps later requests overlapping too
     n_requests = 2 * concurrency + 3
     bench = load_benchmark(make_bench(1, 1))
     image = bench.image_path(bench.views[0]).read_bytes()
-    backend = _backend(fake_server, concurrency=concurrency)
+    backend = _backend(fake_server, timeout_s=30.0, concurrency=concurrency)
     assert isinstance(backend, OpenAIBackend)
     requests = [
         Request(bench.views[0].view_id, "p", f"q{i}", image, "image/png", GenerationParams()) for i in range(n_requests)

@@ -15,6 +15,7 @@ from vqaudit.shortanswer.benchmarks import get_benchmark, mocr_containment, offi
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 
 
+@pytest.mark.slow
 def test_memoized_vqa_scorers_equal_the_official_function_bit_for_bit() -> None:
     with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]

@@ -77,6 +77,7 @@ def test_chartqa_vlmevalkit_sheet_42_88_and_74_56() -> None:
     assert result.canonical_scores["Overall"] < result.scores["Overall"]
 
 
+@pytest.mark.slow
 def test_docvqa_mplug_owl_containment_and_anls() -> None:
     published = json.loads((FIXTURES / "mocr_result.json").read_text())["docVQA"]
     result = run_audit(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz", "docvqa", metric="containment")

@@ -145,6 +145,7 @@ def test_checker_rejects_tampered_certificates(chart_bench: Path) -> None:
     assert any("differs from the saved image" in p for p in verify_certificate(cert, png_bytes(pixels)))
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_output_for_any_worker_count(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     build_charts(a, 6, 3, workers=1)

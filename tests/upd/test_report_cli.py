@@ -36,6 +36,7 @@ def _metrics(run_dir: Path) -> dict[str, Any]:
     return dict(json.loads((run_dir / "metrics.json").read_text())["upd"])
 
 
+@pytest.mark.slow
 def test_report_has_table_1_layout_and_radar_charts(small_views: list[View], tmp_path: Path) -> None:
     runs = [_fake_run(tmp_path, p, small_views) for p in ("always-abstain", "gold")]
     write_json(runs[1] / "metrics.json", {"upd": {**_metrics(runs[1]), "configs": {
@@ -91,6 +92,7 @@ def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
     # Issue 4 item 8: the bundled real data runs end to end with reference policies (build, run, score, report);
     # always-abstain: Standard 0 / Dual 0; gold (oracle): 100 everywhere.

@@ -194,6 +194,7 @@ def test_random_real_worlds_agree() -> None:
         checked += 1
 
 
+@pytest.mark.slow
 def test_small_audit_agrees_and_shortcuts_fail() -> None:
     names = ["max(S)", "argmax(S)", "compare(c1, c2)", "difference(max(S), min(S))", "count_above(S, mean(S))"]
     result = run_audit("0:2:1", n_trees=6, program_names=names)

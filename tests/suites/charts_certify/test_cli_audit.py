@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -18,6 +19,7 @@ def _app() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 def test_audit_command_writes_json_and_markdown(tmp_path: Path) -> None:
     out = tmp_path / "audit.json"
     result = CliRunner().invoke(_app(), ["audit-certifier", "--grid", "0:1:1", "--no-recursive", "--out", str(out)])

@@ -86,6 +86,7 @@ def test_masked_pixels_are_grey_and_the_rest_is_the_original(bundled: Any) -> No
             assert (pixels[inside] == FILL_RGB).all() and np.array_equal(pixels[~inside], original[~inside])
 
 
+@pytest.mark.slow
 def test_real_coco_photos_with_inpainting(tmp_path: Path) -> None:
     manifest = build_photos(tmp_path / "b", 3, 1, images_dir=FIX / "coco" / "images",
                             annotations=FIX / "coco" / "instances_subset.json", mask="inpaint")

@@ -133,6 +133,7 @@ def test_bad_arguments_and_a_non_empty_folder_are_refused(tmp_path: Path) -> Non
         build_scenes(tmp_path / "full", 1, 1)
 
 
+@pytest.mark.slow
 def test_without_determined_views_the_builder_redraws_until_m_obliges_abstention() -> None:
     # group 11 of seed 0 ("Are there fewer large purple shiny objects than matte objects?") is a determined
     # masked view in the seed-0 build of docs/scenes.md: hiding a small referent leaves the answer determined

@@ -55,6 +55,7 @@ def test_a_large_referent_is_never_occluded(scene: Scene) -> None:
     assert occlude(_color_of("large", "metal", "sphere"), scene, fit_camera(scene), np.random.default_rng(0)) is None
 
 
+@pytest.mark.slow
 def test_m_hides_the_small_cube_and_a_recoloured_completion_is_a_pixel_identical_witness(scene: Scene) -> None:
     prog = _color_of("small", "metal", "cube")  # the small gray metal cube (object 4)
     cam = fit_camera(scene)

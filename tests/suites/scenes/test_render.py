@@ -66,6 +66,7 @@ def test_rays_hit_the_three_shapes_where_a_hand_computation_says() -> None:
     assert np.isfinite(intersect(cube, side, d)[0][0])
 
 
+@pytest.mark.slow
 def test_every_object_of_the_48_rendered_scenes_has_at_least_200_visible_pixels() -> None:
     # CLEVR rejects layouts where an object has fewer than 200 visible pixels (--min_pixels_per_object 200)
     scenes = load_scenes("train")
