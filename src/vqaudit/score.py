@@ -123,4 +123,4 @@ def load_outcomes(run_dir: Path) -> list[Outcome]:
     path = run_dir / "outcomes.jsonl"
     if not path.is_file():
         raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
-    return read_jsonl(path, Outcome)
+    return read_jsonl(path, Outcome, surrogates=True)

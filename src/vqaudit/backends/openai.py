@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from vqaudit.backends.base import BackendCallError, Request
+from vqaudit.textsafe import decode_lenient, encode_utf8, escape_surrogates
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -36,10 +37,14 @@ class _MalformedBody(Exception):
 
 
 def _extract_text(body: bytes) -> str:
-    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts)."""
+    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts).
+
+    The body is decoded with :func:`vqaudit.textsafe.decode_lenient`: a raw lone surrogate (``ED A0 80``) or
+    other bytes that are not UTF-8 are kept (as lone surrogates), not refused.
+    """
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(decode_lenient(body))
+    except (ValueError, RecursionError):
         raise _MalformedBody("body is not JSON") from None
     try:
         content = data["choices"][0]["message"]["content"]
@@ -150,12 +155,13 @@ class OpenAIBackend:
         With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
         part. Text-only (``request.image`` None): one user message whose content is the prompt string.
         """
-        content: str | list[dict[str, Any]] = request.prompt
+        prompt = escape_surrogates(request.prompt)  # a judge prompt quoting a reply: show a lone surrogate escaped
+        content: str | list[dict[str, Any]] = prompt
         if request.image is not None:
             data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
             content = [
                 {"type": "image_url", "image_url": {"url": data_url}},
-                {"type": "text", "text": request.prompt},
+                {"type": "text", "text": prompt},
             ]
         return {
             "model": self.model,
@@ -189,7 +195,7 @@ class OpenAIBackend:
             BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
                 4xx (``fatal`` for 401, 403, 404). The message never contains the API key.
         """
-        content = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
+        content = encode_utf8(json.dumps(self.body(request), ensure_ascii=False))
         last = ""
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
