@@ -34,9 +34,10 @@ from vqaudit.backends import (
 )
 from vqaudit.backends.calls import ask_all, call_once
 from vqaudit.errors import VqauditError
+from vqaudit.folder_lock import folder_lock
 from vqaudit.prompts import prompt_for
 from vqaudit.schema import Response, View
-from vqaudit.store import load_benchmark, manifest_problems, read_json, sha256_file, write_json
+from vqaudit.store import Benchmark, load_benchmark, manifest_problems, read_json, sha256_file, write_json
 
 RESPONSES_FILE = "responses.sqlite"
 RUN_FILE = "run.json"
@@ -143,7 +144,8 @@ def run_benchmark(
 
     Raises:
         VqauditError: a bad benchmark folder or model spec, ``out_dir`` holding a run of another model or
-            benchmark, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
+            benchmark, ``out_dir`` being written by another run (its lock is held: ``vqaudit.folder_lock``), or
+            ``out_dir`` not a folder, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
     """
     return asyncio.run(
         run_benchmark_async(
@@ -184,7 +186,15 @@ async def run_benchmark_async(
     manifest_sha256 = sha256_file(bench_root / "manifest.json")
     params = GenerationParams()
     backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
+    with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
+        return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
+                                 concurrency, retry_errors, progress)
+
+
+async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
+                      backend: Backend, params: GenerationParams, concurrency: int, retry_errors: bool,
+                      progress: bool) -> RunSummary:
     _check_previous_run(out_dir, model_spec, manifest_sha256)
     run_info: dict[str, Any] = {
         "model": model_spec,
