@@ -150,6 +150,8 @@ def load_backend(
     backoff_base_s: float = 1.0,
     backoff_max_s: float = 60.0,
     timeout_s: float = 120.0,
+    attempt_floor_s: float = 10.0,  # issue 18: see vqaudit.backends.deadlines
+    request_deadline_s: float = 900.0,
 ) -> Backend:
     """Build the backend a model spec string names.
 
@@ -164,6 +166,9 @@ def load_backend(
         backoff_base_s: ``openai``: first backoff wait in seconds; it doubles per retry, with jitter.
         backoff_max_s: ``openai``: cap of one backoff wait in seconds.
         timeout_s: ``openai``: connect/read/write timeout of one attempt in seconds.
+        attempt_floor_s: ``openai``: shortest adaptive limit of one attempt in seconds (a hung call is cut once
+            replies have shown how long they take; ``vqaudit.backends.deadlines``).
+        request_deadline_s: ``openai``: wall-clock seconds within which all attempts of one request end.
 
     Returns:
         A Backend whose ``spec`` is ``spec``.
@@ -203,6 +208,8 @@ def load_backend(
             backoff_base_s=backoff_base_s,
             backoff_max_s=backoff_max_s,
             timeout_s=timeout_s,
+            attempt_floor_s=attempt_floor_s,
+            request_deadline_s=request_deadline_s,
         )
     if kind in ("hf", "vllm"):
         raise VqauditError(
