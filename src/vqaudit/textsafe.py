@@ -6,13 +6,15 @@ cannot encode them, so SQLite, pydantic and ``str.encode`` refuse them. This mod
 
 - **bodies** are decoded by :func:`decode_lenient` (strict UTF-8, else UTF-8 with surrogates passed through,
   else ``surrogateescape``: every byte sequence becomes a string, and encoding it back gives the same bytes);
+  a high surrogate followed by a low one is the one character the pair encodes (CESU-8, as Java writes it),
+  as JSON decoders read ``"\ud83d\ude00"`` (:func:`join_pairs`), so a stored string never holds such a pair;
 - **SQLite** stores a string holding a surrogate as a BLOB of its ``surrogatepass`` UTF-8 bytes
   (:func:`to_storage` / :func:`from_storage`): the value reads back identical;
 - **files** (JSON, JSONL, text) show each lone surrogate as the six ASCII characters ``\udXXX``
   (:func:`escape_surrogates`). Inside a JSON string that is the JSON escape of the same code point, so JSON and
-  JSONL files read back identical (``json.loads``); in text files it is what a reader sees. One caveat: a high
-  surrogate followed by a low one (two code points in a Python string) reads back from JSON as the one
-  character the pair encodes, as every JSON parser decodes that pair.
+  JSONL files read back identical (``json.loads``); in text files it is what a reader sees. (A high surrogate
+  followed by a low one would read back as the character the pair encodes; :func:`join_pairs` has already
+  made it that character.)
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pydantic_core import PydanticSerializationError
 M = TypeVar("M", bound=BaseModel)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def has_surrogate(text: str) -> bool:
@@ -48,6 +51,17 @@ def escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def join_pairs(text: str) -> str:
+    """``text`` with each high surrogate that is followed by a low surrogate joined with it into one character.
+
+    Returns:
+        ``text`` itself when it holds no surrogate; lone surrogates are kept. Linear time.
+    """
+    if not has_surrogate(text):
+        return text
+    return _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
+
+
 def encode_utf8(text: str) -> bytes:
     r"""UTF-8 bytes of ``text``, surrogates written as ``\udXXX`` escapes (see :func:`escape_surrogates`)."""
     try:
@@ -65,15 +79,16 @@ def decode_lenient(data: bytes) -> str:
     Returns:
         The strict UTF-8 decoding when the bytes are UTF-8; else UTF-8 with encoded surrogates (``ED A0 80``)
         passed through as lone surrogates; else the ``surrogateescape`` decoding (each undecodable byte ``0xNN``
-        becomes U+DCNN). In every case ``result.encode("utf-8", "surrogatepass")`` or
-        ``result.encode("utf-8", "surrogateescape")`` gives ``data`` back.
+        becomes U+DCNN), never holding a surrogate pair (:func:`join_pairs`). ``data`` can be rebuilt from it:
+        ``encode("utf-8", "surrogateescape")`` in the last case; in the second, the same with each joined pair
+        written as its two 3-byte surrogates.
     """
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
     try:
-        return data.decode("utf-8", "surrogatepass")
+        return join_pairs(data.decode("utf-8", "surrogatepass"))
     except UnicodeDecodeError:
         return data.decode("utf-8", "surrogateescape")
 

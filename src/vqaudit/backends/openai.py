@@ -31,7 +31,7 @@ import httpx
 from vqaudit.backends.base import BackendCallError, Request
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
 from vqaudit.backends.redact import mask_secret
-from vqaudit.textsafe import decode_lenient, encode_utf8, escape_surrogates
+from vqaudit.textsafe import decode_lenient, encode_utf8, escape_surrogates, join_pairs
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -68,7 +68,7 @@ def _extract_text(body: bytes) -> str:
     if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
         texts = [p.get("text") for p in content]
         if all(isinstance(t, str) for t in texts):
-            return "".join(t for t in texts if isinstance(t, str))
+            return join_pairs("".join(t for t in texts if isinstance(t, str)))  # parts may split a pair
     raise _MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
 
 

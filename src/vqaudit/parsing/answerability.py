@@ -75,6 +75,8 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
     """
     candidates = [text.strip(), *fenced_blocks(text)]
     for candidate in candidates:
+        if not candidate.startswith("{"):  # only an object is wanted: skip the decode
+            continue
         try:
             obj = json.loads(candidate)
         except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
