@@ -24,11 +24,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
-from vqaudit.backends import GenerationParams, ModelOptions, Request, ResponseCache, load_backend
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, load_backend
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
+from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response, View
 from vqaudit.store import (
+    Benchmark,
     BenchmarkFolder,
     RunFolder,
     RunInfo,
@@ -129,7 +131,8 @@ def run_benchmark(
 
     Raises:
         VqauditError: a bad benchmark folder or model spec, ``out_dir`` holding a run of another model or
-            benchmark, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
+            benchmark, ``out_dir`` being written by another run (its lock is held: ``vqaudit.folder_lock``), or
+            ``out_dir`` not a folder, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
     """
     return asyncio.run(
         run_benchmark_async(
@@ -171,7 +174,15 @@ async def run_benchmark_async(
     params = GenerationParams()
     base = options if options is not None else ModelOptions()
     backend = load_backend(model_spec, dataclasses.replace(base, concurrency=concurrency))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
+    with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
+        return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
+                                 concurrency, retry_errors, progress)
+
+
+async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
+                      backend: Backend, params: GenerationParams, concurrency: int, retry_errors: bool,
+                      progress: bool) -> RunSummary:
     folder = RunFolder(out_dir)
     _check_previous_run(folder, model_spec, manifest_sha256)
     run_info = RunInfo(

@@ -85,4 +85,4 @@ def load_outcomes(run_dir: Path) -> list[Outcome]:
     path = RunFolder(run_dir).outcomes
     if not path.is_file():
         raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
-    return read_jsonl(path, Outcome)
+    return read_jsonl(path, Outcome, surrogates=True)

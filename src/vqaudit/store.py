@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
+from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # issue 18: lone surrogates
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -95,8 +96,8 @@ def staged_folder(out: Path) -> Iterator[Path]:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write UTF-8 ``text`` to ``path`` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    r"""Write UTF-8 ``text`` to ``path`` atomically; a lone surrogate is written as ``\udXXX`` (see textsafe)."""
+    atomic_write_bytes(path, encode_utf8(text))
 
 
 def json_ready(value: Any) -> Any:
@@ -130,12 +131,15 @@ def read_json(path: Path) -> Any:
 
 def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     """Write records, one compact JSON object per line, atomically."""
-    lines = [r.model_dump_json() for r in records]
+    lines = [model_json_line(r) for r in records]
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
-def read_jsonl(path: Path, model: type[M]) -> list[M]:
-    """Read a JSONL file of ``model`` records.
+def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[M]:
+    r"""Read a JSONL file of ``model`` records.
+
+    ``surrogates``: accept lone-surrogate escapes (``\ud800``), as in files this package wrote from model
+    replies (``outcomes.jsonl``); input files (views, groups) keep refusing them.
 
     Raises:
         VqauditError: naming the file, the 1-based row and the field of the first bad record.
@@ -148,7 +152,7 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
             if not line.strip():
                 continue
             try:
-                out.append(model.model_validate_json(line))
+                out.append(validate_json_line(model, line) if surrogates else model.model_validate_json(line))
             except ValidationError as exc:
                 err = exc.errors()[0]
                 field = ".".join(str(p) for p in err["loc"]) or "(record)"

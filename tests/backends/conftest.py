@@ -116,3 +116,34 @@ def fake_server(server_module: ModuleType) -> Iterator[object]:
 @pytest.fixture
 def read_rows() -> Callable[[Path], list[tuple[str, str | None, str | None]]]:
     return cache_rows
+
+
+# -- issue 18: a hostile server (tests/fixtures/hostile_server.py) ----------------------------------------------
+
+HOSTILE_PATH = SERVER_PATH.parent / "hostile_server.py"
+
+
+def load_hostile_module() -> ModuleType:
+    """The hostile server module, loaded by path (tests/ is not a package)."""
+    name = "hostile_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HOSTILE_PATH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture
+def hostile_module() -> ModuleType:
+    return load_hostile_module()
+
+
+@pytest.fixture
+def hostile(hostile_module: ModuleType) -> Iterator[object]:
+    server = hostile_module.HostileServer(timeout_sleep_s=1.0).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -79,6 +79,9 @@ class ModelOptions:
         backoff_base_s: first backoff wait in seconds; it doubles per retry, with jitter.
         backoff_max_s: cap of one backoff wait in seconds.
         timeout_s: timeout of one attempt in seconds.
+        attempt_floor_s: shortest adaptive limit of one attempt in seconds: a hung call is cut once replies have
+            shown how long they take (issue 18; :mod:`vqaudit.backends.deadlines`).
+        request_deadline_s: wall-clock seconds within which all attempts of one request end.
         args: backend-specific ``KEY=VALUE`` pairs (``--model-arg``), e.g. ``device=cpu`` for ``hf:``.
     """
 
@@ -88,6 +91,8 @@ class ModelOptions:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     timeout_s: float = 120.0
+    attempt_floor_s: float = 10.0
+    request_deadline_s: float = 900.0
     args: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from vqaudit.backends.base import GenerationParams
 from vqaudit.schema import Response
+from vqaudit.textsafe import encode_utf8, from_storage, to_storage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -76,7 +77,7 @@ def cache_key(
         "prompt_id": prompt_id,
     }
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(encode_utf8(canonical)).hexdigest()  # a lone surrogate hashes as its JSON escape
 
 
 def _row_to_response(row: tuple[Any, ...]) -> Response:
@@ -86,8 +87,8 @@ def _row_to_response(row: tuple[Any, ...]) -> Response:
         model=model,
         prompt_id=prompt_id,
         params=json.loads(params),
-        text=text,
-        error=error,
+        text=from_storage(text),
+        error=from_storage(error),
         latency_s=latency_s,
         cache_key=key,
     )
@@ -147,8 +148,8 @@ class ResponseCache:
             response.model,
             response.prompt_id,
             json.dumps(response.params, sort_keys=True),
-            response.text,
-            response.error,
+            to_storage(response.text),  # a string holding a lone surrogate is stored as a lossless BLOB
+            to_storage(response.error),
             response.latency_s,
             datetime.now(UTC).isoformat(timespec="milliseconds"),
         )

@@ -7,7 +7,13 @@ under vLLM) answer HTTP 400 to an ``image_url`` part. Retried with exponential b
 409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
 ``choices[0].message.content`` string). Other 4xx fail at once; 401, 403 and 404 are *fatal* (every call would
 fail the same way). The API key is read once from an environment variable, sent only in the Authorization
-header, and scrubbed from every error message.
+header, and masked in every error message before it is cut (the key and every 8-character run of it, see
+``vqaudit.backends.redact``).
+
+Hostile servers (issue 18): at most ``concurrency`` attempts are in flight, but a request waiting out its backoff
+holds no slot; each attempt has a wall-clock limit that adapts to how long replies take, and each request a
+deadline over all its attempts (``vqaudit.backends.deadlines``); a body over :data:`MAX_BODY_BYTES` is not read
+further (a 2xx one fails the call at once, it would come back the same).
 """
 
 from __future__ import annotations
@@ -18,15 +24,23 @@ import json
 import os
 import random
 import re
+from functools import partial
 from typing import Any
 
 import httpx
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
+from vqaudit.backends.redact import mask_secret
+from vqaudit.textsafe import decode_lenient, encode_utf8, escape_surrogates, join_pairs
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 _SNIPPET_CHARS = 300
+_MASK_SCAN_BYTES = 65_536
+"""How much of an error body is decoded and masked before its first 300 characters are kept."""
+MAX_BODY_BYTES = 8 * 2**20
+"""Largest body read: a reply of 512 tokens is under 100 KB even as JSON escapes; the rest is never read."""
 # httpcore's pool scans all its connections for every request it assigns, so one big pool costs O(concurrency)
 # per request; several small pools (least busy first) keep that cost flat. Measured in benchmarks/bench_openai.py.
 CONNECTIONS_PER_CLIENT = 8
@@ -37,10 +51,14 @@ class _MalformedBody(Exception):
 
 
 def _extract_text(body: bytes) -> str:
-    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts)."""
+    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts).
+
+    The body is decoded with :func:`vqaudit.textsafe.decode_lenient`: a raw lone surrogate (``ED A0 80``) or
+    other bytes that are not UTF-8 are kept (as lone surrogates), not refused.
+    """
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(decode_lenient(body))
+    except (ValueError, RecursionError):
         raise _MalformedBody("body is not JSON") from None
     try:
         content = data["choices"][0]["message"]["content"]
@@ -51,16 +69,24 @@ def _extract_text(body: bytes) -> str:
     if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
         texts = [p.get("text") for p in content]
         if all(isinstance(t, str) for t in texts):
-            return "".join(t for t in texts if isinstance(t, str))
+            return join_pairs("".join(t for t in texts if isinstance(t, str)))  # parts may split a pair
     raise _MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
 
 
-def _retry_after_s(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
+def _retry_after_s(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
     try:
-        return max(0.0, float(value)) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to our own backoff
+    return None if seconds is None or seconds != seconds else max(0.0, seconds)  # NaN: our own backoff
+
+
+class _Reply:
+    """Status, headers and (at most MAX_BODY_BYTES of the) body of one attempt; ``truncated`` if there was more."""
+
+    def __init__(self, status: int, headers: httpx.Headers, body: bytes, truncated: bool) -> None:
+        self.status, self.headers, self.body, self.truncated = status, headers, body, truncated
 
 
 class OpenAIBackend:
@@ -82,6 +108,8 @@ class OpenAIBackend:
         backoff_max_s: float = 60.0,
         timeout_s: float = 120.0,
         seed: int = 0,
+        attempt_floor_s: float = 10.0,
+        request_deadline_s: float = 900.0,
     ) -> None:
         """Configure the backend (no I/O happens here).
 
@@ -94,8 +122,11 @@ class OpenAIBackend:
             max_retries: retries after the first attempt (0 = a single attempt).
             backoff_base_s: first backoff wait in seconds; doubles per retry, times a jitter factor in [0.5, 1).
             backoff_max_s: cap of one wait in seconds (also caps a server's Retry-After).
-            timeout_s: connect/read/write/pool timeout of one attempt in seconds.
+            timeout_s: connect/read/write/pool timeout of one attempt in seconds (per socket operation).
             seed: seed of the jitter generator.
+            attempt_floor_s: the shortest adaptive attempt limit in seconds (``vqaudit.backends.deadlines``).
+            request_deadline_s: wall-clock seconds within which all attempts of one request and the waits
+                between them end; the request then fails (recorded, asked again by ``--retry-errors``).
         """
         self.spec = spec
         self.model = model
@@ -106,6 +137,9 @@ class OpenAIBackend:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self.timeout_s = timeout_s
+        self.request_deadline_s = request_deadline_s
+        self._limits_s = AttemptLimits(attempt_floor_s)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._api_key = os.environ.get(api_key_env) or None
         self._rng = random.Random(seed)
         self._clients: list[httpx.AsyncClient] = []
@@ -146,9 +180,14 @@ class OpenAIBackend:
         return max(range(len(self._clients)), key=lambda i: self._limits[i] - self._in_flight[i])
 
     def _scrub(self, message: str) -> str:
-        if self._api_key:
-            message = message.replace(self._api_key, "***")
-        return message
+        return mask_secret(message, self._api_key)
+
+    def _slot(self) -> asyncio.Semaphore:
+        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop."""
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(max(self.concurrency, 1)))
+        return self._slots[1]
 
     def body(self, request: Request) -> dict[str, Any]:
         """Return the JSON body of the chat-completions call for ``request``.
@@ -156,12 +195,13 @@ class OpenAIBackend:
         With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
         part. Text-only (``request.image`` None): one user message whose content is the prompt string.
         """
-        content: str | list[dict[str, Any]] = request.prompt
+        prompt = escape_surrogates(request.prompt)  # a judge prompt quoting a reply: show a lone surrogate escaped
+        content: str | list[dict[str, Any]] = prompt
         if request.image is not None:
             data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
             content = [
                 {"type": "image_url", "image_url": {"url": data_url}},
-                {"type": "text", "text": request.prompt},
+                {"type": "text", "text": prompt},
             ]
         return {
             "model": self.model,
@@ -176,14 +216,29 @@ class OpenAIBackend:
             wait = max(wait, min(retry_after, self.backoff_max_s))
         return wait
 
-    async def _post(self, content: bytes) -> httpx.Response:
+    async def _post(self, content: bytes) -> _Reply:
         index = self._pick_client()
         in_flight = self._in_flight
         in_flight[index] += 1
         try:
-            return await self._clients[index].post(self.url, content=content)
+            async with self._clients[index].stream("POST", self.url, content=content) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_BODY_BYTES:
+                        return _Reply(response.status_code, response.headers, bytes(body[:MAX_BODY_BYTES]), True)
+                return _Reply(response.status_code, response.headers, bytes(body), False)
         finally:
             in_flight[index] -= 1
+
+    def _attempt_limit_s(self, attempt: int, left_s: float) -> float:
+        """Seconds attempt ``attempt`` may run in all: the adaptive limit, within the request's deadline."""
+        return min(self._limits_s.limit_s(attempt), left_s)
+
+    def _error_snippet(self, body: bytes) -> str:
+        """The first 300 characters of an error body, masked first (the key and any 8-character run of it)."""
+        text = body[:_MASK_SCAN_BYTES].decode("utf-8", "replace")
+        return self._scrub(text)[:_SNIPPET_CHARS].strip()
 
     async def complete(self, request: Request) -> str:
         """Ask one request; retry transient failures.
@@ -195,38 +250,55 @@ class OpenAIBackend:
             BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
                 4xx (``fatal`` for 401, 403, 404). The message never contains the API key.
         """
-        content = json.dumps(self.body(request), ensure_ascii=False).encode("utf-8")
+        content = encode_utf8(json.dumps(self.body(request), ensure_ascii=False))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.request_deadline_s
         last = ""
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
-            try:
-                response = await self._post(content)
-            except httpx.TimeoutException:
-                last = f"timeout after {self.timeout_s:g} s"
-            except httpx.TransportError as exc:
-                last = f"connection error: {type(exc).__name__}: {exc}"
-            else:
-                status = response.status_code
-                if 200 <= status < 300:
-                    try:
-                        return _extract_text(response.content)
-                    except _MalformedBody as exc:
-                        last = f"malformed response body (HTTP {status}): {exc}"
+            async with self._slot():  # an attempt holds a slot; the backoff wait below does not
+                started = loop.time()
+                try:
+                    reply = await within(self._post(content), partial(self._attempt_limit_s, attempt,
+                                                                      deadline - started))
+                except AttemptTimeout as exc:
+                    last = str(exc)
+                except httpx.TimeoutException:
+                    last = f"timeout after {self.timeout_s:g} s"
+                except httpx.TransportError as exc:
+                    last = self._scrub(f"connection error: {type(exc).__name__}: {exc}")
                 else:
-                    snippet = response.text[:_SNIPPET_CHARS].strip()
-                    last = f"HTTP {status} from {self.url}: {snippet}"
-                    if status not in RETRYABLE_STATUS and status < 500:
-                        if status == 401 and self._api_key is None:
-                            last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
-                        raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
-                    retry_after = _retry_after_s(response)
+                    status = reply.status
+                    if 200 <= status < 300:
+                        if reply.truncated:
+                            raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); a "
+                                                   "reply of at most 512 tokens is far smaller")
+                        try:
+                            text = _extract_text(reply.body)
+                        except _MalformedBody as exc:
+                            last = f"malformed response body (HTTP {status}): {exc}"
+                        else:
+                            self._limits_s.record(loop.time() - started)
+                            return text
+                    else:
+                        last = f"HTTP {status} from {self.url}: {self._error_snippet(reply.body)}"
+                        if status not in RETRYABLE_STATUS and status < 500:
+                            if status == 401 and self._api_key is None:
+                                last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
+                            raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
+                        retry_after = _retry_after_s(reply.headers)
             if attempt < self.max_retries:
-                await asyncio.sleep(self._wait_s(attempt, retry_after))
+                wait = min(self._wait_s(attempt, retry_after), deadline - loop.time())
+                if wait <= 0:
+                    raise BackendCallError(self._scrub(f"no reply within the request deadline of "
+                                                       f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
+                                                       f"last: {last})"))
+                await asyncio.sleep(wait)
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
     async def aclose(self) -> None:
         """Close the connection pools."""
-        clients, self._clients, self._in_flight = self._clients, [], []
+        clients, self._clients, self._in_flight, self._slots = self._clients, [], [], None
         for client in clients:
             await client.aclose()
 
@@ -253,4 +325,5 @@ def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
     return OpenAIBackend(spec=spec, model=match["model"], base_url=match["url"], api_key_env=options.api_key_env,
                          concurrency=options.concurrency, max_retries=options.max_retries,
                          backoff_base_s=options.backoff_base_s, backoff_max_s=options.backoff_max_s,
-                         timeout_s=options.timeout_s)
+                         timeout_s=options.timeout_s, attempt_floor_s=options.attempt_floor_s,
+                         request_deadline_s=options.request_deadline_s)

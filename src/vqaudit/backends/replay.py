@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
 from vqaudit.errors import VqauditError
+from vqaudit.textsafe import decode_lenient
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,16 @@ class ReplayBackend:
         if not path.is_file():
             raise VqauditError(f"{path}: replay file not found")
         replies: dict[str, str | None] = {}
-        with path.open(encoding="utf-8") as handle:
-            for row, line in enumerate(handle, start=1):
+        with path.open("rb") as handle:
+            for row, raw_line in enumerate(handle, start=1):
+                line = decode_lenient(raw_line)  # raw lone surrogates and non-UTF-8 bytes kept, never a traceback
                 if not line.strip():
                     continue
                 try:
                     record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
+                except (ValueError, RecursionError) as exc:
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise VqauditError(f"{path}: row {row}: not valid JSON: {why}") from None
                 if not isinstance(record, dict):
                     raise VqauditError(f"{path}: row {row}: expected a JSON object")
                 view_id, text = record.get("view_id"), record.get("text")

@@ -26,6 +26,12 @@ from vqaudit.schema import Response
 
 T = TypeVar("T")
 
+WORKERS_PER_SLOT = 4
+"""Calls in progress per concurrency slot (issue 18). A backend bounds its own attempts in flight (the ``openai``
+backend: ``concurrency``); the extra workers are what lets a call waiting out a retry backoff leave its slot to
+another call instead of holding it. Until a call has succeeded, at most ``give_up`` calls are started, so an
+unreachable model still gets exactly the first ``give_up`` calls."""
+
 
 async def call_once(backend: Backend, request: Request, *, model: str, response_id: str, key: str,
                     fatal_label: str) -> Response:
@@ -82,9 +88,11 @@ async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:
 async def ask_all(items: Sequence[T], ask: Callable[[T], Awaitable[Response]],
                   on_response: Callable[[T, Response], None], *, concurrency: int, give_up: int,
                   unreachable: Callable[[int, Response], VqauditError]) -> int:
-    """Ask every item with at most ``concurrency`` calls in flight; hand each response over as it arrives.
+    """Ask every item with ``concurrency`` slots; hand each response over as it arrives.
 
-    Worker tasks pull items from one shared iterator, so memory stays bounded however many items there are.
+    Worker tasks (``WORKERS_PER_SLOT * concurrency``) pull items from one shared iterator, so memory stays
+    bounded however many items there are; the backend bounds its attempts in flight (the ``openai`` backend at
+    ``concurrency``), so calls waiting out a retry backoff do not hold the slots.
     When the first ``give_up`` responses all carry an error (none succeeded), the model is taken to be
     unreachable: ``unreachable(n_done, last_response)`` is raised and the remaining items are not asked.
 
@@ -92,7 +100,7 @@ async def ask_all(items: Sequence[T], ask: Callable[[T], Awaitable[Response]],
         items: what to ask, in order.
         ask: makes the call of one item (usually through :func:`call_once`).
         on_response: stores one response (called before the early-stop test, so nothing received is lost).
-        concurrency: maximum calls in flight (at least 1 is used).
+        concurrency: concurrency slots (at least 1 is used).
         give_up: how many all-failed calls stop the pool (more than ``len(items)``: never).
         unreachable: builds the error raised by the early stop.
 
@@ -103,19 +111,30 @@ async def ask_all(items: Sequence[T], ask: Callable[[T], Awaitable[Response]],
         VqauditError: the early stop, or a fatal error raised by ``ask``; other workers are cancelled.
     """
     pending = iter(items)
-    n_done = n_ok = 0
+    n_started = n_done = n_ok = 0
+    succeeded = asyncio.Event()
+    end = object()
 
     async def worker() -> None:
-        nonlocal n_done, n_ok
-        for item in pending:
-            response = await ask(item)
-            on_response(item, response)
+        nonlocal n_started, n_done, n_ok
+        while True:
+            while n_ok == 0 and n_started >= give_up:  # the early-stop window: its calls decide
+                await succeeded.wait()
+            item = next(pending, end)
+            if item is end:
+                return
+            n_started += 1
+            response = await ask(item)  # type: ignore[arg-type]
+            on_response(item, response)  # type: ignore[arg-type]
             n_done += 1
-            n_ok += response.error is None
+            if response.error is None:
+                n_ok += 1
+                succeeded.set()
             if n_ok == 0 and n_done >= give_up:
                 raise unreachable(n_done, response)
 
-    await await_workers([asyncio.create_task(worker()) for _ in range(min(max(concurrency, 1), len(items)))])
+    n_workers = min(max(concurrency, 1) * WORKERS_PER_SLOT, len(items))
+    await await_workers([asyncio.create_task(worker()) for _ in range(n_workers)])
     return n_done
 
 

@@ -15,9 +15,16 @@ from fractions import Fraction
 
 from vqaudit.schema import Obligation
 
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?")
 _RATIO = re.compile(r"[+-]?\d+/\d+")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+MAX_NUMBER_CHARS = 200
+"""Longest number text parsed (after removing a unit); longer answers are not numbers. No chart or count answer
+is this long, and it keeps ``int()`` below Python's 4300-digit limit."""
+MAX_EXPONENT = 400
+"""Largest decimal exponent magnitude parsed: ``1e400`` is a number, ``1e401`` (or ``1e100000000``, whose exact
+value has 10^8 digits and would take hours to build) is not, so it is a wrong answer, never a hang. 400 is past
+the float range (about 1.8e308) and far past any chart or count answer."""
 _MINUS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
 
 
@@ -29,7 +36,9 @@ def parse_number(text: str, unit: str | None = None) -> Fraction | None:
         unit: the view's axis unit; when given, a trailing copy of it (case-insensitive) is removed first.
 
     Returns:
-        The exact value (``Fraction``), or None. A zero denominator or malformed grouping gives None.
+        The exact value (``Fraction``), or None. A zero denominator, a malformed grouping, a text over
+        :data:`MAX_NUMBER_CHARS` characters or an exponent beyond :data:`MAX_EXPONENT` gives None. Time is linear
+        in ``len(text)`` (the exact value is built only within those bounds).
     """
     s = unicodedata.normalize("NFKC", text).translate(_MINUS).strip().rstrip(".").strip()
     if unit:
@@ -40,13 +49,15 @@ def parse_number(text: str, unit: str | None = None) -> Fraction | None:
         s = s[:-1].strip()
     if _GROUPED.fullmatch(s):
         s = s.replace(",", "")
-    if len(s) > 200:  # no chart or count answer is this long; also keeps int() below its 4300-digit limit
+    if len(s) > MAX_NUMBER_CHARS:
         return None
     if _RATIO.fullmatch(s):
         num, den = s.split("/")
         return None if int(den) == 0 else Fraction(int(num), int(den))
-    if _DECIMAL.fullmatch(s):
-        return Fraction(s)
+    decimal = _DECIMAL.fullmatch(s)
+    if decimal:
+        exp = decimal["exp"]
+        return None if exp is not None and abs(int(exp)) > MAX_EXPONENT else Fraction(s)
     return None
 
 

@@ -14,7 +14,9 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
    sees text only: the call carries no image. Its verdicts are cached in ``run_dir/judge.sqlite``
    (``decided_by = "judge:SPEC"``). The judge is never asked about a reply the matcher decided. When its first
    calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), scoring stops: the judge is unreachable;
-4. otherwise ``decided_by = "undecided"``: the view fails and is counted separately.
+4. otherwise ``decided_by = "undecided"``: the view fails and is counted separately. A reply over
+   :data:`vqaudit.parsing.answerability.MAX_REPLY_CHARS` characters goes straight here (``invalid_reason``
+   ``too long``): it is neither matched nor sent to a judge.
 
 Correctness: a standard view is right when the selected letter is the gold letter. A UPD view is right when the
 reply abstains (the extra option's letter in the option setting, ``F`` in the instruction setting, an abstention
@@ -38,7 +40,7 @@ from vqaudit.backends import (
     load_backend,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
-from vqaudit.parsing.answerability import extract_json_object
+from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, too_long
 from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
 from vqaudit.prompts.upd import (
     EXTRA_OPTION,
@@ -195,6 +197,9 @@ def score_upd_views(
         if response is None or response.text is None:
             why = "no response" if response is None else f"no reply: {response.error}"
             verdicts[view.view_id] = Verdict("undecided", "no-reply", why)
+            continue
+        if too_long(response.text):  # over the 512-token budget: not matched, not sent to a judge
+            verdicts[view.view_id] = Verdict("undecided", "undecided", TOO_LONG)
             continue
         found = match_reply(view, response.text)
         if found is not None:
