@@ -176,7 +176,7 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
 ) -> None:
-    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk (or UPD radar charts) with intervals."""
+    """Write the Markdown report (Jk/Bk or UPD radar charts, with intervals) and the HTML report with its browser."""
     from vqaudit.report import write_report
     from vqaudit.report.upd import write_upd_report
     from vqaudit.store import read_json
@@ -188,6 +188,9 @@ def report(
         typer.echo(f"UPD report: {write_upd_report(upd, target / 'upd')}")
     if len(upd) < len(runs):
         typer.echo(f"report: {write_report([r for r in runs if r not in upd], target)}")
+    from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
+
+    typer.echo(f"HTML report: {write_html_report(runs, target)}")
 
 
 @app.command()
