@@ -13,7 +13,7 @@ from report.test_html_tables import outcome
 from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
 from vqaudit.report import html_samples
-from vqaudit.report.html import write_html_report
+from vqaudit.report.html import run_labels, write_html_report
 from vqaudit.report.html_samples import (
     FLAG_ANSWER,
     FLAG_DECISION,
@@ -70,7 +70,8 @@ def test_pages_split_by_page_size(crafted: Crafted, tmp_path: Path, monkeypatch:
 def test_image_links_stay_relative_and_plain(tmp_path: Path) -> None:
     out, bench = tmp_path / "report", tmp_path / "bench"
     assert image_url(out, bench, "images/a b.png") == "../bench/images/a%20b.png"
-    for bad in ("../x.png", "/etc/passwd", "javascript:alert(1)", "images/a#b.png", "images/\"x.png", ""):
+    for bad in ("../x.png", "/etc/passwd", "javascript:alert(1)", "images/a#b.png", "images/\"x.png", "",
+                "images/a.png\n", "images/../../x.png", "a\\b.png"):
         assert image_url(out, bench, bad) is None, bad
 
 
@@ -107,3 +108,9 @@ def test_report_command_writes_the_html_beside_the_markdown(crafted: Crafted, tm
                  "samples/index.js"):
         assert (out / name).is_file(), name
     assert 'href="report.md"' in (out / "index.html").read_text()
+
+
+def test_run_labels_are_short_and_distinct() -> None:
+    assert run_labels([Path("/x/a/runs/gold"), Path("/x/b/runs/gold"), Path("/x/other")]) == [
+        "a/runs/gold", "b/runs/gold", "other"]
+    assert run_labels([Path("/x/gold"), Path("/x/gold")]) == ["gold (1)", "gold (2)"]

@@ -203,22 +203,35 @@ def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
                          {"standard": _with_ci(c, "standard"), "upd": _with_ci(c, "upd"), "dual": _with_ci(c, "dual"),
                           "n": c.get("n_items")})
         table1.append({"key": key, "cells": cells})
-    per_run = []
+    by_config: dict[str, dict[str, Any]] = {}
     for r in have:
-        tables = []
         for t in upd_ability_tables(r.metrics["upd"]):
-            c = r.metrics["upd"]["configs"].get(f"{t.variant}/{t.setting}", {})
-            radar = None
+            key = f"{t.variant}/{t.setting}"
+            entry = by_config.setdefault(key, {"variant": t.variant,
+                                               "setting": SETTING_LABELS.get(t.setting, t.setting),
+                                               "abilities": {}, "runs": [], "radars": []})
+            entry["abilities"].update({name: idx for idx, name in t.abilities})
+            entry["runs"].append((r.label, t))
+            c = r.metrics["upd"]["configs"].get(key, {})
             if c.get("upd") is not None and c.get("per_ability"):
-                title = f"{r.label}: {t.variant.upper()}, {SETTING_LABELS.get(t.setting, t.setting)} setting"
-                radar = _data_uri("image/png", radar_chart(title, c["per_ability"]))
-            tables.append({"variant": t.variant, "setting": SETTING_LABELS.get(t.setting, t.setting),
-                           "abilities": t.abilities, "n_items": t.n_items,
-                           "rows": [(name, [_pct(v) for v in t.values[key]]) for key, name in
-                                    (("standard", "Standard"), ("upd", "UPD"), ("dual", "Dual"))],
-                           "radar": radar})
-        per_run.append({"label": r.label, "model": r.model, "tables": tables})
-    return {"runs": [r.label for r in have], "table1": table1, "per_run": per_run}
+                title = f"{r.label}: {t.variant.upper()}, {entry['setting']} setting"
+                entry["radars"].append((title, _data_uri("image/png", radar_chart(title, c["per_ability"]))))
+    tables = []
+    for key in sorted(by_config, key=lambda k: keys.index(k) if k in keys else len(keys)):
+        entry = by_config[key]
+        names = sorted(entry["abilities"], key=lambda a: (entry["abilities"][a] or 99, a))
+        blocks = []
+        for metric, title in (("standard", "Standard Acc."), ("upd", "UPD Acc."), ("dual", "Dual Acc.")):
+            rows = []
+            for label, t in entry["runs"]:
+                got = {name: t.values[metric][i] for i, (_, name) in enumerate(t.abilities)}
+                rows.append((label, [_pct(got.get(name)) for name in names]))
+            if any(v != "n/a" for _, vals in rows for v in vals):  # "original": Standard only
+                blocks.append((title, rows))
+        tables.append({"key": key, "variant": entry["variant"], "setting": entry["setting"],
+                       "abilities": [(entry["abilities"][n], n) for n in names], "blocks": blocks,
+                       "radars": entry["radars"]})
+    return {"runs": [r.label for r in have], "table1": table1, "tables": tables}
 
 
 def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
@@ -229,6 +242,20 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
                                  group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
                                  outcomes={o.view_id: o for o in r.outcomes}))
     return samples
+
+
+def run_labels(run_dirs: Sequence[Path]) -> list[str]:
+    """Distinct short labels: each folder's name, or its shortest path tail that tells it from the others."""
+    parts = [Path(d).resolve().parts for d in run_dirs]
+    labels = []
+    for i, p in enumerate(parts):
+        label = f"{p[-1] if p else '?'} ({i + 1})"  # the same folder given twice
+        for n in range(1, len(p)):
+            if all(q[-n:] != p[-n:] for j, q in enumerate(parts) if j != i):
+                label = "/".join(p[-n:])
+                break
+        labels.append(label)
+    return labels
 
 
 def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000) -> Path:
@@ -247,10 +274,8 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
         raise VqauditError("give at least one run folder")
     env = _jinja_env()
     runs = [load_run(Path(d)) for d in run_dirs]
-    labels = [r.label for r in runs]
-    for i, r in enumerate(runs):
-        if labels.count(r.label) > 1:
-            r.label = f"{r.label} ({i + 1})"
+    for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
+        r.label = label
     sources = sorted({s for r in runs for s in r.answer_sources})
     context = {
         "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",

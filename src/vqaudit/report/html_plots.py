@@ -54,10 +54,11 @@ def jk_bk_svg(source: str, runs: Sequence[tuple[str, dict[str, Any]]]) -> bytes:
         err = np.nan_to_num(np.stack([np.maximum(vals - lo, 0), np.maximum(hi - vals, 0)]))
         ax.bar(x + offset, np.nan_to_num(vals), 0.4, yerr=err, capsize=3, color=color, label=key)
     ax.set_xticks(x, [plain(label) for label, _ in runs], rotation=15, ha="right")
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, 122)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("percent of groups")
     ax.set_title(plain(f"{source}: complete task (Jk) and decision (Bk) success, 95% intervals"))
-    ax.legend(loc="upper left", frameon=False)
+    ax.legend(loc="upper right", frameon=False, ncol=2)
     return _svg(fig)
 
 
@@ -93,7 +94,7 @@ def state_bars_svg(title: str, rows: Sequence[StateRow]) -> bytes:
     Supported states stack correct answers (green), wrong answers (orange), rejections (blue) and invalid (grey);
     negative states stack abstentions (green), acceptances (red) and invalid (grey). Heights in percent of views.
     """
-    fig = Figure(figsize=(max(4.5, 0.9 * len(rows) + 2.5), 3.0), dpi=100)
+    fig = Figure(figsize=(max(3.0, 0.55 * len(rows) + 1.2), 2.6), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     x = np.arange(len(rows))
     layers: list[tuple[str, str, list[float]]] = [
@@ -113,9 +114,10 @@ def state_bars_svg(title: str, rows: Sequence[StateRow]) -> bytes:
         bottom += np.asarray(values)
     ax.set_xticks(x, [plain(r.state) for r in rows])
     ax.set_ylim(0, 100)
-    ax.set_ylabel("percent of views")
-    ax.set_title(plain(title))
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=8)
+    ax.set_ylabel("percent of views", fontsize=8)
+    ax.tick_params(labelsize=8)
+    ax.set_title(plain(title), fontsize=9)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=7)
     return _svg(fig)
 
 

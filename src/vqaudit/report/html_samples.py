@@ -15,6 +15,7 @@ worlds and mask rectangle (seed 000 §3.2-3.3, appendix D), a photo's mask boxes
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -104,15 +105,25 @@ def image_url(out_dir: Path, bench_dir: Path, image: str) -> str | None:
     The image stays in the benchmark folder (a 10,000-group benchmark has 50,000 images); a path that is absolute,
     climbs out of the benchmark (``..``) or holds characters outside letters, digits and ``._/ -`` is not linked.
     """
-    parts = Path(image).parts
-    if not image or Path(image).is_absolute() or ".." in parts or not _SAFE_PATH.match(image):
+    if not _SAFE_PATH.fullmatch(image) or image.startswith("/"):  # the pattern admits no "\\" and no ":"
         return None
-    target = (bench_dir / image).resolve()
+    parts = [p for p in image.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    prefix = _bench_prefix(out_dir, bench_dir)
+    if prefix is None:
+        return None
+    return "/".join([*prefix, *(quote(p) for p in parts)])
+
+
+@functools.lru_cache(maxsize=64)
+def _bench_prefix(out_dir: Path, bench_dir: Path) -> tuple[str, ...] | None:
+    """The percent-encoded path parts from the report folder to the benchmark folder (None: no relative path)."""
     try:
-        rel = Path(os.path.relpath(target, out_dir.resolve()))
+        rel = Path(os.path.relpath(bench_dir.resolve(), out_dir.resolve()))
     except ValueError:  # another drive (Windows)
         return None
-    return "/".join(quote(p) for p in rel.parts)
+    return tuple(quote(p) for p in rel.parts if p != ".")
 
 
 def _certificate(bench_dir: Path, view: View) -> dict[str, Any] | None:
