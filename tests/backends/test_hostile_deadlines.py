@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import BackendCallError, GenerationParams, Request, load_backend
+from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import FACTOR, MIN_SAMPLES, WINDOW, AttemptLimits
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.schema import View
@@ -49,8 +49,8 @@ def _requests(bench: Path, n: int) -> tuple[list[View], list[Request]]:
 def test_a_hung_attempt_is_cut_at_the_adapted_limit(make_bench: Callable[..., Path], hostile: Any) -> None:
     views, reqs = _requests(make_bench(6, 3), 18)
     hostile.faults = {views[16].image_sha256: ["hang"]}
-    backend = load_backend(f"openai:m@{hostile.url}", max_retries=0, timeout_s=60.0, attempt_floor_s=0.2,
-                           concurrency=4)
+    backend = load_backend(f"openai:m@{hostile.url}",
+                           ModelOptions(max_retries=0, timeout_s=60.0, attempt_floor_s=0.2, concurrency=4))
 
     async def go() -> str:
         try:
@@ -71,11 +71,11 @@ def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(make_bench:
     bench = make_bench(10, 3)  # 30 views
     first = load_benchmark(bench).views[0]
     hostile.faults = {first.image_sha256: ["hang"]}
-    options = {"max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 60.0, "attempt_floor_s": 0.2,
+    options: dict[str, Any] = {"max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 60.0, "attempt_floor_s": 0.2,
                "request_deadline_s": 20.0}
     out = tmp_path / "run"
     summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, concurrency=2, progress=False,
-                            backend_options=options)
+                            options=ModelOptions(**options))
     # without the re-read limit the hung attempt would run to the 20 s request deadline and the view would fail
     assert summary.n_errors == 0
     assert hostile.snapshot()[first.image_sha256] == 2
@@ -85,7 +85,8 @@ def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(make_bench:
 def test_the_request_deadline_bounds_all_attempts(make_bench: Callable[..., Path], hostile: Any) -> None:
     views, reqs = _requests(make_bench(1, 1), 1)
     hostile.default = "hang"
-    backend = load_backend(f"openai:m@{hostile.url}", max_retries=5, timeout_s=60.0, request_deadline_s=0.5)
+    backend = load_backend(f"openai:m@{hostile.url}", ModelOptions(max_retries=5, timeout_s=60.0,
+                                                                request_deadline_s=0.5))
 
     async def go() -> str:
         try:
@@ -105,10 +106,10 @@ def test_a_retry_wait_does_not_hold_the_slot(make_bench: Callable[..., Path], tm
     bench = make_bench(2, 2)
     views = load_benchmark(bench).views
     hostile.faults = {views[0].image_sha256: ["429"]}
-    options = {"max_retries": 1, "backoff_base_s": 2.0, "timeout_s": 30.0}  # the retry waits 1 to 2 s
+    options: dict[str, Any] = {"max_retries": 1, "backoff_base_s": 2.0, "timeout_s": 30.0}  # the retry waits 1 to 2 s
     out = tmp_path / "run"
     summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, concurrency=1, progress=False,
-                            backend_options=options)
+                            options=ModelOptions(**options))
     assert (summary.n_asked, summary.n_errors) == (4, 0)
     sha = [v.image_sha256 for v in views]
     # with one slot, the other three views were asked while the first waited; it was asked again last

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
+from vqaudit.backends import ModelOptions
 from vqaudit.backends.redact import MASK, MIN_RUN, mask_secret
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.store import load_benchmark
 
 KEY = "sk-proj-Q7x9TzLmN2vB4cR8wY1kH6jD3fG5sA0e"  # 40 characters, like a real key
 KEY_ENV = "VQAUDIT_TEST_API_KEY"
-OPTIONS = {"api_key_env": KEY_ENV, "max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 5.0}
+OPTIONS: dict[str, Any] = {"api_key_env": KEY_ENV, "max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 5.0}
 
 
 def leaked(text: str | bytes, key: str = KEY) -> list[str]:
@@ -54,7 +55,7 @@ def test_key_across_the_300_character_cut_is_not_recorded(
     hostile.echo_pad = 300 - shift - len('{"error": "') - len('", "authorization": "Bearer ')
     hostile.faults = {view.image_sha256: ["echo500"] * 2}
     out = tmp_path / "run"
-    summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, progress=False, backend_options=OPTIONS)
+    summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, progress=False, options=ModelOptions(**OPTIONS))
     assert summary.n_errors == 1
     error = load_responses(out)[view.view_id].error or ""
     assert error.startswith(f"failed after 2 attempts: HTTP 500 from {hostile.url}/chat/completions: ")

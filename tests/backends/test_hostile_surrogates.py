@@ -12,11 +12,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from vqaudit.backends import ModelOptions
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.score import load_outcomes, score_run
 from vqaudit.store import load_benchmark
 
-OPTIONS = {"max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 5.0}
+OPTIONS: dict[str, Any] = {"max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 5.0}
 
 ESCAPED_IN_BODY = 'note\ud800: {"answerable": true, "answer": "0", "reason": "r\udfff"}'
 """Sent as ``\\ud800`` / ``\\udfff`` JSON escapes in the HTTP body (json.dumps escapes them)."""
@@ -42,13 +43,13 @@ def test_surrogate_replies_run_resume_and_score(
     _schedule(hostile, bench, hostile_module.completion_body)
     out = tmp_path / "run"
     spec = f"openai:m@{hostile.url}"
-    summary = run_benchmark(bench, spec, out, progress=False, backend_options=OPTIONS)
+    summary = run_benchmark(bench, spec, out, progress=False, options=ModelOptions(**OPTIONS))
     assert (summary.n_asked, summary.n_errors) == (4, 0)
     responses = load_responses(out)
     assert responses["g0-v0"].text == ESCAPED_IN_BODY  # stored and read back code point for code point
     assert responses["g0-v1"].text == RAW_IN_BODY_TEXT
     assert responses["g1-v0"].text == ESCAPED_BY_MODEL
-    again = run_benchmark(bench, spec, out, progress=False, backend_options=OPTIONS)
+    again = run_benchmark(bench, spec, out, progress=False, options=ModelOptions(**OPTIONS))
     assert (again.n_asked, again.n_cached, again.n_errors) == (0, 4, 0)
 
     score_run(out, n_draws=10)

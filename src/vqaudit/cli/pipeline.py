@@ -110,9 +110,13 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
 ) -> None:
-    """Write a Markdown table comparing runs and a PNG chart of Jk/Bk (or UPD radar charts) with intervals."""
-    for label, path in write_reports(runs, out or runs[0] / "report"):
+    """Write the Markdown report (Jk/Bk or UPD radar charts, with intervals) and the HTML report with its browser."""
+    from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
+
+    target = out or runs[0] / "report"
+    for label, path in write_reports(runs, target):
         typer.echo(f"{label}: {path}")
+    typer.echo(f"HTML report: {write_html_report(runs, target)}")
 
 
 def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:

@@ -1,0 +1,296 @@
+"""The HTML report: ``index.html`` (every table, per source, with plots) and ``samples.html`` (the sample browser).
+
+A static site that opens from disk with no server and no network: plots are inline SVG/PNG data URIs, the
+stylesheet and the browser script are copied beside the pages, and images are linked relative to the report
+folder from the benchmark folder. Pages are rendered by jinja2 with autoescaping on, so every string that comes
+from a model, a data file or a user is escaped; a Content-Security-Policy allows only the report's own script
+file, so no inline script (none is written, and none can be injected) runs.
+
+``index.html`` holds, per source (seed numbers as in ``docs/papers.md``):
+
+- the overview of every metric with 95% group-bootstrap intervals (seed 000 §4);
+- seed 000 Table 3 (decisions and answers per state), the ``Bk - Jk`` groups (§5.2), failure accounting
+  (§E.2), E_λ with intervals and the paired difference against the first run (§E.1, Figure 5), and the
+  residual-cue strata of photos (Table 9);
+- seed 001 Table 1 (Dual accuracy per variant and setting), Tables D-O (per ability) and radar charts;
+- plots: Jk/Bk with intervals, per-state bars, E_λ curves with the paired band, UPD radars.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.report.html_plots import e_lambda_svg, jk_bk_svg, state_bars_svg
+from vqaudit.report.html_samples import SampleRun, write_sample_pages
+from vqaudit.report.html_tables import (
+    decision_answer_gap,
+    e_lambda_curve,
+    e_lambda_paired,
+    residual_cue_rows,
+    state_table,
+    upd_ability_tables,
+)
+from vqaudit.schema import Outcome
+from vqaudit.store import atomic_write_bytes, atomic_write_text, load_benchmark, read_json, read_jsonl
+
+INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
+METRIC_COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")
+E_LAMBDA_SHOWN = (0.0, 0.25, 0.5, 0.75, 1.0)
+ORACLE_NOTE = "reference:gold answers the gold label: a check of the scoring path, not a model"
+ASSETS = ("report.css", "browser.js")
+
+
+@dataclass
+class LoadedRun:
+    """A scored run folder read for the HTML report."""
+
+    run_dir: Path
+    label: str
+    model: str
+    bench_dir: Path
+    metrics: dict[str, Any]
+    diagnostics: dict[str, Any]
+    outcomes: list[Outcome]
+    answer_sources: list[str] = field(default_factory=list)
+
+
+def _object(path: Path) -> dict[str, Any]:
+    value = read_json(path)
+    if not isinstance(value, dict):
+        raise VqauditError(f"{path}: expected a JSON object")
+    return value
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read a scored run folder: ``run.json``, ``metrics.json``, ``diagnostics.json``, ``outcomes.jsonl``.
+
+    Raises:
+        VqauditError: a file is missing (the run was not scored) or malformed (the message names the file and
+            field).
+    """
+    for name in ("run.json", "metrics.json", "outcomes.jsonl"):
+        if not (run_dir / name).is_file():
+            raise VqauditError(f"{run_dir}: no {name}; run `vqaudit score {run_dir}` first")
+    info = _object(run_dir / "run.json")
+    bench = info.get("benchmark")
+    if not isinstance(bench, str):
+        raise VqauditError(f"{run_dir / 'run.json'}: field 'benchmark' is missing or not a string")
+    metrics = _object(run_dir / "metrics.json")
+    diagnostics = _object(run_dir / "diagnostics.json") if (run_dir / "diagnostics.json").is_file() else {}
+    for source, m in metrics.items():
+        if not isinstance(m, dict):
+            raise VqauditError(f"{run_dir / 'metrics.json'}: field {source!r} is not an object")
+        for key in METRIC_COLUMNS if source != "upd" else ():
+            if m.get(key) is not None and not isinstance(m.get(key), int | float):
+                raise VqauditError(f"{run_dir / 'metrics.json'}: field '{source}.{key}': expected a number or null")
+    return LoadedRun(run_dir=run_dir, label=run_dir.name, model=str(info.get("model", "?")), bench_dir=Path(bench),
+                     metrics=metrics, diagnostics=diagnostics, outcomes=read_jsonl(run_dir / "outcomes.jsonl", Outcome),
+                     answer_sources=sorted(s for s in metrics if s != "upd"))
+
+
+def _pct(value: object) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{100 * value:.1f}"
+
+
+def _signed(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:+.1f}"
+
+
+def _with_ci(m: dict[str, Any], key: str) -> dict[str, str]:
+    ci = (m.get("ci") or {}).get(key)
+    cell = {"point": _pct(m.get(key)), "ci": ""}
+    if isinstance(ci, list) and len(ci) == 2 and ci[0] is not None:
+        cell["ci"] = f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+    return cell
+
+
+def _data_uri(kind: str, data: bytes) -> str:
+    return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _jinja_env() -> Any:
+    try:
+        import jinja2
+    except ImportError:
+        raise VqauditError(INSTALL_HINT) from None
+    return jinja2.Environment(loader=jinja2.PackageLoader("vqaudit.report", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def _overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    rows = []
+    for r in runs:
+        for source in r.answer_sources:
+            m = r.metrics[source]
+            rows.append({"run": r.label, "model": r.model, "oracle": r.model == "reference:gold", "source": source,
+                         "groups": m.get("n_groups"), "views": m.get("n_views"),
+                         "cells": [_with_ci(m, k) for k in METRIC_COLUMNS],
+                         "errors": int((r.diagnostics.get(source) or {}).get("backend_errors", 0) or 0)})
+    return rows
+
+
+def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int) -> dict[str, Any]:
+    """Every answerability table and plot of one source, over the runs that hold it."""
+    have = [r for r in runs if source in r.answer_sources]
+    section: dict[str, Any] = {"source": source, "runs": [], "paired": []}
+    section["jk_bk_plot"] = _data_uri("image/svg+xml", jk_bk_svg(source, [(r.label, r.metrics[source])
+                                                                          for r in have]))
+    curves = {}
+    for r in have:
+        outcomes = [o for o in r.outcomes if o.source == source]
+        states = state_table(outcomes).get(source, [])
+        gap = decision_answer_gap(outcomes)[source]
+        m = r.metrics[source]
+        acc = (r.diagnostics.get(source) or {}).get("failure_accounting") or {}
+        curve = e_lambda_curve(outcomes, source, n_draws=n_draws)
+        curves[r.label] = (r, outcomes, curve)
+        section["runs"].append({
+            "label": r.label, "model": r.model, "states": states,
+            "state_plot": _data_uri("image/svg+xml", state_bars_svg(f"{r.label}: {source} views per state", states)),
+            "gap": gap, "bk": _with_ci(m, "Bk"), "jk": _with_ci(m, "Jk"),
+            "bk_minus_jk": _pct((m.get("Bk") or 0) - (m.get("Jk") or 0)) if m.get("Bk") is not None else "n/a",
+            "accounting": [(kind, acc.get(kind)) for kind in ("decision", "task") if isinstance(acc.get(kind), dict)],
+            "e_lambda": [(lam, _pct(p), f"[{_pct(lo)}, {_pct(hi)}]") for lam, p, lo, hi in
+                         zip(curve.lambdas, curve.point, curve.lo, curve.hi, strict=True) if lam in E_LAMBDA_SHOWN],
+            "cues": residual_cue_rows(r.diagnostics) if source == "photos" else [],
+        })
+    base = have[0] if have else None
+    for r in have[1:]:
+        if base is None or r.bench_dir.resolve() != base.bench_dir.resolve():
+            continue
+        _, out_a, curve_a = curves[base.label]
+        _, out_b, curve_b = curves[r.label]
+        try:
+            diff = e_lambda_paired(out_b, out_a, source, n_draws=n_draws)
+        except VqauditError as exc:
+            section["paired"].append({"label": r.label, "base": base.label, "problem": str(exc)})
+            continue
+        section["paired"].append({
+            "label": r.label, "base": base.label, "problem": None,
+            "plot": _data_uri("image/svg+xml", e_lambda_svg(source, r.label, curve_b, base.label, curve_a, diff)),
+            "rows": [(lam, _signed(p), f"[{_signed(lo)}, {_signed(hi)}]", lo <= 0 <= hi) for lam, p, lo, hi in
+                     zip(diff.lambdas, diff.point, diff.lo, diff.hi, strict=True) if lam in E_LAMBDA_SHOWN]})
+    return section
+
+
+def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
+    have = [r for r in runs if "upd" in r.metrics]
+    if not have:
+        return None
+    from vqaudit.report.upd import SETTING_LABELS, radar_chart
+
+    keys: list[str] = []
+    for r in have:
+        keys += [k for k in r.metrics["upd"].get("configs", {}) if k not in keys]
+    order = {"aad": 0, "iasd": 1, "ivqd": 2}
+    rank = {s: i for i, s in enumerate(("original", "base", "option", "instruction"))}
+    keys.sort(key=lambda k: (order.get(k.split("/")[0], 9), rank.get(k.split("/")[-1], 9), k))
+    table1 = []
+    for key in keys:
+        cells = []
+        for r in have:
+            c = r.metrics["upd"]["configs"].get(key)
+            cells.append(None if not isinstance(c, dict) else
+                         {"standard": _with_ci(c, "standard"), "upd": _with_ci(c, "upd"), "dual": _with_ci(c, "dual"),
+                          "n": c.get("n_items")})
+        table1.append({"key": key, "cells": cells})
+    by_config: dict[str, dict[str, Any]] = {}
+    for r in have:
+        for t in upd_ability_tables(r.metrics["upd"]):
+            key = f"{t.variant}/{t.setting}"
+            entry = by_config.setdefault(key, {"variant": t.variant,
+                                               "setting": SETTING_LABELS.get(t.setting, t.setting),
+                                               "abilities": {}, "runs": [], "radars": []})
+            entry["abilities"].update({name: idx for idx, name in t.abilities})
+            entry["runs"].append((r.label, t))
+            c = r.metrics["upd"]["configs"].get(key, {})
+            if c.get("upd") is not None and c.get("per_ability"):
+                title = f"{r.label}: {t.variant.upper()}, {entry['setting']} setting"
+                entry["radars"].append((title, _data_uri("image/png", radar_chart(title, c["per_ability"]))))
+    tables = []
+    for key in sorted(by_config, key=lambda k: keys.index(k) if k in keys else len(keys)):
+        entry = by_config[key]
+        names = sorted(entry["abilities"], key=lambda a: (entry["abilities"][a] or 99, a))
+        blocks = []
+        for metric, title in (("standard", "Standard Acc."), ("upd", "UPD Acc."), ("dual", "Dual Acc.")):
+            rows = []
+            for label, t in entry["runs"]:
+                got = {name: t.values[metric][i] for i, (_, name) in enumerate(t.abilities)}
+                rows.append((label, [_pct(got.get(name)) for name in names]))
+            if any(v != "n/a" for _, vals in rows for v in vals):  # "original": Standard only
+                blocks.append((title, rows))
+        tables.append({"key": key, "variant": entry["variant"], "setting": entry["setting"],
+                       "abilities": [(entry["abilities"][n], n) for n in names], "blocks": blocks,
+                       "radars": entry["radars"]})
+    return {"runs": [r.label for r in have], "table1": table1, "tables": tables}
+
+
+def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
+    samples = []
+    for r in runs:
+        bench = load_benchmark(r.bench_dir, check_images=False)
+        samples.append(SampleRun(label=r.label, model=r.model, bench_dir=r.bench_dir, views=bench.views,
+                                 group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
+                                 outcomes={o.view_id: o for o in r.outcomes}))
+    return samples
+
+
+def run_labels(run_dirs: Sequence[Path]) -> list[str]:
+    """Distinct short labels: each folder's name, or its shortest path tail that tells it from the others."""
+    parts = [Path(d).resolve().parts for d in run_dirs]
+    labels = []
+    for i, p in enumerate(parts):
+        label = f"{p[-1] if p else '?'} ({i + 1})"  # the same folder given twice
+        for n in range(1, len(p)):
+            if all(q[-n:] != p[-n:] for j, q in enumerate(parts) if j != i):
+                label = "/".join(p[-n:])
+                break
+        labels.append(label)
+    return labels
+
+
+def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000) -> Path:
+    """Write ``index.html``, ``samples.html`` and their files into ``out_dir``; return the path of ``index.html``.
+
+    Args:
+        run_dirs: scored run folders (answerability and/or UPD); the first is the base of paired differences.
+        out_dir: the report folder (created); ``assets/`` and ``samples/`` are written inside it.
+        n_draws: group-bootstrap draws for the E_λ intervals (seed 000 §4: 10,000).
+
+    Raises:
+        VqauditError: no runs given, a run that is not scored or is malformed, an unreadable benchmark folder,
+            or jinja2 missing (``pip install 'vqaudit[report]'``).
+    """
+    if not run_dirs:
+        raise VqauditError("give at least one run folder")
+    env = _jinja_env()
+    runs = [load_run(Path(d)) for d in run_dirs]
+    for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
+        r.label = label
+    sources = sorted({s for r in runs for s in r.answer_sources})
+    context = {
+        "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",
+                  "benchmark": str(r.bench_dir)} for r in runs],
+        "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
+        "sections": [_source_section(s, runs, n_draws) for s in sources], "upd": _upd_section(runs),
+        "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_rows = write_sample_pages(_sample_runs(runs), out_dir)
+    context["n_rows"] = n_rows
+    assets = resources.files("vqaudit.report") / "templates"
+    for name in ASSETS:
+        atomic_write_bytes(out_dir / "assets" / name, (assets / name).read_bytes())
+    atomic_write_text(out_dir / "samples.html", env.get_template("samples.html.j2").render(**context))
+    path = out_dir / "index.html"
+    atomic_write_text(path, env.get_template("index.html.j2").render(**context))
+    return path
