@@ -1,5 +1,5 @@
 # Two quick-start targets (see README): `make demo` runs the main job, `make test` runs the test suite.
-# Both create .venv with Python 3.11+ and install vqaudit with its dev extras on first use.
+# Both create .venv with Python 3.11+ and install vqaudit with its dev and hf extras on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +8,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# torch first, pinned: this machine's pip finds the CPU wheel of 2.13.0 (an unpinned torch is a multi-GB
+	# CUDA build); then the hf extra, so the hf backend tests run.
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev,hf]'
 	touch $(STAMP)
 
 .PHONY: demo test lint

@@ -136,13 +136,17 @@ def run(
     concurrency: Concurrency = 8,
     retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    model_arg: Annotated[list[str] | None, typer.Option(
+        help="hf:/vllm: option KEY=VALUE (e.g. dtype=bfloat16, batch_size=8); repeat for several.")] = None,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
+    from vqaudit.backends.options import parse_model_args
     from vqaudit.run import run_benchmark
 
     _check_key_env(api_key_env)
+    options = {"api_key_env": api_key_env, "model_args": parse_model_args(model_arg or [])}  # issue 12: model_args
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), backend_options={"api_key_env": api_key_env})
+                            progress=sys.stderr.isatty(), backend_options=options)
     console.print(f"{summary.n_views} views: {summary.n_cached} already cached, {summary.n_asked} requests sent "
                   f"(views with identical inputs share one request), {summary.n_errors} with a recorded error; "
                   f"run folder {out}")

@@ -186,8 +186,10 @@ async def run_benchmark_async(
     backend = load_backend(model_spec, concurrency=concurrency, **(backend_options or {}))
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_previous_run(out_dir, model_spec, manifest_sha256)
+    identity = str(getattr(backend, "identity", backend.spec))  # issue 12: hf/vllm pin weights in the key
     run_info: dict[str, Any] = {
         "model": model_spec,
+        "model_identity": identity,
         "benchmark": str(bench_root),
         "benchmark_manifest_sha256": manifest_sha256,
         "prompt_ids": sorted({prompt_for(v)[0] for v in bench.views}),
@@ -204,7 +206,7 @@ async def run_benchmark_async(
         view_keys: dict[str, str] = {}
         for view in bench.views:
             prompt_id, prompt = prompt_for(view)
-            key = cache_key(model_spec, prompt_id, prompt, view.image_sha256, params)
+            key = cache_key(identity, prompt_id, prompt, view.image_sha256, params)
             view_keys[view.view_id] = key
             jobs.setdefault(
                 key, _Job(key=key, view=view, prompt_id=prompt_id, prompt=prompt, image_path=bench.image_path(view))

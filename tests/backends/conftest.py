@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +16,10 @@ from PIL import Image
 
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import sha256_bytes, write_json, write_jsonl
+
+# The hf/vllm tests load only local folders; never let transformers or huggingface_hub reach the hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 SERVER_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
 

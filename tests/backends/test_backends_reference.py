@@ -74,10 +74,9 @@ def test_bad_spec_lists_valid_forms(spec: str) -> None:
         assert form in message
 
 
-@pytest.mark.parametrize("spec", ["hf:Qwen/Qwen2-VL-2B-Instruct", "vllm:llava"])
-def test_planned_backends_say_so(spec: str) -> None:
-    with pytest.raises(VqauditError, match="planned optional extra and is not implemented yet"):
-        load_backend(spec)
+def test_model_args_are_refused_where_they_do_not_apply() -> None:
+    with pytest.raises(VqauditError, match="--model-arg applies to hf: and vllm: models only"):
+        load_backend("reference:gold", model_args={"dtype": "bfloat16"})
 
 
 def test_openai_spec_parsing() -> None:

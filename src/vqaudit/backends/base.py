@@ -13,13 +13,15 @@ Model spec strings name a backend:
 - ``replay:FILE``: replies saved in a JSONL file of ``{"view_id": ..., "text": ...}`` rows (e.g. exported from
   another run); a view missing from the file, or whose ``text`` is null, fails for that view.
 
-Planned, not implemented yet: ``hf:MODEL`` (local transformers) and ``vllm:MODEL`` (in-process vLLM) as optional
-extras. Naming them raises a VqauditError that says so.
+- ``hf:MODEL_OR_PATH``: a local transformers model (``vqaudit.backends.hf``, the ``[hf]`` extra);
+- ``vllm:MODEL_OR_PATH``: an in-process vLLM engine (``vqaudit.backends.vllm``, the ``[vllm]`` extra).
+  Both take ``--model-arg KEY=VALUE`` options (``model_args``); the other kinds take none.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +35,8 @@ VALID_SPECS = (
     "reference:gold",
     "openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",
     'replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',
+    "hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",
+    "vllm:MODEL_OR_PATH (vLLM in this process; pip install 'vqaudit[vllm]')",
 )
 
 _OPENAI_SPEC = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
@@ -150,6 +154,7 @@ def load_backend(
     backoff_base_s: float = 1.0,
     backoff_max_s: float = 60.0,
     timeout_s: float = 120.0,
+    model_args: Mapping[str, str] | None = None,
 ) -> Backend:
     """Build the backend a model spec string names.
 
@@ -164,17 +169,29 @@ def load_backend(
         backoff_base_s: ``openai``: first backoff wait in seconds; it doubles per retry, with jitter.
         backoff_max_s: ``openai``: cap of one backoff wait in seconds.
         timeout_s: ``openai``: connect/read/write timeout of one attempt in seconds.
+        model_args: ``hf``, ``vllm``: ``--model-arg KEY=VALUE`` pairs (see those modules); refused for the others.
 
     Returns:
         A Backend whose ``spec`` is ``spec``.
 
     Raises:
-        VqauditError: an unknown or malformed spec (the message lists the valid forms), a planned but not yet
-            implemented backend (``hf:``, ``vllm:``), or an unreadable replay file.
+        VqauditError: an unknown or malformed spec (the message lists the valid forms), an unreadable replay
+            file, ``model_args`` for a kind that takes none, or an ``hf:``/``vllm:`` model that cannot be loaded.
     """
     kind, sep, rest = spec.partition(":")
     if not sep or not rest.strip():
         raise _bad_spec(spec, "expected KIND:VALUE")
+    # --- issue 12 wiring (hf:, vllm:): port into the backend table ---
+    if kind in ("hf", "vllm"):
+        from vqaudit.backends import hf, vllm
+        from vqaudit.backends.options import ModelOptions
+
+        options = ModelOptions(args=dict(model_args or {}), concurrency=concurrency, timeout_s=timeout_s,
+                               max_retries=max_retries, api_key_env=api_key_env)
+        return hf.load(spec, rest, options) if kind == "hf" else vllm.load(spec, rest, options)
+    if model_args:
+        raise VqauditError(f"model spec {spec!r}: --model-arg applies to hf: and vllm: models only")
+    # --- end of issue 12 wiring ---
     if kind == "reference":
         from vqaudit.backends.reference import POLICIES, ReferenceBackend
 
@@ -203,10 +220,5 @@ def load_backend(
             backoff_base_s=backoff_base_s,
             backoff_max_s=backoff_max_s,
             timeout_s=timeout_s,
-        )
-    if kind in ("hf", "vllm"):
-        raise VqauditError(
-            f"model spec {spec!r}: the {kind!r} backend is a planned optional extra and is not implemented yet; "
-            "serve the model with an OpenAI-compatible server (e.g. `vllm serve`) and use openai:MODEL@URL"
         )
     raise _bad_spec(spec, f"unknown backend kind {kind!r}")
