@@ -273,8 +273,7 @@ def test_cli_bad_model_is_one_line_exit_2(tiny_chart_bench: Path, tmp_path: Path
     assert not out.exists()
 
 
-def test_missing_extra_is_one_line(tiny_vlm: ModuleType, monkeypatch: pytest.MonkeyPatch, tiny_chart_bench: Path,
-                                   tmp_path: Path) -> None:
+def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch, tiny_chart_bench: Path, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "transformers", None)  # what `import transformers` meets when absent
     message = _fails_cleanly(tiny_chart_bench, f"hf:{tmp_path}", tmp_path / "run", "needs the \\[hf\\] extra")
     assert message.endswith("pip install 'vqaudit[hf]'")

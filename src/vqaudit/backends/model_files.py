@@ -174,12 +174,13 @@ def folder_fingerprint(folder: Path) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
-def hub_commit(repo_id: str, revision: str | None) -> str | None:
+def hub_commit(repo_id: str, revision: str | None, cache_dir: Path | None = None) -> str | None:
     """Return the commit a hub revision resolved to, read from the local hub cache (no network).
 
     Args:
         repo_id: the hub repo id.
         revision: branch, tag or commit (None: ``main``).
+        cache_dir: the hub cache folder (None: huggingface_hub's default, ``HF_HUB_CACHE``).
 
     Returns:
         40 hex digits, or None when the cache does not know the revision (or ``huggingface_hub`` is absent).
@@ -190,7 +191,7 @@ def hub_commit(repo_id: str, revision: str | None) -> str | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
     if not isinstance(found, str):
         return None
     commit = Path(found).parent.name
