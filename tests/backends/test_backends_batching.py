@@ -85,6 +85,18 @@ def test_item_errors_and_exploding_batches() -> None:
     assert run.batches == [["a", "bad1", "boom", "c"], ["a"], ["bad1"], ["boom"], ["c"]]
 
 
+def test_a_fatal_error_is_not_retried_item_by_item() -> None:
+    calls: list[list[str]] = []
+
+    def closing(items: Sequence[str]) -> list[str | BackendCallError]:
+        calls.append(list(items))
+        raise BackendCallError("the backend was closed during generation", fatal=True)
+
+    results = isolate_failures(closing, ["a", "b", "c"])
+    assert calls == [["a", "b", "c"]]
+    assert all(isinstance(r, BackendCallError) and r.fatal for r in results) and len(results) == 3
+
+
 def test_a_batch_function_that_raises_fails_its_items_not_the_batcher() -> None:
     def run(items: Sequence[str]) -> list[str | BackendCallError]:
         if "x" in items:

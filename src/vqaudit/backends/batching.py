@@ -177,13 +177,14 @@ def isolate_failures(
         items: the batch.
 
     Returns:
-        One result per item, in order: the reply or a BackendCallError (the exception's type and message).
+        One result per item, in order: the reply or a BackendCallError (the exception's type and message). A
+        fatal BackendCallError (the backend is closing) is returned for every item without running them alone.
     """
     try:
         return list(run(items))
     except Exception as exc:
-        if len(items) == 1:
-            return [_as_call_error(exc)]
+        if len(items) == 1 or (isinstance(exc, BackendCallError) and exc.fatal):
+            return [_as_call_error(exc)] * len(items)  # a fatal error (closing) would fail each item alone too
     results: list[str | BackendCallError] = []
     for item in items:
         try:

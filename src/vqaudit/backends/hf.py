@@ -21,7 +21,8 @@ replies are the same up to floating-point reduction order (identical on the CPU 
 
 The cache identity (``identity``) is the spec, the local folder's fingerprint or the hub commit, the resolved
 dtype and ``max_new_tokens`` when set (see :mod:`vqaudit.backends.model_files`); device and batch size are not
-part of it. Requires the ``[hf]`` extra.
+part of it. The HTTP options (``timeout_s``, ``max_retries``, ``api_key_env``) do not apply: a generation runs
+to its end (or to ``aclose``). Requires the ``[hf]`` extra.
 """
 
 from __future__ import annotations
