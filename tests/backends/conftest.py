@@ -163,6 +163,13 @@ def tiny_llava(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_idefics3(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight Idefics3 model folder (seed 0): a second architecture, built once per session."""
+    require_hf_extra()
+    return load_tiny_vlm_module().build_tiny_idefics3(tmp_path_factory.mktemp("tiny-idefics3") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
 def tiny_chart_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 4-group chart benchmark (20 views, seed 3) for the in-process model backends."""
     from vqaudit.suites.charts.build import build_charts

@@ -1,4 +1,5 @@
-"""The hf: backend on a tiny random-weight LLaVA (tests/fixtures/tiny_vlm.py), built offline once per session.
+"""The hf: backend on tiny random-weight VLMs (tests/fixtures/tiny_vlm.py: LLaVA, and Idefics3 as a second
+architecture), built offline once per session.
 
 What the replies should be is computed here independently of vqaudit: the processor's chat template and
 ``model.generate`` called directly with transformers (greedy). The model is random, so its replies are word
@@ -109,7 +110,10 @@ def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path:
     assert metrics["charts"]["Jk"] == 0.0
 
 
-def test_batched_replies_equal_unbatched_and_are_deterministic(tiny_llava: Path, tiny_chart_bench: Path) -> None:
+@pytest.mark.parametrize("arch", ["tiny_llava", "tiny_idefics3"])
+def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_chart_bench: Path,
+                                                               request: pytest.FixtureRequest) -> None:
+    model = request.getfixturevalue(arch)
     views = load_benchmark(tiny_chart_bench).views[:7]
     requests = [_request(v, tiny_chart_bench) for v in views]
     # prompts of very different lengths in one batch (left padding), and a text-only one
@@ -117,7 +121,7 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(tiny_llava: Path,
                             params=GenerationParams()))
     requests.insert(2, Request(view=views[2], prompt_id="short", prompt="bar?", image=requests[2].image,
                                image_mime="image/png", params=GenerationParams()))
-    spec = f"hf:{tiny_llava}"
+    spec = f"hf:{model}"
 
     unbatched_backend = load_backend(spec, model_args={**ARGS, "batch_size": "1"})
     unbatched = asyncio.run(_ask(unbatched_backend, requests))
@@ -130,11 +134,13 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(tiny_llava: Path,
     assert sorted(batched_backend.batch_sizes) == [1, 8]  # type: ignore[attr-defined]
     assert all(isinstance(r, str) and r for r in batched)
     assert batched == unbatched == again
-    assert batched == _direct_replies(tiny_llava, requests, TOKENS)
+    assert batched == _direct_replies(model, requests, TOKENS)
 
 
-def test_batched_run_equals_unbatched_run(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path) -> None:
-    spec = f"hf:{tiny_llava}"
+@pytest.mark.parametrize("arch", ["tiny_llava", "tiny_idefics3"])
+def test_batched_run_equals_unbatched_run(arch: str, tiny_chart_bench: Path, tmp_path: Path,
+                                          request: pytest.FixtureRequest) -> None:
+    spec = f"hf:{request.getfixturevalue(arch)}"
     one = run_benchmark(tiny_chart_bench, spec, tmp_path / "b1", concurrency=1, progress=False,
                         backend_options={"model_args": {**ARGS, "batch_size": "1"}})
     many = run_benchmark(tiny_chart_bench, spec, tmp_path / "b8", concurrency=8, progress=False,
