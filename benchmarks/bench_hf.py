@@ -3,6 +3,8 @@
 Builds the tiny model (tests/fixtures/tiny_vlm.py) and a small chart benchmark in a temporary folder, loads
 ``hf:MODEL`` once per batch size and asks every view with ``--concurrency`` = batch size calls in flight (as
 the run stage does), so the backend's batcher forms batches of up to that size. Model loading is not timed.
+Wall-clock replies/s depend on what else runs on the machine; CPU seconds per reply (all threads of this
+process) depend less on it.
 Also compares every batch size's replies with the unbatched ones: padding changes floating-point reduction
 order, so on a random model (flat logits, near-ties) a reply can diverge after many identical tokens; the count
 and the shortest common prefix (in words) are printed.
@@ -50,7 +52,7 @@ def requests_for(bench: Path) -> list[Request]:
     return out
 
 
-async def ask_all(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], float]:
+async def ask_all(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], float, float]:
     pending = iter(enumerate(requests))
     replies: list[str] = [""] * len(requests)
 
@@ -58,11 +60,11 @@ async def ask_all(backend: object, requests: list[Request], concurrency: int) ->
         for i, request in pending:
             replies[i] = await backend.complete(request)  # type: ignore[attr-defined]
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     await backend.aclose()  # type: ignore[attr-defined]
-    return replies, elapsed
+    return replies, elapsed, cpu
 
 
 def compare(replies: list[str], reference: list[str]) -> str:
@@ -96,14 +98,15 @@ def main() -> None:
         for size in (int(s) for s in args.batch_sizes.split(",")):
             backend = load_backend(f"hf:{model}", model_args={"batch_size": str(size), "device": args.device,
                                                               "max_new_tokens": str(args.max_new_tokens)})
-            replies, elapsed = asyncio.run(ask_all(backend, requests, size))
+            replies, elapsed, cpu = asyncio.run(ask_all(backend, requests, size))
             rate = len(requests) / elapsed
             base_rate = base_rate or rate
             sizes = backend.batch_sizes  # type: ignore[attr-defined]
             if reference is None:
                 reference = replies
             same = compare(replies, reference)
-            print(f"batch_size {size:3d}: {rate:7.1f} replies/s ({elapsed:6.2f} s, {len(sizes)} batches, mean "
+            print(f"batch_size {size:3d}: {rate:7.1f} replies/s ({elapsed:6.2f} s wall, {cpu / len(requests):.3f} "
+                  f"CPU s/reply, {len(sizes)} batches, mean "
                   f"{sum(sizes) / len(sizes):.1f}; x{rate / base_rate:.2f} of unbatched; vs unbatched: {same})")
 
 
