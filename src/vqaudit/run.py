@@ -187,6 +187,7 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
     _check_previous_run(folder, model_spec, manifest_sha256)
     run_info = RunInfo(
         model=model_spec,
+        model_identity=str(getattr(backend, "identity", None) or backend.spec),  # hf/vllm: pinned weights
         benchmark=str(bench_root),
         benchmark_relative=relative_path(bench_root, out_dir),
         benchmark_manifest_sha256=manifest_sha256,

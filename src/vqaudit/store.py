@@ -323,6 +323,7 @@ class RunInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     model: str
+    model_identity: str | None = None
     benchmark: str
     benchmark_relative: str | None = None
     benchmark_manifest_sha256: str

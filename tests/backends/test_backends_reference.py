@@ -82,6 +82,11 @@ def test_bad_spec_lists_valid_forms(spec: str) -> None:
         assert form in message
 
 
+def test_model_args_are_refused_where_they_do_not_apply() -> None:
+    with pytest.raises(VqauditError, match="--model-arg dtype: not an option of 'reference:gold'"):
+        load_backend("reference:gold", ModelOptions(args=(("dtype", "bfloat16"),)))
+
+
 def test_openai_spec_parsing() -> None:
     backend = load_backend("openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1/", ModelOptions(concurrency=3))
     assert backend.spec == "openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1/"

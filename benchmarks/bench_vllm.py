@@ -1,0 +1,113 @@
+"""Replies per second of the vllm: backend on the tiny random-weight LLaVA (a GPU machine with vllm installed).
+
+vLLM's vision-language path does not run on CPU, so this is not run in CI. It builds the tiny model
+(tests/fixtures/tiny_vlm.py) and a chart benchmark in a temporary folder, starts ``vllm:MODEL`` once, and asks
+every view with ``--concurrency`` calls in flight (the backend hands them to ``LLM.chat`` in batches), then one
+at a time, and prints replies/s for both and whether the replies agree. It then runs the whole run stage
+(``run_benchmark``, with the response cache) on the same benchmark and prints its replies/s.
+
+Usage: ``.venv/bin/python benchmarks/bench_vllm.py [--groups 40] [--concurrency 64] [--max-new-tokens 64]``
+(needs ``pip install 'vqaudit[vllm]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vqaudit.backends import GenerationParams, Request, load_backend
+from vqaudit.prompts import prompt_for
+from vqaudit.run import image_mime, run_benchmark
+from vqaudit.store import load_benchmark
+from vqaudit.suites.charts.build import build_charts
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_vlm():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("tiny_vlm", ROOT / "tests" / "fixtures" / "tiny_vlm.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tiny_vlm"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def requests_for(bench: Path) -> list[Request]:
+    out = []
+    for view in load_benchmark(bench).views:
+        prompt_id, prompt = prompt_for(view)
+        data = (bench / view.image).read_bytes()
+        out.append(Request(view=view, prompt_id=prompt_id, prompt=prompt, image=data,
+                           image_mime=image_mime(data, bench / view.image), params=GenerationParams()))
+    return out
+
+
+async def ask(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], float]:
+    pending = iter(enumerate(requests))
+    replies = [""] * len(requests)
+
+    async def worker() -> None:
+        for i, request in pending:
+            replies[i] = await backend.complete(request)  # type: ignore[attr-defined]
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return replies, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", type=int, default=40, help="chart groups (5 views each)")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--gpu-memory-utilization", default="0.3")
+    args = parser.parse_args()
+    if importlib.util.find_spec("vllm") is None:
+        sys.exit("vllm is not installed: pip install 'vqaudit[vllm]' on a machine with a GPU")
+    model_args = {"max_new_tokens": str(args.max_new_tokens), "gpu_memory_utilization": args.gpu_memory_utilization,
+                  "max_model_len": "1024", "seed": "0", "batch_size": str(args.concurrency)}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model = tiny_vlm().build_tiny_llava(Path(tmp) / "model", seed=0)
+        bench = Path(tmp) / "bench"
+        build_charts(bench, args.groups, 0, workers=2)
+        requests = requests_for(bench)
+        spec = f"vllm:{model}"
+        backend = load_backend(spec, model_args=model_args)
+
+        async def both(engine: object) -> tuple[tuple[list[str], float], tuple[list[str], float]]:
+            try:
+                return await ask(engine, requests, args.concurrency), await ask(engine, requests, 1)
+            finally:
+                await engine.aclose()  # type: ignore[attr-defined]
+
+        (batched, t_batched), (single, t_single) = asyncio.run(both(backend))
+        sizes = backend.batch_sizes  # type: ignore[attr-defined]
+        n_same = sum(a == b for a, b in zip(batched, single, strict=True))
+        print(f"tiny LLaVA via vLLM, {len(requests)} chart views, max_new_tokens {args.max_new_tokens}")
+        print(f"concurrency {args.concurrency}: {len(requests) / t_batched:8.1f} replies/s "
+              f"(largest LLM.chat batch {max(sizes)})")
+        print(f"concurrency 1:  {len(requests) / t_single:8.1f} replies/s")
+        print(f"replies equal batched vs one at a time: {n_same} of {len(requests)}")
+        del backend
+        gc.collect()
+
+        started = time.perf_counter()
+        summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=args.concurrency, progress=False,
+                                backend_options={"model_args": model_args})
+        elapsed = time.perf_counter() - started
+        print(f"run stage (engine start included): {summary.n_asked / elapsed:.1f} replies/s, "
+              f"{summary.n_errors} errors")
+
+
+if __name__ == "__main__":
+    main()

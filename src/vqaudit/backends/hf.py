@@ -1,0 +1,279 @@
+"""``hf:MODEL_OR_PATH``: a vision-language model run in this process with Hugging Face transformers.
+
+The model is loaded with ``AutoProcessor`` and ``AutoModelForImageTextToText`` from a local folder or a hub repo.
+Each request becomes one user turn of the model's own chat template (one image, then the prompt; the prompt
+alone for a text-only request), and replies are generated greedily (temperature 0; ``do_sample`` only for a
+positive temperature) with ``max_new_tokens`` = the request's ``max_tokens`` (512 in the run stage). Concurrent
+``complete`` calls are batched (:mod:`vqaudit.backends.batching`) with left padding, so batched and unbatched
+replies are the same up to floating-point reduction order (identical on the CPU test model).
+
+``--model-arg`` keys (all optional):
+
+- ``device``: ``auto`` (CUDA if available, else MPS, else CPU; the default), ``cpu``, ``cuda``, ``cuda:N``, ``mps``;
+- ``dtype``: ``auto`` (the checkpoint's dtype on an accelerator, float32 on CPU; the default), ``float32``,
+  ``float16``, ``bfloat16``;
+- ``batch_size``: prompts per ``generate`` call, 1 to 1024 (default 8; batches only fill when ``--concurrency``
+  is at least as large);
+- ``revision``: hub branch, tag or commit (default ``main``); ignored for a local folder;
+- ``trust_remote_code``: run the repo's own modeling code (default false; only for repos you trust);
+- ``max_new_tokens``: cap on new tokens, replacing the request's ``max_tokens`` (part of the cache identity);
+- ``attn_implementation``: ``eager``, ``sdpa`` or ``flash_attention_2`` (default: transformers' choice).
+
+The cache identity (``identity``) is the spec, the local folder's fingerprint or the hub commit, the resolved
+dtype and ``max_new_tokens`` when set (see :mod:`vqaudit.backends.model_files`); device and batch size are not
+part of it. The HTTP options (``timeout_s``, ``max_retries``, ``api_key_env``) do not apply: a generation runs
+to its end (or to ``aclose``). Requires the ``[hf]`` extra.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.batching import Batcher, isolate_failures
+from vqaudit.backends.model_files import (
+    ModelSource,
+    load_error,
+    require_extra,
+    resolve_source,
+    source_identity,
+)
+from vqaudit.backends.options import ModelArgs
+from vqaudit.errors import VqauditError
+
+KNOWN_ARGS = ("device", "dtype", "batch_size", "revision", "trust_remote_code", "max_new_tokens",
+              "attn_implementation")
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+ATTENTION = ("eager", "sdpa", "flash_attention_2")
+DEFAULT_BATCH_SIZE = 8
+
+
+@dataclass(frozen=True)
+class HFOptions:
+    """The ``--model-arg`` settings of the hf backend (see the module docstring for each key)."""
+
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    revision: str | None = None
+    trust_remote_code: bool = False
+    max_new_tokens: int | None = None
+    attn_implementation: str | None = None
+
+    @classmethod
+    def from_args(cls, spec: str, args: ModelArgs) -> HFOptions:
+        """Read the options from ``--model-arg`` pairs.
+
+        Raises:
+            VqauditError: a bad value or an unknown key (naming it and the known keys).
+        """
+        device = args.take_str("device", "auto") or "auto"
+        if device not in ("auto", "cpu", "cuda", "mps") and not (device.startswith("cuda:")
+                                                                 and device[5:].isdecimal()):
+            raise VqauditError(f"model spec {spec!r}: --model-arg device={device!r}: expected auto, cpu, cuda, "
+                               "cuda:N or mps")
+        options = cls(
+            device=device,
+            dtype=args.take_str("dtype", "auto", choices=DTYPES) or "auto",
+            batch_size=args.take_int("batch_size", DEFAULT_BATCH_SIZE, maximum=1024) or DEFAULT_BATCH_SIZE,
+            revision=args.take_str("revision"),
+            trust_remote_code=args.take_bool("trust_remote_code", False),
+            max_new_tokens=args.take_int("max_new_tokens", None, maximum=1 << 20),
+            attn_implementation=args.take_str("attn_implementation", choices=ATTENTION),
+        )
+        args.finish()
+        return options
+
+
+def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
+    """Load ``hf:TARGET``: check the options, import the extra, load processor and model.
+
+    Args:
+        spec: the full model spec (``hf:TARGET``).
+        target: a local model folder or a hub repo id.
+        options: run options; only ``args`` is read (``--model-arg``, see the module docstring).
+
+    Returns:
+        A ready HFBackend.
+
+    Raises:
+        VqauditError: a bad ``--model-arg``; the ``[hf]`` extra missing (one line naming
+            ``pip install 'vqaudit[hf]'``); a missing or non-model folder; a model transformers cannot load as
+            an image-text-to-text model (wrong architecture, missing files, out of memory, no chat template).
+    """
+    hf_options = HFOptions.from_args(spec, ModelArgs(spec, options.arg_dict(), KNOWN_ARGS))
+    require_extra("hf", "hf", ("torch", "transformers", "PIL"))
+    source = resolve_source(spec, target)
+    return HFBackend(spec, source, hf_options)
+
+
+def _pick_device(torch: Any, wanted: str) -> str:
+    if wanted != "auto":
+        return wanted
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def _stop_when(flag: Any) -> Any:
+    """A transformers StoppingCriteria that ends generation once ``flag`` (a threading.Event) is set."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class _Closing(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            return torch.full((input_ids.shape[0],), flag.is_set(), dtype=torch.bool, device=input_ids.device)
+
+    return _Closing()
+
+
+class HFBackend:
+    """A transformers image-text-to-text model behind the Backend protocol, with batched generation."""
+
+    def __init__(self, spec: str, source: ModelSource, options: HFOptions) -> None:
+        """Load the processor and model (this takes as long as reading the weights).
+
+        Raises:
+            VqauditError: the model cannot be loaded (see :func:`load`).
+        """
+        import torch
+        import transformers
+
+        tf: Any = transformers  # transformers is not typed for mypy --strict
+        tf.utils.logging.disable_progress_bar()  # the run stage has its own progress bar
+        self._spec = spec
+        self.options = options
+        self._torch = torch
+        self.device = _pick_device(torch, options.device)
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise VqauditError(f"model spec {spec!r}: --model-arg device={options.device} but torch sees no CUDA "
+                               "device (this torch build may be CPU-only)")
+        common: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
+        if source.repo_id is not None and options.revision is not None:
+            common["revision"] = options.revision
+        dtype: Any = options.dtype
+        if dtype == "auto" and self.device == "cpu":
+            dtype = "float32"
+        model_kwargs: dict[str, Any] = {"dtype": dtype if dtype == "auto" else getattr(torch, dtype)}
+        if options.attn_implementation is not None:
+            model_kwargs["attn_implementation"] = options.attn_implementation
+        try:
+            self.processor: Any = tf.AutoProcessor.from_pretrained(source.load_from, **common)
+            self.model: Any = tf.AutoModelForImageTextToText.from_pretrained(source.load_from, **common,
+                                                                              **model_kwargs)
+            self.model.to(self.device)
+            self.model.eval()
+        except VqauditError:
+            raise
+        except Exception as exc:  # transformers raises OSError, ValueError, KeyError, RuntimeError, OOM, ...
+            raise load_error(spec, source, exc) from None
+        self.tokenizer: Any = getattr(self.processor, "tokenizer", None)
+        if self.tokenizer is None or not callable(getattr(self.processor, "apply_chat_template", None)):
+            raise VqauditError(f"model spec {spec!r}: the processor of {source.load_from} has no tokenizer; "
+                               "it is not a vision-language chat model")
+        if not getattr(self.processor, "chat_template", None):
+            raise VqauditError(f"model spec {spec!r}: {source.load_from} has no chat template (processor "
+                               "chat_template / chat_template.jinja); vqaudit asks chat models in their own format")
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        extras = {"dtype": str(self.model.dtype).removeprefix("torch.")}
+        if options.max_new_tokens is not None:
+            extras["max_new_tokens"] = str(options.max_new_tokens)
+        try:
+            self.identity = source_identity(spec, source, options.revision, extras)
+        except OSError as exc:
+            raise load_error(spec, source, exc) from None
+        self._batcher: Batcher[Request] = Batcher(
+            lambda batch: isolate_failures(self._generate, batch),
+            batch_size=options.batch_size,
+            group_key=_group_key,
+            name="vqaudit-hf",
+        )
+        self._stop = _stop_when(self._batcher.closing)
+
+    @property
+    def spec(self) -> str:
+        """The model spec string (``hf:TARGET``)."""
+        return self._spec
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Size of every batch generated so far, in order (for benchmarks and tests)."""
+        return self._batcher.batch_sizes
+
+    async def complete(self, request: Request) -> str:
+        """Generate the reply to one request (batched with other concurrent calls).
+
+        Raises:
+            BackendCallError: the image cannot be decoded, or generation failed for this request.
+        """
+        return await self._batcher.submit(request)
+
+    async def aclose(self) -> None:
+        """Stop batching; a batch being generated stops at its next token."""
+        await self._batcher.aclose()
+
+    def render(self, request: Request) -> str:
+        """Return the chat-template text of one request (the image as the template's image placeholder)."""
+        content: list[dict[str, str]] = [{"type": "image"}] if request.image is not None else []
+        content.append({"type": "text", "text": request.prompt})
+        text = self.processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
+        return str(text)
+
+    def _generate(self, batch: Sequence[Request]) -> list[str | BackendCallError]:
+        """Generate replies for one batch sharing a group key (runs on the batcher's thread)."""
+        from PIL import Image
+
+        torch = self._torch
+        results: list[str | BackendCallError | None] = [None] * len(batch)
+        texts: list[str] = []
+        images: list[Any] = []
+        index: list[int] = []
+        for i, request in enumerate(batch):
+            if request.image is not None:
+                try:
+                    with Image.open(io.BytesIO(request.image)) as raw:
+                        images.append(raw.convert("RGB"))
+                except (OSError, ValueError, Image.DecompressionBombError) as exc:
+                    results[i] = BackendCallError(f"the image cannot be decoded: {type(exc).__name__}: {exc}")
+                    continue
+            texts.append(self.render(request))
+            index.append(i)
+        if texts:
+            params = batch[0].params
+            inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
+            inputs = inputs.to(self.device)
+            if "pixel_values" in inputs:
+                inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+            sampling: dict[str, Any] = (
+                {"do_sample": True, "temperature": params.temperature} if params.temperature > 0
+                else {"do_sample": False}
+            )
+            with torch.inference_mode():
+                out = self.model.generate(
+                    **inputs,
+                    max_new_tokens=self.options.max_new_tokens or params.max_tokens,
+                    num_beams=1,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                    stopping_criteria=[self._stop],
+                    **sampling,
+                )
+            if self._batcher.closing.is_set():
+                raise BackendCallError("the backend was closed during generation", fatal=True)
+            replies = self.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            for i, reply in zip(index, replies, strict=True):
+                results[i] = str(reply)
+        return [r if r is not None else BackendCallError("no reply") for r in results]
+
+
+def _group_key(request: Request) -> Hashable:
+    return (request.image is None, request.params.temperature, request.params.max_tokens)

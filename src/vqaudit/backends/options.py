@@ -1,0 +1,136 @@
+"""Options every backend kind's ``load(spec, target, options)`` receives, and typed reading of ``--model-arg``.
+
+``ModelOptions`` is what the run stage knows about how to call a model; ``args`` holds the free-form
+``--model-arg KEY=VALUE`` pairs, which each backend reads with :class:`ModelArgs` so that a misspelt key or a
+bad value is one VqauditError naming the spec, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from vqaudit.errors import VqauditError
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+
+
+def parse_model_args(pairs: Iterable[str]) -> dict[str, str]:
+    """Parse repeated ``--model-arg KEY=VALUE`` strings into a dict.
+
+    Args:
+        pairs: strings of the form ``KEY=VALUE``; the value may contain ``=`` and may be empty.
+
+    Returns:
+        ``{KEY: VALUE}`` in the given order.
+
+    Raises:
+        VqauditError: a string without ``=``, an empty or blank key, or a key given twice.
+    """
+    args: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise VqauditError(f"--model-arg {pair!r}: expected KEY=VALUE (e.g. --model-arg dtype=bfloat16)")
+        if key in args:
+            raise VqauditError(f"--model-arg {key!r} is given twice ({args[key]!r} and {value!r})")
+        args[key] = value
+    return args
+
+
+class ModelArgs:
+    """Typed, checked reads of one backend's ``--model-arg`` pairs.
+
+    Each ``take_*`` call consumes one key; ``finish()`` then raises on any key that was given but never read,
+    naming the keys the backend knows.
+    """
+
+    def __init__(self, spec: str, args: Mapping[str, str], known: Iterable[str]) -> None:
+        """Start reading ``args`` for the backend loaded from ``spec``.
+
+        Args:
+            spec: the model spec (named in every error).
+            args: the ``--model-arg`` pairs.
+            known: every key this backend accepts (listed in the error for an unknown key).
+        """
+        self.spec = spec
+        self._args = dict(args)
+        self._known = tuple(known)
+
+    def _error(self, key: str, value: str, expected: str) -> VqauditError:
+        return VqauditError(f"model spec {self.spec!r}: --model-arg {key}={value!r}: expected {expected}")
+
+    def take_str(self, key: str, default: str | None = None, *, choices: Iterable[str] | None = None) -> str | None:
+        """Return the value of ``key`` (``default`` when absent), checked against ``choices`` if given.
+
+        Raises:
+            VqauditError: the value is empty or not one of ``choices``.
+        """
+        value = self._args.pop(key, None)
+        if value is None:
+            return default
+        allowed = tuple(choices) if choices is not None else None
+        if not value.strip() or (allowed is not None and value not in allowed):
+            raise self._error(key, value, " or ".join(allowed) if allowed else "a nonempty value")
+        return value
+
+    def take_bool(self, key: str, default: bool) -> bool:
+        """Return ``key`` as a bool (true/false, yes/no, on/off, 1/0, any case); ``default`` when absent.
+
+        Raises:
+            VqauditError: any other value.
+        """
+        value = self._args.pop(key, None)
+        if value is None:
+            return default
+        low = value.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise self._error(key, value, "true or false")
+
+    def take_int(self, key: str, default: int | None, *, minimum: int = 1, maximum: int = 1 << 30) -> int | None:
+        """Return ``key`` as an integer in ``[minimum, maximum]``; ``default`` when absent.
+
+        Raises:
+            VqauditError: not a decimal integer, or out of range.
+        """
+        value = self._args.pop(key, None)
+        if value is None:
+            return default
+        text = value.strip()
+        if not text.lstrip("-").isdecimal() or not minimum <= int(text) <= maximum:
+            raise self._error(key, value, f"an integer from {minimum} to {maximum}")
+        return int(text)
+
+    def take_float(self, key: str, default: float | None, *, minimum: float, maximum: float) -> float | None:
+        """Return ``key`` as a finite float in ``[minimum, maximum]``; ``default`` when absent.
+
+        Raises:
+            VqauditError: not a number, or out of range (NaN is out of every range).
+        """
+        value = self._args.pop(key, None)
+        if value is None:
+            return default
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not minimum <= number <= maximum:
+            raise self._error(key, value, f"a number from {minimum} to {maximum}")
+        return number
+
+    def finish(self) -> None:
+        """Raise on any key that was given but not read.
+
+        Raises:
+            VqauditError: naming the unknown keys and listing the known ones.
+        """
+        if self._args:
+            unknown = ", ".join(sorted(self._args))
+            raise VqauditError(f"model spec {self.spec!r}: unknown --model-arg {unknown}; this backend takes "
+                               f"{', '.join(self._known) or 'none'}")
