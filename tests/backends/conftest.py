@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +16,10 @@ from PIL import Image
 
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import sha256_bytes, write_json, write_jsonl
+
+# The hf/vllm tests load only local folders; never let transformers or huggingface_hub reach the hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 SERVER_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
 
@@ -147,3 +152,59 @@ def hostile(hostile_module: ModuleType) -> Iterator[object]:
         yield server
     finally:
         server.stop()
+
+
+TINY_VLM_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_vlm.py"
+
+
+def load_tiny_vlm_module() -> ModuleType:
+    """tests/fixtures/tiny_vlm.py as a module (it builds tiny random-weight LLaVA folders)."""
+    name = "tiny_vlm"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, TINY_VLM_PATH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def require_hf_extra() -> None:
+    """Skip (with the reason) where the [hf] extra is not installed; in CI (CI=true) a missing extra fails."""
+    if os.environ.get("CI"):
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+        return
+    pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install 'vqaudit[hf]')")
+    pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install 'vqaudit[hf]')")
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm() -> ModuleType:
+    """tests/fixtures/tiny_vlm.py (needs the [hf] extra: skipped without it, except in CI)."""
+    require_hf_extra()
+    return load_tiny_vlm_module()
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight LLaVA model folder (seed 0), built once per test session (about 3 s)."""
+    require_hf_extra()
+    return load_tiny_vlm_module().build_tiny_llava(tmp_path_factory.mktemp("tiny-llava") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_idefics3(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight Idefics3 model folder (seed 0): a second architecture, built once per session."""
+    require_hf_extra()
+    return load_tiny_vlm_module().build_tiny_idefics3(tmp_path_factory.mktemp("tiny-idefics3") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_chart_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 4-group chart benchmark (20 views, seed 3) for the in-process model backends."""
+    from vqaudit.suites.charts.build import build_charts
+
+    out = tmp_path_factory.mktemp("hf-charts") / "bench"
+    build_charts(out, 4, 3, workers=1)
+    return out
