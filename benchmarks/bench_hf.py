@@ -23,14 +23,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from vqaudit.backends import GenerationParams, Request, load_backend
-from vqaudit.prompts import prompt_for
+from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.run import image_mime
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
+from vqaudit.suites.registry import prompt_for
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
+
+def model_options(args: dict[str, str] | None = None) -> ModelOptions:
+    """The ModelOptions of ``--model-arg`` pairs ``args``."""
+    return ModelOptions(args=tuple((args or {}).items()))
+
 
 
 def tiny_vlm():  # type: ignore[no-untyped-def]
@@ -47,7 +52,7 @@ def requests_for(bench: Path) -> list[Request]:
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
-        out.append(Request(view=view, prompt_id=prompt_id, prompt=prompt, image=data,
+        out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
                            image_mime=image_mime(data, bench / view.image), params=GenerationParams()))
     return out
 
@@ -96,8 +101,8 @@ def main() -> None:
         reference: list[str] | None = None
         base_rate = None
         for size in (int(s) for s in args.batch_sizes.split(",")):
-            backend = load_backend(f"hf:{model}", model_args={"batch_size": str(size), "device": args.device,
-                                                              "max_new_tokens": str(args.max_new_tokens)})
+            backend = load_backend(f"hf:{model}", model_options({"batch_size": str(size), "device": args.device,
+                                                              "max_new_tokens": str(args.max_new_tokens)}))
             replies, elapsed, cpu = asyncio.run(ask_all(backend, requests, size))
             rate = len(requests) / elapsed
             base_rate = base_rate or rate

@@ -22,14 +22,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from vqaudit.backends import GenerationParams, Request, load_backend
-from vqaudit.prompts import prompt_for
+from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.run import image_mime, run_benchmark
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
+from vqaudit.suites.registry import prompt_for
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
+
+def model_options(args: dict[str, str] | None = None) -> ModelOptions:
+    """The ModelOptions of ``--model-arg`` pairs ``args``."""
+    return ModelOptions(args=tuple((args or {}).items()))
+
 
 
 def tiny_vlm():  # type: ignore[no-untyped-def]
@@ -46,7 +51,7 @@ def requests_for(bench: Path) -> list[Request]:
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
-        out.append(Request(view=view, prompt_id=prompt_id, prompt=prompt, image=data,
+        out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
                            image_mime=image_mime(data, bench / view.image), params=GenerationParams()))
     return out
 
@@ -82,7 +87,7 @@ def main() -> None:
         build_charts(bench, args.groups, 0, workers=2)
         requests = requests_for(bench)
         spec = f"vllm:{model}"
-        backend = load_backend(spec, model_args=model_args)
+        backend = load_backend(spec, model_options(model_args))
 
         async def both(engine: object) -> tuple[tuple[list[str], float], tuple[list[str], float]]:
             try:
@@ -103,7 +108,7 @@ def main() -> None:
 
         started = time.perf_counter()
         summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=args.concurrency, progress=False,
-                                backend_options={"model_args": model_args})
+                                options=model_options(model_args))
         elapsed = time.perf_counter() - started
         print(f"run stage (engine start included): {summary.n_asked / elapsed:.1f} replies/s, "
               f"{summary.n_errors} errors")

@@ -175,9 +175,12 @@ async def run_benchmark_async(
     base = options if options is not None else ModelOptions()
     backend = load_backend(model_spec, dataclasses.replace(base, concurrency=concurrency))
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
-    with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
-        return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
-                                 concurrency, retry_errors, progress)
+    try:
+        with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
+            return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
+                                     concurrency, retry_errors, progress)
+    finally:
+        await backend.aclose()  # also when the folder is refused (another model, another run holding it)
 
 
 async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
@@ -226,7 +229,6 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         n_errors = sum(1 for key in view_keys.values() if key in errors)
     finally:
         cache.close()
-        await backend.aclose()
 
     summary = RunSummary(
         n_views=len(bench.views), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors, out_dir=out_dir

@@ -22,14 +22,14 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import BackendCallError, GenerationParams, Request, load_backend
+from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.answerability import parse_answerability
-from vqaudit.prompts import prompt_for
 from vqaudit.run import RunSummary, image_mime, load_responses, run_benchmark
 from vqaudit.schema import View
 from vqaudit.score import score_run
 from vqaudit.store import load_benchmark
+from vqaudit.suites.registry import prompt_for
 
 pytestmark = pytest.mark.slow
 
@@ -37,12 +37,17 @@ Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 TOKENS = 24  # max_new_tokens for the tests: the random model rarely emits </s>, and 512 steps take longer
 ARGS = {"max_new_tokens": str(TOKENS)}
 
+def model_options(args: dict[str, str] | None = None) -> ModelOptions:
+    """The ModelOptions of ``--model-arg`` pairs ``args``."""
+    return ModelOptions(args=tuple((args or {}).items()))
+
+
 
 def _request(view: View, bench: Path, params: GenerationParams | None = None) -> Request:
     """The request the run stage builds for a view (prompt, image bytes and MIME type, parameters)."""
     prompt_id, prompt = prompt_for(view)
     data = (bench / view.image).read_bytes()
-    return Request(view=view, prompt_id=prompt_id, prompt=prompt, image=data,
+    return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
                    image_mime=image_mime(data, bench / view.image), params=params or GenerationParams())
 
 
@@ -81,7 +86,7 @@ def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path:
     out = tmp_path / "run"
     spec = f"hf:{tiny_llava}"
     summary = run_benchmark(tiny_chart_bench, spec, out, concurrency=8, progress=False,
-                            backend_options={"model_args": ARGS})
+                            options=model_options(ARGS))
     views = load_benchmark(tiny_chart_bench).views
     distinct = {(prompt_for(v)[1], v.image_sha256) for v in views}  # views with identical inputs share a call
     assert summary == RunSummary(n_views=20, n_cached=0, n_asked=len(distinct), n_errors=0, out_dir=out)
@@ -117,17 +122,17 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_c
     views = load_benchmark(tiny_chart_bench).views[:7]
     requests = [_request(v, tiny_chart_bench) for v in views]
     # prompts of very different lengths in one batch (left padding), and a text-only one
-    requests.append(Request(view=views[0], prompt_id="t", prompt="How many?", image=None, image_mime=None,
+    requests.append(Request(request_id=views[0].view_id, prompt_id="t", prompt="How many?", image=None, image_mime=None,
                             params=GenerationParams()))
-    requests.insert(2, Request(view=views[2], prompt_id="short", prompt="bar?", image=requests[2].image,
+    requests.insert(2, Request(request_id=views[2].view_id, prompt_id="short", prompt="bar?", image=requests[2].image,
                                image_mime="image/png", params=GenerationParams()))
     spec = f"hf:{model}"
 
-    unbatched_backend = load_backend(spec, model_args={**ARGS, "batch_size": "1"})
+    unbatched_backend = load_backend(spec, model_options({**ARGS, "batch_size": "1"}))
     unbatched = asyncio.run(_ask(unbatched_backend, requests))
-    batched_backend = load_backend(spec, model_args={**ARGS, "batch_size": "8"})
+    batched_backend = load_backend(spec, model_options({**ARGS, "batch_size": "8"}))
     batched = asyncio.run(_ask(batched_backend, requests))
-    again = asyncio.run(_ask(load_backend(spec, model_args={**ARGS, "batch_size": "8"}), requests))
+    again = asyncio.run(_ask(load_backend(spec, model_options({**ARGS, "batch_size": "8"})), requests))
 
     assert unbatched_backend.batch_sizes == [1] * 9  # type: ignore[attr-defined]
     # 8 image requests in one batch; the text-only request is its own group
@@ -142,9 +147,9 @@ def test_batched_run_equals_unbatched_run(arch: str, tiny_chart_bench: Path, tmp
                                           request: pytest.FixtureRequest) -> None:
     spec = f"hf:{request.getfixturevalue(arch)}"
     one = run_benchmark(tiny_chart_bench, spec, tmp_path / "b1", concurrency=1, progress=False,
-                        backend_options={"model_args": {**ARGS, "batch_size": "1"}})
+                        options=model_options({**ARGS, "batch_size": "1"}))
     many = run_benchmark(tiny_chart_bench, spec, tmp_path / "b8", concurrency=8, progress=False,
-                         backend_options={"model_args": {**ARGS, "batch_size": "8"}})
+                         options=model_options({**ARGS, "batch_size": "8"}))
     assert one.n_errors == many.n_errors == 0
     texts_one = {k: r.text for k, r in load_responses(tmp_path / "b1").items()}
     texts_many = {k: r.text for k, r in load_responses(tmp_path / "b8").items()}
@@ -154,9 +159,10 @@ def test_batched_run_equals_unbatched_run(arch: str, tiny_chart_bench: Path, tmp
 def test_bad_image_fails_only_its_request(tiny_llava: Path, tiny_chart_bench: Path) -> None:
     views = load_benchmark(tiny_chart_bench).views[:3]
     good = [_request(v, tiny_chart_bench) for v in views]
-    bad = Request(view=views[0], prompt_id="p", prompt=good[0].prompt, image=b"\x89PNG\r\n\x1a\nnot really",
-                  image_mime="image/png", params=GenerationParams())
-    results = asyncio.run(_ask(load_backend(f"hf:{tiny_llava}", model_args=ARGS), [good[0], bad, *good[1:]]))
+    bad = Request(request_id=views[0].view_id, prompt_id="p", prompt=good[0].prompt,
+                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=GenerationParams())
+    backend = load_backend(f"hf:{tiny_llava}", model_options(ARGS))
+    results = asyncio.run(_ask(backend, [good[0], bad, *good[1:]]))
     assert isinstance(results[1], BackendCallError) and "image cannot be decoded" in str(results[1])
     assert not results[1].fatal
     assert [results[0], *results[2:]] == _direct_replies(tiny_llava, good, TOKENS)
@@ -167,34 +173,36 @@ def test_cache_identity_follows_the_weights(tiny_vlm: ModuleType, tiny_chart_ben
     model = tiny.build_tiny_llava(tmp_path / "model", seed=0)
     spec = f"hf:{model}"
     out = tmp_path / "run"
-    first = run_benchmark(tiny_chart_bench, spec, out, progress=False, backend_options={"model_args": ARGS})
-    again = run_benchmark(tiny_chart_bench, spec, out, progress=False, backend_options={"model_args": ARGS})
+    first = run_benchmark(tiny_chart_bench, spec, out, progress=False, options=model_options(ARGS))
+    again = run_benchmark(tiny_chart_bench, spec, out, progress=False, options=model_options(ARGS))
     assert (first.n_asked, again.n_cached, again.n_asked) == (first.n_asked, 20, 0)
     identity = json.loads((out / "run.json").read_text())["model_identity"]
 
     # retrained weights saved into the same folder: same spec, new identity, nothing reused
     shutil.rmtree(model)
     tiny.build_tiny_llava(model, seed=1)
-    retrained = run_benchmark(tiny_chart_bench, spec, out, progress=False, backend_options={"model_args": ARGS})
+    retrained = run_benchmark(tiny_chart_bench, spec, out, progress=False, options=model_options(ARGS))
     assert (retrained.n_cached, retrained.n_asked) == (0, first.n_asked)
     assert json.loads((out / "run.json").read_text())["model_identity"] != identity
     # another max_new_tokens is another identity too
     longer = run_benchmark(tiny_chart_bench, spec, out, progress=False,
-                           backend_options={"model_args": {"max_new_tokens": str(TOKENS + 1)}})
+                           options=model_options({"max_new_tokens": str(TOKENS + 1)}))
     assert longer.n_cached == 0
 
 
 def test_killed_run_resumes(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path, read_rows: Rows) -> None:
     spec = f"hf:{tiny_llava}"
     out = tmp_path / "run"
-    options = {"model_args": {"max_new_tokens": "96", "batch_size": "2"}}
+    args = {"max_new_tokens": "96", "batch_size": "2"}
+    options = model_options(args)
     code = (
         "import sys, json; from pathlib import Path; from vqaudit.run import run_benchmark; "
+        "from vqaudit.backends import ModelOptions; "
         "run_benchmark(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), concurrency=2, progress=False, "
-        "backend_options=json.loads(sys.argv[4]))"
+        "options=ModelOptions(args=tuple(json.loads(sys.argv[4]).items())))"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(tiny_chart_bench), spec, str(out),
-                             json.dumps(options)], env=os.environ.copy())
+                             json.dumps(args)], env=os.environ.copy())
     try:
         deadline = time.monotonic() + 120
         while len(read_rows(out)) < 4:
@@ -210,7 +218,7 @@ def test_killed_run_resumes(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: 
     assert 4 <= len(recorded) < 20
     before = {k: r.text for k, r in load_responses(out).items()}
 
-    summary = run_benchmark(tiny_chart_bench, spec, out, concurrency=2, progress=False, backend_options=options)
+    summary = run_benchmark(tiny_chart_bench, spec, out, concurrency=2, progress=False, options=options)
     assert summary.n_cached >= len(recorded) and summary.n_cached + summary.n_asked <= 20
     rows = read_rows(out)
     assert len(rows) == len({view_id for view_id, _, _ in rows}), "a reply was stored twice"
@@ -219,7 +227,7 @@ def test_killed_run_resumes(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: 
     assert all(resumed[k] == text for k, text in before.items())  # kept, not asked again
     # the killed process and this one generate the same replies as an uninterrupted run
     fresh = run_benchmark(tiny_chart_bench, spec, tmp_path / "fresh", concurrency=2, progress=False,
-                          backend_options=options)
+                          options=options)
     assert fresh.n_errors == 0
     assert {k: r.text for k, r in load_responses(tmp_path / "fresh").items()} == resumed
 
@@ -236,7 +244,7 @@ def _llama_only_folder(root: Path) -> Path:
 
 def _fails_cleanly(bench: Path, spec: str, out: Path, match: str, model_args: dict[str, str] | None = None) -> str:
     with pytest.raises(VqauditError, match=match) as info:
-        run_benchmark(bench, spec, out, progress=False, backend_options={"model_args": model_args or ARGS})
+        run_benchmark(bench, spec, out, progress=False, options=model_options(model_args or ARGS))
     message = str(info.value)
     assert "\n" not in message
     assert not out.exists(), "a run folder was written for a model that cannot be loaded"

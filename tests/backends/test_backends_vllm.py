@@ -13,17 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from vqaudit.backends import GenerationParams, Request, load_backend
+from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.options import ModelArgs
 from vqaudit.backends.vllm import VLLMOptions, conversation
 from vqaudit.errors import VqauditError
-from vqaudit.prompts import prompt_for
 from vqaudit.run import RunSummary, image_mime, load_responses, run_benchmark
 from vqaudit.schema import Obligation, View
 from vqaudit.store import load_benchmark
+from vqaudit.suites.registry import prompt_for
 
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 NO_VLLM = "vllm is not importable here (it needs the [vllm] extra and a GPU: vLLM's VLM path does not run on CPU)"
+
+def model_options(args: dict[str, str] | None = None) -> ModelOptions:
+    """The ModelOptions of ``--model-arg`` pairs ``args``."""
+    return ModelOptions(args=tuple((args or {}).items()))
+
 
 
 def _view() -> View:
@@ -47,12 +52,12 @@ def test_options_become_engine_arguments() -> None:
 
 
 def test_conversation_carries_the_image_as_a_data_url() -> None:
-    request = Request(view=_view(), prompt_id="p", prompt="What is shown?", image=b"\x89PNGxyz",
+    request = Request(request_id=_view().view_id, prompt_id="p", prompt="What is shown?", image=b"\x89PNGxyz",
                       image_mime="image/png", params=GenerationParams())
     url = "data:image/png;base64," + base64.b64encode(b"\x89PNGxyz").decode()
     assert conversation(request) == [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": "What is shown?"}]}]
-    text_only = Request(view=_view(), prompt_id="p", prompt="Judge this.", image=None, image_mime=None,
+    text_only = Request(request_id=_view().view_id, prompt_id="p", prompt="Judge this.", image=None, image_mime=None,
                         params=GenerationParams())
     assert conversation(text_only) == [{"role": "user", "content": [{"type": "text", "text": "Judge this."}]}]
 
@@ -70,7 +75,7 @@ def test_missing_extra_is_one_line(tmp_path: Path) -> None:
 def test_missing_extra_hides_nothing_behind_an_import(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)  # what `import vllm` meets when absent, even where it exists
     with pytest.raises(VqauditError, match=r"needs the \[vllm\] extra .*pip install 'vqaudit\[vllm\]'$"):
-        load_backend(f"vllm:{tmp_path}", model_args={"tensor_parallel_size": "1"})
+        load_backend(f"vllm:{tmp_path}", model_options({"tensor_parallel_size": "1"}))
 
 
 @pytest.mark.slow
@@ -80,7 +85,7 @@ def test_vllm_runs_the_tiny_llava(tiny_llava: Path, tiny_chart_bench: Path, tmp_
     args = {"max_new_tokens": "24", "gpu_memory_utilization": "0.2", "max_model_len": "1024", "seed": "0",
             "enforce_eager": "true"}
     summary = run_benchmark(tiny_chart_bench, spec, tmp_path / "run", concurrency=32, progress=False,
-                            backend_options={"model_args": args})
+                            options=model_options(args))
     assert summary == RunSummary(n_views=20, n_cached=0, n_asked=summary.n_asked, n_errors=0,
                                  out_dir=tmp_path / "run")
     replies = {k: r.text for k, r in load_responses(tmp_path / "run").items()}
@@ -93,9 +98,9 @@ def test_vllm_runs_the_tiny_llava(tiny_llava: Path, tiny_chart_bench: Path, tmp_
     for view in views:
         prompt_id, prompt = prompt_for(view)
         data = (tiny_chart_bench / view.image).read_bytes()
-        requests.append(Request(view=view, prompt_id=prompt_id, prompt=prompt, image=data,
+        requests.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
                                 image_mime=image_mime(data, Path(view.image)), params=GenerationParams()))
-    backend = load_backend(spec, model_args=args)
+    backend = load_backend(spec, model_options(args))
 
     async def ask() -> tuple[list[str], list[str]]:
         try:
