@@ -21,13 +21,15 @@ demo: $(STAMP)
 	$(BIN)/vqaudit eval --out runs/demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -m "not slow"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports

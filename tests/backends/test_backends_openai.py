@@ -24,7 +24,7 @@ from vqaudit.backends.openai import OpenAIBackend
 from vqaudit.backends.runner import TEXT_ONLY
 from vqaudit.run import image_mime
 from vqaudit.schema import View
-from vqaudit.scoring.judge_audit import JUDGE_PARAMS, JUDGE_PROMPT_ID, judge_prompt, run_judge
+from vqaudit.shortanswer.judge import JUDGE_PARAMS, JUDGE_PROMPT_ID, judge_prompt, run_judge
 from vqaudit.shortanswer.records import AuditRow
 from vqaudit.store import load_benchmark
 

@@ -13,7 +13,7 @@ import pytest
 
 from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
-from vqaudit.scoring.judge_audit import read_labels
+from vqaudit.shortanswer.judge import read_labels
 from vqaudit.shortanswer.audit import audit_rows, run_audit
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import gold_shape_notes

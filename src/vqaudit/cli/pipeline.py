@@ -129,7 +129,7 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
         VqauditError: a run folder without ``run.json`` or not scored yet.
     """
     from vqaudit.store import RunFolder
-    from vqaudit.suites.registry import get_source
+    from vqaudit.suites.registry import get_source, report_for
 
     by_subdir: dict[str, list[Path]] = {}
     for run_dir in runs:
@@ -143,9 +143,8 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     written: list[tuple[str, Path]] = []
     for subdir in sorted(by_subdir, reverse=True):  # named subfolders (UPD) first, as the report always did
         dirs = by_subdir[subdir]
-        row = get_source(_first_source(dirs[0]))
         label = "UPD report" if subdir else "report"
-        written.append((label, row.module().report(dirs, target / subdir if subdir else target)))
+        written.append((label, report_for(_first_source(dirs[0]), dirs, target / subdir if subdir else target)))
     return written
 
 
@@ -215,7 +214,7 @@ def eval_cmd(
     from vqaudit.backends import load_backend, require_free_text_model
     from vqaudit.run import run_benchmark
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
-    from vqaudit.suites.registry import get_source
+    from vqaudit.suites.registry import get_source, report_for
 
     row = get_source(source)
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
@@ -244,6 +243,6 @@ def eval_cmd(
                       options=options)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
-    path = row.module().report(run_dirs, out / "report")
+    path = report_for(source, run_dirs, out / "report")
     typer.echo(path.read_text(encoding="utf-8").split("## Failure")[0].rstrip())
     typer.echo(f"\nreport: {path}")

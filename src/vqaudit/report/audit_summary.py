@@ -38,7 +38,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.scoring.judge_audit import agreement_from_counts
+from vqaudit.shortanswer.judge import agreement_from_counts
 
 OVERALL = "Overall"
 

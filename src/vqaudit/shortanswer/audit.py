@@ -30,13 +30,13 @@ from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
-from vqaudit.scoring.judge_audit import binary_agreement, read_labels, run_judge
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import gold_shape_notes, join_predictions
+from vqaudit.shortanswer.judge import binary_agreement, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 

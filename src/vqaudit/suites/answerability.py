@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from vqaudit.metrics import answerability_metrics, e_lambda, failure_accounting
@@ -50,10 +49,3 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
         "invalid_reasons": dict(sorted((str(k), v) for k, v in reasons.items())),
         "backend_errors": sum(1 for o in outcomes if o.error is not None),
     }
-
-
-def report(run_dirs: list[Path], out_dir: Path) -> Path:
-    """The comparison report (Markdown table, Jk/Bk chart, paired differences); returns ``report.md``."""
-    from vqaudit.report import write_report
-
-    return write_report(run_dirs, out_dir)

@@ -12,8 +12,10 @@ only when the source is used. A hooks module exposes:
 - ``diagnostics(outcomes, groups, metrics, *, n_draws, seed) -> dict | None``: its ``diagnostics.json`` entry;
 - ``verify(bench_dir, views, groups, missing, *, workers) -> list[(id, problem)]``: its re-checks for
   ``vqaudit verify`` beyond the image and manifest hashes every benchmark gets;
-- ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line;
-- ``report(run_dirs, out_dir) -> Path``: the Markdown report of scored runs of this source.
+- ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line.
+
+The row also names the report writer of the source's runs (``module:function`` taking ``(run_dirs, out_dir)``
+and returning the Markdown path), a string so that no suite imports the report layer.
 
 The stages (``build``, ``eval``, ``run``, ``verify``, ``score``, ``report``) look a source up here; none names a
 source in an if/elif. Adding a source is one package with a hooks module plus one :class:`Source` row (or
@@ -41,6 +43,7 @@ class Source:
         eval_defaults: the build options ``vqaudit eval`` sets when the user does not, as ``(field, value)``
             pairs of the source's ``Options`` (``seed`` defaults to 0 for every source).
         summary: one line for ``--help``.
+        report: ``module:function`` of the report writer of its scored runs.
         report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
             that runs of sources with different reports can be reported together.
     """
@@ -49,6 +52,7 @@ class Source:
     hooks: str
     eval_defaults: tuple[tuple[str, Any], ...]
     summary: str
+    report: str = "vqaudit.report.compare:write_report"
     report_subdir: str = ""
 
     def eval_options(self, **given: Any) -> dict[str, Any]:
@@ -77,7 +81,7 @@ SOURCES: dict[str, Source] = {
         Source("scenes", "vqaudit.suites.scenes.source", (("groups", 12),), "CLEVR scene groups rendered on the CPU"),
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
         Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
-               report_subdir="upd"),
+               report="vqaudit.report.upd:write_upd_report", report_subdir="upd"),
     )
 }
 
@@ -121,8 +125,9 @@ def sources_in_order(names: set[str]) -> list[str]:
 
 
 def report_for(name: str, run_dirs: list[Path], out_dir: Path) -> Path:
-    """Write the report of scored runs of one source with its ``report`` hook; return the Markdown path."""
-    path: Path = hooks(name).report(run_dirs, out_dir)
+    """Write the report of scored runs of one source with its row's report writer; return the Markdown path."""
+    module, _, function = get_source(name).report.partition(":")
+    path: Path = getattr(importlib.import_module(module), function)(run_dirs, out_dir)
     return path
 
 

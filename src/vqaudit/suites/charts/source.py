@@ -9,9 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from vqaudit.schema import Group, View
-from vqaudit.suites.answerability import diagnostics, metrics, prompt, report, score
+from vqaudit.suites.answerability import diagnostics, metrics, prompt, score
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "report", "score", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "verify"]
 
 
 class Options(BaseModel):
@@ -35,7 +35,7 @@ def build(out: Path, options: Options, *, workers: int = 1,
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
     """Re-check every masked view's witness certificate (M) or proof (D) (seed 000, appendix D)."""
-    from vqaudit.verify import verify_chart_views
+    from vqaudit.suites.charts.verify import verify_chart_views
 
     return verify_chart_views(bench_dir, views, missing, workers=workers)
 

@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from vqaudit.schema import Group, Outcome, View
 from vqaudit.suites import answerability
-from vqaudit.suites.answerability import metrics, prompt, report, score
+from vqaudit.suites.answerability import metrics, prompt, score
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "report", "score", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "verify"]
 
 
 class Options(BaseModel):

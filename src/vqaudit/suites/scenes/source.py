@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from vqaudit.schema import Group, View
-from vqaudit.suites.answerability import diagnostics, metrics, prompt, report, score
+from vqaudit.suites.answerability import diagnostics, metrics, prompt, score
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "report", "score", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "verify"]
 
 
 class Options(BaseModel):
@@ -35,7 +35,7 @@ def build(out: Path, options: Options, *, workers: int = 1,
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
     """Re-render every group's views and re-derive its labels (groups with a missing image are skipped)."""
-    from vqaudit.verify import verify_scene_groups
+    from vqaudit.suites.scenes.verify import verify_scene_groups
 
     return verify_scene_groups(bench_dir, views, groups, missing)
 

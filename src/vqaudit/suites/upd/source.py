@@ -72,10 +72,3 @@ def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], miss
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
     """Nothing beyond the hashes: ``{}``."""
     return {}
-
-
-def report(run_dirs: list[Path], out_dir: Path) -> Path:
-    """Table 1 and the radar charts (:func:`vqaudit.report.upd.write_upd_report`); returns the Markdown path."""
-    from vqaudit.report.upd import write_upd_report
-
-    return write_upd_report(run_dirs, out_dir)

@@ -1,0 +1,109 @@
+"""The chart checker and the designed faults it must reject (seed 000, appendix D).
+
+``vqaudit verify`` re-checks every masked view's witness certificate or proof; ``vqaudit audit-checker`` runs the
+designed-fault suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from vqaudit.errors import VqauditError
+from vqaudit.schema import View
+from vqaudit.store import load_benchmark, read_json
+from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
+from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
+from vqaudit.suites.charts.world import World
+
+
+def verify_view(bench_dir: Path, view: View) -> list[str]:
+    """The failed conditions of one masked chart view's certificate (M: witness; D: proof) (empty = verified).
+
+    Besides :func:`vqaudit.suites.charts.witness.verify_certificate`, checks that the view has a certificate,
+    that the certificate names this view, and that its ``world_a`` is the view's world.
+    """
+    cert_path = view.meta.get("certificate")
+    if not isinstance(cert_path, str) or not (bench_dir / cert_path).is_file():
+        return ["no certificate"]
+    try:
+        cert = read_json(bench_dir / cert_path)
+    except VqauditError as exc:
+        return [str(exc)]
+    image = bench_dir / view.image
+    if not image.is_file():
+        return [f"image {view.image} missing"]
+    return check_certificate(view, cert, image.read_bytes())
+
+
+def check_certificate(view: View, cert: object, image_png: bytes) -> list[str]:
+    """The failed conditions of a certificate for ``view`` against the image bytes (empty = verified)."""
+    if not isinstance(cert, dict) or cert.get("view_id") != view.view_id:
+        return ["certificate names another view"]
+    if cert.get("format") == DETERMINED_FORMAT:
+        if view.obligation.kind != "answer" or view.obligation.gold != (cert.get("answer"),):
+            return ["the view's gold answer is not the certified answer"]
+        if cert.get("world") != view.meta.get("world"):
+            return ["certificate world is not the view's world"]
+        return verify_determined(cert, image_png)
+    if view.obligation.kind != "abstain":
+        return ["a witnessed (unanswerable) view must oblige abstention"]
+    try:
+        if World.from_json(cert["world_a"]) != World.from_json(view.meta["world"]):
+            return ["certificate world_a is not the view's world"]
+    except (KeyError, TypeError, VqauditError) as exc:
+        return [f"malformed world: {exc}"]
+    return verify_certificate(cert, image_png)
+
+
+def verify_chart_views(bench_dir: Path, views: Sequence[View], missing: set[str], *,
+                       workers: int) -> list[tuple[str, str]]:
+    """Re-check the certificate or proof of every masked chart view (M, D) whose image exists."""
+    views = [v for v in views if v.state in ("M", "D") and v.view_id not in missing]
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
+    else:
+        results = [verify_view(bench_dir, v) for v in views]
+    return [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
+
+
+def _check_fault(fault: Fault) -> list[str]:
+    return check_certificate(fault.view, fault.certificate, fault.image_png)
+
+
+def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: int = 1) -> dict[str, list[int]]:
+    """Design faults from a benchmark's genuine certificates and check that the checker rejects every one.
+
+    Args:
+        bench_dir: a built chart benchmark.
+        max_views: use at most this many masked views (each gives one fault of every kind).
+        workers: processes used to re-render.
+
+    Returns:
+        ``{kind: [faults designed, faults rejected]}``, plus ``"genuine": [checked, accepted]`` for the
+        certificates the faults were made from.
+
+    Raises:
+        VqauditError: the benchmark cannot be read or has fewer than two masked chart views.
+    """
+    bench = load_benchmark(bench_dir, check_images=False)
+    views = [v for v in bench.views if v.source == "charts" and v.state == "M"][:max_views]
+    if len(views) < 2:
+        raise VqauditError(f"{bench_dir}: need at least two masked chart views to design faults")
+    genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), (bench_dir / v.image).read_bytes())
+               for v in views]
+    faults = design_faults(genuine)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            verdicts = list(pool.map(_check_fault, faults, chunksize=4))
+    else:
+        verdicts = [_check_fault(f) for f in faults]
+    table: dict[str, list[int]] = {kind: [0, 0] for kind in FAULT_KINDS}
+    for fault, problems in zip(faults, verdicts, strict=True):
+        table[fault.kind][0] += 1
+        table[fault.kind][1] += bool(problems)
+    accepted = sum(not check_certificate(v, c, img) for v, c, img in genuine)
+    table["genuine"] = [len(genuine), accepted]
+    return table
