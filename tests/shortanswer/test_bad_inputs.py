@@ -13,10 +13,10 @@ import pytest
 
 from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.judge import read_labels
 from vqaudit.shortanswer.audit import audit_rows, run_audit
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import gold_shape_notes
+from vqaudit.shortanswer.judge import read_labels
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"

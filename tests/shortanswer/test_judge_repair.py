@@ -11,11 +11,11 @@ import pytest
 from shortanswer.helpers import ScriptedBackend
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.contracts import classify
-from vqaudit.shortanswer.judge import binary_agreement, judge_prompt, parse_verdict, read_labels, run_judge
 from vqaudit.scoring.official import relaxed_accuracy
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores, summarize_repair
 from vqaudit.shortanswer.audit import audit_rows
+from vqaudit.shortanswer.judge import binary_agreement, judge_prompt, parse_verdict, read_labels, run_judge
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 
