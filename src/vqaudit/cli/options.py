@@ -79,7 +79,7 @@ def _benchmark_names() -> tuple[str, ...]:
 
 
 def _metric_names() -> tuple[str, ...]:
-    from vqaudit.shortanswer.benchmarks import METRICS
+    from vqaudit.scoring.registry import METRICS
 
     return tuple(METRICS)
 
@@ -87,7 +87,7 @@ def _metric_names() -> tuple[str, ...]:
 BenchmarkName = _names_enum("BenchmarkName", _benchmark_names())
 """``--benchmark`` of the short-answer commands: a row of :data:`vqaudit.shortanswer.benchmarks.BENCHMARKS`."""
 MetricName = _names_enum("MetricName", _metric_names())
-"""``--metric``: an official short-answer metric of :data:`vqaudit.shortanswer.benchmarks.METRICS`."""
+"""``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 
 
 def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,

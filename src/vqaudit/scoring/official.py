@@ -283,12 +283,26 @@ def exact_match(
 
 
 def _leave_one_out_accuracy(pred: str, refs: list[str]) -> float:
-    # Sum in reference order, then divide, as vqaEval.py ``float(sum(gtAcc)) / len(gtAcc)`` does.
+    return leave_one_out_accuracy([ref == pred for ref in refs])
+
+
+def leave_one_out_accuracy(hits: Sequence[bool]) -> float:
+    """VQA accuracy from which answers match: the mean over left-out answers of ``min(#other matches / 3, 1)``.
+
+    Sums in reference order, then divides, as vqaEval.py ``float(sum(gtAcc)) / len(gtAcc)`` does (the other
+    matches of position j are ``#matches - hits[j]``: the same integers, so the same floats).
+
+    Args:
+        hits: one bool per reference answer (nonempty): does it equal the (normalized) prediction.
+
+    Returns:
+        A float in [0, 1].
+    """
+    matches = sum(hits)
     total = 0.0
-    for left_out in range(len(refs)):
-        matches = sum(1 for j, ref in enumerate(refs) if j != left_out and ref == pred)
-        total += min(1.0, matches / 3)
-    return total / len(refs)
+    for hit in hits:
+        total += min(1.0, (matches - hit) / 3)
+    return total / len(hits)
 
 
 # ``lev(a, b) / max(len(a), len(b))`` (0.0 for two empty strings) in one C call: rapidfuzz divides the same two

@@ -1,0 +1,152 @@
+r"""The one registry of official short-answer metrics: names, variants, default variants and scorers.
+
+Each metric is one row of :data:`SHORT_ANSWER_METRICS`: its variants (the reference scorers, cited in
+:mod:`vqaudit.scoring.official`) and the variant used when ``--metric`` is given without ``--metric-variant``.
+:func:`official_scorer` returns a memoized ``score(prediction, answers)`` for a metric and variant.
+
+:func:`mocr_containment` is MultimodalOCR's ``VQAEval.evaluate`` (``eval.py`` at
+Yuliang-Liu/MultimodalOCR ``9f0ffdf13c82a38b9c6fba9fcf082abc3788b8bc``, the number in its ``result.json``):
+vqaEval.py normalization on both sides, then a hit when some normalized gold occurs in the normalized output
+between regex word boundaries (``\b`` + escaped gold + ``\b``). It is offered as the metric ``containment``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vqaudit.errors import VqauditError
+from vqaudit.scoring.official import (
+    ANLS_VARIANTS,
+    EXACT_MATCH_VARIANTS,
+    RELAXED_VARIANTS,
+    VQA_VARIANTS,
+    anls,
+    exact_match,
+    leave_one_out_accuracy,
+    relaxed_accuracy,
+    vqa_accuracy,
+)
+from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
+
+
+@dataclass(frozen=True)
+class ShortAnswerMetric:
+    """One official short-answer metric.
+
+    Attributes:
+        name: the ``--metric`` name.
+        variants: its reference-scorer variants.
+        default_variant: the variant used when the metric is chosen without a variant.
+    """
+
+    name: str
+    variants: tuple[str, ...]
+    default_variant: str
+
+
+SHORT_ANSWER_METRICS: dict[str, ShortAnswerMetric] = {
+    m.name: m
+    for m in (
+        ShortAnswerMetric("vqa_accuracy", VQA_VARIANTS, "vqaeval"),
+        ShortAnswerMetric("anls", ANLS_VARIANTS, "paper"),
+        ShortAnswerMetric("relaxed_accuracy", RELAXED_VARIANTS, "pix2struct"),
+        ShortAnswerMetric("exact_match", EXACT_MATCH_VARIANTS, "pix2struct"),
+        ShortAnswerMetric("containment", ("mocr",), "mocr"),
+    )
+}
+
+METRICS = tuple(SHORT_ANSWER_METRICS)
+"""Every metric name, in table order."""
+METRIC_VARIANTS: dict[str, tuple[str, ...]] = {m.name: m.variants for m in SHORT_ANSWER_METRICS.values()}
+"""Every metric's variants."""
+
+
+def default_variant(metric: str) -> str:
+    """The variant of a metric given with ``--metric`` but no variant ("" for an unknown metric)."""
+    row = SHORT_ANSWER_METRICS.get(metric)
+    return row.default_variant if row is not None else ""
+
+
+@lru_cache(maxsize=65536)
+def _word_pattern(gold: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + re.escape(gold) + r"\b")
+
+
+def mocr_containment(prediction: str, answers: Sequence[str]) -> float:
+    r"""MultimodalOCR ``VQAEval.evaluate``: 1.0 if a normalized gold is a whole-word substring of the output.
+
+    Both sides go through :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`. A gold that normalizes to ""
+    matches any output containing a word boundary, as the script's ``\b\b`` pattern does.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    output = fast_vqaeval_process(prediction)
+    return 1.0 if any(_word_pattern(fast_vqaeval_process(g)).search(output) for g in answers) else 0.0
+
+
+def official_scorer(metric: str, variant: str, *, memo: int = 1 << 18) -> Callable[[str, Sequence[str]], float]:
+    """Return ``score(prediction, answers) -> float in [0, 1]`` for a metric and variant.
+
+    The scorers are pure functions of ``(prediction, answers)``, so the returned function memoizes them (an LRU
+    of ``memo`` entries keyed by the prediction and the answer tuple): the repair variants re-score unchanged
+    rows, and real pools repeat answers. ``memo=0`` disables it.
+
+    Raises:
+        VqauditError: an unknown metric or a variant the metric does not have.
+    """
+    if metric not in METRIC_VARIANTS:
+        raise VqauditError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+    if variant not in METRIC_VARIANTS[metric]:
+        raise VqauditError(f"metric {metric!r} has no variant {variant!r}; "
+                           f"expected one of {', '.join(METRIC_VARIANTS[metric])}")
+    base = _raw_scorer(metric, variant)
+    if memo <= 0:
+        return base
+    cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
+
+    def score(prediction: str, answers: Sequence[str]) -> float:
+        return cached(prediction, answers if type(answers) is tuple else tuple(answers))
+
+    return score
+
+
+_evalai_memo = fast_evalai_process
+_vqaeval_memo = fast_vqaeval_process
+
+
+def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequence[str]], float]:
+    """VQA accuracy for the variants that always normalize both sides (``mmf_textvqa``, ``vlmevalkit``).
+
+    The same leave-one-out rule as :func:`vqaudit.scoring.official.vqa_accuracy`
+    (:func:`~vqaudit.scoring.official.leave_one_out_accuracy`), but each distinct string is normalized once
+    (memoized). Equality with the official function is tested on every row of
+    the TextVQA fixture.
+    """
+
+    def score(prediction: str, answers: Sequence[str]) -> float:
+        if isinstance(answers, str) or not answers or (need_ten and len(answers) != 10):
+            return vqa_accuracy(prediction, answers, variant="mmf_textvqa" if need_ten else "vlmevalkit")
+        pred = norm(prediction)
+        return leave_one_out_accuracy([norm(a) == pred for a in answers])
+
+    return score
+
+
+def _raw_scorer(metric: str, variant: str) -> Callable[[str, Sequence[str]], float]:
+    if metric == "vqa_accuracy" and variant == "mmf_textvqa":
+        return _memo_vqa(_evalai_memo, True)
+    if metric == "vqa_accuracy" and variant == "vlmevalkit":
+        return _memo_vqa(_vqaeval_memo, False)
+    if metric == "vqa_accuracy":
+        return lambda p, a: vqa_accuracy(p, a, variant=variant)  # type: ignore[arg-type]
+    if metric == "anls":
+        return lambda p, a: anls(p, a, variant=variant)  # type: ignore[arg-type]
+    if metric == "relaxed_accuracy":
+        return lambda p, a: relaxed_accuracy(p, a, variant=variant)  # type: ignore[arg-type]
+    if metric == "exact_match":
+        return lambda p, a: exact_match(p, a, variant=variant)  # type: ignore[arg-type]
+    return mocr_containment
