@@ -1,6 +1,6 @@
 """The one data model every stage shares: View, Group, Obligation, Response, Parsed, Outcome.
 
-Vocabulary (``SPEC.md``, "One model for all three"):
+Vocabulary (docs/papers.md, "One model for all three"):
 
 - a **view** is one model input: one image, one question (optionally lettered options), a **state** name and
   an **obligation** (``answer`` with accepted gold answers and an answer type, or ``abstain``);

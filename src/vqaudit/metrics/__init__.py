@@ -1,6 +1,6 @@
 """Metrics computed from outcomes: visual answerability group scores and the group bootstrap.
 
-Seed 000 §4 and §E.2; SPEC section 1.
+Seed 000 §4 and §E.2; docs/papers.md, vocabulary.
 """
 
 from vqaudit.metrics.accounting import FailureCounts, SourceFailures, failure_accounting

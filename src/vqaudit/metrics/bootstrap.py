@@ -2,7 +2,7 @@
 
 Seed 000 §4 ("Denominators and uncertainty") and appendix B: descriptive 95% percentile intervals come from
 10,000 bootstrap draws of the groups of one source, with replacement, keeping all views of a group together;
-paired comparisons reuse the same draws (SPEC section 1).
+paired comparisons reuse the same draws (docs/papers.md, vocabulary).
 
 A draw is a vector of ``n_groups`` non-negative integer weights summing to ``n_groups`` (how often each group was
 drawn). Every metric here is a ratio of sums of per-group counts, so one draw's totals are ``weights @ counts``

@@ -1,7 +1,7 @@
 """Perturbation flip rates and family deltas (seed 002 §5.3, Table 6) and judge - official intervals (App. G).
 
 - Flip rate of a variant: the share of questions (present under both Base and the variant) whose official
-  correctness differs from Base (SPEC §3). Correct means an official score of 1 (the convention of
+  correctness differs from Base (docs/papers.md, seed 002). Correct means an official score of 1 (the convention of
   :mod:`vqaudit.scoring.repair`).
 - The mean flip rate averages the seven benign variants A1-A5, B1-B2; B3 (adversarial control) is reported
   apart (§4, §5.3).

@@ -1,4 +1,4 @@
-"""Tolerant extraction of the answerability JSON object and the strict validity rules (SPEC section 1).
+"""Tolerant extraction of the answerability JSON object and the strict validity rules (docs/papers.md, vocabulary).
 
 Extraction is tolerant: the whole reply, then fenced code blocks, then the first ``{...}`` that decodes as a
 JSON object anywhere in the text (of the first :data:`MAX_OBJECT_STARTS` places where an object can start).

@@ -1,4 +1,4 @@
-"""The answerability JSON prompt (SPEC section 1; seed 000, appendix A).
+"""The answerability JSON prompt (docs/papers.md, vocabulary; seed 000, appendix A).
 
 One image and one question per call. The instructions define *answerable* as "this image alone supports one
 answer", say that hard-to-read evidence is still answerable, and forbid inferring missing information from

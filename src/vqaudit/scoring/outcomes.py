@@ -8,7 +8,7 @@ from vqaudit.scoring.answers import answer_matches
 
 
 def score_view(view: View, response: Response) -> Outcome:
-    """The outcome of one view (SPEC section 1, "An outcome per view").
+    """The outcome of one view (docs/papers.md, vocabulary, "An outcome per view").
 
     ``decision_correct``: a supported view was answered, or a negative view abstained; an invalid reply (or a
     recorded backend error) is never correct. ``answer_correct``: the answer matches a gold answer (only for

@@ -1,4 +1,4 @@
-"""MM-UPD: AAD, IASD and IVQD variants of multiple-choice VQA items (seed 001; SPEC section 2).
+"""MM-UPD: AAD, IASD and IVQD variants of multiple-choice VQA items (seed 001; docs/papers.md, seed 001).
 
 ``build_upd`` writes a benchmark folder; ``export_tuning`` writes LLaVA instruction-tuning data (seed 001, §6).
 """

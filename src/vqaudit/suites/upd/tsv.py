@@ -1,4 +1,4 @@
-"""Load multiple-choice items from a TSV in the MMBench layout (seed 001, §4; SPEC section 2).
+"""Load multiple-choice items from a TSV in the MMBench layout (seed 001, §4; docs/papers.md, seed 001).
 
 Columns: ``index``, ``question``, ``hint``, ``A``..``E`` (options; trailing ones may be empty), ``answer`` (a
 letter), ``category``, ``l2-category``, ``image`` (base64 image bytes). Other columns (``source``, ``comment``,
