@@ -1,7 +1,7 @@
 """Group metrics for visual answerability: decision and task scores per source, with group-bootstrap intervals.
 
 Definitions follow seed 000 §4 ("Complete task success", "Decision diagnostics", "Denominators and
-uncertainty"), §E.2 (exact accounting of group errors) and docs/papers.md, vocabulary. Per source, with k views per group:
+uncertainty"), §E.2 (exact accounting of group errors) and papers.md. Per source, with k views per group:
 
 - ``decision_accuracy``: share of views whose decision is correct (invalid is never correct);
 - ``supported_rejection``: share of supported views (obligation ``answer``) not answered (abstain or invalid);
@@ -260,7 +260,7 @@ def answerability_metrics(
 ) -> dict[str, SourceMetrics]:
     """Score outcomes per source: decision, rejection/acceptance, complete-group metrics and bootstrap intervals.
 
-    Seed 000 §4 and docs/papers.md, vocabulary. Intervals are percentile intervals over ``n_draws`` group-bootstrap draws of
+    Seed 000 §4 and papers.md. Intervals are percentile intervals over ``n_draws`` group-bootstrap draws of
     the source's groups (views of a group stay together); draws depend only on ``(n_groups, n_draws, seed)``.
 
     Args:
@@ -286,7 +286,7 @@ def answerability_metrics(
 
 
 def e_lambda(metrics: Mapping[str, object], lam: float) -> float | None:
-    """Class-weighted error ``E_λ = λ·supported_rejection + (1−λ)·EU`` (seed 000 §4, §E.1; docs/papers.md, vocabulary).
+    """Class-weighted error ``E_λ = λ·supported_rejection + (1−λ)·EU`` (seed 000 §4, §E.1; papers.md).
 
     ``lam = 0.5`` gives Ebal. Always-answer and always-abstain policies both give ``E_0.5 = 0.5``.
 

@@ -70,7 +70,7 @@ def view_flags(o: Outcome) -> int:
 
 
 def decision_rule(view: View, o: Outcome) -> str:
-    """One sentence saying which rule decided the outcome of a view (docs/papers.md, vocabulary; seed 000 appendix A)."""
+    """One sentence saying which rule decided the outcome of a view (papers.md; seed 000 appendix A)."""
     by = f" [{o.decided_by}]" if o.decided_by else ""
     if o.error is not None:
         return f"no reply (backend error after retries): scored as invalid, a failure everywhere{by}"

@@ -1,6 +1,6 @@
 """Answer matching for answerability views: exact rational equality and normalized string match.
 
-Charts (docs/papers.md, vocabulary; seed 000, §4): both sides are parsed to an exact :class:`fractions.Fraction` and compared
+Charts (papers.md; seed 000, §4): both sides are parsed to an exact :class:`fractions.Fraction` and compared
 exactly, so "12.5" = "12.50" = "25/2" and "12.49" != "12.5". Thousands separators ("1,500") are accepted only
 in well-formed groups of three; a trailing unit is accepted only when it is the axis unit of the view (or "%"
 for a percent axis). Scenes and photos: rational equality when both sides are numbers, else normalized exact

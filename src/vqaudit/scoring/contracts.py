@@ -1,6 +1,6 @@
 """Rule-based answer-contract buckets and the Table 8 subtypes (seed 002 §3.2, Table 1, Table 8, appendix A).
 
-Buckets, tested in this priority order (docs/papers.md, seed 002; seed 002 §3.2 "applied in priority order using question form,
+Buckets, tested in this priority order (papers.md; seed 002 §3.2 "applied in priority order using question form,
 answer shape, and benchmark-native metadata"); the first rule that fires wins:
 
 1. ``scalar`` (Table 1: numbers, dates, yes/no): the gold is a number (sign, ``$``, thousands separators,

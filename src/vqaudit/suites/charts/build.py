@@ -1,6 +1,6 @@
 """Build a chart answerability benchmark: five views per group over worlds drawn from real tables.
 
-States (docs/papers.md, vocabulary; seed 000, §3.1): ``original``; ``S`` (a non-queried cell changes, answer kept); ``C`` (the
+States (papers.md; seed 000, §3.1): ``original``; ``S`` (a non-queried cell changes, answer kept); ``C`` (the
 queried cell changes, answer changes); ``M`` (the queried category's band is masked over the whole plot area;
 abstain, with a checked witness); ``I`` (the queried category is replaced by another real category of the same
 table; abstain, the lookup is undefined). Group ``g`` draws everything from ``numpy.random.default_rng([seed, g])``,

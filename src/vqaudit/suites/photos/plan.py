@@ -1,6 +1,6 @@
 """Choose the masks of a photo group and keep it only when the labels follow from the scene graph.
 
-States (docs/papers.md, vocabulary; seed 000 §3.1): ``original``; ``control`` (a mask on one object *outside* the program's
+States (papers.md; seed 000 §3.1): ``original``; ``control`` (a mask on one object *outside* the program's
 dependency set, of similar area, overlapping no dependency box: the answer is kept); ``M`` (masks on every
 dependency box: abstain). The keep rule (issue 7): a masked view *removes* an object when the object is a masked
 dependency or when at least :data:`REMOVED_COVERAGE` of its box lies under the masks; the program is re-executed

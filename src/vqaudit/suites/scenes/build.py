@@ -1,6 +1,6 @@
 """Build a CLEVR scene answerability benchmark: four views per group over real CLEVR scene graphs.
 
-States (docs/papers.md, vocabulary; seed 000, §3.1 and appendix C.1): ``original``; ``S`` (an object outside the program's
+States (papers.md; seed 000, §3.1 and appendix C.1): ``original``; ``S`` (an object outside the program's
 dependency set changes one attribute; every node output and so the answer is kept); ``C`` (a referent changes one
 attribute; the answer changes); ``M`` (an added occluder leaves a referent no visible pixel; abstain when a hidden
 completion with identical pixels answers differently, else a *determined* masked view that keeps its answer).
