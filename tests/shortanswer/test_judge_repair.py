@@ -162,7 +162,7 @@ def test_the_audit_restores_the_garbage_collector_state() -> None:
 
     from vqaudit.shortanswer.audit import _gc_paused
 
-    assert gc.isenabled()
+    gc.enable()  # the precondition (a library loaded by another test in this worker may have changed it)
     with _gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()

@@ -98,12 +98,10 @@ def score(
 
 
 def _print_metrics(metrics: dict[str, Any]) -> None:
-    for source, m in metrics.items():
-        if "Jk" not in m:  # a multiple-choice source: its tables are in metrics.json
-            console.print(f"{source}: see metrics.json (Standard, UPD and Dual accuracy per setting and ability)")
-            continue
-        console.print(f"{source}: Jk={m['Jk']:.3f} Bk={m['Bk']:.3f} Ebal={m['Ebal']:.3f} "
-                      f"invalid={m['invalid_rate']:.3f} ({m['n_groups']} groups)")
+    from vqaudit.suites.registry import hooks
+
+    for source, entry in metrics.items():
+        console.print(f"{source}: {hooks(source).summary_line(entry)}")
 
 
 def report(
@@ -136,7 +134,7 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
         folder = RunFolder(run_dir)
         if not folder.metrics.is_file():
             raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
-        for name in folder.read_info().sources or _sources_of_metrics(folder.metrics):
+        for name in _sources(folder):
             dirs = by_subdir.setdefault(get_source(name).report_subdir, [])
             if run_dir not in dirs:
                 dirs.append(run_dir)
@@ -148,19 +146,18 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     return written
 
 
-def _sources_of_metrics(path: Path) -> list[str]:
-    """Runs made before run.json recorded its sources: the sources of metrics.json (its top-level keys)."""
-    from vqaudit.store import read_json
+def _sources(folder: Any) -> list[str]:
+    """The sources of a run: recorded in run.json, or (runs made before it recorded them) its benchmark's manifest."""
+    from vqaudit.store import BenchmarkFolder
 
-    data = read_json(path)
-    return sorted(data) if isinstance(data, dict) else []
+    info = folder.read_info()
+    return list(info.sources) or [BenchmarkFolder(folder.benchmark()).read_manifest().source]
 
 
 def _first_source(run_dir: Path) -> str:
     from vqaudit.store import RunFolder
 
-    folder = RunFolder(run_dir)
-    return (folder.read_info().sources or _sources_of_metrics(folder.metrics))[0]
+    return _sources(RunFolder(run_dir))[0]
 
 
 def _slug(spec: str) -> str:
@@ -214,7 +211,7 @@ def eval_cmd(
     from vqaudit.backends import load_backend, require_free_text_model
     from vqaudit.run import run_benchmark
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
-    from vqaudit.suites.registry import get_source, report_for
+    from vqaudit.suites.registry import get_source, report_for, summary_table_for
 
     row = get_source(source)
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
@@ -244,5 +241,5 @@ def eval_cmd(
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
     path = report_for(source, run_dirs, out / "report")
-    typer.echo(path.read_text(encoding="utf-8").split("## Failure")[0].rstrip())
+    typer.echo(summary_table_for(source, run_dirs))
     typer.echo(f"\nreport: {path}")

@@ -120,6 +120,28 @@ def _paired_section(results: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
+def _head(results: list[RunResult]) -> list[str]:
+    return [
+        "# vqaudit answerability report",
+        "",
+        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
+        "(Cha et al., arXiv:2609.34480, §4). "
+        "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
+        "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
+        "",
+        markdown_table(results),
+    ]
+
+
+def summary_table(run_dirs: list[Path]) -> str:
+    """The report's title, legend and comparison table of scored runs, as ``vqaudit eval`` prints them.
+
+    Raises:
+        VqauditError: a run that has not been scored.
+    """
+    return "\n".join(_head([load_run_result(d) for d in run_dirs])).rstrip()
+
+
 def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     """Write ``report.md`` and ``jk_bk.png`` comparing scored runs into ``out_dir``; return the Markdown path.
 
@@ -130,14 +152,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         raise VqauditError("give at least one run folder")
     results = [load_run_result(d) for d in run_dirs]
     parts = [
-        "# vqaudit answerability report",
-        "",
-        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
-        "(Cha et al., arXiv:2609.34480, §4). "
-        "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
-        "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
-        "",
-        markdown_table(results),
+        *_head(results),
         "",
         "## Failure accounting (Cha et al., arXiv:2609.34480, §E.2)",
         "",

@@ -130,6 +130,30 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
+def _head(runs: list[UPDRun]) -> list[str]:
+    return [
+        "# vqaudit MM-UPD report",
+        "",
+        "Dual accuracy in percent (an item counts only if its standard and its UPD question are both right in "
+        "every circular rotation); the Original Standard row is standard accuracy with LLaVA's letter-only prompt, "
+        "an upper bound of Dual (Miyai et al., Unsolvable Problem Detection, Table 1). Columns are run folders:",
+        "",
+        *(f"- `{r.run_dir.name}`: `{r.model}`" for r in runs),
+        *([f"- {ORACLE_NOTE}"] if any(r.model == "reference:gold" for r in runs) else []),
+        "",
+        table1(runs),
+    ]
+
+
+def summary_table(run_dirs: list[Path]) -> str:
+    """The report's title, legend and Table 1 of scored UPD runs, as ``vqaudit eval upd`` prints them.
+
+    Raises:
+        VqauditError: a run that is not scored or has no UPD metrics.
+    """
+    return "\n".join(_head([load_upd_run(d) for d in run_dirs])).rstrip()
+
+
 def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
     """Write ``upd_report.md`` and radar-chart PNGs comparing scored UPD runs; return the Markdown path.
 
@@ -144,16 +168,7 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
         raise VqauditError("give at least one run folder")
     runs = [load_upd_run(d) for d in run_dirs]
     parts = [
-        "# vqaudit MM-UPD report",
-        "",
-        "Dual accuracy in percent (an item counts only if its standard and its UPD question are both right in "
-        "every circular rotation); the Original Standard row is standard accuracy with LLaVA's letter-only prompt, "
-        "an upper bound of Dual (Miyai et al., Unsolvable Problem Detection, Table 1). Columns are run folders:",
-        "",
-        *(f"- `{r.run_dir.name}`: `{r.model}`" for r in runs),
-        *([f"- {ORACLE_NOTE}"] if any(r.model == "reference:gold" for r in runs) else []),
-        "",
-        table1(runs),
+        *_head(runs),
         "",
         "## Standard, UPD and Dual accuracy with 95% intervals",
         "",

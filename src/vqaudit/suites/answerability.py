@@ -49,3 +49,9 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
         "invalid_reasons": dict(sorted((str(k), v) for k, v in reasons.items())),
         "backend_errors": sum(1 for o in outcomes if o.error is not None),
     }
+
+
+def summary_line(entry: Mapping[str, Any]) -> str:
+    """One line of a source's ``metrics.json`` entry for ``vqaudit score``: Jk, Bk, Ebal, invalid rate, groups."""
+    return (f"Jk={entry['Jk']:.3f} Bk={entry['Bk']:.3f} Ebal={entry['Ebal']:.3f} "
+            f"invalid={entry['invalid_rate']:.3f} ({entry['n_groups']} groups)")

@@ -12,7 +12,8 @@ only when the source is used. A hooks module exposes:
 - ``diagnostics(outcomes, groups, metrics, *, n_draws, seed) -> dict | None``: its ``diagnostics.json`` entry;
 - ``verify(bench_dir, views, groups, missing, *, workers) -> list[(id, problem)]``: its re-checks for
   ``vqaudit verify`` beyond the image and manifest hashes every benchmark gets;
-- ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line.
+- ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line;
+- ``summary_line(entry) -> str``: the line ``vqaudit score`` prints for the source's ``metrics.json`` entry.
 
 The row also names the report writer of the source's runs (``module:function`` taking ``(run_dirs, out_dir)``
 and returning the Markdown path), a string so that no suite imports the report layer.
@@ -44,6 +45,7 @@ class Source:
             pairs of the source's ``Options`` (``seed`` defaults to 0 for every source).
         summary: one line for ``--help``.
         report: ``module:function`` of the report writer of its scored runs.
+        summary_table: ``module:function`` returning the table ``vqaudit eval`` prints for scored runs.
         report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
             that runs of sources with different reports can be reported together.
     """
@@ -53,6 +55,7 @@ class Source:
     eval_defaults: tuple[tuple[str, Any], ...]
     summary: str
     report: str = "vqaudit.report.compare:write_report"
+    summary_table: str = "vqaudit.report.compare:summary_table"
     report_subdir: str = ""
 
     def eval_options(self, **given: Any) -> dict[str, Any]:
@@ -81,7 +84,8 @@ SOURCES: dict[str, Source] = {
         Source("scenes", "vqaudit.suites.scenes.source", (("groups", 12),), "CLEVR scene groups rendered on the CPU"),
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
         Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
-               report="vqaudit.report.upd:write_upd_report", report_subdir="upd"),
+               report="vqaudit.report.upd:write_upd_report", summary_table="vqaudit.report.upd:summary_table",
+               report_subdir="upd"),
     )
 }
 
@@ -124,11 +128,21 @@ def sources_in_order(names: set[str]) -> list[str]:
     return known + sorted(names - set(SOURCES))
 
 
+def _resolve(path: str) -> Any:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def report_for(name: str, run_dirs: list[Path], out_dir: Path) -> Path:
     """Write the report of scored runs of one source with its row's report writer; return the Markdown path."""
-    module, _, function = get_source(name).report.partition(":")
-    path: Path = getattr(importlib.import_module(module), function)(run_dirs, out_dir)
+    path: Path = _resolve(get_source(name).report)(run_dirs, out_dir)
     return path
+
+
+def summary_table_for(name: str, run_dirs: list[Path]) -> str:
+    """The table ``vqaudit eval`` prints for scored runs of one source (its row's ``summary_table``)."""
+    text: str = _resolve(get_source(name).summary_table)(run_dirs)
+    return text
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from vqaudit.schema import Group, Outcome, View
 from vqaudit.suites import answerability
-from vqaudit.suites.answerability import metrics, prompt, score
+from vqaudit.suites.answerability import metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
 
 
 class Options(BaseModel):

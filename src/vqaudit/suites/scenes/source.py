@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from vqaudit.schema import Group, View
-from vqaudit.suites.answerability import diagnostics, metrics, prompt, score
+from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
 
 
 class Options(BaseModel):

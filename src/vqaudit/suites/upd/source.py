@@ -72,3 +72,8 @@ def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], miss
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
     """Nothing beyond the hashes: ``{}``."""
     return {}
+
+
+def summary_line(entry: Mapping[str, Any]) -> str:
+    """The line ``vqaudit score`` prints for UPD: where its tables are."""
+    return "see metrics.json (Standard, UPD and Dual accuracy per setting and ability)"
