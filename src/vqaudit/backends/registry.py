@@ -6,8 +6,9 @@ shown to a user who typed a bad one, and two properties the stages consult inste
 
 - ``free_text``: the backend replies in free text, so it can be a judge or the model of ``vqaudit perturb``
   (the reference policies reply in a view's contract and cannot);
-- ``by_id``: the backend answers by request id (``replay:``), so requests with identical inputs are never
-  merged into one call (each id gets its own saved reply).
+- ``by_id``: the backend's reply depends on more than the request's inputs (``replay:`` answers by request id,
+  the reference policies by the view's obligation), so requests with identical inputs are never merged into one
+  call.
 
 A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -> Backend``. Adding a backend is
 one module plus one :class:`BackendKind` row in :data:`BACKENDS` (or :func:`register_backend` from a plugin).
@@ -34,7 +35,7 @@ class BackendKind:
         forms: the valid spec forms, as shown in errors and ``--help`` (e.g. ``openai:MODEL@URL``).
         extra: the ``pip install 'vqaudit[EXTRA]'`` extra the module needs, or None.
         free_text: replies in free text (may be a judge or a perturbed model).
-        by_id: answers by request id; identical inputs are never merged into one call.
+        by_id: replies depend on the request id or obligation; identical inputs are never merged into one call.
     """
 
     name: str
@@ -49,7 +50,8 @@ BACKENDS: dict[str, BackendKind] = {
     row.name: row
     for row in (
         BackendKind("reference", "vqaudit.backends.reference",
-                    ("reference:always-answer", "reference:always-abstain", "reference:gold"), free_text=False),
+                    ("reference:always-answer", "reference:always-abstain", "reference:gold"), free_text=False,
+                    by_id=True),
         BackendKind("openai", "vqaudit.backends.openai",
                     ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",)),
         BackendKind("replay", "vqaudit.backends.replay",
