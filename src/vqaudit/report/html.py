@@ -243,12 +243,10 @@ def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
     labels = run_labels([a.folder for a in audits]) if audits else []
     for audit, label in zip(audits, labels, strict=True):
         rep = audit.report
-        mix = rep.get("contract_mix") if isinstance(rep.get("contract_mix"), dict) else {}
+        mix = _obj(rep, "contract_mix")
         shares = {b: float(m["share"]) / 100.0 for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
                   if isinstance(m, dict) and isinstance(m.get("share"), int | float)}
-        scores = rep.get("scores") if isinstance(rep.get("scores"), dict) else {}
-        canonical = rep.get("canonical_scores") if isinstance(rep.get("canonical_scores"), dict) else {}
-        judge = rep.get("judge") if isinstance(rep.get("judge"), dict) else None
+        scores, canonical, judge = _obj(rep, "scores"), _obj(rep, "canonical_scores"), _obj(rep, "judge")
         sections.append({
             "label": label, "benchmark": str(rep.get("benchmark", "?")), "model": str(rep.get("model", "?")),
             "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
@@ -263,6 +261,11 @@ def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
                        for r in subtype_table(audit)],
         })
     return sections
+
+
+def _obj(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _bucket_rank(bucket: str) -> tuple[int, str]:
