@@ -25,6 +25,7 @@ from vqaudit.report.html_samples import (
 )
 
 
+@pytest.mark.slow
 def test_pages_escape_every_string_and_hold_no_inline_script(crafted: Crafted) -> None:
     index = (crafted.report / "index.html").read_text(encoding="utf-8")
     samples = (crafted.report / "samples.html").read_text(encoding="utf-8")
@@ -36,6 +37,7 @@ def test_pages_escape_every_string_and_hold_no_inline_script(crafted: Crafted) -
         assert page.count("<script") == page.count("<script src=")
 
 
+@pytest.mark.slow
 def test_data_files_are_json_literals_without_markup(crafted: Crafted) -> None:
     files = sorted((crafted.report / "samples").glob("*.js"))
     assert [f.name for f in files] == ["index.js", "page-00000.js"]  # 48 rows fit one page of 100
@@ -56,6 +58,7 @@ def test_data_files_are_json_literals_without_markup(crafted: Crafted) -> None:
     assert hostile["rule"] == "answered; the answer matches no gold answer (exact rational equality)"
 
 
+@pytest.mark.slow
 def test_pages_split_by_page_size(crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(html_samples, "PAGE_GROUPS", 10)
     write_html_report([crafted.gold_run, crafted.replay_run], tmp_path / "r", n_draws=0)
@@ -84,6 +87,7 @@ def test_flags_and_rules_per_failure_kind() -> None:
     assert view_flags(outcome("g", "M", "invalid", error="timeout")) == FLAG_FAIL | FLAG_ERROR
 
 
+@pytest.mark.slow
 def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match="at least one"):
         write_html_report([], tmp_path / "r")
@@ -98,6 +102,7 @@ def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: 
         write_html_report([run], tmp_path / "r")
 
 
+@pytest.mark.slow
 def test_report_command_writes_the_html_beside_the_markdown(crafted: Crafted, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
