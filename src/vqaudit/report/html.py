@@ -317,7 +317,7 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
 
     Raises:
         VqauditError: no runs given, a run that is not scored or is malformed, an unreadable benchmark folder,
-            or jinja2 missing (``pip install 'vqaudit[report]'``).
+            or jinja2 missing (a dependency of vqaudit; the message says how to install it).
     """
     if not run_dirs:
         raise VqauditError("give at least one run folder")
