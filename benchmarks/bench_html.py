@@ -4,7 +4,7 @@ Issue 16: "10,000 groups open in under 2 s in the browser". The run is synthetic
 benchmark is built (real images and certificates), its groups are repeated to 10,000 groups (50,000 views, every
 view linking one of the 25 real images, every M view its real certificate), replies are drawn at random (gold
 answers, wrong numbers, false acceptances, abstentions, invalid text; seeded), scored with the package's own
-``score_view``, ``answerability_metrics`` (10,000 draws) and ``diagnostics``. Then:
+``score_view``, ``answerability_metrics`` (10,000 draws) and the answerability ``diagnostics``. Then:
 
 - ``write_html_report`` is timed (index.html with every table and plot, 100 sample pages);
 - ``samples.html`` is opened from disk in Debian's chromium: the time from navigation to the first 25 rows drawn
@@ -27,9 +27,9 @@ from pathlib import Path
 from vqaudit.metrics import answerability_metrics
 from vqaudit.report.html import write_html_report
 from vqaudit.schema import Group, Response, View
-from vqaudit.score import diagnostics
 from vqaudit.scoring import score_view
 from vqaudit.store import load_benchmark, write_json, write_jsonl
+from vqaudit.suites.answerability import diagnostics
 from vqaudit.suites.charts.build import build_charts
 
 TARGET_S = 2.0
@@ -78,7 +78,8 @@ def synthesize(root: Path, n_groups: int) -> Path:
     write_jsonl(run / "outcomes.jsonl", outcomes)
     metrics = answerability_metrics(outcomes)
     write_json(run / "metrics.json", metrics)
-    write_json(run / "diagnostics.json", diagnostics(outcomes, dict(metrics)))
+    diag = diagnostics(outcomes, groups, metrics["charts"], n_draws=0, seed=0)
+    write_json(run / "diagnostics.json", {"charts": diag})
     write_json(run / "run.json", {"benchmark": str(small), "model": "bench:random"})
     return run
 

@@ -15,6 +15,8 @@ import pytest
 
 from report.conftest import HOSTILE_ANSWER, HOSTILE_REASON, INVALID_REPLY, Crafted
 
+pytestmark = pytest.mark.slow  # builds and scores two runs, then drives a browser
+
 expect = pytest.importorskip("playwright.sync_api", reason="pip install 'vqaudit[report]'").expect
 
 METRICS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")

@@ -23,8 +23,10 @@ from vqaudit.report.html_samples import (
     image_url,
     view_flags,
 )
+from vqaudit.schema import Obligation, View
 
 
+@pytest.mark.slow
 def test_pages_escape_every_string_and_hold_no_inline_script(crafted: Crafted) -> None:
     index = (crafted.report / "index.html").read_text(encoding="utf-8")
     samples = (crafted.report / "samples.html").read_text(encoding="utf-8")
@@ -36,6 +38,7 @@ def test_pages_escape_every_string_and_hold_no_inline_script(crafted: Crafted) -
         assert page.count("<script") == page.count("<script src=")
 
 
+@pytest.mark.slow
 def test_data_files_are_json_literals_without_markup(crafted: Crafted) -> None:
     files = sorted((crafted.report / "samples").glob("*.js"))
     assert [f.name for f in files] == ["index.js", "page-00000.js"]  # 48 rows fit one page of 100
@@ -56,6 +59,7 @@ def test_data_files_are_json_literals_without_markup(crafted: Crafted) -> None:
     assert hostile["rule"] == "answered; the answer matches no gold answer (exact rational equality)"
 
 
+@pytest.mark.slow
 def test_pages_split_by_page_size(crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(html_samples, "PAGE_GROUPS", 10)
     write_html_report([crafted.gold_run, crafted.replay_run], tmp_path / "r", n_draws=0)
@@ -84,6 +88,7 @@ def test_flags_and_rules_per_failure_kind() -> None:
     assert view_flags(outcome("g", "M", "invalid", error="timeout")) == FLAG_FAIL | FLAG_ERROR
 
 
+@pytest.mark.slow
 def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match="at least one"):
         write_html_report([], tmp_path / "r")
@@ -98,6 +103,7 @@ def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: 
         write_html_report([run], tmp_path / "r")
 
 
+@pytest.mark.slow
 def test_report_command_writes_the_html_beside_the_markdown(crafted: Crafted, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,3 +120,34 @@ def test_run_labels_are_short_and_distinct() -> None:
     assert run_labels([Path("/x/a/runs/gold"), Path("/x/b/runs/gold"), Path("/x/other")]) == [
         "a/runs/gold", "b/runs/gold", "other"]
     assert run_labels([Path("/x/gold"), Path("/x/gold")]) == ["gold (1)", "gold (2)"]
+
+
+def _view(state: str, kind: str, meta: dict[str, object]) -> View:
+    gold = {"gold": ("5",), "answer_type": "number"} if kind == "answer" else {}
+    return View(view_id=f"g-{state}", group_id="g", source="charts", state=state, image="images/x.png",
+                image_sha256="0" * 64, question="q", obligation=Obligation(kind=kind, **gold), meta=meta)
+
+
+def test_certificates_witness_proof_and_broken_files(tmp_path: Path) -> None:
+    (tmp_path / "certificates").mkdir()
+    witness = {"format": "vqaudit-chart-witness/1", "answer_a": "45", "answer_b": "0",
+               "hidden_cells": [["s", "c2"]], "mask": {"name": "slot", "rect_px": [1, 2, 3, 4]},
+               "world_a": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "45"]]},
+               "world_b": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "0"]]},
+               "answerability": {"status": "ambiguous", "method": "z3"}}
+    proof = {"format": "vqaudit-chart-determined/1", "answer": "7", "mask": {"name": "slot", "rect_px": [5, 6, 7, 8]},
+             "world": {}, "answerability": {"status": "determined", "method": "enumeration"}}
+    (tmp_path / "certificates" / "m.json").write_text(json.dumps(witness))
+    (tmp_path / "certificates" / "d.json").write_text(json.dumps(proof))
+    (tmp_path / "certificates" / "bad.json").write_text("{not json")
+    m = html_samples._certificate(tmp_path, _view("M", "abstain", {"certificate": "certificates/m.json"}))
+    # the hidden cell (s, c2) holds 45 in world A and 0 in world B
+    assert m is not None and m["cells"] == [["s", "c2", "45", "0"]] and m["answers"] == ["45", "0"]
+    assert m["rect"] == [1, 2, 3, 4] and m["certifier"] == "ambiguous z3"
+    d = html_samples._certificate(tmp_path, _view("D", "answer", {"certificate": "certificates/d.json"}))
+    assert d == {"kind": "determined", "file": "certificates/d.json", "format": "vqaudit-chart-determined/1",
+                 "answers": ["7"], "rect": [5, 6, 7, 8], "mask": "slot", "certifier": "determined enumeration"}
+    bad = html_samples._certificate(tmp_path, _view("M", "abstain", {"certificate": "certificates/bad.json"}))
+    assert bad is not None and "unreadable" in bad["problem"]
+    # a certificate path outside the benchmark is never read
+    assert html_samples._certificate(tmp_path, _view("M", "abstain", {"certificate": "../m.json"})) is None

@@ -92,6 +92,7 @@ def test_e_lambda_paired_refuses_other_groups() -> None:
         e_lambda_curve(groups(), "charts", lambdas=(1.5,), n_draws=0)
 
 
+@pytest.mark.slow
 def test_crafted_run_gap_and_e_lambda_match_metrics_json(crafted: Crafted) -> None:
     metrics = json.loads((crafted.replay_run / "metrics.json").read_text())["charts"]
     outcomes = load_outcomes(crafted.replay_run)

@@ -105,14 +105,16 @@ def _print_metrics(metrics: dict[str, Any]) -> None:
 
 
 def report(
-    runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare.")],
+    runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare (and `vqaudit audit` folders).")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
 ) -> None:
     """Write the Markdown report (Jk/Bk or UPD radar charts, with intervals) and the HTML report with its browser."""
     from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
+    from vqaudit.report.html_audit import is_audit_folder  # issue 16: seed 002 audit folders
 
     target = out or runs[0] / "report"
-    for label, path in write_reports(runs, target):
+    scored = [r for r in runs if not is_audit_folder(r)]  # issue 16: `vqaudit audit` folders go to the HTML only
+    for label, path in write_reports(scored, target) if scored else []:
         typer.echo(f"{label}: {path}")
     typer.echo(f"HTML report: {write_html_report(runs, target)}")
 

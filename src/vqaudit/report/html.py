@@ -13,7 +13,9 @@ file, so no inline script (none is written, and none can be injected) runs.
   (§E.2), E_λ with intervals and the paired difference against the first run (§E.1, Figure 5), and the
   residual-cue strata of photos (Table 9);
 - seed 001 Table 1 (Dual accuracy per variant and setting), Tables D-O (per ability) and radar charts;
-- plots: Jk/Bk with intervals, per-state bars, E_λ curves with the paired band, UPD radars.
+- seed 002, for audit folders (``vqaudit audit --out DIR``): the score per split, the contract mix (Table 5)
+  and the per-subtype Table 8 (:mod:`vqaudit.report.html_audit`);
+- plots: Jk/Bk with intervals, per-state bars, E_λ curves with the paired band, UPD radars, contract mix.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.report.html_plots import e_lambda_svg, jk_bk_svg, state_bars_svg
+from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
+from vqaudit.report.html_plots import contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
 from vqaudit.report.html_tables import (
     decision_answer_gap,
@@ -234,6 +237,51 @@ def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
     return {"runs": [r.label for r in have], "table1": table1, "tables": tables}
 
 
+def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
+    """Seed 002 per audit folder: the score per split, the contract mix (Table 5) and Table 8."""
+    sections = []
+    labels = run_labels([a.folder for a in audits]) if audits else []
+    for audit, label in zip(audits, labels, strict=True):
+        rep = audit.report
+        mix = _obj(rep, "contract_mix")
+        shares = {b: float(m["share"]) / 100.0 for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
+                  if isinstance(m, dict) and isinstance(m.get("share"), int | float)}
+        scores, canonical, judge = _obj(rep, "scores"), _obj(rep, "canonical_scores"), _obj(rep, "judge")
+        sections.append({
+            "label": label, "benchmark": str(rep.get("benchmark", "?")), "model": str(rep.get("model", "?")),
+            "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
+            "judge": str(judge.get("spec")) if judge else None,
+            "scores": [(split, _points(scores.get(split)), _points(canonical.get(split))) for split in scores],
+            "mix": [(b, m.get("n"), _points(m.get("share")), _points(m.get("official")), _points(m.get("canonical")))
+                    for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0])) if isinstance(m, dict)],
+            "mix_plot": _data_uri("image/svg+xml", contract_mix_svg(f"{label}: contract mix", shares))
+            if shares else None,
+            "table8": [{"parent": r.parent, "subtype": r.subtype, "n": r.n, "gap": _signed_points(r.gap_pp),
+                        "fn": _points(r.fn_pct), "errors": r.errors, "accepted": r.judge_accepted}
+                       for r in subtype_table(audit)],
+        })
+    return sections
+
+
+def _obj(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _bucket_rank(bucket: str) -> tuple[int, str]:
+    return (BUCKET_ORDER.index(bucket) if bucket in BUCKET_ORDER else len(BUCKET_ORDER), bucket)
+
+
+def _points(value: object) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{value:.1f}"
+
+
+def _signed_points(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:+.1f} pp"
+
+
 def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
     samples = []
     for r in runs:
@@ -262,18 +310,20 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     """Write ``index.html``, ``samples.html`` and their files into ``out_dir``; return the path of ``index.html``.
 
     Args:
-        run_dirs: scored run folders (answerability and/or UPD); the first is the base of paired differences.
+        run_dirs: scored run folders (answerability and/or UPD; the first is the base of paired differences) and
+            short-answer audit folders (``vqaudit audit --out DIR``: seed 002 Tables 5 and 8).
         out_dir: the report folder (created); ``assets/`` and ``samples/`` are written inside it.
         n_draws: group-bootstrap draws for the E_λ intervals (seed 000 §4: 10,000).
 
     Raises:
         VqauditError: no runs given, a run that is not scored or is malformed, an unreadable benchmark folder,
-            or jinja2 missing (``pip install 'vqaudit[report]'``).
+            or jinja2 missing (a dependency of vqaudit; the message says how to install it).
     """
     if not run_dirs:
         raise VqauditError("give at least one run folder")
     env = _jinja_env()
-    runs = [load_run(Path(d)) for d in run_dirs]
+    audits = [load_audit(Path(d)) for d in run_dirs if is_audit_folder(Path(d))]
+    runs = [load_run(Path(d)) for d in run_dirs if not is_audit_folder(Path(d))]
     for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
         r.label = label
     sources = sorted({s for r in runs for s in r.answer_sources})
@@ -283,6 +333,7 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
         "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
         "sections": [_source_section(s, runs, n_draws) for s in sources], "upd": _upd_section(runs),
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "audits": _audit_sections(audits),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     n_rows = write_sample_pages(_sample_runs(runs), out_dir)

@@ -136,6 +136,8 @@ def _certificate(bench_dir: Path, view: View) -> dict[str, Any] | None:
         except Exception as exc:  # a missing or broken certificate is shown as such, never fatal to the report
             return {"kind": "chart", "problem": _clip(f"certificate {cert_path} unreadable: {exc}", MAX_TEXT_CHARS)}
         return _chart_certificate(cert, cert_path) if isinstance(cert, dict) else None
+    if view.obligation.kind != "abstain":
+        return None
     masked = meta.get("masked")
     if isinstance(masked, dict) and isinstance(masked.get("rects"), list):
         rects = [r for r in masked["rects"] if _is_rect(r)]
@@ -154,9 +156,18 @@ def _is_rect(value: object) -> bool:
 
 
 def _chart_certificate(cert: dict[str, Any], path: str) -> dict[str, Any]:
-    """The two witness worlds' values at the hidden cells, their answers, and the mask rectangle."""
+    """The two witness worlds' values at the hidden cells, their answers, and the mask rectangle.
+
+    A ``D`` view's proof (masked, but the visible cells determine the answer) has one world and its answer.
+    """
     mask: dict[str, Any] = cert["mask"] if isinstance(cert.get("mask"), dict) else {}
     rect = mask.get("rect_px")
+    answerability: dict[str, Any] = cert["answerability"] if isinstance(cert.get("answerability"), dict) else {}
+    certifier = _text(" ".join(str(answerability.get(k, "")) for k in ("status", "method")).strip()) or None
+    if "world_a" not in cert and "world" in cert:
+        return {"kind": "determined", "file": path, "format": _text(cert.get("format")),
+                "answers": [_text(cert.get("answer"))], "rect": rect if _is_rect(rect) else None,
+                "mask": _text(mask.get("name")), "certifier": certifier}
     cells = []
     worlds = [cert.get("world_a"), cert.get("world_b")]
     hidden: list[Any] = cert["hidden_cells"] if isinstance(cert.get("hidden_cells"), list) else []
@@ -166,13 +177,12 @@ def _chart_certificate(cert: dict[str, Any], path: str) -> dict[str, Any]:
         values = [_world_value(w, str(cell[0]), str(cell[1])) for w in worlds]
         cells.append([str(cell[0]), str(cell[1]), *values])
     rejected = cert["rejected_masks"] if isinstance(cert.get("rejected_masks"), list) else []
-    answerability: dict[str, Any] = cert["answerability"] if isinstance(cert.get("answerability"), dict) else {}
     return {
         "kind": "chart", "file": path, "format": _text(cert.get("format")),
         "answers": [_text(cert.get("answer_a")), _text(cert.get("answer_b"))],
         "cells": cells, "rect": rect if _is_rect(rect) else None, "mask": _text(mask.get("name")),
         "rejected": [_text(json.dumps(r, sort_keys=True, default=str)) for r in rejected[:10]],
-        "certifier": _text(" ".join(str(answerability.get(k, "")) for k in ("status", "method")).strip()) or None,
+        "certifier": certifier,
     }
 
 
@@ -197,7 +207,7 @@ def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -
         "gold": [_text(g) for g in view.obligation.gold[:20]], "question": _text(view.question),
         "options": [_text(x) for x in view.options[:26]],
         "image": image_url(out_dir, run.bench_dir, view.image),
-        "cert": _certificate(run.bench_dir, view) if view.obligation.kind == "abstain" else None,
+        "cert": _certificate(run.bench_dir, view),
     }
     if o is None:
         record.update(scored=False, flags=FLAG_FAIL, rule="not scored (no outcome for this view)")

@@ -78,7 +78,13 @@
 
   function certificate(card, img, fig, cert) {
     var box = el("div", "cert");
-    if (cert.kind === "chart") {
+    if (cert.kind === "determined") {
+      box.appendChild(el("b", null, "proof: masked, yet the visible cells determine the answer"));
+      kv(box, "answer", (cert.answers || [])[0]);
+      if (cert.rect) { kv(box, "mask " + (cert.mask || ""), "[" + cert.rect.join(", ") + "] px (x0, y0, x1, y1)"); }
+      if (cert.certifier) { kv(box, "certifier", cert.certifier); }
+      if (cert.rect && img) { drawMask(fig, img, [cert.rect]); }
+    } else if (cert.kind === "chart") {
       box.appendChild(el("b", null, "certificate (two witness worlds)"));
       if (cert.problem) { box.appendChild(el("div", "flag", cert.problem)); card.appendChild(box); return; }
       kv(box, "answers (world A / world B)", (cert.answers || []).join(" / "));
