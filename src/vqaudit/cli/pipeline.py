@@ -242,6 +242,9 @@ def eval_cmd(
                       options=options)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
+    from vqaudit.report.html import write_html_report
+
     path = report_for(source, run_dirs, out / "report")
+    html = write_html_report(run_dirs, out / "report")
     typer.echo(summary_table_for(source, run_dirs))
-    typer.echo(f"\nreport: {path}")
+    typer.echo(f"\nreport: {path}\nHTML report (with the sample browser): {html}")
