@@ -30,6 +30,8 @@ from vqaudit.errors import VqauditError
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response, View
 from vqaudit.store import (
+    GROUPS_FILE,
+    VIEWS_FILE,
     Benchmark,
     BenchmarkFolder,
     RunFolder,
@@ -165,7 +167,7 @@ async def run_benchmark_async(
     if concurrency < 1:
         raise VqauditError(f"concurrency must be at least 1, got {concurrency}")
     bench = load_benchmark(bench_dir)
-    tampered = [p for p in manifest_problems(bench) if "views.jsonl" in p or "groups.jsonl" in p]
+    tampered = [p for p in manifest_problems(bench) if VIEWS_FILE in p or GROUPS_FILE in p]
     if tampered:
         raise VqauditError(f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
                            "or check it with `vqaudit verify`)")

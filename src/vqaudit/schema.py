@@ -129,3 +129,47 @@ class Outcome(_Frozen):
     decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     error: str | None = None
     raw: str | None = None
+
+
+class UPDViewMeta(_Frozen):
+    """The ``View.meta`` contract of a UPD view (source ``upd``; seed 001 §3-4, appendix 0.C).
+
+    The builder writes exactly these keys (in this order); the prompt, the choice scorer and the UPD metrics
+    read them through :meth:`of`, never by string key.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_index: int = Field(description="The source item's index (circular copies share it).")
+    ability: str = Field(description="The item's ability (MMBench category).")
+    ability_index: int | None = Field(description="The ability's position in the paper's ability order.")
+    l2_category: str = Field(description="The item's L2 category.")
+    variant: Literal["aad", "iasd", "ivqd"] = Field(description="Absent answer, incompatible answer set or image.")
+    setting: Literal["base", "option", "instruction", "original"] = Field(description="The prompt setting.")
+    kind: Literal["standard", "upd"] = Field(description="The standard question or its UPD variant.")
+    rotation: int = Field(ge=0, description="The circular shift of the options.")
+    n_rotations: int = Field(ge=1, description="How many circular shifts the group has per kind.")
+    hint: str = Field(default="", description="The item's hint text, shown before the question.")
+    correct_text: str | None = Field(default=None, description="Standard views: the correct option's text.")
+    removed_text: str | None = Field(default=None, description="AAD/IASD UPD views: the removed correct option.")
+    abstain_letter: str | None = Field(default=None, description="The letter that abstains (option/instruction).")
+    donor_index: int | None = Field(default=None, description="IASD/IVQD: the item the options or image came from.")
+    item_source: str = Field(default="", description="Where the item came from (bundled data).")
+
+    @classmethod
+    def of(cls, view: View) -> UPDViewMeta:
+        """The typed meta of a UPD view.
+
+        Raises:
+            VqauditError: the meta breaks the contract (the message names the view and the field).
+        """
+        from pydantic import ValidationError
+
+        from vqaudit.errors import VqauditError
+
+        try:
+            return cls.model_validate(view.meta)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "(meta)"
+            raise VqauditError(f"view {view.view_id}: field 'meta.{field}': {err['msg']}") from None

@@ -22,10 +22,10 @@ from vqaudit.cli import main
 from vqaudit.errors import VqauditError
 from vqaudit.run import run_benchmark
 from vqaudit.schema import Response, View
-from vqaudit.scoring.upd import JUDGE_FILE, score_upd_views
+from vqaudit.scoring.upd import score_upd_views
 from vqaudit.shortanswer.judge import run_judge
 from vqaudit.shortanswer.records import AuditRow
-from vqaudit.store import load_benchmark
+from vqaudit.store import JUDGE_FILE, load_benchmark
 from vqaudit.suites.upd.build import build_upd
 
 

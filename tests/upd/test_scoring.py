@@ -16,8 +16,8 @@ from vqaudit.backends.base import Request
 from vqaudit.backends.reference import reference_reply
 from vqaudit.metrics.upd import upd_metrics
 from vqaudit.schema import View
-from vqaudit.scoring.upd import JUDGE_FILE, score_upd_views
-from vqaudit.store import load_benchmark
+from vqaudit.scoring.upd import score_upd_views
+from vqaudit.store import JUDGE_FILE, load_benchmark
 from vqaudit.suites.upd.build import build_upd
 
 

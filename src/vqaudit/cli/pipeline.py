@@ -228,7 +228,9 @@ def eval_cmd(
     out = out or Path("runs") / source
     bench_dir = bench or out / "bench"
     build_options = row.eval_options(groups=groups, seed=seed, max_items=max_items)
-    if (bench_dir / "manifest.json").is_file():
+    from vqaudit.store import BenchmarkFolder
+
+    if BenchmarkFolder(bench_dir).exists():
         _check_reused_bench(bench_dir, source, build_options.get("groups") if bench is None else None,
                             build_options.get("seed") if bench is None else None)
     elif bench is None:

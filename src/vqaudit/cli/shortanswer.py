@@ -12,6 +12,7 @@ import typer
 
 from vqaudit.cli.options import (
     ApiKeyEnv,
+    BenchmarkName,
     Concurrency,
     JoinOn,
     JudgeArg,
@@ -60,8 +61,8 @@ def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
 def audit_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL/JSON/CSV/TSV, lmms-eval sample log, "
                                                      "VLMEvalKit .xlsx (optionally .gz).")],
-    benchmark: Annotated[str, typer.Option(help="textvqa, stvqa, docvqa, infovqa, chartqa, chartqa-human, "
-                                                "chartqa-machine or vizwiz.")],
+    bench_choice: Annotated[BenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
+                                                        help="Benchmark name (decides the official metric).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
@@ -90,6 +91,7 @@ def audit_cmd(
 
     Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md.
     """
+    benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
 
@@ -113,7 +115,8 @@ def audit_cmd(
 
 def perturb_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file whose questions (and gold) are re-asked.")],
-    benchmark: Annotated[str, typer.Option(help="Benchmark name (decides the official metric).")],
+    bench_choice: Annotated[BenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
+                                                        help="Benchmark name (decides the official metric).")],
     model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
     images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
@@ -146,6 +149,7 @@ def perturb_cmd(
     stops (exit 2) when the first calls all fail, and fails when no reply arrived for any question (with the last
     backend error; for replay: models, the ids replies must carry).
     """
+    benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.backends import require_free_text_model
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.shortanswer.benchmarks import resolve_metric
@@ -158,7 +162,7 @@ def perturb_cmd(
         run_perturbation_audit,
         summary_markdown,
     )
-    from vqaudit.store import atomic_write_text, write_json
+    from vqaudit.store import RESPONSES_FILE, atomic_write_text, write_json
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
     chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))
@@ -170,7 +174,7 @@ def perturb_cmd(
     join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on.value)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on.value)
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
-    summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / "responses.sqlite",
+    summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / RESPONSES_FILE,
                                               variants=chosen, metric=metric_name, variant=metric_variant,
                                               concurrency=concurrency, gold_where=where, options=options)
     text = summary_markdown(summary)

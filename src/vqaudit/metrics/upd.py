@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from vqaudit.metrics.bootstrap import bootstrap_totals, percentile_interval
-from vqaudit.schema import Outcome, View
+from vqaudit.schema import Outcome, UPDViewMeta, View
 
 KEYS = ("standard", "upd", "dual")
 
@@ -62,7 +62,8 @@ def upd_metrics(outcomes: list[Outcome], views: list[View], *, n_draws: int, see
         judge behind every view. Top level: ``n_groups``, ``n_views`` and ``dual_le_min`` (always True).
     """
     by_id = {o.view_id: o for o in outcomes}
-    index_of = {str(v.meta.get("ability")): v.meta.get("ability_index") for v in views}
+    metas = {v.view_id: UPDViewMeta.of(v) for v in views}
+    index_of = {m.ability: m.ability_index for m in metas.values()}
     groups: dict[str, list[View]] = defaultdict(list)
     for view in views:
         groups[view.group_id].append(view)
@@ -73,8 +74,8 @@ def upd_metrics(outcomes: list[Outcome], views: list[View], *, n_draws: int, see
     has_upd: dict[str, bool] = {}
     for group_id in sorted(groups):
         members = groups[group_id]
-        meta = members[0].meta
-        config = f"{meta['variant']}/{meta['setting']}"
+        meta = metas[members[0].view_id]
+        config = f"{meta.variant}/{meta.setting}"
         passed = {"standard": True, "upd": True}
         seen = {"standard": False, "upd": False}
         for view in members:
@@ -91,7 +92,7 @@ def upd_metrics(outcomes: list[Outcome], views: list[View], *, n_draws: int, see
         has_upd[config] = has_upd.get(config, False) or seen["upd"]
         std_ok = int(passed["standard"] and seen["standard"])
         upd_ok = int(passed["upd"] and seen["upd"])
-        per_config[config].append((group_id, str(meta["ability"]), (std_ok, upd_ok, std_ok * upd_ok)))
+        per_config[config].append((group_id, meta.ability, (std_ok, upd_ok, std_ok * upd_ok)))
     configs: dict[str, Any] = {}
     for config in sorted(per_config):
         entries = per_config[config]

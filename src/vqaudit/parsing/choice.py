@@ -39,17 +39,21 @@ class ChoiceMatch:
 
 
 def normalize_text(text: str) -> str:
-    """Case-fold, unify curly apostrophes, collapse whitespace, strip spaces and trailing ``.`` / ``!``.
+    """The one normalizer of option texts and replies: for matching a reply to an option and for comparing options.
+
+    Case-fold, unify curly apostrophes, collapse whitespace, strip spaces and trailing ``.``, ``!`` and ``。``.
+    (Short answers are compared by :func:`vqaudit.scoring.answers.normalize_text`, which also applies NFKC and strips
+    surrounding punctuation: a different purpose.)
 
     Args:
         text: an option text or a reply.
 
     Returns:
-        The normalised text.
+        The normalised text (possibly empty).
     """
     text = text.replace("\u2019", "'").replace("\u2018", "'").casefold()
     text = re.sub(r"\s+", " ", text).strip()
-    return text.rstrip(".! ").strip()
+    return text.rstrip(".!。 ").strip()
 
 
 def _names_other(reply: str, letter: str) -> bool:

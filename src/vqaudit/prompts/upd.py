@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vqaudit.schema import View
+from vqaudit.schema import UPDViewMeta, View
 
 LETTERS = "ABCDEFGHIJ"
 SETTINGS = ("base", "option", "instruction", "original")
@@ -65,12 +65,11 @@ def upd_prompt(view: View) -> tuple[str, str]:
     Raises:
         ValueError: an unknown setting or variant, or more options than letters.
     """
-    setting, variant = view.meta.get("setting"), view.meta.get("variant")
-    if setting not in SETTINGS or variant not in EXTRA_OPTION:
-        raise ValueError(f"view {view.view_id}: unknown setting {setting!r} or variant {variant!r}")
+    meta = UPDViewMeta.of(view)
+    setting, variant = meta.setting, meta.variant
     if len(view.options) > len(LETTERS):
         raise ValueError(f"view {view.view_id}: too many options ({len(view.options)})")
-    hint = str(view.meta.get("hint") or "").strip()
+    hint = meta.hint.strip()
     lines = ([hint] if hint else []) + [view.question.strip()]
     lines += [f"{LETTERS[k]}. {text}" for k, text in enumerate(view.options)]
     if setting in ("option", "original"):
@@ -105,7 +104,8 @@ def judge_options(view: View) -> JudgeOptions:
     option (AAD/IASD UPD views), the variant's abstention option, the instruction setting's "F. ..." option, and
     last the "no option matches" letter.
     """
-    variant, setting = str(view.meta["variant"]), str(view.meta["setting"])
+    meta = UPDViewMeta.of(view)
+    variant, setting = meta.variant, meta.setting
     texts: dict[str, str] = {}
     meaning: dict[str, str] = {}
     for k, text in enumerate(view.options):
@@ -113,8 +113,8 @@ def judge_options(view: View) -> JudgeOptions:
         meaning[LETTERS[k]] = f"option:{LETTERS[k]}"
     reserved = {INSTRUCTION_LETTER} if setting == "instruction" else set()
     free = iter(c for c in LETTERS[len(view.options):] if c not in reserved)
-    removed = view.meta.get("removed_text")
-    if view.meta.get("kind") == "upd" and removed:
+    removed = meta.removed_text
+    if meta.kind == "upd" and removed:
         letter = next(free)
         texts[letter], meaning[letter] = str(removed), "removed"
     letter = next(free)
@@ -140,8 +140,9 @@ def judge_prompt(view: View, reply: str, options: JudgeOptions) -> str:
     """
     none = options.none_letter
     letters = ", ".join([*options.texts, none])
-    abstain_example = EXTRA_OPTION[str(view.meta["variant"])].rstrip(".")
-    abstain_answer = "The image and the question do not match." if view.meta["variant"] == "ivqd" else "no answer"
+    variant = UPDViewMeta.of(view).variant
+    abstain_example = EXTRA_OPTION[variant].rstrip(".")
+    abstain_answer = "The image and the question do not match." if variant == "ivqd" else "no answer"
     option_text = " ".join(f"{c}. {t}" for c, t in options.texts.items())
     return (
         "You are an AI assistant who will help me to match an answer with several options of a single-choice "

@@ -11,7 +11,7 @@ from vqaudit.metrics import paired_difference
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.store import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, read_json
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
 COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")
@@ -34,16 +34,17 @@ def load_run_result(run_dir: Path) -> RunResult:
     Raises:
         VqauditError: a file is missing (the run was not scored) or malformed.
     """
-    info = read_json(run_dir / "run.json")
-    if not (run_dir / "metrics.json").is_file():
-        raise VqauditError(f"{run_dir}: no metrics.json; run `vqaudit score {run_dir}` first")
-    metrics = read_json(run_dir / "metrics.json")
-    diagnostics = read_json(run_dir / "diagnostics.json")
-    _check_metrics(run_dir / "metrics.json", metrics)
-    if not isinstance(info, dict) or not isinstance(diagnostics, dict):
-        raise VqauditError(f"{run_dir}: run.json and diagnostics.json must hold JSON objects")
-    return RunResult(run_dir=run_dir, model=str(info.get("model", "?")), benchmark=str(info.get("benchmark", "?")),
-                     metrics=metrics, diagnostics=diagnostics)
+    folder = RunFolder(run_dir)
+    info = folder.read_info()
+    if not folder.metrics.is_file():
+        raise VqauditError(f"{run_dir}: no {folder.metrics.name}; run `vqaudit score {run_dir}` first")
+    metrics = read_json(folder.metrics)
+    diagnostics = read_json(folder.diagnostics)
+    _check_metrics(folder.metrics, metrics)
+    if not isinstance(diagnostics, dict):
+        raise VqauditError(f"{folder.diagnostics}: must hold a JSON object")
+    return RunResult(run_dir=run_dir, model=info.model, benchmark=info.benchmark, metrics=metrics,
+                     diagnostics=diagnostics)
 
 
 def _check_metrics(path: Path, metrics: object) -> None:

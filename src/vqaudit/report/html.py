@@ -41,7 +41,7 @@ from vqaudit.report.html_tables import (
     upd_ability_tables,
 )
 from vqaudit.schema import Outcome
-from vqaudit.store import atomic_write_bytes, atomic_write_text, load_benchmark, read_json, read_jsonl
+from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, load_benchmark, read_json, read_jsonl
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
 METRIC_COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")
@@ -78,23 +78,21 @@ def load_run(run_dir: Path) -> LoadedRun:
         VqauditError: a file is missing (the run was not scored) or malformed (the message names the file and
             field).
     """
-    for name in ("run.json", "metrics.json", "outcomes.jsonl"):
-        if not (run_dir / name).is_file():
-            raise VqauditError(f"{run_dir}: no {name}; run `vqaudit score {run_dir}` first")
-    info = _object(run_dir / "run.json")
-    bench = info.get("benchmark")
-    if not isinstance(bench, str):
-        raise VqauditError(f"{run_dir / 'run.json'}: field 'benchmark' is missing or not a string")
-    metrics = _object(run_dir / "metrics.json")
-    diagnostics = _object(run_dir / "diagnostics.json") if (run_dir / "diagnostics.json").is_file() else {}
+    folder = RunFolder(run_dir)
+    for path in (folder.info, folder.metrics, folder.outcomes):
+        if not path.is_file():
+            raise VqauditError(f"{run_dir}: no {path.name}; run `vqaudit score {run_dir}` first")
+    info = folder.read_info()
+    metrics = _object(folder.metrics)
+    diagnostics = _object(folder.diagnostics) if folder.diagnostics.is_file() else {}
     for source, m in metrics.items():
         if not isinstance(m, dict):
-            raise VqauditError(f"{run_dir / 'metrics.json'}: field {source!r} is not an object")
+            raise VqauditError(f"{folder.metrics}: field {source!r} is not an object")
         for key in METRIC_COLUMNS if source != "upd" else ():
             if m.get(key) is not None and not isinstance(m.get(key), int | float):
-                raise VqauditError(f"{run_dir / 'metrics.json'}: field '{source}.{key}': expected a number or null")
-    return LoadedRun(run_dir=run_dir, label=run_dir.name, model=str(info.get("model", "?")), bench_dir=Path(bench),
-                     metrics=metrics, diagnostics=diagnostics, outcomes=read_jsonl(run_dir / "outcomes.jsonl", Outcome),
+                raise VqauditError(f"{folder.metrics}: field '{source}.{key}': expected a number or null")
+    return LoadedRun(run_dir=run_dir, label=run_dir.name, model=info.model, bench_dir=folder.benchmark(),
+                     metrics=metrics, diagnostics=diagnostics, outcomes=read_jsonl(folder.outcomes, Outcome),
                      answer_sources=sorted(s for s in metrics if s != "upd"))
 
 

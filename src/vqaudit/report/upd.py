@@ -20,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from vqaudit.errors import VqauditError
-from vqaudit.store import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
 from vqaudit.suites.upd.variants import VARIANTS
 
@@ -44,13 +44,14 @@ def load_upd_run(run_dir: Path) -> UPDRun:
     Raises:
         VqauditError: the run is not scored or has no UPD metrics.
     """
-    info = read_json(run_dir / "run.json")
-    if not (run_dir / "metrics.json").is_file():
-        raise VqauditError(f"{run_dir}: no metrics.json; run `vqaudit score {run_dir}` first")
-    metrics = read_json(run_dir / "metrics.json")
+    folder = RunFolder(run_dir)
+    info = folder.read_info()
+    if not folder.metrics.is_file():
+        raise VqauditError(f"{run_dir}: no {folder.metrics.name}; run `vqaudit score {run_dir}` first")
+    metrics = read_json(folder.metrics)
     if not isinstance(metrics, dict) or "upd" not in metrics:
-        raise VqauditError(f"{run_dir / 'metrics.json'}: no 'upd' metrics (is this a UPD benchmark run?)")
-    return UPDRun(run_dir=run_dir, model=str(info.get("model", "?")), metrics=metrics["upd"])
+        raise VqauditError(f"{folder.metrics}: no 'upd' metrics (is this a UPD benchmark run?)")
+    return UPDRun(run_dir=run_dir, model=info.model, metrics=metrics["upd"])
 
 
 def _pct(value: float | None) -> str:

@@ -50,9 +50,9 @@ from vqaudit.prompts.upd import (
     judge_options,
     judge_prompt,
 )
-from vqaudit.schema import Outcome, Response, View
+from vqaudit.schema import Outcome, Response, UPDViewMeta, View
+from vqaudit.store import RunFolder
 
-JUDGE_FILE = "judge.sqlite"
 JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=16)
 
 ABSTAIN_PHRASES: frozenset[str] = frozenset(
@@ -83,15 +83,16 @@ def _options(view: View) -> dict[str, str]:
 
 def _plain(view: View, text: str, prefix: str) -> Verdict | None:
     options = _options(view)
-    abstain_letter = view.meta.get("abstain_letter")
-    extra = abstain_letter if isinstance(abstain_letter, str) and abstain_letter not in options else ""
+    meta = UPDViewMeta.of(view)
+    abstain_letter = meta.abstain_letter
+    extra = abstain_letter if abstain_letter is not None and abstain_letter not in options else ""
     found = match_choice(text, options, extra)
     if found is not None:
         meaning = "abstain" if found.letter == abstain_letter else f"option:{found.letter}"
         return Verdict(meaning, f"matcher:{prefix}{found.rule}")
     norm = normalize_text(text)
-    removed = view.meta.get("removed_text")
-    if view.meta.get("kind") == "upd" and isinstance(removed, str) and norm == normalize_text(removed):
+    removed = meta.removed_text
+    if meta.kind == "upd" and removed is not None and norm == normalize_text(removed):
         return Verdict("removed", f"matcher:{prefix}removed-option-text")
     if norm in ABSTAIN_PHRASES:
         return Verdict("abstain", f"matcher:{prefix}abstain-text")
@@ -143,7 +144,7 @@ def _outcome(view: View, response: Response | None, verdict: Verdict) -> Outcome
     elif verdict.meaning == "abstain":
         decision = "abstain"
     elif verdict.meaning == "removed":
-        decision, answer = "answer", str(view.meta.get("removed_text"))
+        decision, answer = "answer", str(UPDViewMeta.of(view).removed_text)
     elif verdict.meaning == "none":
         invalid_reason = "the reply matches no option"
     else:
@@ -212,7 +213,7 @@ def score_upd_views(
         backend = judge_backend if judge_backend is not None else load_backend(
             judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
         run_dir.mkdir(parents=True, exist_ok=True)
-        with ResponseCache(run_dir / JUDGE_FILE) as cache:
+        with ResponseCache(RunFolder(run_dir).judge_cache) as cache:
             judged = asyncio.run(_judge_all(pending, judge, backend, cache, concurrency))
         for (view, _), verdict in zip(pending, judged, strict=True):
             verdicts[view.view_id] = verdict

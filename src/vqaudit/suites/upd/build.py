@@ -28,7 +28,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import Group, Obligation, UPDViewMeta, View
 from vqaudit.store import sha256_bytes
 from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.common import versions as common_versions
@@ -110,23 +110,23 @@ def _views(pair: UPDPair, setting: str, group_id: str) -> list[View]:
                 obligation = Obligation(kind="abstain")
             else:
                 obligation = Obligation(kind="answer", gold=(LETTERS[(side.answer - r) % n],), answer_type="choice")
-            meta: dict[str, Any] = {
-                "item_index": item.index,
-                "ability": item.category,
-                "ability_index": ability_index(item.category),
-                "l2_category": item.l2_category,
-                "variant": pair.variant,
-                "setting": setting,
-                "kind": side.kind,
-                "rotation": r,
-                "n_rotations": n,
-                "hint": item.hint,
-                "correct_text": item.answer_text if side.kind == "standard" else None,
-                "removed_text": pair.removed_text if side.kind == "upd" else None,
-                "abstain_letter": abstain_letter,
-                "donor_index": pair.donor_index,
-                "item_source": item.extra.get("source", ""),
-            }
+            meta = UPDViewMeta(
+                item_index=item.index,
+                ability=item.category,
+                ability_index=ability_index(item.category),
+                l2_category=item.l2_category,
+                variant=pair.variant,
+                setting=setting,
+                kind=side.kind,
+                rotation=r,
+                n_rotations=n,
+                hint=item.hint,
+                correct_text=item.answer_text if side.kind == "standard" else None,
+                removed_text=pair.removed_text if side.kind == "upd" else None,
+                abstain_letter=abstain_letter,
+                donor_index=pair.donor_index,
+                item_source=item.extra.get("source", ""),
+            ).model_dump()
             views.append(View(
                 view_id=f"{group_id}-{'std' if side.kind == 'standard' else side.state}-r{r}", group_id=group_id,
                 source="upd", state=side.state, image=image_name(side.image), image_sha256=sha256_bytes(side.image),

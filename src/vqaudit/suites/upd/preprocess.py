@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from vqaudit.parsing.choice import normalize_text
 from vqaudit.suites.upd.abilities import ABILITIES
 from vqaudit.suites.upd.tsv import MCItem
 
@@ -35,17 +36,8 @@ _CANT_JUDGE = re.compile(r"^(can'?t|cannot|can not) judge$")
 
 
 def normalize(text: str) -> str:
-    """Case-fold, unify apostrophes, collapse whitespace and strip surrounding spaces and trailing ``.!``.
-
-    Args:
-        text: any option or reply text.
-
-    Returns:
-        The normalised text (possibly empty).
-    """
-    text = text.replace("\u2019", "'").replace("\u2018", "'").casefold()
-    text = re.sub(r"\s+", " ", text).strip()
-    return text.rstrip(".!。 ").strip()
+    """Option texts are compared with the one option normalizer, :func:`vqaudit.parsing.choice.normalize_text`."""
+    return normalize_text(text)
 
 
 def is_none_option(text: str) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.upd import EXTRA_OPTION, LETTER_INSTRUCTION, LETTERS
-from vqaudit.store import atomic_write_bytes, atomic_write_text, sha256_bytes, write_json
+from vqaudit.store import MANIFEST_FILE, atomic_write_bytes, atomic_write_text, sha256_bytes, write_json
 from vqaudit.suites.upd.build import bundled_path, image_name, versions
 from vqaudit.suites.upd.preprocess import preprocess
 from vqaudit.suites.upd.tsv import MCItem, load_tsv
@@ -144,5 +144,5 @@ def export_tuning(
                 "ratio": list(ratio), "settings": list(settings), "seed": seed, "n": n,
                 "input": {path.name: sha256_bytes(path.read_bytes())}, "versions": versions(), "files": files,
                 "data_sha256": sha256_bytes((out / TUNING_FILE).read_bytes())}
-    write_json(out / "manifest.json", manifest)
+    write_json(out / MANIFEST_FILE, manifest)
     return manifest
