@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from vqaudit.metrics.upd import upd_metrics
-from vqaudit.schema import Obligation, Response, View
+from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import score_upd_views
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "upd" / "llava15_13b_mmbench_dev.jsonl.gz"
@@ -31,8 +31,9 @@ def test_circular_evaluation_reproduces_the_published_67_7(tmp_path: Path) -> No
             view_id=view_id, group_id=f"mmbench-{rec['index'] % 10**6}", source="upd", state="standard",
             image="none.png", image_sha256="0" * 64, question=rec["question"], options=options,
             obligation=Obligation(kind="answer", gold=(rec["answer"],), answer_type="choice"),
-            meta={"variant": "aad", "setting": "original", "kind": "standard", "ability": "mmbench_dev",
-                  "ability_index": None, "abstain_letter": None, "removed_text": None},
+            meta=UPDViewMeta(item_index=rec["index"] % 10**6, ability="mmbench_dev", ability_index=None,
+                             l2_category="", variant="aad", setting="original", kind="standard",
+                             rotation=rec["index"] // 10**6, n_rotations=len(options)).model_dump(),
         ))
         responses[view_id] = Response(view_id=view_id, model="llava-v1.5-13b", prompt_id="llava-mmbench",
                                       text=str(rec["prediction"]))

@@ -19,7 +19,7 @@ from vqaudit.metrics.upd import upd_metrics
 from vqaudit.report.upd import write_upd_report
 from vqaudit.schema import View
 from vqaudit.scoring.upd import score_upd_views
-from vqaudit.store import write_json
+from vqaudit.store import RunFolder, RunInfo, write_json
 from vqaudit.suites.upd.tuning import CANNOT_ANSWER, TUNING_FILE, export_tuning, split_counts
 
 
@@ -27,7 +27,8 @@ def _fake_run(root: Path, policy: str, views: list[View]) -> Path:
     run_dir = root / policy
     outcomes = score_upd_views(views, respond(views, lambda v: reference_reply(policy, v.obligation)), run_dir=run_dir,
                                judge=None)
-    write_json(run_dir / "run.json", {"model": f"reference:{policy}"})
+    RunFolder(run_dir).write_info(RunInfo(model=f"reference:{policy}", benchmark=str(root / "bench"),
+                                          benchmark_manifest_sha256="0" * 64, sources=["upd"]))
     write_json(run_dir / "metrics.json", {"upd": upd_metrics(outcomes, views, n_draws=100, seed=0)})
     return run_dir
 
