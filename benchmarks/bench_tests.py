@@ -15,12 +15,14 @@ import time
 
 
 def timed(label: str, args: list[str]) -> tuple[float, int]:
-    """Run ``args``; print and return (wall seconds, exit code)."""
+    """Run ``args``; print and return (wall seconds, exit code); on failure print the output's last 40 lines."""
     start = time.perf_counter()
-    code = subprocess.run(args, check=False, stdout=subprocess.DEVNULL).returncode
+    done = subprocess.run(args, check=False, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    print(f"{label:<34} {seconds:7.1f} s  exit {code}", flush=True)
-    return seconds, code
+    print(f"{label:<34} {seconds:7.1f} s  exit {done.returncode}", flush=True)
+    if done.returncode:
+        print("\n".join((done.stdout + done.stderr).splitlines()[-40:]), flush=True)
+    return seconds, done.returncode
 
 
 def main() -> int:

@@ -49,6 +49,7 @@ _RUN_REPLIES = [
     "I cannot tell.",
 ]
 _UPD_REPLIES = ["A", "B", "None of the above", "The answer is C.", "E", "I don't know"]
+_UPD_JUDGE_REPLIES = ["B", "A", "C", "D", "E", "F", "no idea"]
 
 
 def _write_inputs(work: Path) -> Path:
@@ -81,6 +82,19 @@ def _replay_for(bench: Path, out: Path, replies: list[str]) -> None:
     ids = [json.loads(line)["view_id"] for line in (bench / "views.jsonl").read_text().splitlines() if line]
     out.write_text("".join(json.dumps({"view_id": v, "text": replies[i % len(replies)]}) + "\n"
                            for i, v in enumerate(ids)))
+
+
+def _judge_files(work: Path, inp: Path) -> None:
+    """Judge replay files (and human labels) for every question of the ChartQA audit, from its rows.jsonl."""
+    rows = [json.loads(line) for line in (work / "audit" / "chartqa" / "rows.jsonl").read_text().splitlines() if line]
+    qids = [str(r["qid"]) for r in rows]
+    first, second = ["yes", "no", "Yes.", "no", "maybe"], ["no", "yes", "yes", "NO!", "yes"]
+    for name, texts in (("audit_judge.jsonl", first), ("audit_judge2.jsonl", second)):
+        (inp / name).write_text("".join(json.dumps({"view_id": f"judge:{q}", "text": texts[i % len(texts)]}) + "\n"
+                                        for i, q in enumerate(qids)))
+    (inp / "audit_judge_short.jsonl").write_text(json.dumps({"view_id": f"judge:{qids[0]}", "text": "yes"}) + "\n")
+    (inp / "labels.jsonl").write_text("".join(json.dumps({"question_id": q, "label": ["yes", "no", "1"][i % 3]})
+                                              + "\n" for i, q in enumerate(qids[:400])))
 
 
 def _steps(inp: Path) -> list[tuple[str, list[str]]]:
@@ -121,12 +135,17 @@ def _steps(inp: Path) -> list[tuple[str, list[str]]]:
                                      "--out", "runs/charts_replay"]),
         ("run-upd-replay", ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl",
                             "--out", "runs/upd_replay"]),
+        ("run-upd-replay-for-judge", ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl",
+                                      "--out", "runs/upd_judged"]),
         ("run-bad-spec", ["run", "bench/charts", "--model", "nosuch:x", "--out", "runs/bad"]),
         *[(f"score-{r}", ["score", f"runs/{r}"])
           for b in ("charts", "charts_all", "scenes", "photos", "photos_gqa", "upd")
           for r in (f"{b}_gold", f"{b}_always-answer", f"{b}_always-abstain")],
         ("score-charts-replay", ["score", "runs/charts_replay"]),
         ("score-upd-replay", ["score", "runs/upd_replay"]),
+        ("score-upd-judge", ["score", "runs/upd_judged", "--judge", "replay:inputs/upd_judge.jsonl"]),
+        ("score-upd-judge-again", ["score", "runs/upd_judged", "--judge", "replay:inputs/upd_judge.jsonl"]),
+        ("score-upd-judge-reference", ["score", "runs/upd_judged", "--judge", "reference:gold"]),
         ("report-charts", ["report", "runs/charts_gold", "runs/charts_always-answer", "runs/charts_always-abstain",
                            "runs/charts_replay", "--out", "reports/charts"]),
         ("report-charts-default", ["report", "runs/charts_replay"]),
@@ -152,6 +171,12 @@ def _steps(inp: Path) -> list[tuple[str, list[str]]]:
         ("audit-certifier-md", ["audit-certifier", "--grid", "0:2:1", "--trees", "1", "--out", "certifier/audit.md"]),
         ("audit-chartqa", ["audit", chartqa, "--benchmark", "chartqa", "--variant", "vlmevalkit",
                            "--model-name", "vila", "--out", "audit/chartqa"]),
+        ("audit-chartqa-judge", ["audit", chartqa, "--benchmark", "chartqa", "--variant", "vlmevalkit",
+                                 "--judge", "replay:inputs/audit_judge.jsonl", "--second-judge",
+                                 "replay:inputs/audit_judge2.jsonl", "--labels", "inputs/labels.jsonl",
+                                 "--draws", "300", "--model-name", "vila-judged", "--out", "audit/chartqa_judge"]),
+        ("audit-chartqa-judge-short", ["audit", chartqa, "--benchmark", "chartqa", "--judge",
+                                       "replay:inputs/audit_judge_short.jsonl", "--out", "audit/chartqa_short"]),
         ("audit-chartqa-csv", ["audit", str(SA / "vila15_13b_chartqa_test_acc.csv"), "--benchmark", "chartqa",
                                "--model-name", "vila-csv", "--out", "audit/chartqa_csv"]),
         ("audit-textvqa", ["audit", str(SA / "llava15_13b_textvqa_val.jsonl.gz"), "--benchmark", "textvqa",
@@ -177,6 +202,8 @@ def _steps(inp: Path) -> list[tuple[str, list[str]]]:
                                "reference:gold", "--images", "inputs/perturb_images", "--out", "perturb/bad"]),
         ("audit-summary", ["audit-summary", "audit/chartqa", "audit/textvqa", "audit/docvqa", "audit/vizwiz",
                            "--perturb", "perturb/m1", "--out", "summary"]),
+        ("audit-summary-judged", ["audit-summary", "audit/chartqa_judge", "audit/docvqa", "--perturb", "perturb/m1",
+                                  "--perturb", "perturb/all", "--out", "summary_judged"]),
         ("audit-summary-one", ["audit-summary", "audit/docvqa_containment", "--out", "summary_one"]),
         ("audit-summary-not-audit", ["audit-summary", "audit/chartqa_csv", "--out", "summary_bad"]),
         ("export-tuning", ["export-tuning", "--n", "12", "--seed", "0", "--out", "tuning/default"]),
@@ -201,7 +228,7 @@ def _normalise(text: str, work: Path) -> str:
 
 def _dump_sqlite(path: Path) -> str:
     """Every table of a SQLite file as sorted text rows, without the time columns."""
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)  # no -wal/-shm beside the copy
     try:
         lines = []
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
@@ -222,7 +249,8 @@ def _normalise_tree(out: Path, work: Path) -> None:
             continue
         if path.suffix == ".sqlite":
             path.with_name(path.name + ".dump.txt").write_text(_dump_sqlite(path), encoding="utf-8")
-            path.unlink()
+            for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                part.unlink(missing_ok=True)
         elif path.suffix in {".json", ".jsonl"}:
             text = path.read_text(encoding="utf-8")
             path.write_text(_VOLATILE_JSON.sub(r'\1"<volatile>"', text), encoding="utf-8")
@@ -269,6 +297,9 @@ def main() -> int:
             _replay_for(work / "bench" / "charts", inp / "charts_replay.jsonl", _RUN_REPLIES)
         if name == "run-upd-replay":
             _replay_for(work / "bench" / "upd", inp / "upd_replay.jsonl", _UPD_REPLIES)
+            _replay_for(work / "bench" / "upd", inp / "upd_judge.jsonl", _UPD_JUDGE_REPLIES)
+        if name == "audit-chartqa-judge":
+            _judge_files(work, inp)
         start = time.monotonic()
         done = subprocess.run([*prefix, *cli_args], cwd=work, env=env, capture_output=True, text=True,
                               check=False)

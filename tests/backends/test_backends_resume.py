@@ -52,7 +52,8 @@ def _check_resume(bench: Path, out: Path, server: Any, read_rows: Rows, spec: st
 def test_cancelled_run_resumes(
     make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, read_rows: Rows
 ) -> None:
-    fake_server.delay_s = 0.05
+    # The server answers 6 requests and holds the rest, so the run is always cancelled part way (no race).
+    fake_server.stall_after(6)
     bench = make_bench(4, 5)
     out = tmp_path / "run"
     spec = f"openai:m@{fake_server.url}"
@@ -69,13 +70,15 @@ def test_cancelled_run_resumes(
             await task
 
     asyncio.run(run_then_cancel())
+    fake_server.unstall()
     _check_resume(bench, out, fake_server, read_rows, spec)
 
 
 def test_killed_process_resumes(
     make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, read_rows: Rows
 ) -> None:
-    fake_server.delay_s = 0.1
+    # The server answers 8 requests and holds the rest, so the child is always killed part way (no race).
+    fake_server.stall_after(8)
     bench = make_bench(8, 5)
     out = tmp_path / "run"
     spec = f"openai:m@{fake_server.url}"
@@ -98,6 +101,7 @@ def test_killed_process_resumes(
     finally:
         if proc.poll() is None:
             proc.kill()
+    fake_server.unstall()
     _check_resume(bench, out, fake_server, read_rows, spec)
     assert fake_server.auth_headers == [None] * len(fake_server.auth_headers)  # this process has no key set
     for path in out.rglob("*"):
