@@ -324,6 +324,22 @@ def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]]
     return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
 
 
+DATA_SUFFIXES = (".gz", ".json", ".jsonl", ".csv", ".tsv", ".xlsx", ".txt")
+"""File-name endings that are not part of a model's name."""
+
+
+def model_name_of(predictions: Path) -> str:
+    """The default model name of a prediction file: its name without data suffixes (issue 18).
+
+    ``llava-v1.5-13b.jsonl`` -> ``llava-v1.5-13b`` (cutting at the first dot gave ``llava-v1``, so the v1.5 and
+    v1.6 audits collided); ``preds.json.gz`` -> ``preds``; a name that is all suffix keeps its name.
+    """
+    name = predictions.name
+    while (suffix := next((s for s in DATA_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None)):
+        name = name[: -len(suffix)]
+    return name
+
+
 def run_audit(
     predictions: Path,
     benchmark: str,
@@ -359,6 +375,6 @@ def run_audit(
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
-    name = model if model is not None else predictions.name.split(".")[0]
+    name = model if model is not None else model_name_of(predictions)
     return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
                       all_outputs=[p.prediction for p in preds], **options)
