@@ -108,7 +108,7 @@ class OpenAIBackend:
         backoff_max_s: float = 60.0,
         timeout_s: float = 120.0,
         seed: int = 0,
-        attempt_floor_s: float = 10.0,
+        attempt_floor_s: float = 2.0,
         request_deadline_s: float = 900.0,
     ) -> None:
         """Configure the backend (no I/O happens here).
