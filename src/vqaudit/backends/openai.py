@@ -288,12 +288,12 @@ class OpenAIBackend:
                             raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
                         retry_after = _retry_after_s(reply.headers)
             if attempt < self.max_retries:
-                wait = min(self._wait_s(attempt, retry_after), deadline - loop.time())
-                if wait <= 0:
+                left = deadline - loop.time()
+                if left <= 0:
                     raise BackendCallError(self._scrub(f"no reply within the request deadline of "
                                                        f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
                                                        f"last: {last})"))
-                await asyncio.sleep(wait)
+                await asyncio.sleep(min(self._wait_s(attempt, retry_after), left))
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
     async def aclose(self) -> None:
