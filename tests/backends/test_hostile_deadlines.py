@@ -120,7 +120,7 @@ def test_a_retry_wait_does_not_hold_the_slot(make_bench: Callable[..., Path], tm
 def test_no_backoff_is_not_a_passed_deadline(make_bench: Callable[..., Path], hostile: Any) -> None:
     views, reqs = _requests(make_bench(1, 1), 1)
     hostile.faults = {views[0].image_sha256: ["500", "500"]}
-    backend = load_backend(f"openai:m@{hostile.url}", max_retries=2, backoff_base_s=0.0, timeout_s=5.0)
+    backend = load_backend(f"openai:m@{hostile.url}", ModelOptions(max_retries=2, backoff_base_s=0.0, timeout_s=5.0))
 
     async def go() -> str:
         try:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.run import RESPONSES_FILE, load_responses, run_benchmark
+from vqaudit.run import load_responses, run_benchmark
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.score import score_run
-from vqaudit.store import load_benchmark, manifest_problems, read_jsonl, write_benchmark
+from vqaudit.store import RESPONSES_FILE, load_benchmark, manifest_problems, read_jsonl, write_benchmark
 
 
 def _hashed(bench: Path) -> Path:

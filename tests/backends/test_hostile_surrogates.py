@@ -98,7 +98,7 @@ def test_a_surrogate_pair_is_the_character_it_encodes(make_bench: Callable[..., 
     hostile.bodies_raw = {"cesu": hostile_module.completion_body(b'"smile \xed\xa0\xbd\xed\xb8\x80 lone \xed\xa0\x80"')}
     hostile.faults = {view.image_sha256: ["body:cesu"]}
     out = tmp_path / "run"
-    run_benchmark(bench, f"openai:m@{hostile.url}", out, progress=False, backend_options=OPTIONS)
+    run_benchmark(bench, f"openai:m@{hostile.url}", out, progress=False, options=ModelOptions(**OPTIONS))
     assert load_responses(out)[view.view_id].text == "smile \U0001f600 lone \ud800"
     score_run(out, n_draws=10)
     assert load_outcomes(out)[0].raw == "smile \U0001f600 lone \ud800"  # written and read back exactly

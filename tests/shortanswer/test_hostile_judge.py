@@ -13,8 +13,8 @@ import pytest
 
 from shortanswer.helpers import ScriptedBackend
 from vqaudit.errors import VqauditError
-from vqaudit.suites.shortanswer.audit import audit_rows
-from vqaudit.suites.shortanswer.records import AuditRow, JoinReport
+from vqaudit.shortanswer.audit import audit_rows
+from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 ROWS = (
     AuditRow("1", "What is the name?", "SEPTRA Suspension", ("Septra",), "docvqa"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vqaudit.suites.shortanswer.audit import model_name_of
+from vqaudit.shortanswer.audit import model_name_of
 
 
 @pytest.mark.parametrize(("file", "name"), [
