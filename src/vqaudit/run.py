@@ -174,6 +174,10 @@ async def run_benchmark_async(
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
     params = GenerationParams()
+    out_root = out_dir.resolve()
+    if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
+        raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
+                           "--out outside it")
     base = options if options is not None else ModelOptions()
     backend = load_backend(model_spec, dataclasses.replace(base, concurrency=concurrency))
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)

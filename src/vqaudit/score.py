@@ -15,6 +15,7 @@ from typing import Any
 
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
+from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
 from vqaudit.store import RunFolder, load_benchmark, read_jsonl, write_json, write_jsonl
@@ -39,8 +40,9 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
 
     Raises:
         VqauditError: a bad judge spec (the message lists the valid forms), a reference policy as the judge,
-            the run or its benchmark cannot be read or found (or is another benchmark), some views have no
-            response yet (the message says how many and that ``vqaudit run`` resumes), or the judge fails
+            the run or its benchmark cannot be read or found (or is another benchmark, or was edited since it was
+            built: ``provenance``), some views have no response yet (the message says how many and that
+            ``vqaudit run`` resumes), or the judge fails
             (fatally, or its first calls all fail: it is unreachable; the verdicts received stay cached in
             ``RUN/judge.sqlite``).
     """
@@ -52,6 +54,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         require_free_text_model(judge, "--judge")  # UPD judge replies are free text (a letter or option text)
     folder = RunFolder(run_dir)
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
+    check_benchmark_of_run(benchmark)  # issue 18: views.jsonl / groups.jsonl still match the manifest
     responses = load_responses(run_dir)
     missing = [v.view_id for v in benchmark.views if v.view_id not in responses]
     if missing:

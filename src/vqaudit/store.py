@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
+from vqaudit.signals import sigterm_raises
 from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # issue 18: lone surrogates
 
 M = TypeVar("M", bound=BaseModel)
@@ -69,6 +70,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
     The temporary folder is ``.NAME.XXXX.building`` in ``out``'s parent (same file system, so the final rename
     is atomic). When the block raises (any exception, Ctrl-C included) the temporary folder is deleted and
     ``out`` is left as it was: a failed build never leaves a partial benchmark that blocks or poisons a rerun.
+    SIGTERM raises ``SystemExit(143)`` meanwhile (``vqaudit.signals``), so it cleans up too.
     Only a process killed outright (SIGKILL) can leave a hidden ``.building`` folder behind; it never blocks a
     rerun and may be deleted.
 
@@ -84,15 +86,16 @@ def staged_folder(out: Path) -> Iterator[Path]:
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
-    try:
-        os.chmod(tmp, _DIR_MODE)
-        yield tmp
-        if out.is_dir():
-            out.rmdir()  # empty when checked; OSError (and the build discarded) if filled meanwhile
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with sigterm_raises():  # issue 18: a SIGTERM (a batch scheduler's stop) cleans up like Ctrl-C
+        try:
+            os.chmod(tmp, _DIR_MODE)
+            yield tmp
+            if out.is_dir():
+                out.rmdir()  # empty when checked; OSError (and the build discarded) if filled meanwhile
+            os.rename(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -147,8 +150,13 @@ def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     out: list[M] = []
-    with path.open(encoding="utf-8") as handle:
-        for row, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for row, data in enumerate(handle, start=1):
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:  # issue 18: was a raw UnicodeDecodeError naming no file
+                raise VqauditError(f"{path}: row {row}: not UTF-8 text (byte {exc.start + 1} of the row is "
+                                   f"0x{data[exc.start]:02x})") from None
             if not line.strip():
                 continue
             try:
@@ -225,6 +233,8 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     views = read_jsonl(root / "views.jsonl", View)
     groups = read_jsonl(root / "groups.jsonl", Group)
     manifest = read_json(root / "manifest.json")
+    if not isinstance(manifest, dict):  # issue 18: a JSON list gave a traceback
+        raise VqauditError(f"{root / 'manifest.json'}: expected a JSON object, got a JSON {type(manifest).__name__}")
     view_ids: set[str] = set()
     for row, view in enumerate(views, start=1):
         if view.view_id in view_ids:
@@ -263,7 +273,10 @@ def manifest_problems(bench: Benchmark) -> list[str]:
         if recorded is not None and sha256_file(bench.root / name) != recorded:
             problems.append(f"{name} does not match its hash in manifest.json")
     files = bench.manifest.get("files") or {}
-    for rel, digest in files.items() if isinstance(files, dict) else ():
+    if not isinstance(files, dict):  # issue 18: "files": "x" skipped the check
+        problems.append(f"manifest.json field 'files' is a JSON {type(files).__name__}, not an object")
+        files = {}
+    for rel, digest in files.items():
         path = bench.root / rel
         if not path.is_file():
             problems.append(f"{rel} (listed in manifest.json) is missing")

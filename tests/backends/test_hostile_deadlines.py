@@ -115,3 +115,18 @@ def test_a_retry_wait_does_not_hold_the_slot(make_bench: Callable[..., Path], tm
     # with one slot, the other three views were asked while the first waited; it was asked again last
     assert hostile.order == [sha[0], sha[1], sha[2], sha[3], sha[0]]
     assert hostile.peak_in_flight == 1
+
+
+def test_no_backoff_is_not_a_passed_deadline(make_bench: Callable[..., Path], hostile: Any) -> None:
+    views, reqs = _requests(make_bench(1, 1), 1)
+    hostile.faults = {views[0].image_sha256: ["500", "500"]}
+    backend = load_backend(f"openai:m@{hostile.url}", ModelOptions(max_retries=2, backoff_base_s=0.0, timeout_s=5.0))
+
+    async def go() -> str:
+        try:
+            return await backend.complete(reqs[0])
+        finally:
+            await backend.aclose()
+
+    assert asyncio.run(go()).startswith('{"answerable": true')  # two retries with no wait, then the reply
+    assert hostile.snapshot() == {views[0].image_sha256: 3}

@@ -88,3 +88,18 @@ def test_replay_file_with_raw_and_escaped_surrogates(make_bench: Callable[..., P
     assert outcomes["g0-v0"].answer_correct
     assert outcomes["g0-v1"].raw == raw
     assert outcomes["g0-v1"].invalid_reason == "no JSON object in the reply"
+
+
+def test_a_surrogate_pair_is_the_character_it_encodes(make_bench: Callable[..., Path], tmp_path: Path,
+                                                      hostile: Any, hostile_module: ModuleType) -> None:
+    # CESU-8 (as Java writes): U+1F600 as the two 3-byte surrogates ED A0 BD, ED B8 80; then a lone U+D800
+    bench = make_bench(1, 1)
+    view = load_benchmark(bench).views[0]
+    hostile.bodies_raw = {"cesu": hostile_module.completion_body(b'"smile \xed\xa0\xbd\xed\xb8\x80 lone \xed\xa0\x80"')}
+    hostile.faults = {view.image_sha256: ["body:cesu"]}
+    out = tmp_path / "run"
+    run_benchmark(bench, f"openai:m@{hostile.url}", out, progress=False, options=ModelOptions(**OPTIONS))
+    assert load_responses(out)[view.view_id].text == "smile \U0001f600 lone \ud800"
+    score_run(out, n_draws=10)
+    assert load_outcomes(out)[0].raw == "smile \U0001f600 lone \ud800"  # written and read back exactly
+    assert "smile \U0001f600 lone \\ud800".encode() in (out / "outcomes.jsonl").read_bytes()

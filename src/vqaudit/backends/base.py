@@ -91,7 +91,7 @@ class ModelOptions:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     timeout_s: float = 120.0
-    attempt_floor_s: float = 10.0
+    attempt_floor_s: float = 2.0
     request_deadline_s: float = 900.0
     args: tuple[tuple[str, str], ...] = ()
 

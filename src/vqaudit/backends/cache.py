@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from vqaudit.backends.base import GenerationParams
+from vqaudit.errors import VqauditError
 from vqaudit.schema import Response
 from vqaudit.textsafe import encode_utf8, from_storage, to_storage
 
@@ -102,13 +103,22 @@ class ResponseCache:
 
         Args:
             path: the SQLite file; its folder must exist.
+
+        Raises:
+            VqauditError: the file is not an SQLite database, or is damaged (one line naming it).
         """
         self.path = path
         self._conn = sqlite3.connect(path, timeout=30.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self._conn:
-            self._conn.executescript(_SCHEMA)
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self._conn:
+                self._conn.executescript(_SCHEMA)
+            self._conn.execute("SELECT key, text FROM responses LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:  # not a database, or damaged (issue 18: was a raw DatabaseError)
+            self._conn.close()
+            raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
+                               "the model afresh") from None
 
     def close(self) -> None:
         """Close the database connection."""

@@ -108,7 +108,7 @@ class OpenAIBackend:
         backoff_max_s: float = 60.0,
         timeout_s: float = 120.0,
         seed: int = 0,
-        attempt_floor_s: float = 10.0,
+        attempt_floor_s: float = 2.0,
         request_deadline_s: float = 900.0,
     ) -> None:
         """Configure the backend (no I/O happens here).
@@ -288,12 +288,12 @@ class OpenAIBackend:
                             raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
                         retry_after = _retry_after_s(reply.headers)
             if attempt < self.max_retries:
-                wait = min(self._wait_s(attempt, retry_after), deadline - loop.time())
-                if wait <= 0:
+                left = deadline - loop.time()
+                if left <= 0:
                     raise BackendCallError(self._scrub(f"no reply within the request deadline of "
                                                        f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
                                                        f"last: {last})"))
-                await asyncio.sleep(wait)
+                await asyncio.sleep(min(self._wait_s(attempt, retry_after), left))
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
     async def aclose(self) -> None:

@@ -123,12 +123,18 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
     judged = [1.0 if v else s for s, v in zip(official, per_row, strict=True)]
     accepted = sum(1 for v in verdicts.values() if v)
+    undecided = sum(1 for v in verdicts.values() if v is None)
+    if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
+        raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
+                           f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
+                           f"in {cache_dir / 'judge.sqlite'}")
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
         errs = [v for v, c, s in zip(per_row, contracts, official, strict=True) if c.bucket == bucket and s < 1.0]
         fn_count[bucket] = sum(1 for v in errs if v)
-        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan
+        decided = any(v is not None for v in errs)  # no decided verdict in the bucket: n/a, not 0%
+        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs and decided else math.nan
     validation = None
     if labels is not None:
         human = read_labels(labels)
@@ -149,7 +155,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
                        "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
                        "accepted_share": 100.0 * sum(1 for v in other.values() if v) / len(pool) if pool else math.nan}
     delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
-    audit = JudgeAudit(spec, len(pool), accepted, sum(1 for v in verdicts.values() if v is None),
+    audit = JudgeAudit(spec, len(pool), accepted, undecided,
                        100.0 * accepted / len(pool) if pool else math.nan, _mean100(judged), delta, fn_rate,
                        fn_count, validation, second_info)
     return audit, per_row
@@ -324,6 +330,22 @@ def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]]
     return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
 
 
+DATA_SUFFIXES = (".gz", ".json", ".jsonl", ".csv", ".tsv", ".xlsx", ".txt")
+"""File-name endings that are not part of a model's name."""
+
+
+def model_name_of(predictions: Path) -> str:
+    """The default model name of a prediction file: its name without data suffixes (issue 18).
+
+    ``llava-v1.5-13b.jsonl`` -> ``llava-v1.5-13b`` (cutting at the first dot gave ``llava-v1``, so the v1.5 and
+    v1.6 audits collided); ``preds.json.gz`` -> ``preds``; a name that is all suffix keeps its name.
+    """
+    name = predictions.name
+    while (suffix := next((s for s in DATA_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None)):
+        name = name[: -len(suffix)]
+    return name
+
+
 def run_audit(
     predictions: Path,
     benchmark: str,
@@ -359,6 +381,6 @@ def run_audit(
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
-    name = model if model is not None else predictions.name.split(".")[0]
+    name = model if model is not None else model_name_of(predictions)
     return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
                       all_outputs=[p.prediction for p in preds], **options)
