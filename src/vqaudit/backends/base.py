@@ -33,6 +33,7 @@ VALID_SPECS = (
     "reference:gold",
     "openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",
     'replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',
+    "baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",  # issue 20
 )
 
 _OPENAI_SPEC = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
@@ -204,6 +205,10 @@ def load_backend(
             backoff_max_s=backoff_max_s,
             timeout_s=timeout_s,
         )
+    if kind == "baseline":  # issue 20: temporary wiring until the backend table lands
+        from vqaudit.backends.baseline import load
+
+        return load(spec, rest, {})
     if kind in ("hf", "vllm"):
         raise VqauditError(
             f"model spec {spec!r}: the {kind!r} backend is a planned optional extra and is not implemented yet; "
