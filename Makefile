@@ -11,8 +11,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The demo also runs the OCR chart reader (baseline:chart-reader), which needs the [ocr] extra.
+OCR_STAMP := $(VENV)/.installed-ocr
+$(OCR_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,ocr]'
+	touch $(OCR_STAMP)
+
 .PHONY: demo test lint
-demo: $(STAMP)
+demo: $(OCR_STAMP)
 	$(BIN)/vqaudit eval --out runs/demo
 
 test: $(STAMP)

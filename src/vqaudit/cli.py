@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vqaudit.cli_audit import audit_certifier_cmd
+from vqaudit.cli_leaks import audit_leaks_cmd  # issue 20: temporary wiring
 from vqaudit.cli_shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli_upd import DEFAULT_EVAL_ITEMS, build_upd_cmd, eval_upd, export_tuning_cmd
 from vqaudit.errors import VqauditError
@@ -31,6 +32,7 @@ app.command("audit-certifier")(audit_certifier_cmd)
 app.command("audit")(audit_cmd)
 app.command("perturb")(perturb_cmd)
 app.command("audit-summary")(audit_summary_cmd)
+app.command("audit-leaks")(audit_leaks_cmd)  # issue 20: temporary wiring
 console = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")

@@ -211,7 +211,7 @@ def _categories(boxes: list[TextBox], ticks: list[float], frame: Frame, vertical
 
 def _handle_colour(px: Pixels, box: TextBox) -> tuple[int, int, int] | None:
     y0, y1 = int(max(box.y0, 0)), int(min(box.y1 + 1, px.shape[0]))
-    x0, x1 = int(max(box.x0 - 40, 0)), int(max(box.x0 - 1, 0))
+    x0, x1 = int(max(box.x0 - 40, 0)), int(max(box.x0 + min(30.0, (box.x1 - box.x0) / 2), 0))
     if y1 <= y0 or x1 <= x0:
         return None
     found = saturated_colours(px[y0:y1, x0:x1], min_pixels=8)
@@ -283,7 +283,10 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
     if frame is None:
         return _failed(px, "no plot frame (axis lines) found")
     inner = (frame.left + 2, frame.top + 2, frame.right - 2, frame.bottom - 2)
-    found = [_box(q) for q in ocr.detect(px) if not _inside(q, inner)]
+    h, w = px.shape[:2]
+    margins = [(0, 0, w, frame.top - 1), (0, frame.top - 15, frame.left - 1, frame.bottom + 15),
+               (0, frame.bottom + 6, w, h)]
+    found = [_box(q) for q in ocr.detect(px, margins) if not _inside(q, inner)]
     left = [t for t in found if t.cx < frame.left and frame.top - 15 <= t.cy <= frame.bottom + 15 and _upright(t)]
     below = [t for t in found if t.cy > frame.bottom and _upright(t)]
     above = [t for t in found if t.cy < frame.top and _handle_colour(px, t) is not None]

@@ -29,6 +29,13 @@ class Mark:
     value: float
     bar: bool
     column: float
+    run: tuple[int, int] = (0, 0)
+    clipped: tuple[bool, bool] = (False, False)
+
+    @property
+    def length(self) -> int:
+        """Length in pixels of the measured run of the mark's colour."""
+        return self.run[1] - self.run[0]
 
 
 def _colour_map(chart: Chart, colour: tuple[int, int, int], c0: int, c1: int) -> np.ndarray:
@@ -83,17 +90,33 @@ def measure(chart: Chart, colour: tuple[int, int, int], pos: float) -> Mark | No
         edge = (r0 - 0.5) if base_bottom else (r1 - 0.5)
         return Mark(axis.value(f.top + 1 + edge), True, c0 + col)
     centre = int(round(pos)) - c0
-    best: tuple[int, float] | None = None
+    best: tuple[int, int, int] | None = None
     for dc in (0, -1, 1):
         cc = centre + dc
         if not 0 <= cc < hits.shape[1]:
             continue
         for a, b in _runs_1d(hits[:, cc]):
-            if best is None or b - a > best[0]:
-                best = (b - a, (a + b - 1) / 2)
-    if best is None or best[0] < 3:
+            if best is None or b - a > best[1] - best[0]:
+                best = (a, b, cc)
+    if best is None or best[1] - best[0] < 3:
         return None
-    return Mark(axis.value(f.top + 1 + best[1]), False, pos)
+    a, b, cc = best
+    region = chart.canon[f.top + 1 : f.bottom, c0 + cc].astype(np.int32)
+    clipped = tuple(0 <= r < n_rows and int(region[r].max() - region[r].min()) >= 60 for r in (a - 1, b))
+    return Mark(axis.value(f.top + 1 + (a + b - 1) / 2), False, pos, (f.top + 1 + a, f.top + 1 + b),
+                (bool(clipped[0]), bool(clipped[1])))
+
+
+def unclip(axis: Axis, mark: Mark, typical: float) -> Mark:
+    """A marker partly covered by another series' marker: re-centre it from its uncovered end.
+
+    ``typical`` is the run length of this colour's uncovered markers (pixels). Only one covered end can be
+    corrected; a marker covered at both ends (or not at all) is returned as is.
+    """
+    if mark.bar or mark.clipped[0] == mark.clipped[1] or mark.length >= typical - 1:
+        return mark
+    centre = (mark.run[1] - (typical + 1) / 2) if mark.clipped[0] else (mark.run[0] + (typical - 1) / 2)
+    return Mark(axis.value(centre), False, mark.column, mark.run, mark.clipped)
 
 
 def _wide(counts: np.ndarray, col: int) -> int:
@@ -130,10 +153,14 @@ def snap_value(axis: Axis, grid: Fraction, value: float) -> Fraction:
 
 
 def all_marks(chart: Chart, colour: tuple[int, int, int]) -> list[Mark]:
-    """The marks of one colour at every category position the chart has (unmeasurable ones left out)."""
-    out: list[Mark] = []
-    for cat in chart.categories:
-        mark = measure(chart, colour, cat.pos)
-        if mark is not None:
-            out.append(mark)
-    return out
+    """The marks of one colour at every category position the chart has (unmeasurable ones left out).
+
+    Markers partly covered by another series' marker are re-centred (:func:`unclip`) from the typical length of
+    this colour's uncovered markers.
+    """
+    out = [m for cat in chart.categories if (m := measure(chart, colour, cat.pos)) is not None]
+    free = [m.length for m in out if not m.bar and not any(m.clipped)]
+    if chart.axis is None or not free:
+        return out
+    typical = float(np.median(free))
+    return [unclip(chart.axis, m, typical) for m in out]

@@ -72,6 +72,12 @@ def series_colour(chart: Chart, series: str) -> tuple[int, int, int] | None:
     return chart.colours[0] if chart.colours else None
 
 
+def _bars(chart: Chart, colour: tuple[int, int, int]) -> bool:
+    """True when most of this colour's marks are bars."""
+    marks = all_marks(chart, colour)
+    return bool(marks) and sum(m.bar for m in marks) > len(marks) / 2
+
+
 def _masked(chart: Chart, pos: float) -> bool:
     return any(a - 1 <= pos <= b for a, b in chart.masks)
 
@@ -126,13 +132,18 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     if _masked(chart, cat.pos) and not ignore_mask:
         return Reading(False, None, f"the mark of {series} at {name} is covered by a mask")
     mark = measure(chart, colour, cat.pos)
+    if mark is None and chart.axis is not None and _bars(chart, colour) and not _masked(chart, cat.pos):
+        base = chart.axis.value(chart.frame.bottom if chart.axis.b < 0 else chart.frame.top)  # type: ignore[union-attr]
+        return Reading(True, snap_value(chart.axis, chart.axis.step, base),
+                       f"no bar of {series} at {name}: the value is at the axis base")
     if mark is None:
         if _masked(chart, cat.pos):
             return Reading(False, None, f"the mark of {series} at {name} is covered by a mask")
         return Reading(True, None, f"no mark of {series} found at {name}")
     assert chart.axis is not None
-    values = [m.value for m in all_marks(chart, colour)]
-    grid = choose_grid(chart.axis, values + [mark.value])
+    marks = all_marks(chart, colour)
+    mark = next((m for m in marks if m.column == mark.column), mark)
+    grid = choose_grid(chart.axis, [m.value for m in marks] + [mark.value])
     value = snap_value(chart.axis, grid, mark.value)
     what = "bar end" if mark.bar else "marker"
     return Reading(True, value, f"the {what} of {series} at {name} read against the value axis "
