@@ -21,9 +21,11 @@ import numpy as np
 from vqaudit.backends.chart_reader.layout import (
     Frame,
     Pixels,
+    coloured_rows,
     find_fills,
     find_frame,
     gridline_axis,
+    ink_box,
     mask_bands,
     saturated_colours,
     ticks_below,
@@ -284,8 +286,11 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
         return _failed(px, "no plot frame (axis lines) found")
     inner = (frame.left + 2, frame.top + 2, frame.right - 2, frame.bottom - 2)
     h, w = px.shape[:2]
-    margins = [(0, 0, w, frame.top - 1), (0, frame.top - 15, frame.left - 1, frame.bottom + 15),
-               (0, frame.bottom + 6, w, h)]
+    margins = [(0, frame.top - 15, frame.left - 1, frame.bottom + 15), (0, frame.bottom + 6, w, h)]
+    legend_rows = coloured_rows(px, 0, frame.top - 1)  # a legend shows coloured handles; no legend, no search
+    if legend_rows is not None:
+        margins.append((0, max(legend_rows[0] - 10, 0), w, min(legend_rows[1] + 11, frame.top - 1)))
+    margins = [box for m in margins if (box := ink_box(px, m)) is not None]
     found = [_box(q) for q in ocr.detect(px, margins) if not _inside(q, inner)]
     left = [t for t in found if t.cx < frame.left and frame.top - 15 <= t.cy <= frame.bottom + 15 and _upright(t)]
     below = [t for t in found if t.cy > frame.bottom and _upright(t)]
@@ -314,7 +319,7 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
     canon = px if vertical else np.ascontiguousarray(px.transpose(1, 0, 2))
     cframe = frame if vertical else frame.transposed()
     interior = canon[cframe.top + 2 : cframe.bottom - 1, cframe.left + 2 : cframe.right - 1]
-    colours = tuple(saturated_colours(interior, min_pixels=30))
+    colours = tuple(saturated_colours(interior[::2, ::2], min_pixels=8))  # every 4th pixel is plenty
     legend = tuple((t.text, c) for t in above if t.text and (c := _handle_colour(px, t)) is not None)
     masks = tuple(mask_bands(fills, frame, vertical))
     labels = tuple(_value_labels(px, below if vertical else below + left, colours))

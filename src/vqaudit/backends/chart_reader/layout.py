@@ -95,9 +95,35 @@ def find_fills(px: Pixels, min_side: int = 6) -> list[Rect]:
 def _dark_lines(d: NDArray[np.bool_], axis: int) -> list[int]:
     """Rows (axis 1) or columns (axis 0) holding a contiguous dark run of at least 15% of the image size."""
     lines = d if axis == 1 else d.T
-    need = 0.15 * lines.shape[1]
-    found = [i for i in range(lines.shape[0]) if any(b - a >= need for a, b in _runs(lines[i]))]
-    return [f for k, f in enumerate(found) if k == 0 or found[k - 1] != f - 1]
+    edges = np.diff(np.pad(lines, ((0, 0), (1, 1))).astype(np.int8), axis=1)
+    r_start, c_start = np.nonzero(edges == 1)
+    _, c_end = np.nonzero(edges == -1)  # row-major order: the k-th end closes the k-th start
+    longest = np.zeros(lines.shape[0], dtype=np.int64)
+    np.maximum.at(longest, r_start, c_end - c_start)
+    found = np.flatnonzero(longest >= 0.15 * lines.shape[1]).tolist()
+    return [int(f) for k, f in enumerate(found) if k == 0 or found[k - 1] != f - 1]
+
+
+def ink_box(px: Pixels, rect: tuple[int, int, int, int]) -> tuple[int, int, int, int] | None:
+    """The bounding box ``(x0, y0, x1, y1)`` of the non-white pixels inside ``rect``, or None when it is blank."""
+    x0, y0, x1, y1 = rect
+    region = px[max(y0, 0) : y1, max(x0, 0) : x1]
+    if region.size == 0:
+        return None
+    ink = region.min(axis=2) < 235
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if rows.size == 0:
+        return None
+    return (max(x0, 0) + int(cols[0]), max(y0, 0) + int(rows[0]), max(x0, 0) + int(cols[-1]) + 1,
+            max(y0, 0) + int(rows[-1]) + 1)
+
+
+def coloured_rows(px: Pixels, y0: int, y1: int) -> tuple[int, int] | None:
+    """First and last row in ``[y0, y1)`` holding saturated pixels (legend handles above the plot), or None."""
+    region = px[max(y0, 0) : y1].astype(np.int16)
+    sat = (region.max(axis=2) - region.min(axis=2)) >= SATURATED
+    rows = np.flatnonzero(sat.sum(axis=1) >= 2)
+    return None if rows.size == 0 else (max(y0, 0) + int(rows[0]), max(y0, 0) + int(rows[-1]))
 
 
 def find_frame(px: Pixels, fills: list[Rect] | None = None) -> Frame | None:
@@ -227,8 +253,9 @@ def saturated_colours(px: Pixels, min_share: float = 0.0, min_pixels: int = 20) 
     Anti-aliased edges blend a mark's colour with the background, so only colours that occur on many pixels
     count; colours within 40 of a more frequent one are merged into it.
     """
-    flat = px.reshape(-1, 3).astype(np.int32)
-    sat = flat[(flat.max(axis=1) - flat.min(axis=1)) >= SATURATED]
+    flat = px.reshape(-1, 3)
+    spread = flat.max(axis=1).astype(np.int16) - flat.min(axis=1)
+    sat = flat[spread >= SATURATED].astype(np.int32)
     if sat.size == 0:
         return []
     values, counts = np.unique(sat, axis=0, return_counts=True)

@@ -30,6 +30,7 @@ _PARAMS: dict[str, Any] = {
     "Global.min_side_len": 10,
     "Rec.rec_img_shape": [3, 48, 48],
     "Rec.rec_batch_num": 1,
+    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
 }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from vqaudit.backends.chart_reader.chart import Category, Chart, normalize_label
-from vqaudit.backends.chart_reader.measure import all_marks, choose_grid, measure, snap_value
+from vqaudit.backends.chart_reader.measure import Mark, all_marks, choose_grid, measure, snap_value
 
 _LOOKUP = re.compile(r"^What is the value of (?P<rest>.+?)(?:, in (?P<unit>[^?]*))?\?$", re.DOTALL)
 
@@ -72,9 +72,8 @@ def series_colour(chart: Chart, series: str) -> tuple[int, int, int] | None:
     return chart.colours[0] if chart.colours else None
 
 
-def _bars(chart: Chart, colour: tuple[int, int, int]) -> bool:
-    """True when most of this colour's marks are bars."""
-    marks = all_marks(chart, colour)
+def _bars(marks: list[Mark]) -> bool:
+    """True when most of a colour's marks are bars."""
     return bool(marks) and sum(m.bar for m in marks) > len(marks) / 2
 
 
@@ -131,8 +130,9 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
         return Reading(True, None, "no coloured data marks found in the plot area")
     if _masked(chart, cat.pos) and not ignore_mask:
         return Reading(False, None, f"the mark of {series} at {name} is covered by a mask")
+    marks = all_marks(chart, colour)
     mark = measure(chart, colour, cat.pos)
-    if mark is None and chart.axis is not None and _bars(chart, colour) and not _masked(chart, cat.pos):
+    if mark is None and chart.axis is not None and _bars(marks) and not _masked(chart, cat.pos):
         base = chart.axis.value(chart.frame.bottom if chart.axis.b < 0 else chart.frame.top)  # type: ignore[union-attr]
         return Reading(True, snap_value(chart.axis, chart.axis.step, base),
                        f"no bar of {series} at {name}: the value is at the axis base")
@@ -141,7 +141,6 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
             return Reading(False, None, f"the mark of {series} at {name} is covered by a mask")
         return Reading(True, None, f"no mark of {series} found at {name}")
     assert chart.axis is not None
-    marks = all_marks(chart, colour)
     mark = next((m for m in marks if m.column == mark.column), mark)
     grid = choose_grid(chart.axis, [m.value for m in marks] + [mark.value])
     value = snap_value(chart.axis, grid, mark.value)
