@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("rapidocr")
+from shortanswer.helpers import run_cli
+from vqaudit.backends.chart_reader import Ocr, parse_lookup, read_chart, read_lookup
+from vqaudit.store import load_benchmark
+from vqaudit.suites.charts.build import build_charts
+from vqaudit.suites.charts.leaks import LEAKING_FAULTS, audit_fault_leaks, audit_leaks
+from vqaudit.suites.charts.render import decode_png
 
-from vqaudit.backends.chart_reader import Ocr, parse_lookup, read_chart, read_lookup  # noqa: E402
-from vqaudit.store import load_benchmark  # noqa: E402
-from vqaudit.suites.charts.build import build_charts  # noqa: E402
-from vqaudit.suites.charts.leaks import LEAKING_FAULTS, audit_fault_leaks, audit_leaks  # noqa: E402
-from vqaudit.suites.charts.render import decode_png  # noqa: E402
+pytest.importorskip("rapidocr")  # the [ocr] extra
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +79,11 @@ def test_leaking_designed_faults_are_found(bench: Path, ocr: Ocr) -> None:
     # faults that break a certificate without showing the value: the saved image is the genuine masked one
     assert table["out_of_axis"] == [4, 0]
     assert table["tampered_image"] == [4, 0]
+
+
+def test_cli_audit_leaks_exit_codes(bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(monkeypatch, "audit-leaks", str(bench), "--max-views", "3") == 0
+    assert "3 masked views read with the mask ignored; 0 hidden values recovered" in capsys.readouterr().out
+    assert run_cli(monkeypatch, "audit-leaks", str(tmp_path / "missing")) == 2  # a user error, one line
+    assert "benchmark folder not found" in capsys.readouterr().err

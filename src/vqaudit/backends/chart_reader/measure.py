@@ -102,7 +102,13 @@ def measure(chart: Chart, colour: tuple[int, int, int], pos: float) -> Mark | No
         return None
     a, b, cc = best
     region = chart.canon[f.top + 1 : f.bottom, c0 + cc].astype(np.int32)
-    clipped = tuple(0 <= r < n_rows and int(region[r].max() - region[r].min()) >= 60 for r in (a - 1, b))
+    others = [np.asarray(c) for c in chart.colours if np.hypot.reduce(np.asarray(c) - np.asarray(colour)) > 60]
+
+    def covered(rows: tuple[int, int]) -> bool:
+        """Another series' colour next to the run, or the plot area's edge cutting the marker off."""
+        return any(not 0 <= r < n_rows or any(np.hypot.reduce(region[r] - o) < 60 for o in others) for r in rows)
+
+    clipped = (covered((a - 1, a - 2)), covered((b, b + 1)))
     return Mark(axis.value(f.top + 1 + (a + b - 1) / 2), False, pos, (f.top + 1 + a, f.top + 1 + b),
                 (bool(clipped[0]), bool(clipped[1])))
 
@@ -159,8 +165,9 @@ def all_marks(chart: Chart, colour: tuple[int, int, int]) -> list[Mark]:
     this colour's uncovered markers.
     """
     out = [m for cat in chart.categories if (m := measure(chart, colour, cat.pos)) is not None]
-    free = [m.length for m in out if not m.bar and not any(m.clipped)]
-    if chart.axis is None or not free:
+    lengths = [m.length for m in out if not m.bar]
+    if chart.axis is None or not lengths:
         return out
-    typical = float(np.median(free))
+    values, counts = np.unique(lengths, return_counts=True)
+    typical = float(values[counts == counts.max()].max())  # the most common run length (ties: the longer)
     return [unclip(chart.axis, m, typical) for m in out]

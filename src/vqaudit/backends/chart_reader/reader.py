@@ -66,7 +66,10 @@ def series_colour(chart: Chart, series: str) -> tuple[int, int, int] | None:
     if chart.legend:
         want = normalize_label(series)
         for text, colour in chart.legend:
-            if normalize_label(text) == want:
+            # the handle's line and marker can be read as a short prefix ("IT 1987"): allow up to 3 characters
+            got = normalize_label(text)
+            if got == want or (got.endswith(want) and len(got) - len(want) <= 3 and text.rstrip().count(" ")
+                                and normalize_label(text.split(" ", 1)[1]) == want):
                 return colour
         return None
     return chart.colours[0] if chart.colours else None
