@@ -35,6 +35,7 @@ from vqaudit.backends.chart_reader.ocr import Ocr, TextBox
 
 _NUMBER = re.compile(r"^[-\u2212]?\d{1,3}(?:[,\s]\d{3})*(?:\.\d+)?$|^[-\u2212]?\d+(?:\.\d+)?$")
 _PAIR = re.compile(r"([^:]+?)\s*[:\uff1a]\s*([-\u2212]?\d[\d,]*(?:\.\d+)?)")
+_WORD_PAIR = re.compile(r"([A-Za-z][^\d:;]*?)\s*[:;]?\s*([-\u2212]?\d[\d,]*(?:\.\d+)?)(?![\d.])")
 _CONFUSABLE = str.maketrans({"l": "i", "|": "i", "!": "i", "\u2019": "'"})
 
 
@@ -225,17 +226,21 @@ def _text_colour(px: Pixels, box: TextBox, colours: tuple[tuple[int, int, int], 
     y0, y1 = int(max(box.y0, 0)), int(min(box.y1 + 1, px.shape[0]))
     x0, x1 = int(max(box.x0, 0)), int(min(box.x1 + 1, px.shape[1]))
     region = px[y0:y1, x0:x1].reshape(-1, 3).astype(np.int32)
-    sat = region[(region.max(axis=1) - region.min(axis=1)) >= 60]
+    spread = region.max(axis=1) - region.min(axis=1)
+    sat = region[spread >= max(60, 0.8 * int(spread.max(initial=0)))]  # the glyphs' cores, not their blended edges
     if sat.shape[0] < 5 or not colours:
         return None
-    mean = sat.mean(axis=0)
-    return min(colours, key=lambda c: float(np.hypot.reduce(mean - np.asarray(c))))
+    core = np.median(sat, axis=0)
+    return min(colours, key=lambda c: float(np.hypot.reduce(core - np.asarray(c))))
 
 
 def _value_labels(px: Pixels, boxes: list[TextBox], colours: tuple[tuple[int, int, int], ...]) -> list[ValueLabel]:
     out: list[ValueLabel] = []
     for box in boxes:
         pairs = _PAIR.findall(box.text)
+        words = _WORD_PAIR.findall(box.text)
+        if len(words) >= 2:  # a row of values whose colons OCR dropped (one "name number" is a plain label)
+            pairs += words
         if not pairs:
             continue
         colour = _text_colour(px, box, colours)
@@ -243,6 +248,31 @@ def _value_labels(px: Pixels, boxes: list[TextBox], colours: tuple[tuple[int, in
             value = parse_number(number)
             if value is not None and name.strip():
                 out.append(ValueLabel(name.strip(), value, colour))
+    return out
+
+
+def _coloured_text(px: Pixels, ocr: Ocr, frame: Frame,
+                   colours: tuple[tuple[int, int, int], ...]) -> list[ValueLabel]:
+    """Values printed in a series colour below the plot, read on one copy per colour holding only that colour.
+
+    Black text (tick labels, the axis title) and the other series' rows may overlap coloured value labels;
+    keeping only the pixels nearest to one data colour separates them, and gives the row its series colour.
+    Costs nothing on a chart with no coloured text below the plot.
+    """
+    region = px[frame.bottom + 6 :].astype(np.int32)
+    spread = region.max(axis=2) - region.min(axis=2)
+    if int((spread >= 60).sum()) < 30 or not colours:
+        return []
+    dists = np.stack([np.sqrt(((region - np.asarray(c)) ** 2).sum(axis=2)) for c in colours])
+    nearest = dists.argmin(axis=0)
+    out: list[ValueLabel] = []
+    for k, colour in enumerate(colours):
+        keep = (spread >= 12) & (nearest == k)
+        if int(keep.sum()) < 30:
+            continue
+        only = np.where(keep[:, :, None], region, 255).astype(np.uint8)
+        texts = ocr.recognize(only, ocr.detect(only))
+        out += [ValueLabel(v.category, v.value, colour) for v in _value_labels(only, texts, ())]
     return out
 
 
@@ -319,10 +349,12 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
     canon = px if vertical else np.ascontiguousarray(px.transpose(1, 0, 2))
     cframe = frame if vertical else frame.transposed()
     interior = canon[cframe.top + 2 : cframe.bottom - 1, cframe.left + 2 : cframe.right - 1]
-    colours = tuple(saturated_colours(interior[::2, ::2], min_pixels=8))  # every 4th pixel is plenty
+    # every 4th pixel is plenty; a colour must hold 3% of the coloured pixels (anti-aliased blends do not)
+    colours = tuple(saturated_colours(interior[::2, ::2], min_share=0.03, min_pixels=8))
     legend = tuple((t.text, c) for t in above if t.text and (c := _handle_colour(px, t)) is not None)
     masks = tuple(mask_bands(fills, frame, vertical))
-    labels = tuple(_value_labels(px, below if vertical else below + left, colours))
+    labels = tuple(_coloured_text(px, ocr, frame, colours)
+                   + _value_labels(px, below if vertical else below + left, colours))
     return Chart(vertical=vertical, canon=canon, frame=cframe, axis=axis, categories=tuple(cats), spacing=spacing,
                  legend=legend, colours=colours, masks=masks, value_labels=labels, texts=tuple(texts))
 

@@ -75,6 +75,28 @@ def series_colour(chart: Chart, series: str) -> tuple[int, int, int] | None:
     return chart.colours[0] if chart.colours else None
 
 
+def _near(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    return sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) < 60**2
+
+
+def _same_label(printed: str, name: str, chart: Chart) -> bool:
+    """A printed label names ``name``: exactly (normalized), or within one OCR slip.
+
+    A slip is allowed for names of 6+ characters only (rapidfuzz ratio >= 85), and only when no other category
+    label of the chart is as close ("Califomia" names "California"; "1952" never names "1957").
+    """
+    got, want = normalize_label(printed), normalize_label(name)
+    if got == want:
+        return True
+    if len(want) < 6:
+        return False
+    from rapidfuzz.fuzz import ratio
+
+    score = ratio(got, want)
+    rivals = [ratio(got, normalize_label(c.text)) for c in chart.categories if normalize_label(c.text) != want]
+    return score >= 85 and all(r < score for r in rivals)
+
+
 def _bars(marks: list[Mark]) -> bool:
     """True when most of a colour's marks are bars."""
     return bool(marks) and sum(m.bar for m in marks) > len(marks) / 2
@@ -124,8 +146,8 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     series, name, cat = found[0]
     colour = series_colour(chart, series)
     for label in chart.value_labels:
-        if normalize_label(label.category) == normalize_label(name) and (
-                label.colour is None or colour is None or label.colour == colour):
+        if _same_label(label.category, name, chart) and (
+                label.colour is None or colour is None or _near(label.colour, colour)):
             return Reading(True, label.value, f"a printed value label gives {series} for {name}")
     if colour is None:
         if chart.legend:
