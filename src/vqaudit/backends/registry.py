@@ -56,6 +56,8 @@ BACKENDS: dict[str, BackendKind] = {
                     ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",)),
         BackendKind("replay", "vqaudit.backends.replay",
                     ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
+        BackendKind("baseline", "vqaudit.backends.baseline",
+                    ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",), extra="ocr"),
         BackendKind("hf", "vqaudit.backends.hf",
                     ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",), extra="hf"),
         BackendKind("vllm", "vqaudit.backends.vllm",

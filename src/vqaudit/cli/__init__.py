@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
 from vqaudit.cli.build import build_app
+from vqaudit.cli.leaks import audit_leaks_cmd
 from vqaudit.cli.options import error
 from vqaudit.cli.pipeline import eval_cmd, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
@@ -41,6 +42,7 @@ app.command("score")(score)
 app.command("report")(report)
 app.command("eval")(eval_cmd)
 app.command("audit-checker")(audit_checker_cmd)
+app.command("audit-leaks")(audit_leaks_cmd)
 app.command("audit-certifier")(audit_certifier_cmd)
 app.command("audit")(audit_cmd)
 app.command("perturb")(perturb_cmd)

@@ -30,8 +30,6 @@ from vqaudit.cli.options import (
 )
 from vqaudit.errors import VqauditError
 
-DEFAULT_MODELS = ("reference:always-answer", "reference:always-abstain", "reference:gold")
-
 
 def verify(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
@@ -191,7 +189,8 @@ def eval_cmd(
                                                "photos, upd).")] = "charts",
     out: Annotated[Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")]
     = None,
-    model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several.")] = None,
+    model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several (default: the reference "
+                                                          "policies, and for charts the OCR chart reader).")] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
     groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
                                                         "(default: 60 charts, 12 scenes, 40 photos).")] = None,
@@ -219,7 +218,7 @@ def eval_cmd(
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
     judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
-    specs = model or list(DEFAULT_MODELS)
+    specs = model or list(row.eval_models)
     if judge is not None:  # bad specs fail here, before anything is built or run
         load_backend(judge, judge_options)
         require_free_text_model(judge, "--judge")

@@ -39,3 +39,17 @@ def answerability_prompt(question: str) -> str:
     if not question.strip():
         raise ValueError("question must be non-empty")
     return _TEMPLATE.format(question=question.strip())
+
+
+def question_from_prompt(prompt: str) -> str | None:
+    """Inverse of :func:`answerability_prompt`: the question inside an answerability prompt, or None.
+
+    A backend that sees only the request (the chart reader) recovers the question this way; any other text
+    (another prompt template, a perturbed prompt) gives None.
+    """
+    head, _, tail = _TEMPLATE.partition("{question}")
+    head, tail = head.replace("{{", "{").replace("}}", "}"), tail.replace("{{", "{").replace("}}", "}")
+    if len(prompt) <= len(head) + len(tail) or not prompt.startswith(head) or not prompt.endswith(tail):
+        return None
+    question = prompt[len(head) : len(prompt) - len(tail)]
+    return question if question.strip() == question and question else None

@@ -33,6 +33,9 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 
+REFERENCE_POLICIES = ("reference:always-answer", "reference:always-abstain", "reference:gold")
+"""The built-in reference policies, run by ``vqaudit eval`` on every source when no model is given."""
+
 
 @dataclass(frozen=True)
 class Source:
@@ -46,6 +49,7 @@ class Source:
         summary: one line for ``--help``.
         report: ``module:function`` of the report writer of its scored runs.
         summary_table: ``module:function`` returning the table ``vqaudit eval`` prints for scored runs.
+        eval_models: the model specs ``vqaudit eval`` runs when no ``--model`` is given.
         report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
             that runs of sources with different reports can be reported together.
     """
@@ -57,6 +61,7 @@ class Source:
     report: str = "vqaudit.report.compare:write_report"
     summary_table: str = "vqaudit.report.compare:summary_table"
     report_subdir: str = ""
+    eval_models: tuple[str, ...] = REFERENCE_POLICIES
 
     def eval_options(self, **given: Any) -> dict[str, Any]:
         """The build options of ``vqaudit eval``: ``seed`` and :attr:`eval_defaults`, overridden by ``given``.
@@ -80,7 +85,8 @@ class Source:
 SOURCES: dict[str, Source] = {
     row.name: row
     for row in (
-        Source("charts", "vqaudit.suites.charts.source", (("groups", 60),), "chart groups from bundled real tables"),
+        Source("charts", "vqaudit.suites.charts.source", (("groups", 60),), "chart groups from bundled real tables",
+               eval_models=(*REFERENCE_POLICIES, "baseline:chart-reader")),
         Source("scenes", "vqaudit.suites.scenes.source", (("groups", 12),), "CLEVR scene groups rendered on the CPU"),
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
         Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
