@@ -14,6 +14,7 @@ Every record is a frozen pydantic model so stages exchange typed, immutable valu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -173,3 +174,20 @@ class UPDViewMeta(_Frozen):
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "(meta)"
             raise VqauditError(f"view {view.view_id}: field 'meta.{field}': {err['msg']}") from None
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Generation parameters sent with every call.
+
+    Attributes:
+        temperature: sampling temperature (0 = greedy).
+        max_tokens: maximum number of new tokens in the reply.
+    """
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the parameters as a plain JSON-able dict (stored in responses and part of the cache key)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}

@@ -9,27 +9,12 @@ API key's variable, backend-specific ``--model-arg KEY=VALUE`` pairs) travel in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from vqaudit.errors import VqauditError
-from vqaudit.schema import Obligation
+from vqaudit.schema import GenerationParams, Obligation
 
-
-@dataclass(frozen=True)
-class GenerationParams:
-    """Generation parameters sent with every call.
-
-    Attributes:
-        temperature: sampling temperature (0 = greedy).
-        max_tokens: maximum number of new tokens in the reply.
-    """
-
-    temperature: float = 0.0
-    max_tokens: int = 512
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return the parameters as a plain JSON-able dict (stored in responses and part of the cache key)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+__all__ = ["Backend", "BackendCallError", "GenerationParams", "ModelOptions", "Request", "parse_model_args"]
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vqaudit.backends.base import GenerationParams
 from vqaudit.errors import VqauditError
+from vqaudit.schema import GenerationParams
 
 SOURCE = "seed 002 (What Does Your Short-Answer VQA Score Actually Measure?), §4 'Perturbation protocol'"
 PREFIX_SEPARATOR = "\n"
