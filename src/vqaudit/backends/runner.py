@@ -160,6 +160,14 @@ class Job:
     build: Callable[[], Request]
 
 
+def by_id_image_key(image_sha256: str, request_id: str) -> str:
+    """What stands for the image in the cache key of a reply given by id (``replay:``, imported predictions).
+
+    ``IMAGE_SHA256#REQUEST_ID``: two ids with identical inputs keep two keys, so neither reply replaces the other.
+    """
+    return f"{image_sha256}#{request_id}"
+
+
 def request_key(backend: Backend, prompt_id: str, prompt: str, image_sha256: str | None,
                 params: GenerationParams, request_id: str) -> str:
     """The cache key of one call: :func:`~vqaudit.backends.cache.cache_key` of the backend's identity.
@@ -180,7 +188,7 @@ def request_key(backend: Backend, prompt_id: str, prompt: str, image_sha256: str
     image = image_sha256 if image_sha256 is not None else TEXT_ONLY
     row = BACKENDS.get(backend.spec.partition(":")[0])  # a backend built outside the table (tests): not by id
     if row is not None and row.by_id:
-        image = f"{image}#{request_id}"
+        image = by_id_image_key(image, request_id)
     identity = getattr(backend, "identity", None) or backend.spec  # backends built outside the table: the spec
     return cache_key(identity, prompt_id, prompt, image, params)
 

@@ -1,7 +1,8 @@
 """The ``vqaudit`` command line: one module per command group, commands listed in pipeline order.
 
 ``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``score``, ``report``, ``eval``
-(:mod:`vqaudit.cli.pipeline`), then the audits (:mod:`vqaudit.cli.audits`, :mod:`vqaudit.cli.shortanswer`) and
+(:mod:`vqaudit.cli.pipeline`), ``export`` and ``import-predictions`` (:mod:`vqaudit.cli.harness`), then the
+audits (:mod:`vqaudit.cli.audits`, :mod:`vqaudit.cli.shortanswer`) and
 ``export-tuning`` (:mod:`vqaudit.cli.upd`). Shared option types are in :mod:`vqaudit.cli.options`. A
 :class:`~vqaudit.errors.VqauditError` is printed as one line without a traceback and the command exits with
 status 2. Nothing else in vqaudit imports this package.
@@ -17,6 +18,7 @@ from typer.core import TyperGroup
 
 from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
 from vqaudit.cli.build import build_app
+from vqaudit.cli.harness import export_cmd, import_predictions_cmd
 from vqaudit.cli.leaks import audit_leaks_cmd
 from vqaudit.cli.options import error
 from vqaudit.cli.pipeline import eval_cmd, report, run, score, verify
@@ -41,6 +43,8 @@ app.command("run")(run)
 app.command("score")(score)
 app.command("report")(report)
 app.command("eval")(eval_cmd)
+app.command("export")(export_cmd)
+app.command("import-predictions")(import_predictions_cmd)
 app.command("audit-checker")(audit_checker_cmd)
 app.command("audit-leaks")(audit_leaks_cmd)
 app.command("audit-certifier")(audit_certifier_cmd)

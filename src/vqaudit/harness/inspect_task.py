@@ -1,0 +1,171 @@
+"""inspect_ai: a benchmark as a JSONL dataset of samples with a task file, and inspect_ai eval logs read back.
+
+Export (the sample fields of ``inspect_ai.dataset.json_dataset``):
+
+- ``samples.jsonl``: one sample per view, in ``views.jsonl`` order: ``id`` (the view id), ``input`` (one user
+  message whose content is the image, as a ``data:`` URL of the image file's bytes, then the full vqaudit prompt
+  as text), ``target`` (the gold answers; empty for a view that must abstain) and ``metadata`` (``group_id``,
+  ``state``, ``source``, ``obligation``, ``prompt_id``, ``index``);
+- ``task.py``: an ``@task`` function ``NAME`` with the dataset, the ``generate()`` solver, no scorer (vqaudit
+  scores) and ``GenerateConfig(temperature=0.0, max_tokens=512)``;
+- ``README.md``: the commands.
+
+Import: an inspect_ai log, ``.json`` (``--log-format json``; read here, no inspect_ai needed) or ``.eval`` (the
+default zip format, zstd-compressed by current versions: read with ``inspect_ai.log.read_eval_log``, the
+``[inspect]`` extra). Each sample's ``id`` is its view; the reply is ``output.completion``; a sample with an
+``error`` records that error. A log of several epochs is refused (a run holds one reply per view).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows
+from vqaudit.store import Benchmark, atomic_write_text
+from vqaudit.textsafe import decode_lenient
+
+SAMPLES_FILE = "samples.jsonl"
+TASK_FILE = "task.py"
+
+TASK = '''"""A vqaudit benchmark as an inspect_ai task (written by `vqaudit export --to inspect`).
+
+Run: inspect eval {task_path} --model PROVIDER/MODEL. There is no scorer: import the log with
+`vqaudit import-predictions LOG --bench BENCH --format inspect --out RUN` and score the run with vqaudit.
+"""
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import json_dataset
+from inspect_ai.model import GenerateConfig
+from inspect_ai.solver import generate
+
+
+@task
+def {name}() -> Task:
+    """Every view of the benchmark, asked once with vqaudit's prompt and generation settings."""
+    return Task(
+        dataset=json_dataset(str(Path(__file__).resolve().parent / "{samples}")),
+        solver=generate(),
+        config=GenerateConfig(temperature={temperature!r}, max_tokens={max_tokens}),
+        epochs=1,
+    )
+'''
+
+
+def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]:
+    """Write ``samples.jsonl``, ``task.py`` and ``README.md`` into ``out``; return the files written.
+
+    Args:
+        bench: the benchmark.
+        out: the (staged) folder to write into.
+        final: where ``out`` will be when the export is complete (named in the README).
+        name: the task function's name.
+    """
+    lines: list[str] = []
+    for row in export_rows(bench):
+        view = row.view
+        url = f"data:{row.image_mime};base64,{base64.b64encode(row.image).decode('ascii')}"
+        sample = {
+            "id": view.view_id,
+            "input": [{"role": "user", "content": [{"type": "image", "image": url},
+                                                    {"type": "text", "text": row.prompt}]}],
+            "target": list(view.obligation.gold),
+            "metadata": {"group_id": view.group_id, "state": view.state, "source": view.source,
+                         "obligation": view.obligation.kind, "prompt_id": row.prompt_id, "index": row.index},
+        }
+        lines.append(json.dumps(sample, ensure_ascii=True))
+    atomic_write_text(out / SAMPLES_FILE, "".join(line + "\n" for line in lines))
+    atomic_write_text(out / TASK_FILE, TASK.format(name=name, samples=SAMPLES_FILE, task_path=final / TASK_FILE,
+                                                   temperature=GENERATION.temperature,
+                                                   max_tokens=GENERATION.max_tokens))
+    atomic_write_text(out / "README.md", readme(name, final))
+    return [out / SAMPLES_FILE, out / TASK_FILE, out / "README.md"]
+
+
+def readme(name: str, final: Path) -> str:
+    """The export's README: the inspect command and the import."""
+    return f"""# {name}: a vqaudit benchmark as an inspect_ai task
+
+Written by `vqaudit export --to inspect`: `{SAMPLES_FILE}` (one sample per view, the image as a data URL) and
+`{TASK_FILE}` (task `{name}`: `generate()`, temperature 0, at most 512 new tokens, no scorer).
+
+1. Run it with any inspect_ai model, e.g. an OpenAI-compatible server (vLLM, SGLang, Ollama):
+
+       VLLM_BASE_URL=http://127.0.0.1:8000/v1 VLLM_API_KEY=none \\
+           inspect eval {final / TASK_FILE} --model openai-api/vllm/Qwen/Qwen2.5-VL-7B-Instruct --log-dir logs/
+
+2. Import the log (`.eval`, or `.json` with `--log-format json`) and score it:
+
+       vqaudit import-predictions logs/LOG.eval --bench BENCH --format inspect --out runs/MODEL
+       vqaudit score runs/MODEL
+
+   Reading a `.eval` log needs inspect_ai (`pip install 'vqaudit[inspect]'`); a `.json` log does not.
+"""
+
+
+def read(path: Path, bench: Benchmark) -> list[Prediction]:
+    """The samples of an inspect_ai log, each mapped to its view.
+
+    Raises:
+        VqauditError: the file is missing or not an inspect_ai log, a ``.eval`` log without inspect_ai installed,
+            a sample id naming no view of the benchmark, a sample seen in two epochs, or a reply that is not
+            text (naming the file, the 1-based sample and the field).
+    """
+    samples = _eval_samples(path) if path.suffix.lower() == ".eval" else _json_samples(path)
+    ids = {v.view_id for v in bench.views}
+    out: list[Prediction] = []
+    for row, sample in enumerate(samples, start=1):
+        if not isinstance(sample, dict):
+            raise VqauditError(f"{path}: sample {row}: expected a JSON object")
+        epoch = sample.get("epoch", 1)
+        if epoch != 1:
+            raise VqauditError(f"{path}: sample {row}, field 'epoch': {epoch!r}; vqaudit takes one reply per view "
+                               "(run the task with --epochs 1)")
+        sample_id = sample.get("id")
+        view_id = check_view_id(path, ids, row, "id", str(sample_id) if isinstance(sample_id, int) else sample_id)
+        error = sample.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            out.append(Prediction(row=row, view_id=view_id, text=None, error=f"inspect_ai: {message}"))
+            continue
+        output = sample.get("output")
+        completion = output.get("completion", "") if isinstance(output, dict) else None
+        if not isinstance(completion, str):
+            raise VqauditError(f"{path}: sample {row}, field 'output.completion': expected the reply text")
+        out.append(Prediction(row=row, view_id=view_id, text=completion))
+    return out
+
+
+def _json_samples(path: Path) -> list[Any]:
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found")
+    try:
+        data = json.loads(decode_lenient(path.read_bytes()))
+    except (ValueError, RecursionError) as exc:
+        raise VqauditError(f"{path}: not valid JSON: {exc}") from None
+    samples = data.get("samples") if isinstance(data, dict) else None
+    if not isinstance(samples, list):
+        raise VqauditError(f"{path}: no 'samples' list (is it an inspect_ai log written with --log-format json?)")
+    return samples
+
+
+def _eval_samples(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found")
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise VqauditError(f"{path}: reading a .eval log needs inspect_ai: pip install 'vqaudit[inspect]' (or "
+                           "convert it: inspect log convert --to json)") from None
+    try:
+        log = read_eval_log(str(path))
+    except Exception as exc:  # noqa: BLE001 - inspect_ai raises many kinds on a bad file; each is a user error
+        raise VqauditError(f"{path}: not a readable inspect_ai log: {type(exc).__name__}: {exc}") from None
+    return [{"id": s.id, "epoch": s.epoch, "output": {"completion": s.output.completion},
+             "error": {"message": s.error.message} if s.error is not None else None}
+            for s in (log.samples or [])]

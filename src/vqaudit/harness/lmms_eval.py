@@ -1,0 +1,226 @@
+r"""lmms-eval: a benchmark as a task folder for ``--include_path``, and ``--log_samples`` files read back.
+
+Export (a task as lmms-eval's ``ConfigurableTask`` reads it, e.g. its ``tasks/minerva`` task, whose data is also
+a JSON file loaded by ``datasets``):
+
+- ``NAME.yaml``: ``dataset_path: json`` with ``dataset_kwargs.data_files.test`` the absolute path of
+  ``NAME.jsonl``, ``output_type: generate_until``, ``doc_to_visual`` / ``doc_to_text`` / ``doc_to_target`` /
+  ``process_results`` from ``utils.py``, and vqaudit's generation settings: ``max_new_tokens: 512``,
+  ``temperature: 0``, ``do_sample: false``, and an ``until`` marker no reply contains (lmms-eval's default stop,
+  ``"\n\n"``, would cut a reply at its first blank line);
+- ``NAME.jsonl``: one document per view in ``views.jsonl`` order (so ``doc_id`` is the view's 0-based position):
+  ``index``, ``view_id``, ``group_id``, ``state``, ``source``, ``prompt_id``, ``prompt`` (the full vqaudit
+  prompt, sent as is), ``image`` (a file name in ``images/``), ``image_sha256``;
+- ``images/SHA256.EXT``: the image files' bytes, unchanged (identical images stored once);
+- ``utils.py``: ``doc_to_visual`` opens the image (PIL, RGB), ``doc_to_text`` returns the prompt,
+  ``doc_to_target`` the view id (so the flat log, which drops ``doc``, still names the view), and
+  ``process_results`` only reports whether a reply came back (metric ``replied``): vqaudit does the scoring;
+- ``README.md``: the commands.
+
+Import: ``--log_samples`` output, JSONL (``DATE_samples_NAME.jsonl``, one sample a line) or JSON (a list, or
+``{"logs": [...]}``). Both shapes: the older nested one (``doc`` kept, ``resps: [["text"]]``,
+``filtered_resps: ["text"]``) and the newer flat one (``loggers/evaluation_tracker.py::save_results_samples``:
+``doc`` dropped, ``filtered_resps: "text"``, ``resps`` dropped when equal). The reply is ``filtered_resps``
+(else ``resps``), first element of each nesting level; the view is ``doc.view_id``, else ``target``, else
+``doc_id``; ``doc_id`` is checked against the view when both are there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows, view_at
+from vqaudit.store import Benchmark, atomic_write_bytes, atomic_write_text
+from vqaudit.textsafe import decode_lenient
+
+UNTIL = "<|vqaudit-no-stop|>"
+"""The ``until`` marker of the task: no reply contains it, so generation ends at end-of-sequence or 512 tokens."""
+_SUFFIX = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+
+UTILS = '''"""lmms-eval hooks of a vqaudit task (written by `vqaudit export --to lmms-eval`).
+
+The task only collects replies; vqaudit scores them (`vqaudit import-predictions LOG --format lmms-eval`).
+"""
+
+from pathlib import Path
+
+from PIL import Image
+
+IMAGES = Path(__file__).resolve().parent / "images"
+
+
+def doc_to_visual(doc):
+    """The view's image, as lmms-eval's models take it (a list of PIL images)."""
+    with Image.open(IMAGES / doc["image"]) as image:
+        return [image.convert("RGB")]
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    """The full vqaudit prompt of the view."""
+    return doc["prompt"]
+
+
+def doc_to_target(doc):
+    """The view id: the log keeps it as `target`, so every sample names its view."""
+    return doc["view_id"]
+
+
+def process_results(doc, results):
+    """Whether a nonempty reply came back (vqaudit parses and scores the reply itself)."""
+    return {"replied": float(bool(results) and bool(str(results[0]).strip()))}
+'''
+
+
+def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]:
+    """Write the task folder (``NAME.yaml``, ``NAME.jsonl``, ``utils.py``, ``images/``, ``README.md``) into ``out``.
+
+    Args:
+        bench: the benchmark.
+        out: the (staged) folder to write into.
+        final: where ``out`` will be when the export is complete (the YAML names the data file there).
+        name: the task name (``--tasks NAME``).
+
+    Returns:
+        The files written (images not listed one by one: the ``images`` folder is).
+    """
+    docs: list[str] = []
+    for row in export_rows(bench):
+        image = f"{row.view.image_sha256}{_SUFFIX.get(row.image_mime, '.img')}"
+        if not (out / "images" / image).exists():
+            atomic_write_bytes(out / "images" / image, row.image)
+        view = row.view
+        docs.append(json.dumps({"index": row.index, "view_id": view.view_id, "group_id": view.group_id,
+                                "state": view.state, "source": view.source, "prompt_id": row.prompt_id,
+                                "prompt": row.prompt, "image": image, "image_sha256": view.image_sha256},
+                               ensure_ascii=True))
+    atomic_write_text(out / f"{name}.jsonl", "".join(d + "\n" for d in docs))
+    atomic_write_text(out / f"{name}.yaml", task_yaml(name, final / f"{name}.jsonl"))
+    atomic_write_text(out / "utils.py", UTILS)
+    atomic_write_text(out / "README.md", readme(name, final))
+    return [out / f"{name}.yaml", out / f"{name}.jsonl", out / "utils.py", out / "images", out / "README.md"]
+
+
+def task_yaml(name: str, data: Path) -> str:
+    """The task YAML (``data``: the absolute path of the JSONL, as a JSON string, which YAML reads the same)."""
+    return f"""# vqaudit benchmark as an lmms-eval task (written by `vqaudit export --to lmms-eval`)
+task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {json.dumps(str(data))}
+test_split: test
+output_type: generate_until
+doc_to_visual: !function utils.doc_to_visual
+doc_to_text: !function utils.doc_to_text
+doc_to_target: !function utils.doc_to_target
+generation_kwargs:
+  max_new_tokens: {GENERATION.max_tokens}
+  temperature: {GENERATION.temperature:g}
+  do_sample: false
+  until: [{json.dumps(UNTIL)}]
+process_results: !function utils.process_results
+metric_list:
+  - metric: replied
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 0.0
+"""
+
+
+def readme(name: str, final: Path) -> str:
+    """The export's README: the lmms-eval command and the import."""
+    return f"""# {name}: a vqaudit benchmark as an lmms-eval task
+
+Written by `vqaudit export --to lmms-eval`. `{name}.yaml` names its data file by absolute path
+({final}/{name}.jsonl): if you move this folder, edit `data_files.test` in the YAML.
+
+1. Run the task with `--log_samples` (any model lmms-eval supports):
+
+       python -m lmms_eval --model llava_onevision --model_args pretrained=lmms-lab/llava-onevision-qwen2-7b-ov \\
+           --tasks {name} --include_path {final} --batch_size 1 --log_samples --output_path logs/
+
+   Generation: temperature 0, greedy, at most 512 new tokens (as `vqaudit run`). The task's only metric,
+   `replied`, is the fraction of views with a nonempty reply; vqaudit does the scoring.
+
+2. Import the sample log and score it:
+
+       vqaudit import-predictions logs/MODEL/DATE_samples_{name}.jsonl --bench BENCH --format lmms-eval \\
+           --out runs/MODEL
+       vqaudit score runs/MODEL
+"""
+
+
+def read(path: Path, bench: Benchmark) -> list[Prediction]:
+    """The samples of an lmms-eval ``--log_samples`` file, each mapped to its view.
+
+    Raises:
+        VqauditError: the file is missing or not JSON/JSONL of sample objects, a sample names no view of the
+            benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its ``doc_id`` and view disagree, or its
+            reply is not text (naming the file, the 1-based row or sample and the field).
+    """
+    ids = {v.view_id for v in bench.views}
+    return [_prediction(path, bench, ids, row, record) for row, record in _records(path)]
+
+
+def _records(path: Path) -> list[tuple[int, Any]]:
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found")
+    text = decode_lenient(path.read_bytes())
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise VqauditError(f"{path}: not valid JSON: {exc}") from None
+        logs = data.get("logs") if isinstance(data, dict) else data
+        if not isinstance(logs, list):
+            raise VqauditError(f"{path}: expected a list of samples or {{\"logs\": [...]}}")
+        return list(enumerate(logs, start=1))
+    out: list[tuple[int, Any]] = []
+    for row, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append((row, json.loads(line)))
+            except (ValueError, RecursionError) as exc:
+                raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
+    return out
+
+
+def _prediction(path: Path, bench: Benchmark, ids: set[str], row: int, record: Any) -> Prediction:
+    if not isinstance(record, dict):
+        raise VqauditError(f"{path}: row {row}: expected a JSON object (one lmms-eval sample)")
+    doc = record.get("doc")
+    if isinstance(doc, dict) and "view_id" in doc:
+        view_id: str | None = check_view_id(path, ids, row, "doc.view_id", doc["view_id"])
+    elif "target" in record:
+        view_id = check_view_id(path, ids, row, "target", record["target"])
+    else:
+        view_id = None
+    if "doc_id" in record:
+        at = view_at(path, bench, row, "doc_id", record["doc_id"]).view_id
+        if view_id is not None and at != view_id:
+            raise VqauditError(f"{path}: row {row}, field 'doc_id': {record['doc_id']} is view {at!r}, but the "
+                               f"sample names {view_id!r} (was the log made on another export?)")
+        view_id = at
+    if view_id is None:
+        raise VqauditError(f"{path}: row {row}: no 'doc.view_id', 'target' or 'doc_id' to match it to a view")
+    name = "filtered_resps" if "filtered_resps" in record else "resps"
+    if name not in record:
+        raise VqauditError(f"{path}: row {row}: no 'filtered_resps' or 'resps' (was it written by --log_samples?)")
+    return Prediction(row=row, view_id=view_id, text=_first_text(path, row, name, record[name]))
+
+
+def _first_text(path: Path, row: int, name: str, value: Any) -> str:
+    depth = 0
+    while isinstance(value, list) and depth < 3:
+        if not value:
+            raise VqauditError(f"{path}: row {row}, field '{name}': an empty list, no reply")
+        value, depth = value[0], depth + 1
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected the reply text, got {type(value).__name__}")
+    return value

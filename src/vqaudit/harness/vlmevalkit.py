@@ -1,0 +1,194 @@
+r"""VLMEvalKit: a benchmark as custom-dataset TSV files, and VLMEvalKit result sheets read back.
+
+Export (VLMEvalKit ``vlmeval/dataset/__init__.py::build_dataset``: a dataset name it does not know is read from
+``$LMUData/NAME.tsv``; a file with ``A`` and ``B`` columns is a ``CustomMCQDataset``, any other a
+``CustomVQADataset``):
+
+- ``NAME.tsv`` (views without options): ``index`` (the view's 0-based position in ``views.jsonl``), ``image``
+  (base64 of the image file's bytes), ``question`` (the full vqaudit prompt: ``CustomVQADataset`` sends it as
+  is), ``answer`` (the first gold answer, empty for a view that must abstain), then ``view_id``, ``group_id``,
+  ``state``, ``source``;
+- ``NAME_MCQ.tsv`` (multiple-choice views, e.g. UPD): the same columns plus ``hint`` and one column per option
+  letter (``A``, ``B``, ...). ``ImageMCQDataset.build_prompt`` writes its own prompt ("Hint: ... Question: ...
+  Options: A. ... Please select the correct answer from the options above."), so ``question`` is the view's
+  question followed by the line the prompt setting adds after the options (e.g. "Answer with the option's
+  letter from the given choices directly."); the wording around the options is VLMEvalKit's, not vqaudit's;
+- ``README.md``: where to put the files and the ``run.py --mode infer`` command.
+
+Fields are tab-separated, every field quoted (``csv.QUOTE_ALL``; pandas ``read_csv(sep='\t')``, VLMEvalKit's
+``load``, strips the quotes and reads ``index`` as an integer), UTF-8, ``\n`` line ends.
+
+Import: VLMEvalKit's result sheet ``outputs/MODEL/EVAL_ID/MODEL_NAME.xlsx`` (``PRED_FORMAT=tsv``: ``.tsv``; a
+``.csv`` is read too): the input columns except ``image``, plus ``prediction``. A row is mapped to its view by
+``view_id`` (checked against ``index`` when both are there), else by ``index``.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from vqaudit.errors import VqauditError
+from vqaudit.harness.common import ExportRow, Prediction, check_view_id, export_rows, view_at
+from vqaudit.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.store import Benchmark, atomic_write_text
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+VQA_COLUMNS = ("index", "image", "question", "answer", "view_id", "group_id", "state", "source")
+SUFFIXES = (".xlsx", ".tsv", ".csv")
+
+
+def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]:
+    """Write ``NAME.tsv`` and/or ``NAME_MCQ.tsv`` and ``README.md`` into ``out``; return the files written.
+
+    Args:
+        bench: the benchmark.
+        out: the (staged) folder to write into.
+        final: where ``out`` will be when the export is complete (named in the README).
+        name: the dataset name (``--data NAME``).
+    """
+    vqa: list[list[str]] = []
+    mcq: list[tuple[ExportRow, list[str]]] = []
+    for row in export_rows(bench):
+        if row.view.options:
+            mcq.append((row, _common(row, mcq_question(row.view.question, row.view.meta.get("hint"),
+                                                       row.view.options, row.prompt))))
+        else:
+            vqa.append(_common(row, row.prompt))
+    written: list[Path] = []
+    if vqa:
+        written.append(_write_tsv(out / f"{name}.tsv", VQA_COLUMNS, vqa))
+    if mcq:
+        n_letters = max(len(r.view.options) for r, _ in mcq)
+        if n_letters > len(LETTERS):
+            raise VqauditError(f"{bench.root}: a view has {n_letters} options; VLMEvalKit letters stop at Z")
+        letters = tuple(LETTERS[:n_letters])
+        header = (*VQA_COLUMNS, "hint", *letters)
+        rows = [[*cells, str(r.view.meta.get("hint") or ""),
+                 *(r.view.options[k] if k < len(r.view.options) else "" for k in range(n_letters))]
+                for r, cells in mcq]
+        written.append(_write_tsv(out / f"{name}_MCQ.tsv", header, rows))
+    atomic_write_text(out / "README.md", readme(name, final, [p.name for p in written]))
+    return [*written, out / "README.md"]
+
+
+def _common(row: ExportRow, question: str) -> list[str]:
+    view = row.view
+    answer = view.obligation.gold[0] if view.obligation.gold else ""
+    return [str(row.index), base64.b64encode(row.image).decode("ascii"), question, answer, view.view_id,
+            view.group_id, view.state, view.source]
+
+
+def mcq_question(question: str, hint: object, options: Sequence[str], prompt: str) -> str:
+    """The ``question`` cell of a multiple-choice view: the question, then what the prompt adds after the options.
+
+    vqaudit's multiple-choice prompts are ``[hint] question, "A. option" lines, [setting line]``
+    (:func:`vqaudit.prompts.upd.upd_prompt`); VLMEvalKit writes the hint, question and options itself, so only
+    the setting line is carried over. A prompt of another shape is given whole.
+    """
+    hint_text = str(hint or "").strip()
+    head = "\n".join(([hint_text] if hint_text else []) + [question.strip()]
+                     + [f"{LETTERS[k]}. {text}" for k, text in enumerate(options)])
+    if not prompt.startswith(head):
+        return prompt
+    tail = prompt[len(head):].strip("\n")
+    return question.strip() + ("\n" + tail if tail else "")
+
+
+def _write_tsv(path: Path, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Path:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    atomic_write_text(path, buffer.getvalue())
+    return path
+
+
+def readme(name: str, final: Path, files: Sequence[str]) -> str:
+    """The export's README: where the files go and the command that runs them."""
+    datasets = " ".join(Path(f).stem for f in files)
+    return f"""# {name}: a vqaudit benchmark as a VLMEvalKit custom dataset
+
+Files: {", ".join(f"`{f}`" for f in files)} (written by `vqaudit export --to vlmevalkit`).
+
+1. Copy (or link) the TSV files into VLMEvalKit's data folder, `$LMUData` (default `~/LMUData`):
+
+       cp {final}/*.tsv "${{LMUData:-$HOME/LMUData}}/"
+
+2. Run inference only (vqaudit scores the replies; VLMEvalKit's own evaluation does not apply):
+
+       python run.py --data {datasets} --model YOUR_MODEL --mode infer
+
+   VLMEvalKit warns that the dataset "is not officially supported" and loads it as a custom VQA (or MCQ) dataset.
+   Decoding settings are the model wrapper's own; vqaudit asks for temperature 0 and at most 512 new tokens.
+
+3. Import the result sheet (`outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{name}.xlsx`) into a run folder and score it:
+
+       vqaudit import-predictions outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{name}.xlsx --bench BENCH \\
+           --format vlmevalkit --out runs/YOUR_MODEL
+       vqaudit score runs/YOUR_MODEL
+
+Rows are matched to views by `view_id` (or `index`, the view's 0-based position in the benchmark's views.jsonl).
+"""
+
+
+def read(path: Path, bench: Benchmark) -> list[Prediction]:
+    """The rows of a VLMEvalKit result sheet (``.xlsx``, ``.tsv`` or ``.csv``), each mapped to its view.
+
+    An empty ``prediction`` cell is the empty reply ``""`` (VLMEvalKit writes what the model returned).
+
+    Raises:
+        VqauditError: an unsupported suffix, no ``prediction`` column, neither ``view_id`` nor ``index``, a row
+            naming no view of the benchmark or whose ``view_id`` and ``index`` disagree (file, row and field).
+    """
+    rows = list(_rows(path))
+    if not rows:
+        raise VqauditError(f"{path}: no header row")
+    header = [str(c or "").strip() for c in rows[0]]
+    col = {name: i for i, name in reversed(list(enumerate(header)))}
+    if "prediction" not in col:
+        raise VqauditError(f"{path}: row 1: no 'prediction' column (is it a VLMEvalKit result sheet?)")
+    if "view_id" not in col and "index" not in col:
+        raise VqauditError(f"{path}: row 1: neither a 'view_id' nor an 'index' column to match rows to views")
+    ids = {v.view_id for v in bench.views}
+    out: list[Prediction] = []
+    for number, cells in enumerate(rows[1:], start=2):  # row numbers as in the file: the header is row 1
+        if not any(c not in (None, "") for c in cells):
+            continue
+
+        def cell(name: str, cells: list[str | None] = cells) -> str | None:
+            i = col.get(name)
+            return cells[i] if i is not None and i < len(cells) else None
+
+        view_id = cell("view_id")
+        if view_id not in (None, ""):
+            view_id = check_view_id(path, ids, number, "view_id", view_id)
+            index = cell("index")
+            if index not in (None, "") and view_at(path, bench, number, "index", index).view_id != view_id:
+                raise VqauditError(f"{path}: row {number}, field 'index': {index} is view "
+                                   f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}")
+        else:
+            view_id = view_at(path, bench, number, "index", cell("index")).view_id
+        out.append(Prediction(row=number, view_id=view_id, text=cell("prediction") or ""))
+    return out
+
+
+def _rows(path: Path) -> Iterator[list[str | None]]:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise VqauditError(f"{path}: a VLMEvalKit result sheet is {', '.join(SUFFIXES)}")
+    if not path.is_file():
+        raise VqauditError(f"{path}: file not found")
+    if suffix == ".xlsx":
+        yield from read_xlsx_rows(path)
+        return
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a base64 image cell is far above the 128 KiB default
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            yield from csv.reader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise VqauditError(f"{path}: not a readable UTF-8 {suffix[1:].upper()} file: {exc}") from None
