@@ -121,10 +121,10 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
     out: list[Prediction] = []
     for row, sample in enumerate(samples, start=1):
         if not isinstance(sample, dict):
-            raise VqauditError(f"{path}: sample {row}: expected a JSON object")
+            raise VqauditError(f"{path}: row {row}: expected a JSON object")
         epoch = sample.get("epoch", 1)
         if epoch != 1:
-            raise VqauditError(f"{path}: sample {row}, field 'epoch': {epoch!r}; vqaudit takes one reply per view "
+            raise VqauditError(f"{path}: row {row}, field 'epoch': {epoch!r}; vqaudit takes one reply per view "
                                "(run the task with --epochs 1)")
         sample_id = sample.get("id")
         view_id = check_view_id(path, ids, row, "id", str(sample_id) if isinstance(sample_id, int) else sample_id)
@@ -136,7 +136,7 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
         output = sample.get("output")
         completion = output.get("completion", "") if isinstance(output, dict) else None
         if not isinstance(completion, str):
-            raise VqauditError(f"{path}: sample {row}, field 'output.completion': expected the reply text")
+            raise VqauditError(f"{path}: row {row}, field 'output.completion': expected the reply text")
         out.append(Prediction(row=row, view_id=view_id, text=completion))
     return out
 
