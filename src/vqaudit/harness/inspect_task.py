@@ -33,7 +33,8 @@ TASK_FILE = "task.py"
 
 TASK = '''"""A vqaudit benchmark as an inspect_ai task (written by `vqaudit export --to inspect`).
 
-Run: inspect eval {task_path} --model PROVIDER/MODEL. There is no scorer: import the log with
+Run, from this folder: inspect eval task.py --model PROVIDER/MODEL (inspect_ai 0.3.285 refuses an absolute
+task path: NotImplementedError "Non-relative patterns are unsupported"). There is no scorer: import the log with
 `vqaudit import-predictions LOG --bench BENCH --format inspect --out RUN` and score the run with vqaudit.
 """
 
@@ -80,7 +81,7 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
         }
         lines.append(json.dumps(sample, ensure_ascii=True))
     atomic_write_text(out / SAMPLES_FILE, "".join(line + "\n" for line in lines))
-    atomic_write_text(out / TASK_FILE, TASK.format(name=name, samples=SAMPLES_FILE, task_path=final / TASK_FILE,
+    atomic_write_text(out / TASK_FILE, TASK.format(name=name, samples=SAMPLES_FILE,
                                                    temperature=GENERATION.temperature,
                                                    max_tokens=GENERATION.max_tokens))
     atomic_write_text(out / "README.md", readme(name, final))
@@ -96,8 +97,9 @@ Written by `vqaudit export --to inspect`: `{SAMPLES_FILE}` (one sample per view,
 
 1. Run it with any inspect_ai model, e.g. an OpenAI-compatible server (vLLM, SGLang, Ollama):
 
+       cd {final}   # inspect_ai takes the task file by a relative path
        VLLM_BASE_URL=http://127.0.0.1:8000/v1 VLLM_API_KEY=none \\
-           inspect eval {final / TASK_FILE} --model openai-api/vllm/Qwen/Qwen2.5-VL-7B-Instruct --log-dir logs/
+           inspect eval {TASK_FILE} --model openai-api/vllm/Qwen/Qwen2.5-VL-7B-Instruct --log-dir logs/
 
 2. Import the log (`.eval`, or `.json` with `--log-format json`) and score it:
 
