@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 TOP = ("src/", "tests/", "docs/", "benchmarks/", "scripts/")
 OUTSIDE = re.compile(r"\.\./|/work/|\bSPEC\.md\b|\bSTYLE\.md\b|seeds/\d{3}_")
 

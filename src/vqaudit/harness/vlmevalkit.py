@@ -111,6 +111,7 @@ def _write_tsv(path: Path, header: Sequence[str], rows: Sequence[Sequence[str]])
 def readme(name: str, final: Path, files: Sequence[str]) -> str:
     """The export's README: where the files go and the command that runs them."""
     datasets = " ".join(Path(f).stem for f in files)
+    stem = Path(files[0]).stem if files else name  # one file for a benchmark of one source
     return f"""# {name}: a vqaudit benchmark as a VLMEvalKit custom dataset
 
 Files: {", ".join(f"`{f}`" for f in files)} (written by `vqaudit export --to vlmevalkit`).
@@ -126,9 +127,9 @@ Files: {", ".join(f"`{f}`" for f in files)} (written by `vqaudit export --to vlm
    VLMEvalKit warns that the dataset "is not officially supported" and loads it as a custom VQA (or MCQ) dataset.
    Decoding settings are the model wrapper's own; vqaudit asks for temperature 0 and at most 512 new tokens.
 
-3. Import the result sheet (`outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{name}.xlsx`) into a run folder and score it:
+3. Import the result sheet (`outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{stem}.xlsx`) into a run folder and score it:
 
-       vqaudit import-predictions outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{name}.xlsx --bench BENCH \\
+       vqaudit import-predictions outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{stem}.xlsx --bench BENCH \\
            --format vlmevalkit --out runs/YOUR_MODEL
        vqaudit score runs/YOUR_MODEL
 
