@@ -6,26 +6,31 @@ prediction log into a run folder for ``score`` and ``report`` (:mod:`vqaudit.har
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from vqaudit.cli.options import console, error
+from vqaudit.cli.options import _names_enum, console, error
 
 
-class HarnessName(StrEnum):
-    """``--to`` / ``--format``: a row of :data:`vqaudit.harness.formats.HARNESSES`."""
+def _harness_names() -> tuple[str, ...]:
+    from vqaudit.harness.formats import HARNESSES  # the table only (no exporter is imported)
 
-    vlmevalkit = "vlmevalkit"
-    lmms_eval = "lmms-eval"
-    inspect = "inspect"
+    return tuple(HARNESSES)
+
+
+HarnessName = _names_enum("HarnessName", _harness_names())
+"""``--to`` / ``--format``: a row of :data:`vqaudit.harness.formats.HARNESSES`."""
+
+
+To = Annotated[HarnessName, typer.Option("--to", help="The harness to export to.")]  # type: ignore[valid-type]
+Format = Annotated[HarnessName, typer.Option("--format", help="The harness that wrote PRED.")]  # type: ignore[valid-type]
 
 
 def export_cmd(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
-    to: Annotated[HarnessName, typer.Option("--to", help="The harness to export to.")],
+    to: To,
     out: Annotated[Path, typer.Option(help="New folder for the exported files.")],
     name: Annotated[str | None, typer.Option(help="Dataset / task name in the harness (default vqaudit_SOURCE).")]
     = None,
@@ -33,23 +38,23 @@ def export_cmd(
     """Write a benchmark as a VLMEvalKit dataset, an lmms-eval task or an inspect_ai task (no harness needed)."""
     from vqaudit.harness import export_benchmark, get_harness
 
-    summary = export_benchmark(bench, to.value, out, name=name)
-    console.print(f"{summary.n_views} views exported for {to.value} as {summary.name!r} into {out}: "
+    summary = export_benchmark(bench, str(to), out, name=name)
+    console.print(f"{summary.n_views} views exported for {str(to)} as {summary.name!r} into {out}: "
                   f"{', '.join(p.name for p in summary.files)}; the commands are in {out / 'README.md'} and "
-                  f"{get_harness(to.value).doc}")
+                  f"{get_harness(str(to)).doc}")
 
 
 def import_predictions_cmd(
     pred: Annotated[Path, typer.Argument(help="The harness's prediction log (VLMEvalKit .xlsx/.tsv, lmms-eval "
                                               "samples .jsonl, inspect_ai .eval/.json).")],
     bench: Annotated[Path, typer.Option(help="The benchmark folder the predictions answer.")],
-    fmt: Annotated[HarnessName, typer.Option("--format", help="The harness that wrote PRED.")],
+    fmt: Format,
     out: Annotated[Path, typer.Option(help="New run folder (score it with `vqaudit score`).")],
 ) -> None:
     """Read a harness's predictions into a run folder; exit 1 if some views have no reply (recorded as errors)."""
     from vqaudit.harness import import_predictions
 
-    summary = import_predictions(pred, bench, fmt.value, out)
+    summary = import_predictions(pred, bench, str(fmt), out)
     console.print(f"{summary.n_views} views: {summary.n_replies} replies and {summary.n_errors} harness errors "
                   f"imported from {pred} as model {summary.model!r}, {len(summary.missing)} views without a "
                   f"prediction; run folder {out}")

@@ -189,7 +189,7 @@ def _rows(path: Path) -> Iterator[list[str | None]]:
         return
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a base64 image cell is far above the 128 KiB default
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a sheet saved by Excel starts with a BOM
             yield from csv.reader(handle, delimiter="\t" if suffix == ".tsv" else ",")
     except (UnicodeDecodeError, csv.Error) as exc:
         raise VqauditError(f"{path}: not a readable UTF-8 {suffix[1:].upper()} file: {exc}") from None
