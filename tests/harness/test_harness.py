@@ -293,3 +293,66 @@ def test_unreadable_prediction_files_name_the_file(tmp_path: Path, tiny: Path) -
     (tmp_path / "p.xlsx").write_bytes(b"not a zip")
     with pytest.raises(VqauditError, match=r"p\.xlsx"):
         import_predictions(tmp_path / "p.xlsx", tiny, "vlmevalkit", tmp_path / "run")
+
+
+# --- the exports load as the harnesses load them (their loaders' own calls, the harnesses not installed) ---------
+
+def _load_task_yaml(path: Path) -> dict[str, object]:
+    """lmms-eval's ``utils.load_yaml_config``: YAML with ``!function module.name`` resolved beside the file."""
+    import importlib.util
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def function(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+        module_name, _, name = str(loader.construct_scalar(node)).rpartition(".")  # type: ignore[arg-type]
+        spec = importlib.util.spec_from_file_location(module_name, path.parent / f"{module_name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, name)
+
+    Loader.add_constructor("!function", function)
+    loaded: dict[str, object] = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506
+    return loaded
+
+
+def test_the_lmms_task_loads_and_its_hooks_give_vqaudits_inputs(tmp_path: Path, tiny: Path) -> None:
+    from PIL import Image
+
+    export_benchmark(tiny, "lmms-eval", tmp_path / "ex")
+    config = _load_task_yaml(tmp_path / "ex" / "vqaudit_charts.yaml")
+    assert config["dataset_path"] == "json" and config["test_split"] == "test"
+    assert config["dataset_kwargs"] == {"data_files": {"test": str((tmp_path / "ex" / "vqaudit_charts.jsonl")
+                                                                    .resolve())}}
+    assert config["output_type"] == "generate_until"
+    assert config["generation_kwargs"] == {"max_new_tokens": 512, "temperature": 0, "do_sample": False,
+                                           "until": ["<|vqaudit-no-stop|>"]}
+    bench = load_benchmark(tiny)
+    for doc, view in zip(helpers.lmms_docs(tmp_path / "ex"), bench.views, strict=True):
+        (image,) = config["doc_to_visual"](doc)  # type: ignore[operator]
+        with Image.open(bench.image_path(view)) as original:
+            assert image.mode == "RGB" and image.tobytes() == original.convert("RGB").tobytes()
+        assert config["doc_to_text"](doc, None) == prompt_for(view)[1]  # type: ignore[operator]
+        assert config["doc_to_target"](doc) == view.view_id  # type: ignore[operator]
+    process = config["process_results"]
+    assert process({}, ["  a reply "]) == {"replied": 1.0} and process({}, [" "]) == {"replied": 0.0}  # type: ignore[operator]
+
+
+@pytest.mark.slow
+def test_vlmevalkit_reads_the_tsv_as_the_exported_values(tmp_path: Path, charts: Path, upd: Path) -> None:
+    import pandas as pd  # VLMEvalKit's load() of a .tsv is pd.read_csv(f, sep='\t')
+
+    export_benchmark(charts, "vlmevalkit", tmp_path / "c")
+    export_benchmark(upd, "vlmevalkit", tmp_path / "u")
+    vqa = pd.read_csv(tmp_path / "c" / "vqaudit_charts.tsv", sep="\t")
+    assert not ("A" in vqa and "B" in vqa)  # a custom VQA dataset: the question is sent as it is
+    assert vqa["index"].dtype.kind == "i" and list(vqa["question"]) == [prompt_for(v)[1] for v in
+                                                                         load_benchmark(charts).views]
+    mcq = pd.read_csv(tmp_path / "u" / "vqaudit_upd_MCQ.tsv", sep="\t")
+    assert "A" in mcq and "B" in mcq and mcq["index"].dtype.kind == "i"  # a custom MCQ dataset
+    for (_, row), view in zip(mcq.iterrows(), load_benchmark(upd).views, strict=True):
+        options = [row[k] for k in "ABCDEFGHIJ" if k in row and not pd.isna(row[k])]  # what build_prompt lists
+        assert options == list(view.options) and row["view_id"] == view.view_id
