@@ -33,7 +33,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows, view_at
-from vqaudit.store import Benchmark, atomic_write_bytes, atomic_write_text
+from vqaudit.store import Benchmark, atomic_write_text
 from vqaudit.textsafe import decode_lenient
 
 UNTIL = "<|vqaudit-no-stop|>"
@@ -89,8 +89,9 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
     docs: list[str] = []
     for row in export_rows(bench):
         image = f"{row.view.image_sha256}{_SUFFIX.get(row.image_mime, '.img')}"
-        if not (out / "images" / image).exists():
-            atomic_write_bytes(out / "images" / image, row.image)
+        if not (out / "images" / image).exists():  # plain writes: the staged folder is renamed into place whole
+            (out / "images").mkdir(exist_ok=True)
+            (out / "images" / image).write_bytes(row.image)
         view = row.view
         docs.append(json.dumps({"index": row.index, "view_id": view.view_id, "group_id": view.group_id,
                                 "state": view.state, "source": view.source, "prompt_id": row.prompt_id,
