@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit import __version__
-from vqaudit.backends import GenerationParams, ResponseCache
+from vqaudit.backends import ResponseCache
 from vqaudit.backends.cache import cache_key
 from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
 from vqaudit.run import image_mime
-from vqaudit.schema import Response, View
+from vqaudit.schema import GenerationParams, Response, View
 from vqaudit.store import (
     Benchmark,
     BenchmarkFolder,
