@@ -8,6 +8,7 @@ figures are measured in ``benchmarks/bench_reliability.py``; these tests pin the
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,12 @@ def test_a_hung_attempt_is_cut_at_the_adapted_limit(make_bench: Callable[..., Pa
         finally:
             await backend.aclose()
 
-    # cut at 0.2 s (the floor), not at the 60 s socket timeout
-    assert asyncio.run(go()) == "failed after 1 attempts: timeout after 0.2 s"
+    # cut at the adapted limit, max(0.2 s floor, 8 x p90 of the quick replies): 0.2 s on an idle machine, a little
+    # more when the shared machine slows the quick replies down, never the 60 s socket timeout
+    message = asyncio.run(go())
+    match = re.fullmatch(r"failed after 1 attempts: timeout after ([0-9.]+) s", message)
+    assert match is not None, message
+    assert 0.2 <= float(match[1]) <= 5.0
 
 
 def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(make_bench: Callable[..., Path],
