@@ -13,7 +13,7 @@ Formats (``fmt``; ``"auto"`` picks by file suffix and the first record's keys):
 - ``"vlmevalkit"``: VLMEvalKit's ``<model>_<dataset>.xlsx`` (or the same table as CSV/TSV): ``index``,
   ``question``, ``answer`` (gold, kept as one string: a list literal like ``"[2014, 2016]"`` is the metric
   variant's business), ``prediction``, optional ``split``. Read with the stdlib reader of
-  :mod:`vqaudit.shortanswer.xlsx` (no openpyxl needed).
+  :mod:`vqaudit.xlsx` (no openpyxl needed).
 - ``"lmms-eval"``: ``--log_samples`` output, JSONL (one sample a line) or JSON (``{"logs": [...]}``): the
   prediction is ``filtered_resps[0]`` (else ``resps[0][0]``); the id is ``doc.question_id`` /
   ``doc.questionId`` (else ``doc_id``); gold is ``doc.answers`` if present, else ``target`` (a string holding
@@ -38,7 +38,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.records import Prediction
-from vqaudit.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.xlsx import read_xlsx_rows
 
 FORMATS = ("auto", "generic", "vlmevalkit", "lmms-eval")
 ID_KEYS = ("question_id", "questionId", "qid", "id", "index", "doc_id", "textvqa_question_id")

@@ -19,7 +19,8 @@ class Options(BaseModel):
     """Build options of an MM-UPD benchmark (``vqaudit build upd``)."""
 
     seed: int = Field(default=0, ge=0, description="Seed of the IASD/IVQD pairings; same seed, same bytes.")
-    tsv: Path | None = Field(default=None, description="MMBench-layout TSV (default: the bundled real data).")
+    tsv: Path | None = Field(default=None, description="MMBench-layout TSV/xlsx (default: the bundled real data).")
+    images: Path | None = Field(default=None, description="File with index and image columns, for a tsv without.")
     variant: str = Field(default="all", description="aad, iasd, ivqd, a comma list, or all.")
     setting: str = Field(default="all", description="base, option, instruction, original, a comma list, or all.")
     max_items: int | None = Field(default=None, ge=1, description="Use only the first N input rows.")
@@ -31,7 +32,7 @@ def build(out: Path, options: Options, *, workers: int = 1,
     from vqaudit.suites.upd.build import build_upd
 
     return build_upd(out, tsv=options.tsv, variant=options.variant, setting=options.setting, seed=options.seed,
-                     max_items=options.max_items)
+                     max_items=options.max_items, images=options.images)
 
 
 def prompt(view: View) -> tuple[str, str]:
