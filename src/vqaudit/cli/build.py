@@ -100,16 +100,22 @@ def build_upd_cmd(
                                                   "the bundled real data).")] = None,
     images: Annotated[Path | None, typer.Option(help="File with index and image columns, for a --tsv without "
                                                      "images.")] = None,
+    release: Annotated[list[Path] | None, typer.Option(help="An official MM-UPD release file (parquet or TSV, e.g. "
+                                                            "mmaad_base.parquet); repeat for several. Built as "
+                                                            "published, every question kept.")] = None,
     variant: Annotated[str, typer.Option(help="UPD variant: aad, iasd, ivqd, a comma list, or all.")] = "all",
     setting: Annotated[str, typer.Option(help="base, option, instruction, original, a comma list, or all.")] = "all",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the IASD/IVQD pairings; same seed, same bytes.")] = 0,
     max_items: Annotated[int | None, typer.Option(min=1, help="Use only the first N input rows.")] = None,
 ) -> None:
     """Build an MM-UPD benchmark (AAD / IASD / IVQD, circular rotations) from an MMBench-layout TSV."""
-    manifest = build_source("upd", out, {"tsv": tsv, "images": images, "variant": variant, "setting": setting,
-                                         "seed": seed, "max_items": max_items})
-    if manifest.get("n_rows_merged"):
+    manifest = build_source("upd", out, {"tsv": tsv, "images": images, "release": release or None,
+                                         "variant": variant, "setting": setting, "seed": seed,
+                                         "max_items": max_items})
+    if manifest.get("n_rows_merged") and not manifest.get("release"):
         typer.echo(f"{manifest['n_rows_merged']} circular-copy rows merged into {manifest['n_items_loaded']} items")
+    for config, n in manifest.get("counts", {}).items():
+        typer.echo(f"{config}: {n} items")
     for name, tally in manifest.get("counts_by_ability", {}).items():
         cells = ", ".join(f"{ability} {n}" for ability, n in tally.items())
         typer.echo(f"{name}: {sum(tally.values())} items ({cells})")

@@ -38,7 +38,8 @@ REQUIRED_COLUMNS = ("index", "question", "A", "B", "answer", "category", "image"
 CIRCULAR_STRIDE = 10**6
 """MMBench's circular copies of item ``i`` have index ``i + k * CIRCULAR_STRIDE``."""
 _KNOWN = frozenset({"index", "question", "hint", *LETTERS, "answer", "category", "l2-category", "image"})
-_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+"""The leading bytes of the image files an item may carry (PNG, JPEG, GIF)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _decode_image(path: Path, row: int, cell: str) -> bytes:
         data = base64.b64decode(cell.strip(), validate=True)
     except (binascii.Error, ValueError):
         raise _err(path, row, "image", "not valid base64") from None
-    if not data.startswith(_MAGIC):
+    if not data.startswith(IMAGE_MAGIC):
         raise _err(path, row, "image", "decoded bytes are not a PNG, JPEG or GIF image")
     return data
 
