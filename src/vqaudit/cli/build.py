@@ -47,10 +47,22 @@ def build_charts_cmd(
     workers: Workers = 1,
     programs: Annotated[str, typer.Option(help="'lookup' (the paper's question) or 'all' program kinds.")] = "lookup",
     determined: Annotated[bool, typer.Option(help="Add D views: masked, answer still determined (proved).")] = False,
+    source: Annotated[str, typer.Option("--from", help="bundled (the real tables shipped with vqaudit), plotqa "
+                                                       "(--annotations, --qa) or chartqa (--tables).")] = "bundled",
+    annotations: Annotated[Path | None, typer.Option(help="PlotQA annotations.json.")] = None,
+    qa: Annotated[Path | None, typer.Option(help="PlotQA QA pairs JSON: each group asks a lookup QA's cell.")] = None,
+    tables: Annotated[Path | None, typer.Option(help="ChartQA tables folder (CSV files).")] = None,
+    grid: Annotated[str | None, typer.Option(help="Declared grid step of imported values (default: their printed "
+                                                  "precision).")] = None,
 ) -> None:
-    """Build a chart answerability benchmark from the bundled real tables."""
-    build_source("charts", out, {"groups": groups, "seed": seed, "programs": programs, "determined": determined},
-                 workers=workers)
+    """Build a chart answerability benchmark from the bundled real tables, PlotQA plots or ChartQA tables."""
+    manifest = build_source("charts", out, {"groups": groups, "seed": seed, "programs": programs,
+                                            "determined": determined, "input": source, "annotations": annotations,
+                                            "qa": qa, "tables": tables, "grid": grid}, workers=workers)
+    if "skipped" in manifest:
+        skipped = ", ".join(f"{reason}: {n}" for reason, n in manifest["skipped"].items()) or "none"
+        console.print(f"{manifest['n_plots_read']} {source} plots read, {manifest['n_groups']} groups built; "
+                      f"skipped: {skipped}")
     console.print(f"benchmark written to {out}")
 
 
