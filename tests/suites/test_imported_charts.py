@@ -132,8 +132,8 @@ def test_plotqa_end_to_end_build_verify_run_score_and_checker(tmp_path: Path) ->
         assert ran.exit_code == 0, ran.output
         assert runner.invoke(app, ["score", str(run)]).exit_code == 0
         scores[policy] = read_json(run / "metrics.json")["charts"]
-    # SPEC section 1: gold answers every supported view and abstains on M and I; the two fixed policies get
-    # Bk = Jk = 0 and Ebal = 50%.
+    # Seed 000 §4 (docs/papers.md): gold answers every supported view and abstains on M and I; the two fixed
+    # policies get Bk = Jk = 0 and Ebal = 50%.
     assert (scores["gold"]["Jk"], scores["gold"]["Bk"]) == (1.0, 1.0)
     for policy in ("always-answer", "always-abstain"):
         assert (scores[policy]["Jk"], scores[policy]["Bk"], scores[policy]["Ebal"]) == (0.0, 0.0, 0.5)

@@ -44,7 +44,7 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import match_choice, normalize_text
-from vqaudit.schema import Obligation, Response, View
+from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import ABSTAIN_PHRASES, score_upd_views
 from vqaudit.shortanswer.importers import _iter_json_records, _suffix
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
@@ -380,8 +380,9 @@ def _view(row: MCRow) -> View:
     return View(view_id=row.qid, group_id=row.group, source="upd", state="standard", image="none.png",
                 image_sha256="0" * 64, question=row.question, options=row.options,
                 obligation=Obligation(kind="answer", gold=(row.gold,), answer_type="choice"),
-                meta={"variant": "aad", "setting": "original", "kind": "standard", "abstain_letter": None,
-                      "removed_text": None})
+                meta=UPDViewMeta(item_index=0, ability=row.category, ability_index=None, l2_category="",
+                                 variant="aad", setting="original", kind="standard", rotation=0,
+                                 n_rotations=1).model_dump())
 
 
 def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_backend: Backend | None = None,

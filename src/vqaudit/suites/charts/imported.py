@@ -2,7 +2,7 @@
 
 ``vqaudit build charts --from plotqa --annotations annotations.json [--qa qa_pairs.json]`` and ``--from chartqa
 --tables DIR`` turn each plot (or table) into a **declared table** and one chart group over it, with the same
-five states, witnesses, checker and ``verify`` as the bundled charts (seed 000, §3.2; SPEC section 1).
+five states, witnesses, checker and ``verify`` as the bundled charts (seed 000, §3.2; docs/papers.md).
 
 **PlotQA** (NiteshMethani/PlotQA ``PlotQA_Dataset.md``): ``annotations.json`` is a list of plots, each with
 ``models`` (one per series: ``name``, ``color``, ``bboxes``, ``label``, ``x``, ``y``), ``type``

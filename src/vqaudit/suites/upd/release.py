@@ -33,7 +33,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import Group, Obligation, UPDViewMeta, View
 from vqaudit.store import sha256_bytes
 from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.upd.abilities import ability_index
@@ -292,14 +292,14 @@ def _views(item: ReleaseItem, variant: str, setting: str, group_id: str, path: P
             else:
                 obligation = Obligation(kind="abstain")
             removed = r.masked_answer if r.kind == "upd" and variant in ("aad", "iasd") and r.masked_answer else None
-            meta: dict[str, Any] = {
-                "item_index": item.index, "ability": std0.category, "ability_index": ability_index(std0.category),
-                "l2_category": std0.l2_category, "variant": variant, "setting": setting, "kind": r.kind,
-                "rotation": k, "n_rotations": len(side), "hint": r.hint,
-                "correct_text": r.options[LETTERS.index(r.answer)] if r.kind == "standard" else None,
-                "removed_text": removed, "abstain_letter": abstain, "donor_index": None,
-                "item_source": r.source, "release_row": f"{path.name}:{r.row}",
-            }
+            meta = UPDViewMeta(
+                item_index=item.index, ability=std0.category, ability_index=ability_index(std0.category),
+                l2_category=std0.l2_category, variant=variant, setting=setting, kind=r.kind, rotation=k,
+                n_rotations=len(side), hint=r.hint,
+                correct_text=r.options[LETTERS.index(r.answer)] if r.kind == "standard" else None,
+                removed_text=removed, abstain_letter=abstain, donor_index=None,
+                item_source=f"{r.source} ({path.name}, row {r.row})".lstrip(),
+            ).model_dump()
             tag = "std" if r.kind == "standard" else variant
             views.append(View(view_id=f"{group_id}-{tag}-r{k}", group_id=group_id, source="upd",
                               state="standard" if r.kind == "standard" else variant, image=_image_name(r.image),

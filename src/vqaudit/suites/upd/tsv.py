@@ -1,4 +1,4 @@
-"""Load multiple-choice items from an MMBench-layout file: TSV, CSV or a VLMEvalKit .xlsx (seed 001, §4; docs/papers.md).
+"""Load multiple-choice items from an MMBench-layout file: TSV, CSV or a VLMEvalKit .xlsx (seed 001, §4).
 
 Columns: ``index``, ``question``, ``hint``, ``A``..``E`` (options; trailing ones may be empty), ``answer`` (a
 letter), ``category``, ``l2-category``, ``image`` (base64 image bytes). Other columns (``source``, ``comment``,
