@@ -79,7 +79,7 @@ def _benchmark_names() -> tuple[str, ...]:
 
 
 def _audit_benchmark_names() -> tuple[str, ...]:
-    from vqaudit.shortanswer.multichoice import MC_BENCHMARKS
+    from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
     return (*_benchmark_names(), *MC_BENCHMARKS)
 
@@ -94,7 +94,7 @@ BenchmarkName = _names_enum("BenchmarkName", _benchmark_names())
 """``--benchmark`` of the short-answer commands: a row of :data:`vqaudit.shortanswer.benchmarks.BENCHMARKS`."""
 AuditBenchmarkName = _names_enum("AuditBenchmarkName", _audit_benchmark_names())
 """``--benchmark`` of ``vqaudit audit``: a short-answer benchmark, or a multiple-choice layout of
-:data:`vqaudit.shortanswer.multichoice.MC_BENCHMARKS`."""
+:data:`vqaudit.shortanswer.benchmarks.MC_BENCHMARKS`."""
 MetricName = _names_enum("MetricName", _metric_names())
 """``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 

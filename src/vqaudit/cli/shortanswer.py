@@ -100,7 +100,7 @@ def audit_cmd(
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
-    from vqaudit.shortanswer.multichoice import MC_BENCHMARKS
+    from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     if not predictions.is_file():

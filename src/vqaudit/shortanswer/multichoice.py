@@ -46,10 +46,12 @@ from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import match_choice, normalize_text
 from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import ABSTAIN_PHRASES, score_upd_views
+from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 from vqaudit.shortanswer.importers import _iter_json_records, _suffix
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
 
-MC_BENCHMARKS = ("mmbench", "mmmu", "mathvista", "mc")
+__all__ = ["MC_BENCHMARKS", "MCRow", "RowVerdict", "extract_choices", "final_answer_letter", "is_refusal",
+           "open_answer", "open_correct", "read_mc_predictions", "run_mc_audit", "summarize", "dumps_rows"]
 MC_LETTERS = "ABCDEFGHI"
 _ID_KEYS = ("question_id", "id", "index", "pid", "qid")
 _REPLY_KEYS = ("prediction", "response", "output", "text", "model_answer")
