@@ -50,3 +50,34 @@ def row(index: int, question: str, options: list[str], answer: str, category: st
 def respond(views: list[View], reply: Any) -> dict[str, Response]:
     """Responses whose text is ``reply(view)``."""
     return {v.view_id: Response(view_id=v.view_id, model="test", prompt_id="p", text=reply(v)) for v in views}
+
+
+def write_xlsx(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
+    """Write a one-sheet .xlsx with inline-string cells (the parts of ECMA-376 a VLMEvalKit sheet uses)."""
+    import zipfile
+    from xml.sax.saxutils import escape
+
+    def col(i: int) -> str:
+        name = ""
+        i += 1
+        while i:
+            i, rem = divmod(i - 1, 26)
+            name = chr(65 + rem) + name
+        return name
+
+    body = []
+    for r, values in enumerate([header, *rows], start=1):
+        cells = "".join(f'<c r="{col(c)}{r}" t="inlineStr"><is><t>{escape(str(v))}</t></is></c>'
+                        for c, v in enumerate(values) if v is not None and v != "")
+        body.append(f'<row r="{r}">{cells}</row>')
+    ns = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("xl/workbook.xml", f'<workbook xmlns="{ns}" xmlns:r="{rel}"><sheets>'
+                         '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>')
+        archive.writestr("xl/_rels/workbook.xml.rels", f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                         f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>')
+        archive.writestr("xl/worksheets/sheet1.xml", f'<worksheet xmlns="{ns}"><sheetData>{"".join(body)}'
+                         '</sheetData></worksheet>')
+    return path

@@ -47,10 +47,22 @@ def build_charts_cmd(
     workers: Workers = 1,
     programs: Annotated[str, typer.Option(help="'lookup' (the paper's question) or 'all' program kinds.")] = "lookup",
     determined: Annotated[bool, typer.Option(help="Add D views: masked, answer still determined (proved).")] = False,
+    source: Annotated[str, typer.Option("--from", help="bundled (the real tables shipped with vqaudit), plotqa "
+                                                       "(--annotations, --qa) or chartqa (--tables).")] = "bundled",
+    annotations: Annotated[Path | None, typer.Option(help="PlotQA annotations.json.")] = None,
+    qa: Annotated[Path | None, typer.Option(help="PlotQA QA pairs JSON: each group asks a lookup QA's cell.")] = None,
+    tables: Annotated[Path | None, typer.Option(help="ChartQA tables folder (CSV files).")] = None,
+    grid: Annotated[str | None, typer.Option(help="Declared grid step of imported values (default: their printed "
+                                                  "precision).")] = None,
 ) -> None:
-    """Build a chart answerability benchmark from the bundled real tables."""
-    build_source("charts", out, {"groups": groups, "seed": seed, "programs": programs, "determined": determined},
-                 workers=workers)
+    """Build a chart answerability benchmark from the bundled real tables, PlotQA plots or ChartQA tables."""
+    manifest = build_source("charts", out, {"groups": groups, "seed": seed, "programs": programs,
+                                            "determined": determined, "input": source, "annotations": annotations,
+                                            "qa": qa, "tables": tables, "grid": grid}, workers=workers)
+    if "skipped" in manifest:
+        skipped = ", ".join(f"{reason}: {n}" for reason, n in manifest["skipped"].items()) or "none"
+        console.print(f"{manifest['n_plots_read']} {source} plots read, {manifest['n_groups']} groups built; "
+                      f"skipped: {skipped}")
     console.print(f"benchmark written to {out}")
 
 
@@ -96,13 +108,27 @@ def build_photos_cmd(
 @build_app.command("upd")
 def build_upd_cmd(
     out: Out,
-    tsv: Annotated[Path | None, typer.Option(help="MMBench-layout TSV (default: the bundled real data).")] = None,
+    tsv: Annotated[Path | None, typer.Option(help="MMBench-layout TSV or .xlsx, circular copies merged (default: "
+                                                  "the bundled real data).")] = None,
+    images: Annotated[Path | None, typer.Option(help="File with index and image columns, for a --tsv without "
+                                                     "images.")] = None,
+    release: Annotated[list[Path] | None, typer.Option(help="An official MM-UPD release file (parquet or TSV, e.g. "
+                                                            "mmaad_base.parquet); repeat for several. Built as "
+                                                            "published, every question kept.")] = None,
     variant: Annotated[str, typer.Option(help="UPD variant: aad, iasd, ivqd, a comma list, or all.")] = "all",
     setting: Annotated[str, typer.Option(help="base, option, instruction, original, a comma list, or all.")] = "all",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the IASD/IVQD pairings; same seed, same bytes.")] = 0,
     max_items: Annotated[int | None, typer.Option(min=1, help="Use only the first N input rows.")] = None,
 ) -> None:
     """Build an MM-UPD benchmark (AAD / IASD / IVQD, circular rotations) from an MMBench-layout TSV."""
-    manifest = build_source("upd", out, {"tsv": tsv, "variant": variant, "setting": setting, "seed": seed,
+    manifest = build_source("upd", out, {"tsv": tsv, "images": images, "release": release or None,
+                                         "variant": variant, "setting": setting, "seed": seed,
                                          "max_items": max_items})
+    if manifest.get("n_rows_merged") and not manifest.get("release"):
+        typer.echo(f"{manifest['n_rows_merged']} circular-copy rows merged into {manifest['n_items_loaded']} items")
+    for config, n in manifest.get("counts", {}).items():
+        typer.echo(f"{config}: {n} items")
+    for name, tally in manifest.get("counts_by_ability", {}).items():
+        cells = ", ".join(f"{ability} {n}" for ability, n in tally.items())
+        typer.echo(f"{name}: {sum(tally.values())} items ({cells})")
     typer.echo(f"{manifest['n_groups']} groups, {manifest['n_views']} views written to {out}")

@@ -78,6 +78,12 @@ def _benchmark_names() -> tuple[str, ...]:
     return tuple(BENCHMARKS)
 
 
+def _audit_benchmark_names() -> tuple[str, ...]:
+    from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
+
+    return (*_benchmark_names(), *MC_BENCHMARKS)
+
+
 def _metric_names() -> tuple[str, ...]:
     from vqaudit.scoring.registry import METRICS
 
@@ -86,6 +92,9 @@ def _metric_names() -> tuple[str, ...]:
 
 BenchmarkName = _names_enum("BenchmarkName", _benchmark_names())
 """``--benchmark`` of the short-answer commands: a row of :data:`vqaudit.shortanswer.benchmarks.BENCHMARKS`."""
+AuditBenchmarkName = _names_enum("AuditBenchmarkName", _audit_benchmark_names())
+"""``--benchmark`` of ``vqaudit audit``: a short-answer benchmark, or a multiple-choice layout of
+:data:`vqaudit.shortanswer.benchmarks.MC_BENCHMARKS`."""
 MetricName = _names_enum("MetricName", _metric_names())
 """``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 

@@ -6,12 +6,13 @@ Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("au
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vqaudit.cli.options import (
     ApiKeyEnv,
+    AuditBenchmarkName,
     BenchmarkName,
     Concurrency,
     JoinOn,
@@ -24,6 +25,9 @@ from vqaudit.cli.options import (
     model_options,
 )
 from vqaudit.errors import VqauditError
+
+if TYPE_CHECKING:
+    from vqaudit.backends import ModelOptions
 
 
 def _ready(folder: Path) -> Path:
@@ -61,8 +65,10 @@ def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
 def audit_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL/JSON/CSV/TSV, lmms-eval sample log, "
                                                      "VLMEvalKit .xlsx (optionally .gz).")],
-    bench_choice: Annotated[BenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
-                                                        help="Benchmark name (decides the official metric).")],
+    bench_choice: Annotated[AuditBenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
+                                                             help="Benchmark name (decides the official metric); "
+                                                                  "mmbench, mmmu, mathvista or mc audit "
+                                                                  "multiple-choice predictions.")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
@@ -94,10 +100,20 @@ def audit_cmd(
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
+    from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     if not predictions.is_file():
         raise VqauditError(f"{predictions}: prediction file not found")
+    if benchmark.lower() in MC_BENCHMARKS:
+        given = {"--gold": gold, "--metric": metric, "--metric-variant": variant, "--labels": labels,
+                 "--second-judge": second_judge, "--id-field": id_field, "--image-field": image_field}
+        wrong = [name for name, value in given.items() if value is not None]
+        if wrong:
+            raise VqauditError(f"{wrong[0]} does not apply to a multiple-choice audit (--benchmark {benchmark})")
+        _mc_audit(predictions, benchmark.lower(), target, judge, model_options(api_key_env=api_key_env,
+                                                                              args=judge_arg))
+        return
     _refuse_other_audit(target, benchmark, model_name if model_name is not None else predictions.name.split(".")[0])
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt.value, join_on=join_on.value, id_field=id_field,
@@ -109,6 +125,21 @@ def audit_cmd(
         path = write_audit_report(result, target)
     except OSError as exc:
         raise VqauditError(f"{target}: cannot write the report: {exc}") from None
+    typer.echo(path.read_text(encoding="utf-8"))
+    typer.echo(f"report written to {path}", err=True)
+
+
+def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions) -> None:
+    """The multiple-choice branch of ``vqaudit audit`` (:mod:`vqaudit.shortanswer.multichoice`)."""
+    from vqaudit.backends import require_free_text_model
+    from vqaudit.report.multichoice import write_mc_report
+    from vqaudit.shortanswer.multichoice import run_mc_audit
+
+    if judge is not None:
+        require_free_text_model(judge, "--judge")
+    summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
+                                    judge_options=options)
+    path = write_mc_report(summary, records, target)
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"report written to {path}", err=True)
 

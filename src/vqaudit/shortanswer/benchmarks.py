@@ -65,6 +65,10 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
 }
 
 
+MC_BENCHMARKS = ("mmbench", "mmmu", "mathvista", "mc")
+"""The multiple-choice layouts ``vqaudit audit`` also takes (:mod:`vqaudit.shortanswer.multichoice`)."""
+
+
 def get_benchmark(name: str) -> BenchmarkSpec:
     """Return the spec of a benchmark name. Raises VqauditError listing the known names."""
     spec = BENCHMARKS.get(name.lower())

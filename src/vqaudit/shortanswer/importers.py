@@ -11,15 +11,20 @@ Formats (``fmt``; ``"auto"`` picks by file suffix and the first record's keys):
   when it is not the prediction (VLMEvalKit). Question: ``question``, ``query``, else the first line of
   ``prompt`` (LLaVA puts the question there).
 - ``"vlmevalkit"``: VLMEvalKit's ``<model>_<dataset>.xlsx`` (or the same table as CSV/TSV): ``index``,
-  ``question``, ``answer`` (gold, kept as one string: a list literal like ``"[2014, 2016]"`` is the metric
-  variant's business), ``prediction``, optional ``split``. Read with the stdlib reader of
-  :mod:`vqaudit.shortanswer.xlsx` (no openpyxl needed).
+  ``question``, ``answer`` (gold), ``prediction``, optional ``split``. A gold cell holding a Python list of
+  strings (VLMEvalKit's TextVQA/DocVQA/VizWiz sheets: ``"['dakota', 'dakota digital', ...]"``, the
+  annotator answers) is expanded into its answers for every metric and variant (``ast.literal_eval``, never
+  ``eval``); other cells, such as ChartQA's numeric list ``"[2014, 2016]"``, stay one string (their meaning is
+  the metric variant's business). Read with the stdlib reader of
+  :mod:`vqaudit.xlsx` (no openpyxl needed).
 - ``"lmms-eval"``: ``--log_samples`` output, JSONL (one sample a line) or JSON (``{"logs": [...]}``): the
   prediction is ``filtered_resps[0]`` (else ``resps[0][0]``); the id is ``doc.question_id`` /
   ``doc.questionId`` (else ``doc_id``); gold is ``doc.answers`` if present, else ``target`` (a string holding
   a Python list literal is expanded).
 
-Any of these may be gzip-compressed (``.jsonl.gz``, ``.json.gz``, ``.csv.gz``, ``.tsv.gz``).
+A JSON file may also be an object keyed by question id whose values are records (MathVista's
+``{"1": {...}, "2": {...}}``): it is read like a list of records, the key serving as the id when the record
+has none of the id fields. Any of these may be gzip-compressed (``.jsonl.gz``, ``.json.gz``, ``.csv.gz``, ``.tsv.gz``).
 A missing or null prediction becomes "" (an empty output, reported in the failure notes, never dropped).
 Errors name the file, the 1-based row and the field.
 """
@@ -38,7 +43,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.records import Prediction
-from vqaudit.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.xlsx import read_xlsx_rows
 
 FORMATS = ("auto", "generic", "vlmevalkit", "lmms-eval")
 ID_KEYS = ("question_id", "questionId", "qid", "id", "index", "doc_id", "textvqa_question_id")
@@ -76,6 +81,11 @@ def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal:
                                    "must be text; drop it or give the row without gold)")
         return tuple(_scalar_text(path, row, name, v) for v in value)
     text = _scalar_text(path, row, name, value)
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]") and ("'" in stripped or '"' in stripped):
+        strings = _string_list(stripped)
+        if strings:
+            return strings
     if expand_literal and text.startswith("["):
         try:
             parsed = ast.literal_eval(text)
@@ -84,6 +94,17 @@ def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal:
         if isinstance(parsed, list) and parsed:
             return tuple(str(v) for v in parsed)
     return (text,)
+
+
+def _string_list(text: str) -> tuple[str, ...]:
+    """The answers of a cell holding a Python list of strings (``"['a', 'b']"``), else () (never ``eval``)."""
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return ()
+    if isinstance(parsed, list) and parsed and all(isinstance(v, str) for v in parsed):
+        return tuple(parsed)
+    return ()
 
 
 def _suffix(path: Path) -> str:
@@ -117,8 +138,11 @@ def _iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
     if isinstance(data, dict) and isinstance(data.get("logs"), list):
         data = data["logs"]
+    elif isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+        data = [v if any(k in v for k in ID_KEYS) else {"question_id": key, **v} for key, v in data.items()]
     if not isinstance(data, list):
-        raise VqauditError(f"{path}: expected a JSON list of records (or lmms-eval {{'logs': [...]}})")
+        raise VqauditError(f"{path}: expected a JSON list of records, an object of records keyed by question id, "
+                           "or lmms-eval {'logs': [...]}")
     yield from enumerate(data, start=1)
 
 

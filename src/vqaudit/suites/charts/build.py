@@ -94,7 +94,9 @@ def _obligation(program: Program, world: World, answer: Answer | None) -> Obliga
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Plan:
+    """A planned group: its table, program, the world of every state, the M witness and certificates."""
+
     table: RealTable
     program: Program
     worlds: dict[str, World]
@@ -103,10 +105,20 @@ class _Plan:
     d_view: tuple[int, Mask, Certificate] | None
 
 
-def _plan(rng: np.random.Generator, programs: str, determined: bool) -> _Plan | None:
+def _plan(rng: np.random.Generator, programs: str, determined: bool) -> Plan | None:
     table, world, s, c, invalid = _draw_world(rng)
     kind = "lookup" if programs == "lookup" else PROGRAM_KINDS[int(rng.integers(len(PROGRAM_KINDS)))]
     program = sample_program(world, kind, s, c, rng)
+    return plan_group(rng, table, world, s, c, invalid, program, determined)
+
+
+def plan_group(rng: np.random.Generator, table: RealTable, world: World, s: int, c: int, invalid: World,
+               program: Program, determined: bool) -> Plan | None:
+    """Edits, certificate and witness of one group whose world, queried cell and program are chosen.
+
+    Returns None when the answer is unreadable, the invalid-reference world still answers, or no S or C edit is
+    found (the caller draws again or skips). Raises VqauditError when every mask leaks (no pixel witness).
+    """
     if not _readable(evaluate_world(program, world)) or evaluate_world(program, invalid) is not None:
         return None
     queried = (s, c)
@@ -140,7 +152,7 @@ def _plan(rng: np.random.Generator, programs: str, determined: bool) -> _Plan | 
                           cert)
                 worlds["D"] = world
                 break
-    return _Plan(table, program, worlds, witness, m_cert, d_view)
+    return Plan(table, program, worlds, witness, m_cert, d_view)
 
 
 def build_group(seed: int, g: int, programs: str = "lookup", determined: bool = False) -> GroupBuild:
@@ -165,9 +177,16 @@ def build_group(seed: int, g: int, programs: str = "lookup", determined: bool = 
             break
     if plan is None:
         raise VqauditError(f"group {g}: no admissible question after 50 draws")
+    return group_from_plan(plan, f"charts-{g:05d}")
+
+
+def group_from_plan(plan: Plan, group_id: str, extra_meta: dict[str, Any] | None = None) -> GroupBuild:
+    """Render and certify the views of a planned group (original, S, C, M or D, I).
+
+    ``extra_meta`` goes into the group's and every view's meta (e.g. the imported plot and its QA pair).
+    """
     world, program, table = plan.worlds["original"], plan.program, plan.table
     c = world.categories.index(plan.m_cert.hidden_cells[0][1])
-    group_id = f"charts-{g:05d}"
     text = question(program, world)
     pixels = render(world)
     images: dict[str, bytes] = {}
@@ -178,7 +197,7 @@ def build_group(seed: int, g: int, programs: str = "lookup", determined: bool = 
         w = plan.worlds[state]
         px = pixels if w is world else render(w)
         meta: dict[str, Any] = {"table": table.name, "kind": w.kind, "program": program_to_json(program),
-                                "world": w.to_json()}
+                                "world": w.to_json(), **(extra_meta or {})}
         if state in ("M", "I"):
             obligation = Obligation(kind="abstain")
         else:
@@ -204,7 +223,7 @@ def build_group(seed: int, g: int, programs: str = "lookup", determined: bool = 
                           image_sha256=sha256_bytes(data), question=text, obligation=obligation, meta=meta))
     group = Group(group_id=group_id, source="charts", question=text, view_ids=tuple(v.view_id for v in views),
                   meta={"table": table.name, "kind": world.kind, "n_series": len(world.series),
-                        "program": program_to_json(program)["op"]})
+                        "program": program_to_json(program)["op"], **(extra_meta or {})})
     return GroupBuild(group=group, views=tuple(views), images=images, certificates=certificates)
 
 

@@ -110,7 +110,7 @@ def _draw(world: World) -> tuple[FigureCanvasAgg, Any]:
             ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=7, **style)
         else:
             ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=8, **style)
-    value_label = f"{world.value_label} ({world.unit})"
+    value_label = f"{world.value_label} ({world.unit})" if world.unit else world.value_label
     rotate = any(len(c) > 6 for c in world.categories)
     if world.kind == "hbar":
         ax.set_xlim(lo, hi)

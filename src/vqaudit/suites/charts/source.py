@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 
@@ -21,15 +22,62 @@ class Options(BaseModel):
     seed: int = Field(default=0, ge=0, description="Build seed; the same seed gives byte-identical output.")
     programs: Literal["lookup", "all"] = Field(default="lookup", description="Question program kinds.")
     determined: bool = Field(default=False, description="Add D views: masked, answer still determined (proved).")
+    input: Literal["bundled", "plotqa", "chartqa"] = Field(
+        default="bundled", description="bundled tables, PlotQA annotations or ChartQA tables (``--from``).")
+    annotations: Path | None = Field(default=None, description="PlotQA annotations.json (--from plotqa).")
+    qa: Path | None = Field(default=None, description="PlotQA QA pairs; the queried cell is a lookup QA's.")
+    tables: Path | None = Field(default=None, description="ChartQA tables folder of CSV files (--from chartqa).")
+    grid: str | None = Field(default=None, description="Declared grid step of imported values (default: their "
+                                                       "printed precision).")
+    max_grid_points: int = Field(default=10_000, ge=10, description="Imported plots needing a finer grid are "
+                                                                    "skipped.")
 
 
 def build(out: Path, options: Options, *, workers: int = 1,
           on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Build the benchmark (:func:`vqaudit.suites.charts.build.build_charts`); return its manifest."""
+    """Build the benchmark and return its manifest.
+
+    Bundled tables: :func:`vqaudit.suites.charts.build.build_charts`; PlotQA or ChartQA input:
+    :func:`vqaudit.suites.charts.imported.build_imported_charts`.
+    """
+    if options.input != "bundled":
+        return _build_imported(out, options, on_group)
+    if any(x is not None for x in (options.annotations, options.qa, options.tables, options.grid)):
+        raise VqauditError("--annotations, --qa, --tables and --grid need --from plotqa or --from chartqa")
     from vqaudit.suites.charts.build import build_charts
 
     return build_charts(out, options.groups, options.seed, workers=workers, programs=options.programs,
                         determined=options.determined, on_group=on_group)
+
+
+def _build_imported(out: Path, options: Options, on_group: Callable[[int], None] | None) -> dict[str, Any]:
+    from fractions import Fraction
+
+    from vqaudit.suites.charts.imported import build_imported_charts, read_chartqa, read_plotqa
+
+    grid = None
+    if options.grid is not None:
+        try:
+            grid = Fraction(options.grid)
+        except (ValueError, ZeroDivisionError):
+            raise VqauditError(f"--grid: not a number: {options.grid!r}") from None
+        if grid <= 0:
+            raise VqauditError(f"--grid must be positive (got {options.grid})")
+    if options.programs != "lookup" or options.determined:
+        raise VqauditError("imported charts are built with the lookup question only (no --programs all, "
+                           "--determined)")
+    if options.input == "plotqa":
+        if options.annotations is None or options.tables is not None:
+            raise VqauditError("--from plotqa needs --annotations FILE (and optionally --qa FILE), not --tables")
+        result = read_plotqa(options.annotations, options.qa, grid=grid, max_grid_points=options.max_grid_points)
+        inputs = [options.annotations, *([options.qa] if options.qa is not None else [])]
+    else:
+        if options.tables is None or options.annotations is not None or options.qa is not None:
+            raise VqauditError("--from chartqa needs --tables DIR, not --annotations or --qa")
+        result = read_chartqa(options.tables, grid=grid, max_grid_points=options.max_grid_points)
+        inputs = [options.tables]
+    return build_imported_charts(out, options.input, result, inputs, seed=options.seed, max_groups=options.groups,
+                                 on_group=on_group)
 
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,

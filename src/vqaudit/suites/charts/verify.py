@@ -14,6 +14,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
+from vqaudit.suites.charts.tables import declare_benchmark_tables
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
 
@@ -24,6 +25,10 @@ def verify_view(bench_dir: Path, view: View) -> list[str]:
     Besides :func:`vqaudit.suites.charts.witness.verify_certificate`, checks that the view has a certificate,
     that the certificate names this view, and that its ``world_a`` is the view's world.
     """
+    try:
+        declare_benchmark_tables(bench_dir)  # imported charts: the tables their domains are declared in
+    except VqauditError as exc:
+        return [str(exc)]
     cert_path = view.meta.get("certificate")
     if not isinstance(cert_path, str) or not (bench_dir / cert_path).is_file():
         return ["no certificate"]
@@ -61,6 +66,10 @@ def verify_chart_views(bench_dir: Path, views: Sequence[View], missing: set[str]
                        workers: int) -> list[tuple[str, str]]:
     """Re-check the certificate or proof of every masked chart view (M, D) whose image exists."""
     views = [v for v in views if v.state in ("M", "D") and v.view_id not in missing]
+    try:
+        declare_benchmark_tables(bench_dir)
+    except VqauditError as exc:
+        return [(v.view_id, str(exc)) for v in views]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
@@ -89,6 +98,7 @@ def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: i
         VqauditError: the benchmark cannot be read or has fewer than two masked chart views.
     """
     bench = load_benchmark(bench_dir, check_images=False)
+    declare_benchmark_tables(bench_dir)
     views = [v for v in bench.views if v.source == "charts" and v.state == "M"][:max_views]
     if len(views) < 2:
         raise VqauditError(f"{bench_dir}: need at least two masked chart views to design faults")

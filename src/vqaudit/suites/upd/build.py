@@ -34,7 +34,7 @@ from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.preprocess import preprocess
-from vqaudit.suites.upd.tsv import MCItem, load_tsv
+from vqaudit.suites.upd.tsv import MCItem, load_mc
 from vqaudit.suites.upd.variants import VARIANTS, UPDPair, build_pairs
 
 BUNDLED_TSVS = ("mmbench_samples_en.tsv", "easyvqa_test_mc.tsv")
@@ -46,20 +46,29 @@ def bundled_path(name: str) -> Path:
     return Path(str(resources.files("vqaudit.suites.upd").joinpath("data", name)))
 
 
-def load_items(tsv: Path | None, max_items: int | None = None) -> tuple[list[MCItem], dict[str, str]]:
+def load_items(tsv: Path | None, max_items: int | None = None, *, images: Path | None = None,
+               merged: list[int] | None = None) -> tuple[list[MCItem], dict[str, str]]:
     """Load the items of ``tsv`` (or of the bundled TSVs when None), keeping the first ``max_items``.
+
+    Circular copies (index + k * 10**6) are merged into their items (:func:`vqaudit.suites.upd.tsv.load_mc`);
+    the number of merged rows is appended to ``merged`` when given.
 
     Returns:
         The items and ``{file name: SHA-256}`` of the files read.
 
     Raises:
-        VqauditError: a malformed file (see :func:`load_tsv`), an index used twice across the bundled files, or
+        VqauditError: a malformed file (see :func:`load_mc`), an index used twice across the bundled files, or
             ``max_items < 1``.
     """
     paths = [tsv] if tsv is not None else [bundled_path(n) for n in BUNDLED_TSVS]
     items: list[MCItem] = []
+    n_merged = 0
     for path in paths:
-        items.extend(load_tsv(path))
+        loaded = load_mc(path, images=images if tsv is not None else None)
+        items.extend(loaded.items)
+        n_merged += loaded.merged_rows
+    if merged is not None:
+        merged.append(n_merged)
     seen: set[int] = set()
     for item in items:
         if item.index in seen:
@@ -69,7 +78,8 @@ def load_items(tsv: Path | None, max_items: int | None = None) -> tuple[list[MCI
         if max_items < 1:
             raise VqauditError(f"--max-items must be at least 1 (got {max_items})")
         items = items[:max_items]
-    return items, {p.name: sha256_bytes(p.read_bytes()) for p in paths}
+    read = [*paths, *([images] if images is not None and tsv is not None else [])]
+    return items, {p.name: sha256_bytes(p.read_bytes()) for p in read}
 
 
 def _ext(data: bytes) -> str:
@@ -150,7 +160,8 @@ def versions() -> dict[str, str]:
 
 
 def build_upd(
-    out: Path, *, tsv: Path | None, variant: str, setting: str, seed: int, max_items: int | None = None
+    out: Path, *, tsv: Path | None, variant: str, setting: str, seed: int, max_items: int | None = None,
+    images: Path | None = None,
 ) -> dict[str, Any]:
     """Build an MM-UPD benchmark folder and return its manifest.
 
@@ -161,12 +172,15 @@ def build_upd(
         variant: ``aad``, ``iasd``, ``ivqd``, a comma list of them, or ``all``.
         setting: ``base``, ``option``, ``instruction``, ``original``, a comma list, or ``all``.
         seed: seed of the IASD/IVQD donor draws; the same inputs and seed give byte-identical files.
-        max_items: use only the first ``max_items`` input rows (None: all).
+        max_items: use only the first ``max_items`` items, circular copies merged (None: all).
+        images: a file with ``index`` and ``image`` columns for a ``tsv`` without images (a VLMEvalKit sheet).
 
     Returns:
         The manifest written to ``out/manifest.json``: format, source, variants, settings, seed, inputs (file
         SHA-256), counts per (variant, setting), dropped items with reasons, option edits, versions, and the
-        SHA-256 of every image and of the views and groups files.
+        SHA-256 of every image and of the views and groups files. ``counts_by_ability`` is
+        ``{variant: {ability: items}}`` (seed 001 Table B's layout). ``n_rows_merged`` counts the circular-copy
+        rows (index + k * 10**6) merged into their items.
 
     Raises:
         VqauditError: bad arguments, a malformed TSV, a non-empty output folder, or no item left to build.
@@ -175,14 +189,20 @@ def build_upd(
     settings = _expand(setting, SETTINGS, "setting")
     if out.exists() and any(out.iterdir()):
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
-    items, inputs = load_items(tsv, max_items)
+    merged: list[int] = []
+    items, inputs = load_items(tsv, max_items, images=images, merged=merged)
     pre = preprocess(items)
     builds: list[GroupBuild] = []
     counts: dict[str, int] = {}
+    by_ability: dict[str, dict[str, int]] = {}
     dropped: dict[str, list[list[Any]]] = {"preprocess": [list(d) for d in pre.dropped]}
     for v in variants:
         pairs, lost = build_pairs(v, list(pre.items), seed)
         dropped[v] = [list(d) for d in lost]
+        tally: dict[str, int] = {}
+        for pair in pairs:
+            tally[pair.item.category] = tally.get(pair.item.category, 0) + 1
+        by_ability[v] = dict(sorted(tally.items(), key=lambda kv: (ability_index(kv[0]) or 99, kv[0])))
         for s in settings:
             counts[f"{v}/{s}"] = len(pairs)
             for pair in pairs:
@@ -195,8 +215,8 @@ def build_upd(
                                     "ability_index": ability_index(item.category),
                                     "l2_category": item.l2_category, "variant": v, "setting": s,
                                     "donor_index": pair.donor_index})
-                images = {image_name(data): data for data in (pair.item.image, pair.upd_image)}
-                builds.append(GroupBuild(group=group, views=tuple(group_views), images=images))
+                files = {image_name(data): data for data in (pair.item.image, pair.upd_image)}
+                builds.append(GroupBuild(group=group, views=tuple(group_views), images=files))
     if not builds:
         raise VqauditError("no item is left after preprocessing and the variant rules; nothing to build")
 
@@ -209,10 +229,12 @@ def build_upd(
             "inputs": inputs,
             "credits": "see vqaudit/suites/upd/data/SOURCES.md" if tsv is None else str(tsv),
             "n_items_loaded": len(items),
+            "n_rows_merged": merged[0],
             "n_items_after_preprocess": len(pre.items),
             "n_groups": len(groups),
             "n_views": len(views),
             "counts": counts,
+            "counts_by_ability": by_ability,
             "dropped": dropped,
             "edits": [list(e) for e in pre.edits],
             "versions": versions(),

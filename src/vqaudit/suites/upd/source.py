@@ -19,7 +19,10 @@ class Options(BaseModel):
     """Build options of an MM-UPD benchmark (``vqaudit build upd``)."""
 
     seed: int = Field(default=0, ge=0, description="Seed of the IASD/IVQD pairings; same seed, same bytes.")
-    tsv: Path | None = Field(default=None, description="MMBench-layout TSV (default: the bundled real data).")
+    tsv: Path | None = Field(default=None, description="MMBench-layout TSV/xlsx (default: the bundled real data).")
+    images: Path | None = Field(default=None, description="File with index and image columns, for a tsv without.")
+    release: list[Path] | None = Field(default=None, description="Official MM-UPD release files (parquet or TSV), "
+                                       "one configuration each; built as published, instead of --tsv.")
     variant: str = Field(default="all", description="aad, iasd, ivqd, a comma list, or all.")
     setting: str = Field(default="all", description="base, option, instruction, original, a comma list, or all.")
     max_items: int | None = Field(default=None, ge=1, description="Use only the first N input rows.")
@@ -28,10 +31,19 @@ class Options(BaseModel):
 def build(out: Path, options: Options, *, workers: int = 1,
           on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Build the benchmark (:func:`vqaudit.suites.upd.build.build_upd`); return its manifest."""
+    from vqaudit.errors import VqauditError
     from vqaudit.suites.upd.build import build_upd
 
+    if options.release:
+        from vqaudit.suites.upd.release import build_upd_release
+
+        if options.tsv is not None or options.images is not None or options.max_items is not None:
+            raise VqauditError("--release builds the published set as it is: it takes no --tsv, --images or "
+                               "--max-items")
+        return build_upd_release(out, options.release, variant=None if options.variant == "all" else options.variant,
+                                 setting=None if options.setting == "all" else options.setting)
     return build_upd(out, tsv=options.tsv, variant=options.variant, setting=options.setting, seed=options.seed,
-                     max_items=options.max_items)
+                     max_items=options.max_items, images=options.images)
 
 
 def prompt(view: View) -> tuple[str, str]:

@@ -1,0 +1,53 @@
+"""The report of a multiple-choice prediction audit (``vqaudit audit ... --benchmark mmbench|mmmu|mathvista|mc``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vqaudit.shortanswer.multichoice import dumps_rows
+from vqaudit.store import atomic_write_text, write_json
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def mc_markdown(summary: dict[str, Any]) -> str:
+    """``report.md``: choice accuracy over all and over parsed rows, extraction counts, circular, open rows."""
+    c = summary["choice"]
+    lines = [f"# Multiple-choice audit: {summary['benchmark']}, {summary.get('predictions', '')}", "",
+             "| rows | parsed | unparsed | refusals | correct | accuracy (all rows) | accuracy (parsed rows) |",
+             "|---:|---:|---:|---:|---:|---:|---:|",
+             f"| {c['rows']} | {c['parsed']} | {c['unparsed']} | {c['refusals']} | {c['correct']} | "
+             f"{_pct(c['accuracy_all'])} | {_pct(c['accuracy_parsed'])} |", "",
+             "Extraction: " + ", ".join(f"{k} {n}" for k, n in c["extracted_by"].items()) + "."]
+    circ = summary.get("circular")
+    if circ:
+        sizes = ", ".join(f"{n} with {k} rows" for k, n in circ["rows_per_group"].items())
+        lines += ["", "## Circular evaluation (a question counts only if every circular copy is right)", "",
+                  "| questions | right in every copy | circular accuracy | questions fully parsed | "
+                  "circular accuracy (parsed) |", "|---:|---:|---:|---:|---:|",
+                  f"| {circ['groups']} | {circ['right']} | {_pct(circ['accuracy'])} | {circ['groups_parsed']} | "
+                  f"{_pct(circ['accuracy_parsed'])} |", "", f"Questions: {sizes}."]
+    o = summary["open"]
+    if o["rows"]:
+        lines += ["", "## Open (non-choice) rows, exact or numeric match", "",
+                  "| rows | answered | refusals | correct | accuracy |", "|---:|---:|---:|---:|---:|",
+                  f"| {o['rows']} | {o['answered']} | {o['refusals']} | {o['correct']} | {_pct(o['accuracy'])} |"]
+    cats = summary.get("by_category")
+    if cats:
+        lines += ["", "## Choice rows by category", "", "| category | rows | correct | accuracy |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {k} | {v['rows']} | {v['correct']} | {_pct(v['accuracy'])} |" for k, v in cats.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_mc_report(summary: dict[str, Any], records: list[dict[str, Any]], out: Path) -> Path:
+    """Write ``report.md``, ``report.json`` and ``rows.jsonl`` into ``out``; return the Markdown path."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "report.json", summary)
+    atomic_write_text(out / "rows.jsonl", dumps_rows(records))
+    path = out / "report.md"
+    atomic_write_text(path, mc_markdown(summary))
+    return path

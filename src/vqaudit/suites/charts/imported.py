@@ -1,0 +1,499 @@
+"""Chart groups from published chart data: PlotQA annotations with their QA pairs, and ChartQA's CSV tables.
+
+``vqaudit build charts --from plotqa --annotations annotations.json [--qa qa_pairs.json]`` and ``--from chartqa
+--tables DIR`` turn each plot (or table) into a **declared table** and one chart group over it, with the same
+five states, witnesses, checker and ``verify`` as the bundled charts (seed 000, §3.2; docs/papers.md).
+
+**PlotQA** (NiteshMethani/PlotQA ``PlotQA_Dataset.md``): ``annotations.json`` is a list of plots, each with
+``models`` (one per series: ``name``, ``color``, ``bboxes``, ``label``, ``x``, ``y``), ``type``
+(``vbar_categorical``, ``hbar_categorical``, ``dot_line``, ``line``), ``general_figure_info`` (``title``,
+``x_axis`` / ``y_axis`` with ``label.text`` and ``major_labels.values``, ``legend``, ...) and ``image_index``.
+The value axis is ``y`` (``x`` for ``hbar_categorical``, whose models hold the values in ``x``). The QA file is
+a list (or ``{"qa_pairs": [...]}``) of ``{image_index, question_string, answer, template, type}``.
+
+The declared domain of a plot never depends on a hidden value:
+
+- the **axis range** is the plot's own declared value axis: its major tick labels, ``[first, last]``, which must
+  be evenly spaced (their spacing is the tick step);
+- the **grid** is the finest decimal step the plot's printed values use (``10**-d`` for ``d`` decimals), or
+  ``--grid STEP``; a plot whose values do not fit a finite grid of at most ``max_grid_points`` points inside the
+  axis, or lie outside the axis, is **skipped and counted** (``skipped`` in the manifest), never snapped.
+
+ChartQA tables (``Entity,<series>...`` CSV, values such as ``19.3%``) have no axis of their own: as for the
+bundled tables, the axis is declared per table from the whole table before any question is drawn (``0`` or a
+round lower bound, up to the first round number at or above the largest value), never per chart.
+
+A group's queried cell comes from a QA pair when ``--qa`` is given: a numeric answer equal to exactly one cell
+whose category (and, with several series, series name) the question names; a plot without such a pair is
+skipped. The group's question is vqaudit's own lookup question for that cell (the program decides the labels);
+the PlotQA question and answer are kept in the meta (``qa``). One category is held out of the world so that the
+invalid-reference view (``I``) can name it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vqaudit.errors import VqauditError
+from vqaudit.schema import Group, View
+from vqaudit.store import sha256_bytes
+from vqaudit.suites.charts.programs import Lookup
+from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, table_to_json
+from vqaudit.suites.charts.world import ChartKind, World, replace_category
+from vqaudit.suites.common import GroupBuild, build_benchmark, versions
+
+PLOTQA_KINDS: dict[str, ChartKind] = {"vbar_categorical": "vbar", "hbar_categorical": "hbar", "dot_line": "dot",
+                                      "line": "line"}
+MAX_GRID_POINTS = 10_000
+"""Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
+MAX_SERIES = 2
+"""The renderer draws one or two series (:data:`vqaudit.suites.charts.render.COLORS`)."""
+
+
+@dataclass(frozen=True)
+class ImportedPlot:
+    """One usable plot or table: its declared table, chart kind, queried cell (or None: drawn) and origin."""
+
+    table: RealTable
+    kind: ChartKind
+    query: tuple[str, str] | None
+    qa: dict[str, Any] | None
+    origin: str
+
+
+@dataclass
+class ImportResult:
+    """The usable plots and the skipped ones, counted by reason."""
+
+    plots: list[ImportedPlot]
+    skipped: dict[str, int]
+    n_read: int
+
+    def skip(self, reason: str) -> None:
+        """Count one skipped plot."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def _number(value: Any) -> Fraction | None:
+    """The exact value of a printed number ("12.5", 12.5, "1,200", "19.3%", "1e+06"), or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    text = repr(value) if isinstance(value, float) else str(value)
+    text = text.strip().replace(",", "").rstrip("%*").strip()
+    if not text or text.lower() in ("nan", "-", "inf", "-inf"):
+        return None
+    try:
+        number = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return number
+
+
+def _decimals(value: Fraction) -> int | None:
+    """Decimal places of a terminating decimal (None if it does not terminate)."""
+    den, d = value.denominator, 0
+    while den % 10 == 0:
+        den //= 10
+        d += 1
+    while den % 2 == 0 or den % 5 == 0:
+        den //= 2 if den % 2 == 0 else 5
+        d += 1
+    return d if den == 1 else None
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _grid(values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid: Fraction | None,
+          max_points: int) -> Fraction | str:
+    """The declared grid step, or the reason the values fit no finite grid."""
+    if any(not axis_lo <= v <= axis_hi for v in values):
+        return "a value lies outside the declared axis"
+    if grid is None:
+        places = [_decimals(v) for v in values]
+        if any(p is None for p in places):
+            return "values fit no finite decimal grid"
+        grid = Fraction(1, 10 ** max(p for p in places if p is not None))
+    if any((v / grid).denominator != 1 for v in values):
+        return "values off the declared grid"
+    if (axis_hi - axis_lo) / grid > max_points:
+        return f"the grid needs more than {max_points} points"
+    return grid
+
+
+def _axis_ticks(info: Any) -> tuple[Fraction, Fraction, Fraction] | str:
+    """``(axis_lo, axis_hi, tick_step)`` from a PlotQA axis' major tick labels, or why not."""
+    labels = ((info or {}).get("major_labels") or {}).get("values") if isinstance(info, dict) else None
+    if not isinstance(labels, list) or len(labels) < 2:
+        return "the value axis declares fewer than two tick labels"
+    ticks = [_number(t) for t in labels]
+    if any(t is None for t in ticks):
+        return "a value-axis tick label is not a number"
+    exact = sorted(t for t in ticks if t is not None)
+    steps = {b - a for a, b in zip(exact, exact[1:], strict=False)}
+    if len(steps) != 1 or min(steps) <= 0:
+        return "the value axis' tick labels are not evenly spaced"
+    return exact[0], exact[-1], steps.pop()
+
+
+def _table_name(prefix: str, key: str, payload: Any) -> str:
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "_", key)[:40]
+    return f"{prefix}-{safe}-{digest}"
+
+
+def _read_json(path: Path, what: str) -> Any:
+    if not path.is_file():
+        raise VqauditError(f"{path}: {what} file not found")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _qa_by_image(path: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    data = _read_json(path, "QA")
+    if isinstance(data, dict) and isinstance(data.get("qa_pairs"), list):
+        data = data["qa_pairs"]
+    if not isinstance(data, list):
+        raise VqauditError(f"{path}: expected a list of QA pairs (or {{'qa_pairs': [...]}})")
+    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for row, rec in enumerate(data, start=1):
+        if not isinstance(rec, dict):
+            raise VqauditError(f"{path}: row {row}: expected a JSON object")
+        for name in ("image_index", "question_string", "answer"):
+            if name not in rec:
+                raise VqauditError(f"{path}: row {row}, field '{name}': missing")
+        out.setdefault(_label(rec["image_index"]), []).append((row, rec))
+    return out
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(r"(?<![A-Za-z0-9])" + re.escape(name.lower()) + r"(?![A-Za-z0-9])", text.lower()) is not None
+
+
+def match_lookup(table: RealTable, qa: Sequence[tuple[int, dict[str, Any]]]) -> tuple[tuple[str, str], int] | None:
+    """The first QA pair that asks a lookup: ``((series, category), qa_row)``, or None.
+
+    A pair asks the lookup of cell (s, c) when its answer is a number equal to that cell's value, the question
+    names category c (and series s when the plot has several), and exactly one cell qualifies.
+    """
+    for row, rec in qa:
+        answer = _number(rec.get("answer"))
+        question = str(rec.get("question_string", ""))
+        if answer is None:
+            continue
+        hits = [(s, c) for (s, c), v in table.values.items() if _number(v) == answer and _names(question, c)
+                and (len(table.series) == 1 or _names(question, s))]
+        if len(hits) == 1:
+            return hits[0], row
+    return None
+
+
+def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None, max_points: int) -> RealTable | str:
+    if not isinstance(rec, dict):
+        raise VqauditError(f"{path}: row {row}: expected a JSON object")
+    for name in ("models", "type", "general_figure_info"):
+        if name not in rec:
+            raise VqauditError(f"{path}: row {row}, field '{name}': missing")
+    kind = PLOTQA_KINDS.get(str(rec["type"]))
+    if kind is None:
+        return f"unsupported plot type {rec['type']!r}"
+    info = rec["general_figure_info"]
+    models = rec["models"]
+    if not isinstance(info, dict) or not isinstance(models, list) or not models:
+        raise VqauditError(f"{path}: row {row}, field 'models': expected a non-empty list of series")
+    if len(models) > MAX_SERIES:
+        return f"more than {MAX_SERIES} series"
+    cat_key, val_key, val_axis, cat_axis = ("y", "x", "x_axis", "y_axis") if kind == "hbar" else (
+        "x", "y", "y_axis", "x_axis")
+    ticks = _axis_ticks(info.get(val_axis))
+    if isinstance(ticks, str):
+        return ticks
+    axis_lo, axis_hi, tick_step = ticks
+    values: dict[tuple[str, str], Fraction] = {}
+    categories: dict[str, None] = {}
+    series: list[str] = []
+    for m, model in enumerate(models):
+        if not isinstance(model, dict) or not isinstance(model.get(cat_key), list) or not isinstance(
+                model.get(val_key), list) or len(model[cat_key]) != len(model[val_key]):
+            raise VqauditError(f"{path}: row {row}, field 'models[{m}].{val_key}': expected lists '{cat_key}' and "
+                               f"'{val_key}' of one length")
+        name = _label(model.get("label") or model.get("name") or "")
+        name = name or _label(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or f"series {m + 1}"
+        if name in series:
+            return "two series share a name"
+        series.append(name)
+        for cat, raw in zip(model[cat_key], model[val_key], strict=True):
+            value = _number(raw)
+            if value is None:
+                return "a value is not a number"
+            label = _label(cat)
+            if (name, label) in values:
+                return "a category appears twice in one series"
+            categories.setdefault(label)
+            values[(name, label)] = value
+    fitted = _grid(list(values.values()), axis_lo, axis_hi, grid, max_points)
+    if isinstance(fitted, str):
+        return fitted
+    cats = tuple(categories)
+    if any((s, c) not in values for s in series for c in cats):
+        return "a series lacks a category the others have"
+    title = _label((info.get("title") or {}).get("text", "")) if isinstance(info.get("title"), dict) else ""
+    key = _label(rec.get("image_index", row))
+    payload = [rec["type"], title, series, cats, [[s, c, str(v)] for (s, c), v in values.items()]]
+    return RealTable(
+        name=_table_name("plotqa", key, payload), title=title or "PlotQA plot",
+        category_label=_label(((info.get(cat_axis) or {}).get("label") or {}).get("text", "")) or "Category",
+        value_label=_label(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or "Value", unit="",
+        categories=cats, series=tuple(series), values={k: float(v) for k, v in values.items()},
+        ordered=all(_number(c) is not None for c in cats), axis_lo=axis_lo, axis_hi=axis_hi, grid_step=fitted,
+        tick_step=tick_step, source=f"PlotQA plot image_index {key} ({path.name}, row {row})")
+
+
+def read_plotqa(annotations: Path, qa: Path | None = None, *, grid: Fraction | None = None,
+                max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
+    """Read PlotQA annotations (and QA pairs) into declared tables (module docstring).
+
+    Raises:
+        VqauditError: a missing or malformed file (naming the file, row and field); a plot that only does not
+            fit the declared domain is skipped and counted instead.
+    """
+    data = _read_json(annotations, "annotations")
+    if not isinstance(data, list):
+        raise VqauditError(f"{annotations}: expected a JSON list of plot annotations")
+    qa_pairs = _qa_by_image(qa) if qa is not None else None
+    result = ImportResult([], {}, len(data))
+    for row, rec in enumerate(data, start=1):
+        table = _plotqa_plot(annotations, row, rec, grid, max_grid_points)
+        if isinstance(table, str):
+            result.skip(table)
+            continue
+        kind = PLOTQA_KINDS[str(rec["type"])]
+        query: tuple[str, str] | None = None
+        qa_rec: dict[str, Any] | None = None
+        if qa_pairs is not None:
+            found = match_lookup(table, qa_pairs.get(_label(rec.get("image_index", row - 1)), []))
+            if found is None:
+                result.skip("no QA pair asks a lookup of one cell")
+                continue
+            query, qa_row = found
+            qa_rec = next(r for n, r in qa_pairs[_label(rec.get("image_index", row - 1))] if n == qa_row)
+            qa_rec = {k: qa_rec[k] for k in ("question_string", "answer", "template", "type") if k in qa_rec}
+            qa_rec["row"] = qa_row
+        result.plots.append(ImportedPlot(table, kind, query, qa_rec, f"{annotations.name}:{row}"))
+    return result
+
+
+def _nice_ceiling(value: Fraction) -> Fraction:
+    """The smallest of 1, 2, 2.5, 5 times a power of ten that is at least ``value`` (> 0)."""
+    power = Fraction(1)
+    while power * 10 <= value:
+        power *= 10
+    while power > value:
+        power /= 10
+    for m in (1, 2, Fraction(5, 2), 5, 10):
+        if m * power >= value:
+            return m * power
+    return 10 * power  # pragma: no cover
+
+
+def chartqa_table(path: Path, *, grid: Fraction | None = None,
+                  max_grid_points: int = MAX_GRID_POINTS) -> RealTable | str:
+    """One ChartQA CSV table as a declared table, or the reason it is skipped.
+
+    Rows are categories and columns series; a table with more series columns than rows whose column headers are
+    all numbers (years) is transposed (OWID tables). Cells ``-``, ``nan`` or empty are missing; categories with a
+    missing cell are left out. The axis: ``[0, nice(max)]`` (or ``[-nice(-min), ...]`` with negative values),
+    ticks at a fifth of the span; the grid: the values' printed precision (or ``grid``).
+
+    Raises:
+        VqauditError: a file that is not a readable CSV table (naming it and the row).
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VqauditError(f"{path}: not a readable UTF-8 CSV file: {exc}") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise VqauditError(f"{path}: not a valid CSV table: {exc}") from None
+    if len(rows) < 2 or len(rows[0]) < 2:
+        return "fewer than two columns or no data row"
+    header = [h.strip() for h in rows[0]]
+    for r, row in enumerate(rows[1:], start=1):
+        if len(row) != len(header):
+            raise VqauditError(f"{path}: row {r}: {len(row)} cells where the header has {len(header)}")
+    cats = [row[0].strip() for row in rows[1:]]
+    cols = header[1:]
+    cells = {(s, c): _number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True)
+             for j, s in enumerate(cols)}
+    transpose = len(cols) > len(cats) and all(_number(h) is not None for h in cols)
+    if transpose:
+        cells = {(c, s): v for (s, c), v in cells.items()}
+        cats, cols = cols, cats
+    if len(set(cats)) != len(cats) or len(set(cols)) != len(cols):
+        return "a category or series name repeats"
+    if len(cols) > MAX_SERIES:
+        return f"more than {MAX_SERIES} series"
+    complete = [c for c in cats if all(cells.get((s, c)) is not None for s in cols)]
+    values = {(s, c): v for (s, c), v in cells.items() if c in complete and v is not None}
+    if len(complete) < 3:
+        return "fewer than three categories with complete data"
+    low, high = min(values.values()), max(values.values())
+    if high <= 0:
+        return "no positive value"
+    axis_hi = _nice_ceiling(high)
+    axis_lo = Fraction(0) if low >= 0 else -_nice_ceiling(-low)
+    fitted = _grid(list(values.values()), axis_lo, axis_hi, grid, max_grid_points)
+    if isinstance(fitted, str):
+        return fitted
+    unit = "%" if "%" in text else ""
+    value_label = header[1] if len(cols) == 1 and not transpose else "Value"
+    return RealTable(
+        name=_table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in
+                                                                    values.items()]]),
+        title=path.stem, category_label="Year" if transpose else (header[0] or "Category"),
+        value_label=value_label, unit=unit, categories=tuple(complete), series=tuple(cols),
+        values={k: float(v) for k, v in values.items()}, ordered=transpose, axis_lo=axis_lo, axis_hi=axis_hi,
+        grid_step=fitted, tick_step=(axis_hi - axis_lo) / 5, source=f"ChartQA table {path.name}")
+
+
+def read_chartqa(tables: Path, *, grid: Fraction | None = None,
+                 max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
+    """Every ``*.csv`` table of a ChartQA ``tables/`` folder, in name order (see :func:`chartqa_table`).
+
+    Raises:
+        VqauditError: the folder is missing or holds no CSV file, or a file is unreadable.
+    """
+    if not tables.is_dir():
+        raise VqauditError(f"{tables}: ChartQA tables folder not found")
+    files = sorted(tables.glob("*.csv"))
+    if not files:
+        raise VqauditError(f"{tables}: no .csv table in the folder")
+    result = ImportResult([], {}, len(files))
+    for path in files:
+        table = chartqa_table(path, grid=grid, max_grid_points=max_grid_points)
+        if isinstance(table, str):
+            result.skip(table)
+            continue
+        result.plots.append(ImportedPlot(table, "line" if table.ordered else "vbar", None, None, path.name))
+    return result
+
+
+def _world(plot: ImportedPlot, rng: np.random.Generator) -> tuple[World, int, int, World] | str:
+    table = plot.table
+    if plot.query is not None:
+        series, category = plot.query
+    else:
+        series = table.series[int(rng.integers(len(table.series)))]
+        category = table.categories[int(rng.integers(len(table.categories)))]
+    spare_pool = [c for c in table.categories if c != category]
+    if len(spare_pool) < 2:
+        return "fewer than three categories (one is held out for the invalid-reference view)"
+    spare = spare_pool[int(rng.integers(len(spare_pool)))]
+    cats = tuple(c for c in table.categories if c != spare)
+    values = tuple(tuple(Fraction(repr(table.values[(s, c)])) for c in cats) for s in table.series)
+    values = tuple(tuple((v / table.grid_step).limit_denominator(1) * table.grid_step for v in row)
+                   for row in values)
+    world = World(table=table.name, kind=plot.kind, title=table.title, category_label=table.category_label,
+                  value_label=table.value_label, unit=table.unit, categories=cats, series=table.series,
+                  values=values, axis_lo=table.axis_lo, axis_hi=table.axis_hi, grid_step=table.grid_step,
+                  tick_step=table.tick_step)
+    s, c = table.series.index(series), cats.index(category)
+    invalid = replace_category(world, c, table, rng)
+    if invalid is None:  # pragma: no cover - the spare category is always available
+        return "no category to hold out"
+    return world, s, c, invalid
+
+
+def _group(plot: ImportedPlot, seed: int, g: int, prefix: str) -> GroupBuild | str:
+    from vqaudit.suites.charts.build import group_from_plan, plan_group
+
+    rng = np.random.default_rng([seed, g])
+    drawn = _world(plot, rng)
+    if isinstance(drawn, str):
+        return drawn
+    world, s, c, invalid = drawn
+    program = Lookup((world.series[s], world.categories[c]))
+    for _ in range(10):
+        try:
+            plan = plan_group(rng, plot.table, world, s, c, invalid, program, False)
+        except VqauditError:
+            return "every mask leaks (no pixel witness)"
+        if plan is not None:
+            meta: dict[str, Any] = {"imported": plot.origin}
+            if plot.qa is not None:
+                meta["qa"] = plot.qa
+            built = group_from_plan(plan, f"{prefix}-{g:05d}", meta)
+            path = f"{TABLES_DIR}/{plot.table.name}.json"
+            return replace(built, certificates={**built.certificates, path: table_to_json(plot.table)})
+    return "no answer-preserving or answer-changing edit found"
+
+
+def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: Sequence[Path], *, seed: int,
+                          max_groups: int, on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Build a chart benchmark folder from imported plots (one group each, in input order, up to ``max_groups``).
+
+    Returns:
+        The manifest: the bundled charts' fields plus ``from`` (``plotqa``/``chartqa``), ``inputs`` (file
+        SHA-256), ``n_plots_read``, ``n_plots_usable``, ``skipped`` (``{reason: plots}``) and ``tables`` (the
+        declared tables, whose JSON is in ``tables/``).
+
+    Raises:
+        VqauditError: a non-empty output folder, or no plot left to build a group from.
+    """
+    if out.exists() and any(out.iterdir()):
+        raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
+    for plot in result.plots:
+        declare_table(plot.table)
+    builds: list[GroupBuild] = []
+    for g, plot in enumerate(result.plots):
+        if len(builds) >= max_groups:
+            break
+        built = _group(plot, seed, g, f"charts-{source}")
+        if isinstance(built, str):
+            result.skip(built)
+        else:
+            builds.append(built)
+    if not builds:
+        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(result.skipped.items())) or "no plot in the input"
+        raise VqauditError(f"no {source} plot gave a group ({reasons})")
+
+    def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
+        used = {str(g.meta["table"]) for g in groups}
+        return {
+            "from": source, "seed": seed, "n_groups": len(groups), "n_views": len(views),
+            "states": sorted({v.state for v in views}), "programs": "lookup", "determined_views": False,
+            "inputs": {p.name: sha256_bytes(p.read_bytes()) for p in _files(inputs)},
+            "n_plots_read": result.n_read, "n_plots_usable": len(builds),
+            "skipped": dict(sorted(result.skipped.items())),
+            "versions": versions("matplotlib", "numpy", "PIL"),
+            "tables": {p.table.name: p.table.source for p in result.plots if p.table.name in used},
+        }
+
+    return build_benchmark(out, "charts", iter(builds), fields, on_group)
+
+
+def _files(paths: Sequence[Path]) -> Iterator[Path]:
+    for p in paths:
+        if p.is_dir():
+            yield from sorted(p.glob("*.csv"))
+        else:
+            yield p
