@@ -1,6 +1,6 @@
 # Two quick-start targets (see README): `make demo` runs the main job, `make test` runs the test suite.
 # `make test-fast` skips the tests marked slow. The suite runs on both cores (pytest-xdist, -n 2).
-# Both create .venv with Python 3.11+ and install vqaudit with its dev, report, hf, ocr and inspect extras on first use (the
+# Both create .venv with Python 3.11+ and install vqaudit with its dev, report, hf, ocr, inspect and parquet extras on first use (the
 # demo runs the OCR chart reader, baseline:chart-reader, beside the reference policies).
 # The browser tests (tests/report) also need Debian's chromium: `apt-get install -y chromium` (.ci/run does it).
 PYTHON ?= python3
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	# torch first, pinned: this machine's pip finds the CPU wheel of 2.13.0 (an unpinned torch is a multi-GB
 	# CUDA build); then the hf extra, so the hf backend tests run.
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev,report,hf,ocr,inspect]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,report,hf,ocr,inspect,parquet]'
 	touch $(STAMP)
 
 .PHONY: demo test test-fast lint
