@@ -8,7 +8,11 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
 2. the strict matcher of :mod:`vqaudit.parsing.choice` over the view's letters plus its abstention letter
    (``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``); then the whole reply equal to the
    removed correct option's text (``matcher:removed-option-text``, UPD views) or to an abstention phrase of
-   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``);
+   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``); then the final-answer rules of issue 17
+   (:func:`vqaudit.parsing.choice.extract_choice`): the last explicit declaration naming exactly one valid
+   letter (``matcher:final-declaration``; a declaration naming two letters or an unknown one leaves the reply
+   undecided), else a refusal or abstention phrase anywhere in a short reply (``matcher:abstain-phrase``), else
+   exactly one option's text as whole words in a short reply (``matcher:option-text-in-reply``);
 3. if still undecided and a judge spec is given: the judge (any backend, temperature 0) picks among the view's
    options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1). It
    sees text only: the call carries no image. Its verdicts are cached in ``run_dir/judge.sqlite``
@@ -41,7 +45,16 @@ from vqaudit.backends import (
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, too_long
-from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
+from vqaudit.parsing.choice import (
+    declarations,
+    find_abstention,
+    match_choice,
+    match_declaration,
+    match_letter,
+    match_option_in_reply,
+    match_option_text,
+    normalize_text,
+)
 from vqaudit.prompts.upd import (
     EXTRA_OPTION,
     JUDGE_ABSTAIN_OPTION,
@@ -96,6 +109,19 @@ def _plain(view: View, text: str, prefix: str) -> Verdict | None:
         return Verdict("removed", f"matcher:{prefix}removed-option-text")
     if norm in ABSTAIN_PHRASES:
         return Verdict("abstain", f"matcher:{prefix}abstain-text")
+    if declarations(text):  # a final declaration decides, or (two labels, an unknown label) nothing does
+        letters = "".join(options) + extra
+        declared = match_declaration(text, letters)
+        if declared is None:
+            return None
+        meaning = "abstain" if declared.letter == abstain_letter else f"option:{declared.letter}"
+        return Verdict(meaning, f"matcher:{prefix}{declared.rule}")
+    abstention = find_abstention(text)
+    if abstention is not None:
+        return Verdict("abstain", f"matcher:{prefix}{abstention.rule}", f"abstention phrase {abstention.phrase!r}")
+    in_reply = match_option_in_reply(text, options)
+    if in_reply is not None:
+        return Verdict(f"option:{in_reply.letter}", f"matcher:{prefix}{in_reply.rule}")
     return None
 
 
@@ -114,10 +140,14 @@ def match_reply(view: View, text: str) -> Verdict | None:
 
 
 def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
-    """Read a judge's reply: a letter of :func:`judge_options` (strict rules) or one option's exact text."""
+    """Read a judge's reply: a strict letter, one option's exact text, or a final declaration of one letter.
+
+    The letters are those of :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
+    (:func:`vqaudit.parsing.choice.match_declaration`); anything else is undecided.
+    """
     jo = judge_options(view)
     letters = "".join(jo.meaning)
-    found = match_letter(text, letters) or match_option_text(text, jo.texts)
+    found = match_letter(text, letters) or match_option_text(text, jo.texts) or match_declaration(text, letters)
     if found is None:
         return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {text.strip()[:80]!r}")
     return Verdict(jo.meaning[found.letter], f"judge:{spec}")
