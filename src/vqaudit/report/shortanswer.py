@@ -72,9 +72,10 @@ def render_markdown(result: AuditResult) -> str:
     if r.judge is not None:
         jd = r.judge
         point, lo, hi = jd.delta
-        lines.append(f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool} errors accepted "
-                     f"({_f(jd.accepted_share, 1)}%, {jd.undecided} undecided); judge score {_f(jd.judged_score)}; "
-                     f"judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}].")
+        lines.append(f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool - jd.undecided} "
+                     f"decided errors accepted ({_f(jd.accepted_share, 1)}%); {jd.undecided} of {jd.pool} verdicts "
+                     f"undecided, left out of the judge score, the interval and the share; judge score "
+                     f"{_f(jd.judged_score)}; judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}].")
         lines.append("- Judge false-negative rate by bucket (%): "
                      + ", ".join(f"{b} {_f(v, 1)}" for b, v in jd.fn_rate_by_bucket.items()))
         if jd.validation is not None:

@@ -44,7 +44,7 @@ from vqaudit.backends import (
     load_backend,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
-from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, too_long
+from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, fenced_blocks, too_long
 from vqaudit.parsing.choice import (
     declarations,
     find_abstention,
@@ -139,15 +139,34 @@ def match_reply(view: View, text: str) -> Verdict | None:
     return _plain(view, text, "")
 
 
+_JUDGE_KEYS = ("answer", "choice", "option", "letter", "verdict")
+
+
+def _judge_candidates(text: str) -> list[str]:
+    out = [text]
+    if "{" in text:
+        obj = extract_json_object(text)
+        if obj is not None:
+            out += [v for k in _JUDGE_KEYS if isinstance(v := obj.get(k), str)][:1]
+    return out + fenced_blocks(text)[:1]
+
+
 def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
     """Read a judge's reply: a strict letter, one option's exact text, or a final declaration of one letter.
 
     The letters are those of :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
-    (:func:`vqaudit.parsing.choice.match_declaration`); anything else is undecided.
+    (:func:`vqaudit.parsing.choice.match_declaration`). Tried on the reply, then on the string value of
+    ``answer``/``choice``/``option``/``letter``/``verdict`` of a JSON object in it, then on its first fenced
+    block (issue 17 item 3); anything else is undecided.
     """
     jo = judge_options(view)
     letters = "".join(jo.meaning)
-    found = match_letter(text, letters) or match_option_text(text, jo.texts) or match_declaration(text, letters)
+    found = None
+    for candidate in _judge_candidates(text):
+        found = (match_letter(candidate, letters) or match_option_text(candidate, jo.texts)
+                 or match_declaration(candidate, letters))
+        if found is not None:
+            break
     if found is None:
         return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {text.strip()[:80]!r}")
     return Verdict(jo.meaning[found.letter], f"judge:{spec}")

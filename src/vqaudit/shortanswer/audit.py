@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,15 +115,25 @@ def _by_split(rows: Sequence[AuditRow], values: Sequence[float]) -> dict[str, fl
     return out
 
 
+def _share(verdicts: Mapping[str, bool | None]) -> float:
+    decided = [v for v in verdicts.values() if v is not None]
+    return 100.0 * sum(decided) / len(decided) if decided else math.nan
+
+
 def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts: Sequence[Contract], spec: str,
                  cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
                  second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
     verdicts = run_judge(pool, spec, cache_dir / "judge.sqlite", backend=backend)
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
-    judged = [1.0 if v else s for s, v in zip(official, per_row, strict=True)]
+    # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
+    # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
+    kept = [s >= 1.0 or v is not None for s, v in zip(official, per_row, strict=True)]
+    official_kept = [s for s, k in zip(official, kept, strict=True) if k]
+    judged = [1.0 if v else s for s, v, k in zip(official, per_row, kept, strict=True) if k]
     accepted = sum(1 for v in verdicts.values() if v)
     undecided = sum(1 for v in verdicts.values() if v is None)
+    n_decided = len(verdicts) - undecided
     if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
@@ -131,10 +141,10 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
-        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True) if c.bucket == bucket and s < 1.0]
+        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True)
+                if c.bucket == bucket and s < 1.0 and v is not None]  # decided verdicts only
         fn_count[bucket] = sum(1 for v in errs if v)
-        decided = any(v is not None for v in errs)  # no decided verdict in the bucket: n/a, not 0%
-        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs and decided else math.nan
+        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan  # none decided: n/a, not 0%
     validation = None
     if labels is not None:
         human = read_labels(labels)
@@ -153,10 +163,10 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
                        "agreement": agree.agreement if agree else math.nan,
                        "kappa": agree.kappa if agree else math.nan,
                        "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
-                       "accepted_share": 100.0 * sum(1 for v in other.values() if v) / len(pool) if pool else math.nan}
-    delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
+                       "accepted_share": _share(other), "undecided": sum(1 for v in other.values() if v is None)}
+    delta = judge_delta_interval(official_kept, judged, n_draws=n_draws, seed=seed)
     audit = JudgeAudit(spec, len(pool), accepted, undecided,
-                       100.0 * accepted / len(pool) if pool else math.nan, _mean100(judged), delta, fn_rate,
+                       100.0 * accepted / n_decided if n_decided else math.nan, _mean100(judged), delta, fn_rate,
                        fn_count, validation, second_info)
     return audit, per_row
 
