@@ -31,7 +31,8 @@ def test_final_declarations_abstentions_and_option_text(small_views: list[View])
 def test_json_answer_goes_through_the_final_rules(small_views: list[View]) -> None:
     view = _standard(small_views)
     verdict = match_reply(view, '{"answerable": true, "answer": "The answer is C", "reason": "r"}')
-    assert verdict is not None and (verdict.meaning, verdict.decided_by) == ("option:C", "matcher:json-final-declaration")
+    assert verdict is not None
+    assert (verdict.meaning, verdict.decided_by) == ("option:C", "matcher:json-final-declaration")
 
 
 def test_judge_replies_in_fences_json_and_declarations(small_views: list[View]) -> None:
