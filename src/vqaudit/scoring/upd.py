@@ -44,7 +44,7 @@ from vqaudit.backends import (
     load_backend,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
-from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, fenced_blocks, too_long
+from vqaudit.parsing.answerability import TOO_LONG, extract_json_object_repaired, fenced_blocks, too_long
 from vqaudit.parsing.choice import (
     declarations,
     find_abstention,
@@ -128,7 +128,7 @@ def _plain(view: View, text: str, prefix: str) -> Verdict | None:
 def match_reply(view: View, text: str) -> Verdict | None:
     """Steps 1-2 of the module docstring: the matcher's verdict on one reply, or None when it cannot decide."""
     if "{" in text:
-        obj = extract_json_object(text)
+        obj, _ = extract_json_object_repaired(text)  # strict, then the repair pass (trailing commas, True, ...)
         if obj is not None and isinstance(obj.get("answerable"), bool):
             if obj["answerable"] is False:
                 return Verdict("abstain", "matcher:json-abstain")
@@ -145,7 +145,7 @@ _JUDGE_KEYS = ("answer", "choice", "option", "letter", "verdict")
 def _judge_candidates(text: str) -> list[str]:
     out = [text]
     if "{" in text:
-        obj = extract_json_object(text)
+        obj, _ = extract_json_object_repaired(text)
         if obj is not None:
             out += [v for k in _JUDGE_KEYS if isinstance(v := obj.get(k), str)][:1]
     return out + fenced_blocks(text)[:1]
