@@ -165,12 +165,10 @@ def _repaired_candidates(text: str) -> list[tuple[str, int]]:
     if stripped.startswith("{"):
         starts.append((stripped, 0))
     starts += [(b, 0) for b in fenced_blocks(text) if b.startswith("{")]
-    n = 0
-    for m in re.finditer(r"\{", text):
+    for n, m in enumerate(re.finditer(r"\{", text)):
         if n == MAX_REPAIR_STARTS:
             break
         starts.append((text, m.start()))
-        n += 1
     return starts
 
 
