@@ -12,7 +12,8 @@ literals (``True``/``False``/``None``, single-quoted strings) and typographic do
 content of a string; a reply read only after repair is marked ``decided_by = "json-repair"``.
 
 Validity is strict (seed 000, appendix A): the object must have a boolean ``answerable``, an ``answer`` that is
-a string, a finite number or null (``NaN`` and ``Infinity``, which Python's decoder accepts, are invalid), and a
+a string, a number or null (the literals ``NaN`` and ``Infinity``, which Python's decoder accepts, are invalid; a
+number that overflows to infinity, such as ``1e400``, stays a number), and a
 ``reason`` that holds a visible character (one made only of spaces and invisible characters such as U+200B is
 empty);
 ``answerable: false`` with a non-null answer is invalid. ``answerable: true`` with a null answer is a valid
@@ -23,16 +24,33 @@ everywhere and are counted separately. Parsing never raises on model output.
 from __future__ import annotations
 
 import json
-import math
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from vqaudit.schema import Parsed
 
 _FENCE_TAG = re.compile(r"[a-zA-Z0-9_-]*")
 _OBJECT_START = re.compile(r"\{\s*[\"}]")
-_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """The literal ``NaN``, ``Infinity`` or ``-Infinity`` of a reply, decoded as this marker (not a float).
+
+    They are JavaScript constants that Python's decoder accepts; an answer that is one is invalid. A number that
+    only overflows (``1e400``) stays a float.
+    """
+
+    name: str
+
+
+def _constant(name: str) -> NonFinite:
+    return NonFinite(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_constant)
 
 MAX_REPLY_CHARS = 16_384
 """Longest reply parsed, in characters (code points): 512 tokens (the ``max_tokens`` budget of every call, see
@@ -186,7 +204,7 @@ def extract_json_object_repaired(text: str) -> tuple[dict[str, Any] | None, bool
         if fixed is None:
             continue
         try:
-            value = json.loads(fixed)
+            value = json.loads(fixed, parse_constant=_constant)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -223,7 +241,7 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
         if not candidate.startswith("{"):  # only an object is wanted: skip the decode
             continue
         try:
-            obj = json.loads(candidate)
+            obj = json.loads(candidate, parse_constant=_constant)
         except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
             continue
         if isinstance(obj, dict):
@@ -277,10 +295,11 @@ def parse_answerability(text: str | None, error: str | None = None) -> Parsed:
     if not isinstance(reason, str) or not visible(reason):
         return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", raw=text,
                       decided_by=by)
-    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, str | int | float)):
+    if answer is not None and not isinstance(answer, NonFinite) and (
+            isinstance(answer, bool) or not isinstance(answer, str | int | float)):
         return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", raw=text,
                       decided_by=by)
-    if isinstance(answer, float) and not math.isfinite(answer):
+    if isinstance(answer, NonFinite):
         return Parsed(decision="invalid", invalid_reason="'answer' is not a finite number (NaN or Infinity)",
                       raw=text, decided_by=by)
     if not answerable:

@@ -89,8 +89,10 @@ def render_markdown(result: AuditResult) -> str:
     else:
         lines.append("- Judge: not run (give `--judge SPEC`).")
     changed = ", ".join(f"{k} {v}" for k, v in r.canonical_kinds.items() if v)
+    causes = ", ".join(f"{k} {v}" for k, v in r.canonical_lost_causes.items() if v)
     lines.append(f"- Canonical layer: rows gained by fault kind: {changed or 'none'}; "
-                 f"rows the canonical layer refuses (e.g. years under a relative tolerance): {r.canonical_lost}.")
+                 f"rows the canonical layer scores below official: {r.canonical_lost}"
+                 + (f" (by cause: {causes})." if causes else "."))
     lines += ["", "Contract repair (Table 7; points of the mean official score):", ""]
     header = ["variant", "gain pp", "errors recovered", "breaks", "net"]
     with_judge = r.judge is not None

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import (
-    parse_number,
+    parse_plain_number,
     split_spans,
     strip_trailing,
     strip_wrapper,
@@ -79,7 +79,7 @@ def repair_output(prediction: str, bucket: str) -> str:
     if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
-        if parse_number(out) is not None or is_scalar_answer(out):
+        if parse_plain_number(out) is not None or is_scalar_answer(out):
             return out
         yes_no = _YESNO.match(out)
         if yes_no:
@@ -96,7 +96,7 @@ def repair_output(prediction: str, bucket: str) -> str:
 
 
 def _number_forms(ref: str, question: str) -> list[str]:
-    parsed = parse_number(ref)
+    parsed = parse_plain_number(ref)
     if parsed is None:
         return []
     value, percent, digits = parsed

@@ -28,7 +28,14 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
-from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
+from vqaudit.scoring.canonical import (
+    GAIN_KINDS,
+    PARTIAL,
+    REFUSAL_CAUSES,
+    canonical_score,
+    gain_kind,
+    refusal_cause,
+)
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
 from vqaudit.scoring.ra_eval import ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
@@ -100,6 +107,7 @@ class AuditResult:
     judge: JudgeAudit | None
     notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
+    canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
 
 
 def _mean100(values: Sequence[float]) -> float:
@@ -262,12 +270,17 @@ def audit_rows(
                            "official": _mean100([official[i] for i in idx]),
                            "canonical": _mean100([canon[i][0] for i in idx])}
             by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
-        kinds = dict.fromkeys(FAULT_KINDS, 0)
+        kinds = dict.fromkeys(GAIN_KINDS, 0)
+        causes = dict.fromkeys(REFUSAL_CAUSES, 0)
         lost = 0
-        for s, (c, kind) in zip(official, canon, strict=True):
-            if c > s and kind in kinds:
-                kinds[kind] += 1
-            lost += c < s
+        for row, s, (c, kind) in zip(rows, official, canon, strict=True):
+            if c > s:  # every gained row, under its fault kind (issue 17 item 4)
+                named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
+                         if kind == "exact" else kind)
+                kinds[named] += 1
+            elif c < s:
+                lost += 1
+                causes[refusal_cause(row.prediction, row.answers, metric)] += 1
         errors = [i for i, s in enumerate(official) if s < 1.0]
         recovered = sum(1 for i in errors if ra[i])
         ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
@@ -284,7 +297,8 @@ def audit_rows(
                        join,
                        _by_split(rows, official) if rows else {},
                        _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
-                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results)
+                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results,
+                       {k: v for k, v in causes.items() if v})
 
 
 @contextmanager
