@@ -21,7 +21,11 @@ longer a thousands separator; ``$0.25`` relabelled number-format); one DocVQA ro
 one-sided-normalization to trailing-punctuation (the ANLS string steps keep punctuation); the report counts
 every gained row (``exact``, ``numeric-equal``, ``partial-similarity`` too) and names the causes of the rows
 scored below official (ChartQA: 88 years/identifiers, 5 list-literal golds, 3 relative errors measured
-against the prediction).
+against the prediction). Then for issue 17 item 5: RA-Eval counts rows with partial official credit apart
+(TextVQA: 474 of the 595 rows it used to call recovered had partial credit; 121 zero-credit errors remain
+recovered; DocVQA 288 -> 264), and span overlays no longer split at an "and" inside a multi-word span nor
+delete a word (111 DocVQA, 44 TextVQA, 7 ChartQA overlay lists changed; the one DocVQA reference-only gain,
+qid 1283, came from such a form and is gone). Official fields unchanged.
 """
 
 from __future__ import annotations

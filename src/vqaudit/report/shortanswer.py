@@ -68,7 +68,11 @@ def render_markdown(result: AuditResult) -> str:
     ra = r.ra_eval
     lines.append(f"- Official error pool (score < 1): {int(ra['errors'])} rows.")
     lines.append(f"- RA-Eval (gold > 3 chars inside the output at word boundaries): {int(ra['recovered'])} "
-                 f"recovered ({_pct(ra['share'])} of errors); RA-Eval score {_f(ra['score'])}.")
+                 f"recovered ({_pct(ra['share'])} of the {int(ra.get('zero_credit_errors', ra['errors']))} errors "
+                 f"with no official credit); {int(ra.get('partial_credit_matched', 0))} of "
+                 f"{int(ra.get('partial_credit_rows', 0))} rows with partial official credit matched (not counted "
+                 f"as recovered); {int(ra.get('multiple_choice_skipped', 0))} multiple-choice rows not tested; "
+                 f"RA-Eval score {_f(ra['score'])}.")
     if r.judge is not None:
         jd = r.judge
         point, lo, hi = jd.delta

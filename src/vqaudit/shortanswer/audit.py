@@ -37,7 +37,7 @@ from vqaudit.scoring.canonical import (
     refusal_cause,
 )
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
-from vqaudit.scoring.ra_eval import ra_eval_recovered
+from vqaudit.scoring.ra_eval import is_multiple_choice, ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
@@ -282,9 +282,14 @@ def audit_rows(
                 lost += 1
                 causes[refusal_cause(row.prediction, row.answers, metric)] += 1
         errors = [i for i, s in enumerate(official) if s < 1.0]
-        recovered = sum(1 for i in errors if ra[i])
+        zero = [i for i in errors if official[i] == 0.0 and ra[i] is not None]
+        partial = [i for i in errors if official[i] > 0.0 and ra[i] is not None]
+        recovered = sum(1 for i in zero if ra[i])
         ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
-                   "share": 100.0 * recovered / len(errors) if errors else math.nan,
+                   "share": 100.0 * recovered / len(zero) if zero else math.nan,
+                   "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
+                   "partial_credit_matched": float(sum(1 for i in partial if ra[i])),
+                   "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
                    "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
@@ -350,7 +355,8 @@ def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]]
     overlay = reference_overlay(row.answers, contract, row.question)
     repaired = repair_row(row.prediction, row.answers, row.question, contract, metric, variant, scorer, VARIANTS,
                           overlay)
-    ra = ra_eval_recovered(row.prediction, row.answers) if official < 1.0 else None
+    ra = (ra_eval_recovered(row.prediction, row.answers)
+          if official < 1.0 and not is_multiple_choice(row.question, row.answers) else None)
     return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
 
 
