@@ -215,13 +215,15 @@ def extract_json_object_repaired(text: str) -> tuple[dict[str, Any] | None, bool
 def visible(text: str) -> bool:
     """Whether ``text`` holds a visible character.
 
-    Spaces, controls and format characters (categories ``Z*``, ``C*``: U+200B, U+FEFF, U+2060, ...) and the blank
-    fillers U+115F, U+1160, U+2800, U+3164, U+FFA0 are not visible.
+    Spaces, controls and format characters (categories ``Z*``, ``Cc``, ``Cf``: U+200B, U+FEFF, U+2060, ...) and
+    the blank fillers U+115F, U+1160, U+2800, U+3164, U+FFA0 are not visible; a lone surrogate, a private-use or
+    an unassigned code point counts as visible (the reply carries something, see :mod:`vqaudit.textsafe`).
     """
-    return any(unicodedata.category(c)[0] not in "ZC" and c not in _BLANK_FILLERS for c in text)
+    return any(c not in _BLANK_FILLERS and unicodedata.category(c) not in _INVISIBLE for c in text)
 
 
 _BLANK_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:
