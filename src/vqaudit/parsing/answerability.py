@@ -6,8 +6,16 @@ Time is linear in the reply's length: a reply over :data:`MAX_REPLY_CHARS` chara
 ``too long`` without being searched, fences are found with one scan, and at most :data:`MAX_OBJECT_STARTS`
 decodes (each one linear, deep nesting stopped by the decoder's recursion limit) are tried.
 
+When no candidate decodes strictly, a repair pass (:func:`repair_json`, issue 17 item 2) rewrites the whole
+reply, each fenced block and the first :data:`MAX_REPAIR_STARTS` object starts: trailing commas, Python
+literals (``True``/``False``/``None``, single-quoted strings) and typographic double quotes, never changing the
+content of a string; a reply read only after repair is marked ``decided_by = "json-repair"``.
+
 Validity is strict (seed 000, appendix A): the object must have a boolean ``answerable``, an ``answer`` that is
-a string, a number or null, and a nonempty string ``reason``;
+a string, a number or null (the literals ``NaN`` and ``Infinity``, which Python's decoder accepts, are invalid; a
+number that overflows to infinity, such as ``1e400``, stays a number), and a
+``reason`` that holds a visible character (one made only of spaces and invisible characters such as U+200B is
+empty);
 ``answerable: false`` with a non-null answer is invalid. ``answerable: true`` with a null answer is a valid
 *answer* decision whose answer is missing (it passes the decision and fails the answer). Invalid replies fail
 everywhere and are counted separately. Parsing never raises on model output.
@@ -17,13 +25,32 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from vqaudit.schema import Parsed
 
 _FENCE_TAG = re.compile(r"[a-zA-Z0-9_-]*")
 _OBJECT_START = re.compile(r"\{\s*[\"}]")
-_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """The literal ``NaN``, ``Infinity`` or ``-Infinity`` of a reply, decoded as this marker (not a float).
+
+    They are JavaScript constants that Python's decoder accepts; an answer that is one is invalid. A number that
+    only overflows (``1e400``) stays a float.
+    """
+
+    name: str
+
+
+def _constant(name: str) -> NonFinite:
+    return NonFinite(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_constant)
 
 MAX_REPLY_CHARS = 16_384
 """Longest reply parsed, in characters (code points): 512 tokens (the ``max_tokens`` budget of every call, see
@@ -32,6 +59,10 @@ output (long runs of one character). A longer reply cannot come from a server th
 from a replay file, or a server that ignores ``max_tokens``, and is invalid with the reason ``too long``."""
 MAX_OBJECT_STARTS = 16
 """How many places where a JSON object can start (``{`` then ``"`` or ``}``) the search decodes from, at most."""
+MAX_REPAIR_STARTS = 4
+"""How many object starts (``{``) the repair pass rewrites from, at most; each rewrite is one linear scan."""
+REPAIRED = "json-repair"
+"""The ``decided_by`` of a reply whose object decoded only after :func:`repair_json`."""
 TOO_LONG = "too long"
 """The ``invalid_reason`` of a reply over :data:`MAX_REPLY_CHARS` characters."""
 
@@ -61,6 +92,140 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
+_REPAIR_TOKEN = re.compile(
+    r'(?P<dq>"(?:[^"\\\n]|\\.)*")'
+    r"|(?P<sq>'(?:[^'\\\n]|\\.)*')"
+    r"|(?P<tq>\u201c[^\u201c\u201d\n]*\u201d)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<comma>,(?=[ \t\r\n]*[}\]]))"
+    r"|(?P<open>[{\[])|(?P<close>[}\]])"
+    r"|(?P<quote>[\"'\u201c\u201d])"
+    r"|(?P<other>[^\"'\u201c\u201d{}\[\],A-Za-z_]+|,)"
+)
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _json_string(content: str) -> str:
+    return json.dumps(content, ensure_ascii=False)
+
+
+def repair_json(text: str, start: int = 0) -> str | None:
+    r"""Rewrite the object starting at ``text[start]`` (a ``{``) into strict JSON; one linear scan.
+
+    Outside strings: a comma before ``}`` or ``]`` is dropped; ``True``, ``False``, ``None`` become ``true``,
+    ``false``, ``null``. A single-quoted string (Python's ``'...'``, with ``\'`` for a quote) and a string
+    between typographic double quotes (U+201C ... U+201D) become JSON strings holding exactly the same
+    characters; a double-quoted string is copied unchanged. The scan stops at the brace that closes the object.
+
+    Args:
+        text: the reply.
+        start: the offset of the object's ``{``.
+
+    Returns:
+        The rewritten object text, or None when a string never closes, a stray quote is met, or the object never
+        closes (nothing is guessed). Never raises.
+    """
+    out: list[str] = []
+    depth = 0
+    for m in _REPAIR_TOKEN.finditer(text, start):
+        kind, tok = m.lastgroup, m.group(0)
+        if kind == "quote":
+            return None
+        if kind == "sq":
+            out.append(_py_single(tok))
+        elif kind == "tq":
+            out.append(_json_string(tok[1:-1]))
+        elif kind == "word":
+            out.append(_PY_LITERALS.get(tok, tok))
+        elif kind == "comma":
+            continue
+        else:
+            out.append(tok)
+            if kind == "open":
+                depth += 1
+            elif kind == "close":
+                depth -= 1
+                if depth == 0:
+                    return "".join(out)
+    return None
+
+
+def _py_single(tok: str) -> str:
+    r"""The JSON string of a single-quoted string: the characters Python's ``'...'`` literal means.
+
+    The escapes ``\'``, ``\\``, ``\"``, ``\n``, ``\t``, ``\r`` and ``\uXXXX`` are read; any other
+    backslash is kept as written.
+    """
+    body = tok[1:-1]
+    chars: list[str] = []
+    i = 0
+    simple = {"'": "'", '"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in simple:
+                chars.append(simple[nxt])
+                i += 2
+                continue
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
+                chars.append(chr(int(body[i + 2:i + 6], 16)))
+                i += 6
+                continue
+        chars.append(c)
+        i += 1
+    return _json_string("".join(chars))
+
+
+def _repaired_candidates(text: str) -> list[tuple[str, int]]:
+    starts: list[tuple[str, int]] = []
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        starts.append((stripped, 0))
+    starts += [(b, 0) for b in fenced_blocks(text) if b.startswith("{")]
+    for n, m in enumerate(re.finditer(r"\{", text)):
+        if n == MAX_REPAIR_STARTS:
+            break
+        starts.append((text, m.start()))
+    return starts
+
+
+def extract_json_object_repaired(text: str) -> tuple[dict[str, Any] | None, bool]:
+    """:func:`extract_json_object`, then, if it finds nothing, the repair pass of :func:`repair_json`.
+
+    Returns:
+        ``(object, repaired)``: the object (or None) and whether it needed the repair pass. Never raises.
+    """
+    obj = extract_json_object(text)
+    if obj is not None:
+        return obj, False
+    for candidate, start in _repaired_candidates(text):
+        fixed = repair_json(candidate, start)
+        if fixed is None:
+            continue
+        try:
+            value = json.loads(fixed, parse_constant=_constant)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value, True
+    return None, False
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` holds a visible character.
+
+    Spaces, controls and format characters (categories ``Z*``, ``Cc``, ``Cf``: U+200B, U+FEFF, U+2060, ...) and
+    the blank fillers U+115F, U+1160, U+2800, U+3164, U+FFA0 are not visible; a lone surrogate, a private-use or
+    an unassigned code point counts as visible (the reply carries something, see :mod:`vqaudit.textsafe`).
+    """
+    return any(c not in _BLANK_FILLERS and unicodedata.category(c) not in _INVISIBLE for c in text)
+
+
+_BLANK_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+
+
 def extract_json_object(text: str) -> dict[str, Any] | None:
     """Find the JSON object in a reply: the whole text, a fenced block, or the first decodable ``{...}``.
 
@@ -78,7 +243,7 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
         if not candidate.startswith("{"):  # only an object is wanted: skip the decode
             continue
         try:
-            obj = json.loads(candidate)
+            obj = json.loads(candidate, parse_constant=_constant)
         except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
             continue
         if isinstance(obj, dict):
@@ -119,23 +284,30 @@ def parse_answerability(text: str | None, error: str | None = None) -> Parsed:
         return Parsed(decision="invalid", invalid_reason=f"no reply: {error or 'missing'}", raw=text)
     if too_long(text):
         return Parsed(decision="invalid", invalid_reason=TOO_LONG, raw=text)
-    obj = extract_json_object(text)
+    obj, repaired = extract_json_object_repaired(text)
     if obj is None:
         return Parsed(decision="invalid", invalid_reason="no JSON object in the reply", raw=text)
+    by = REPAIRED if repaired else None
     missing = [k for k in ("answerable", "answer", "reason") if k not in obj]
     if missing:
         return Parsed(decision="invalid", invalid_reason=f"missing key(s): {', '.join(missing)}", raw=text)
     answerable, answer, reason = obj["answerable"], obj["answer"], obj["reason"]
     if not isinstance(answerable, bool):
         return Parsed(decision="invalid", invalid_reason="'answerable' is not a boolean", raw=text)
-    if not isinstance(reason, str) or not reason.strip():
-        return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", raw=text)
-    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, str | int | float)):
-        return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", raw=text)
+    if not isinstance(reason, str) or not visible(reason):
+        return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", raw=text,
+                      decided_by=by)
+    if answer is not None and not isinstance(answer, NonFinite) and (
+            isinstance(answer, bool) or not isinstance(answer, str | int | float)):
+        return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", raw=text,
+                      decided_by=by)
+    if isinstance(answer, NonFinite):
+        return Parsed(decision="invalid", invalid_reason="'answer' is not a finite number (NaN or Infinity)",
+                      raw=text, decided_by=by)
     if not answerable:
         if answer is not None:
             return Parsed(decision="invalid", invalid_reason="'answerable' is false but 'answer' is not null",
-                          raw=text)
-        return Parsed(decision="abstain", reason=reason, raw=text)
+                          raw=text, decided_by=by)
+        return Parsed(decision="abstain", reason=reason, raw=text, decided_by=by)
     return Parsed(decision="answer", answer=None if answer is None else _answer_text(answer), reason=reason,
-                  raw=text)
+                  raw=text, decided_by=by)

@@ -56,6 +56,7 @@ class SecondJudge:
     agreement: float
     accepted_share: float
     counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn), judge 1 against judge 2
+    undecided: int = 0  # its undecided verdicts, outside the acceptance share's denominator (issue 17)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class JudgeStats:
     second: SecondJudge | None
     validated: bool
     validation_counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn) against the human labels
+    undecided: int = 0  # undecided verdicts: outside the judge score and the acceptance share (issue 17)
+    delta: float | None = None  # judge - official over the rows with a verdict (points), when recorded
 
 
 @dataclass(frozen=True)
@@ -202,11 +205,23 @@ def _judge(r: _Reader) -> JudgeStats | None:
     if r.get("judge.second") is not None:
         second = SecondJudge(r.text("judge.second.spec"), r.count("judge.second.n"),
                              r.number("judge.second.agreement"), r.number("judge.second.accepted_share"),
-                             r.confusion("judge.second.counts"))
+                             r.confusion("judge.second.counts"), _optional_count(r, "judge.second.undecided"))
     return JudgeStats(r.text("judge.spec"), r.count("judge.pool"), r.count("judge.accepted"),
                       r.number("judge.judged_score"),
                       {b: r.count(f"judge.accepted_by_bucket.{b}") for b in BUCKETS}, second,
-                      r.get("judge.validation", optional=True) is not None, r.confusion("judge.validation"))
+                      r.get("judge.validation", optional=True) is not None, r.confusion("judge.validation"),
+                      _optional_count(r, "judge.undecided"), _delta_point(r))
+
+
+def _optional_count(r: _Reader, dotted: str) -> int:
+    return 0 if r.get(dotted, optional=True) is None else r.count(dotted)  # absent in files of older versions
+
+
+def _delta_point(r: _Reader) -> float | None:
+    delta = r.get("judge.delta", optional=True)
+    if isinstance(delta, list) and delta and isinstance(delta[0], int | float) and not isinstance(delta[0], bool):
+        return float(delta[0])
+    return None
 
 
 def read_audit(folder: Path) -> AuditInput:

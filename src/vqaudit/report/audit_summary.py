@@ -5,8 +5,10 @@ combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions.
 (row-weighted), never a mean of percentages, unless a table says otherwise:
 
 - **Table 3** (per model): Official, Judge (judge-corrected score), Delta = Judge - Official (points), and
-  Acc. Err. = judge-accepted share of the official error pool (%); n/a where no judge ran. The "mean Delta"
-  column is the plain mean over the models judged on that benchmark (the paper's "Open Delta-bar").
+  Acc. Err. = judge-accepted share of the official error pool (%; undecided verdicts are left out of its
+  denominator, and Delta is then the paired judge - official over the rows with a verdict); n/a where no judge
+  ran. The "mean Delta" column is the plain mean over the models judged on that benchmark (the paper's
+  "Open Delta-bar").
 - **Table 5**: per benchmark, the contract counts Total, Scalar, Readout, Ident., Multi, Other. Audits of one
   benchmark by several models share the gold, so their counts must agree: the first is shown, a mismatch noted.
 - **Table 4** (per bucket, pooled over all audits): **Auto gap** = canonical - official mean score of the bucket's
@@ -138,8 +140,10 @@ def _table3(audits: Sequence[AuditInput], notes: list[str]) -> tuple[dict[str, d
     for a in audits:
         row = {"official": a.official, "judge": math.nan, "delta": math.nan, "acc_err": math.nan}
         if a.judge is not None:
-            row.update(judge=a.judge.judged_score, delta=a.judge.judged_score - a.official,
-                       acc_err=_ratio(a.judge.accepted, a.judge.pool))
+            paired = a.judge.delta if a.judge.undecided and a.judge.delta is not None else None
+            row.update(judge=a.judge.judged_score,
+                       delta=a.judge.judged_score - a.official if paired is None else paired,
+                       acc_err=_ratio(a.judge.accepted, a.judge.pool - a.judge.undecided))
         else:
             notes.append(f"{a.model} on {a.benchmark} ({a.folder}): no judge ran (`vqaudit audit --judge`): Judge, "
                          "Delta and Acc. Err. are n/a, and the audit is left out of Table 4's Judge FN")
@@ -218,9 +222,11 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     fn: dict[str, list[float]] = {}
     for b in dict.fromkeys(a.benchmark for a, _ in pairs):
         mine = [j for a, j in pairs if a.benchmark == b]
-        pool = sum(j.pool for j in mine)
-        if pool:
-            second = sum(j.second.accepted_share * j.pool for j in mine if j.second is not None) / pool
+        pool = sum(j.pool - j.undecided for j in mine)
+        pool2 = sum(j.pool - j.second.undecided for j in mine if j.second is not None)
+        if pool and pool2:
+            second = sum(j.second.accepted_share * (j.pool - j.second.undecided) for j in mine
+                         if j.second is not None) / pool2
             fn[b] = [_ratio(sum(j.accepted for j in mine), pool), second]
     out["benchmarks"] = fn
     if len(fn) < 3:
@@ -234,10 +240,11 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
         notes.append(f"Table 2 Pearson r: n/a: {out['reason']}")
     seconds = [j.second for _, j in pairs if j.second is not None]
     out["agreement_pct"] = 100.0 * _weighted([(s.agreement, s.n) for s in seconds])
-    pool = sum(j.pool for _, j in pairs)
+    pool = sum(j.pool - j.undecided for _, j in pairs)
     out["first_fn_pct"] = _ratio(sum(j.accepted for _, j in pairs), pool)
-    out["second_fn_pct"] = _ratio(sum(s.accepted_share * j.pool for (_, j), s in zip(pairs, seconds, strict=True)),
-                                  pool, 1.0)
+    out["second_fn_pct"] = _ratio(sum(s.accepted_share * (j.pool - s.undecided)
+                                      for (_, j), s in zip(pairs, seconds, strict=True)),
+                                  sum(j.pool - s.undecided for (_, j), s in zip(pairs, seconds, strict=True)), 1.0)
     specs = sorted({(j.spec, j.second.spec) for _, j in pairs if j.second is not None})
     out["judges"] = [list(pair) for pair in specs]
     if len(specs) > 1:

@@ -68,13 +68,18 @@ def render_markdown(result: AuditResult) -> str:
     ra = r.ra_eval
     lines.append(f"- Official error pool (score < 1): {int(ra['errors'])} rows.")
     lines.append(f"- RA-Eval (gold > 3 chars inside the output at word boundaries): {int(ra['recovered'])} "
-                 f"recovered ({_pct(ra['share'])} of errors); RA-Eval score {_f(ra['score'])}.")
+                 f"recovered ({_pct(ra['share'])} of the {int(ra.get('zero_credit_errors', ra['errors']))} errors "
+                 f"with no official credit); {int(ra.get('partial_credit_matched', 0))} of "
+                 f"{int(ra.get('partial_credit_rows', 0))} rows with partial official credit matched (not counted "
+                 f"as recovered); {int(ra.get('multiple_choice_skipped', 0))} multiple-choice rows not tested; "
+                 f"RA-Eval score {_f(ra['score'])}.")
     if r.judge is not None:
         jd = r.judge
         point, lo, hi = jd.delta
-        lines.append(f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool} errors accepted "
-                     f"({_f(jd.accepted_share, 1)}%, {jd.undecided} undecided); judge score {_f(jd.judged_score)}; "
-                     f"judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}].")
+        lines.append(f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool - jd.undecided} "
+                     f"decided errors accepted ({_f(jd.accepted_share, 1)}%); {jd.undecided} of {jd.pool} verdicts "
+                     f"undecided, left out of the judge score, the interval and the share; judge score "
+                     f"{_f(jd.judged_score)}; judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}].")
         lines.append("- Judge false-negative rate by bucket (%): "
                      + ", ".join(f"{b} {_f(v, 1)}" for b, v in jd.fn_rate_by_bucket.items()))
         if jd.validation is not None:
@@ -88,8 +93,10 @@ def render_markdown(result: AuditResult) -> str:
     else:
         lines.append("- Judge: not run (give `--judge SPEC`).")
     changed = ", ".join(f"{k} {v}" for k, v in r.canonical_kinds.items() if v)
+    causes = ", ".join(f"{k} {v}" for k, v in r.canonical_lost_causes.items() if v)
     lines.append(f"- Canonical layer: rows gained by fault kind: {changed or 'none'}; "
-                 f"rows the canonical layer refuses (e.g. years under a relative tolerance): {r.canonical_lost}.")
+                 f"rows the canonical layer scores below official: {r.canonical_lost}"
+                 + (f" (by cause: {causes})." if causes else "."))
     lines += ["", "Contract repair (Table 7; points of the mean official score):", ""]
     header = ["variant", "gain pp", "errors recovered", "breaks", "net"]
     with_judge = r.judge is not None

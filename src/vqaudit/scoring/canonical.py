@@ -1,4 +1,4 @@
-"""The canonical scoring layer: string-level scoring with its known fault kinds fixed, reported beside official.
+r"""The canonical scoring layer: string-level scoring with its known fault kinds fixed, reported beside official.
 
 Seed 002 §4 "Metric layers" keeps the benchmark-facing official score and a canonical score apart; issue 5
 item 2 lists the fault kinds of string-level scoring that the canonical layer fixes. Each kind is one step of
@@ -18,6 +18,9 @@ Fault kinds (step name: what it fixes):
 4. ``sentence-wrapper``: a leading answer wrapper ("the answer is", "answer:", "it is", "it says") removed;
 5. ``thousands-separator``: ``1,234,567`` read as one number, while ``3, 4`` stays a two-item list;
 6. ``percent-unit``: ``45%``, ``45 %`` and ``45 percent`` equal ``45`` (percent-unit gold), and vice versa;
+6b. ``number-format``: a number written with a currency sign (``$1,200``), a magnitude word (``1.2 million``),
+   a hedge (``approximately 12``, ``about 12``, ``~12``), a parenthesised spelling (``12 (twelve)``), in
+   ``\boxed{...}``, or as a fraction (``3/4`` against ``0.75``) read as that number (issue 17 item 4);
 7. ``zero-gold``: a gold of 0 compared numerically (pix2struct falls back to string equality: "0.0" != "0");
 8. ``exact-year-identifier``: years (integers 1000..2999 written with 4 digits) and identifiers (digit strings
    with a leading zero, such as ``02139``) compared *exactly*; relaxed accuracy's 5%
@@ -25,6 +28,16 @@ Fault kinds (step name: what it fixes):
 9. ``multi-span``: list-like answers split on ``,``/``;``/``/``/``&``/``and`` (and Python list literals
    ``[Austria, Chile]``) and compared as sets, so order and separator do not matter; a reference whose commas
    punctuate one entity (a name suffix, a date, an address; :func:`is_single_entity`) is not split.
+
+Never destroying an answer (issue 17 item 4): the string steps use the vqaEval normalization with two of its
+destructive steps undone. When it leaves nothing of a nonempty text (an article or a letter that is the whole
+answer: "a", "The", "A"), the text is compared raw (lower-cased, spaces folded), so an empty output no longer
+matches gold "a" and the letter answer "A" matches gold "a". A comma between digits is a thousands separator
+only in groups of three (``1,234,567`` -> ``1234567``); any other (``0,1``) separates items, so "0,1" and "01"
+differ (vqaEval deletes every comma once any digit-comma-digit occurs). The canonical ANLS compares the
+wrapper- and punctuation-trimmed texts lower-cased, never the vqaEval forms, so it cannot make two different
+strings identical by dropping their punctuation. Wrappers: "The answer is:", "The result is", "It is", and a
+closing "... so the answer is X" (X kept, at most :data:`MAX_CLOSING_CHARS` characters, one clause).
 
 Numbers compare with the metric's tolerance (relaxed accuracy: 5% relative; others: exact); a numeric pair that
 needs none of the kinds (``12`` vs ``12.4`` under 5%) is labelled ``numeric-equal``.
@@ -39,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.official import anls
-from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process, process_digit_article
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
@@ -48,6 +61,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "sentence-wrapper",
     "thousands-separator",
     "percent-unit",
+    "number-format",
     "zero-gold",
     "exact-year-identifier",
     "multi-span",
@@ -56,8 +70,8 @@ FAULT_KINDS: tuple[str, ...] = (
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
 _TRAIL = re.compile(r"^[\s\"'`*]+|(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
 _WRAPPER = re.compile(
-    r"^(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s*(?:is|:)\s*|(?:it|this|that)\s+(?:is|says|reads)\s+"
-    r"|(?:it's|its)\s+)",
+    r"^(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?(?:answer|result)\s*(?:is\s*:?|:)\s*"
+    r"|(?:it|this|that)\s+(?:is|says|reads)\s*:?\s+|(?:it's|its)\s+)",
     re.IGNORECASE,
 )
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -103,18 +117,87 @@ def strip_trailing(text: str) -> str:
     return text[start:tail.start() if tail else end]
 
 
-def strip_wrapper(text: str) -> str:
-    """Remove a leading answer wrapper such as "The answer is" (fault kind 4); idempotent for plain answers.
+MAX_CLOSING_CHARS = 60
+"""Longest answer taken from a closing "... so the answer is X" (characters); a longer tail is left alone."""
+_CLOSING_LEAD = re.compile(r"(?:^|[.,;:!?]\s*|\b(?:so|thus|therefore|hence)\s*,?\s*)the\s+(?:final\s+)?$",
+                           re.IGNORECASE)
+_BOXED = re.compile(r"^\\boxed\{([^{}]*)\}$")
 
-    Same as ``_WRAPPER.sub("", text.strip(), count=1)``: the pattern is anchored, so a match at the start is
-    the only one.
+
+def _closing(t: str) -> str | None:
+    low = t.lower()
+    i = low.rfind("answer is")
+    if i <= 0:
+        return None
+    if not _CLOSING_LEAD.search(low[max(0, i - 24):i]):
+        return None
+    tail = strip_trailing(t[i + len("answer is"):].strip().lstrip(":").strip())
+    if not tail or len(tail) > MAX_CLOSING_CHARS or re.search(r"[!?\n]|\.(?!\d)\s", tail):
+        return None
+    return tail
+
+
+def strip_wrapper(text: str) -> str:
+    r"""Remove an answer wrapper (fault kind 4); idempotent for plain answers.
+
+    A leading wrapper ("The answer is", "The answer is:", "Answer:", "The result is", "It is", "It's") is
+    removed (``_WRAPPER``, anchored); a closing "..., so the answer is X" / "... Thus the final answer is X."
+    keeps X (one clause, at most :data:`MAX_CLOSING_CHARS` characters); ``\boxed{X}`` keeps X.
     """
     t = text.strip()
     m = _WRAPPER.match(t)
-    return t[m.end():] if m else t
+    if m:
+        t = t[m.end():]
+    elif "answer is" in t.lower():
+        closing = _closing(t)
+        if closing is not None:
+            t = closing
+    boxed = _BOXED.match(t) if t.startswith("\\boxed{") else None
+    return boxed.group(1).strip() if boxed else t
 
 
-_vqaeval = fast_vqaeval_process
+_DIGIT_RUN = re.compile(r"(?<![\d,])\d+(?:,\d+)+(?![\d,])")
+_GROUPS_OF_THREE = re.compile(r"^\d{1,3}(?:,\d{3})+$")
+_DIGIT_COMMA = re.compile(r"\d,\d")
+
+
+def separate_digit_commas(text: str) -> str:
+    """Read each comma between digits: a thousands separator in groups of three, else an item separator.
+
+    ``1,234,567`` -> ``1234567``; ``0,1`` -> ``0, 1``; ``12,34`` -> ``12, 34``; text without a digit-comma-digit
+    is returned unchanged. (vqaEval.py deletes every comma - and every other punctuation mark - as soon as one
+    digit-comma-digit occurs, so "0,1" and "01" are equal there; the canonical layer keeps them apart.)
+    """
+    if not _DIGIT_COMMA.search(text):
+        return text
+
+    def _one(m: re.Match[str]) -> str:
+        run = m.group(0)
+        return run.replace(",", "") if _GROUPS_OF_THREE.match(run) else run.replace(",", ", ")
+
+    return _DIGIT_RUN.sub(_one, text)
+
+
+@lru_cache(maxsize=1 << 18)
+def _vqaeval(text: str) -> str:
+    """The vqaEval normalization without its destructive steps (module docstring).
+
+    Never empty for a text with a visible character; digit commas are read by :func:`separate_digit_commas` first.
+    """
+    out = fast_vqaeval_process(separate_digit_commas(text))
+    if out or not text.strip():
+        return out
+    return " ".join(text.lower().split())
+
+
+@lru_cache(maxsize=1 << 18)
+def _light(text: str) -> str:
+    """The form the canonical ANLS compares: vqaEval's digit/article step without its punctuation step.
+
+    Number words, articles, contractions, lower case, spaces folded; never empty for a visible text.
+    """
+    out = process_digit_article(text)
+    return out if out or not text.strip() else " ".join(text.lower().split())
 
 
 def _surfaces(text: str) -> tuple[str, str, str, str]:
@@ -135,18 +218,73 @@ def _surfaces(text: str) -> tuple[str, str, str, str]:
     return s1, s2, s3, s4
 
 
+def _light_surfaces(text: str) -> tuple[str, str, str, str]:
+    """The ANLS counterparts of :func:`_surfaces`: the same cumulative steps through :func:`_light`.
+
+    No punctuation mark is dropped or merged, so two strings that differ in punctuation never become identical.
+    """
+    t2 = unify_dashes(text)
+    t3 = strip_trailing(t2)
+    t4 = strip_trailing(strip_wrapper(t3))
+    return _light(text), _light(t2), _light(t3), _light(t4)
+
+
+_HEDGE = re.compile(r"^(?:approximately|approx\.?|about|around|roughly|~|\u2248)\s*")
+_SPELLED = re.compile(r"[a-z][a-z -]*")
+_CURRENCY = re.compile(r"^([-+]?)\s*[$\u20ac\u00a3\u00a5]\s*")
+_MAGNITUDE = re.compile(r"^(?P<num>[-+]?\d+(?:\.\d+)?|[-+]?\d{1,3}(?:,\d{3})+)\s*"
+                        r"(?P<word>thousand|million|billion|trillion)$")
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_FRACTION = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)\s*/\s*(?P<b>\d+)$")
+
+
+def _number_format(t: str) -> tuple[str, tuple[float, bool, str] | None]:
+    """Undo the number formats of fault kind 6b: the plain text, and the number itself for a magnitude/fraction."""
+    if t.startswith("\\boxed{"):
+        boxed = _BOXED.match(t)
+        t = boxed.group(1).strip() if boxed else t
+    t = _HEDGE.sub("", t)
+    if t.endswith(")") and (i := t.rfind("(")) > 0 and _SPELLED.fullmatch(t[i + 1:-1]):
+        t = t[:i].rstrip()  # "12 (twelve)"
+    t = _CURRENCY.sub(r"\1", t)
+    m = _MAGNITUDE.match(t)
+    if m:
+        value = float(m["num"].replace(",", "")) * _SCALE[m["word"]]
+        return t, (value, False, str(int(value)) if value.is_integer() else repr(value))
+    f = _FRACTION.match(t)
+    if f and int(f["b"]) != 0:
+        value = int(f["a"]) / int(f["b"])
+        return t, (-value if f["sign"] == "-" else value, False, f"{f['a']}/{f['b']}")
+    return t, None
+
+
+@lru_cache(maxsize=262144)
+def parse_plain_number(text: str) -> tuple[float, bool, str] | None:
+    """:func:`parse_number` without the formats of fault kind 6b (the reading the reference overlays use)."""
+    return _parse_number(text, formats=False)
+
+
 @lru_cache(maxsize=262144)
 def parse_number(text: str) -> tuple[float, bool, str] | None:
     """Read a canonical number: ``(value, had_percent, digits)`` or None.
 
     Accepts an optional sign (after dash unification), ``$``, thousands separators in the ``1,234`` pattern
-    (fault kind 5), decimals, and a ``%`` / ``percent`` suffix (fault kind 6). ``digits`` is the digit string
-    as written (used by the exact year/identifier rule).
+    (fault kind 5), decimals, a ``%`` / ``percent`` suffix (fault kind 6), and the formats of fault kind 6b
+    (:func:`_number_format`). ``digits`` is the digit string as written (used by the exact year/identifier
+    rule; a magnitude gives the scaled integer, a fraction ``a/b``).
     """
+    return _parse_number(text, formats=True)
+
+
+def _parse_number(text: str, *, formats: bool) -> tuple[float, bool, str] | None:
     t = unify_dashes(text)
     if not _DIGIT.search(t):  # early exit: _NUMBER needs a digit
         return None
     t = t.strip().lower()
+    if formats:
+        t, direct = _number_format(t)
+        if direct is not None:
+            return direct
     if _THOUSANDS.match(t.rstrip("%").strip()):
         t = t.replace(",", "")
     m = _NUMBER.match(t)
@@ -229,6 +367,7 @@ class _Pred:
     prepared: str  # dashes unified, wrapper and trailing punctuation removed
     number: tuple[float, bool, str] | None
     surfaces: tuple[str, str, str, str]
+    light: tuple[str, str, str, str]
 
 
 @dataclass(frozen=True)
@@ -239,13 +378,14 @@ class _Ref:
     prepared: str  # dashes unified, trailing punctuation removed
     number: tuple[float, bool, str] | None
     surfaces: tuple[str, str, str, str]
+    light: tuple[str, str, str, str]
     spans: list[str] | None  # sorted normalized spans of a list-like reference (2 or more), else None
 
 
 @lru_cache(maxsize=1 << 17)
 def _pred_features(pred: str) -> _Pred:
     prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
-    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred))
+    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), _light_surfaces(pred))
 
 
 @lru_cache(maxsize=1 << 17)
@@ -257,11 +397,14 @@ def _ref_features(ref: str) -> _Ref:
         rs = split_spans(dashed)
         if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
             spans = _sorted_spans(rs)
-    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), spans)
+    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), _light_surfaces(ref), spans)
 
 
-def _match(p: _Pred, r: _Ref, tolerance: float) -> str | None:
-    """:func:`canonical_match` on precomputed features (the rules are documented there)."""
+def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | None:
+    """:func:`canonical_match` on precomputed features (the rules are documented there).
+
+    ``light`` (ANLS): the string steps compare the :func:`_light_surfaces`, not the vqaEval forms.
+    """
     if p.stripped == r.stripped:
         return "exact"
     numeric = _parsed_numbers_equal(p.number, r.number, tolerance)
@@ -269,7 +412,8 @@ def _match(p: _Pred, r: _Ref, tolerance: float) -> str | None:
         if not numeric:
             return None
         return _numeric_kind(p, r)
-    for kind, ps, rs in zip(FAULT_KINDS[:4], p.surfaces, r.surfaces, strict=True):
+    for kind, ps, rs in zip(FAULT_KINDS[:4], p.light if light else p.surfaces, r.light if light else r.surfaces,
+                            strict=True):
         if ps == rs:
             return kind
     if r.spans is not None:
@@ -298,11 +442,20 @@ def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
     return _match(_pred_features(pred), _ref_features(ref), tolerance)
 
 
+def _needs_format(text: str) -> bool:
+    """Whether reading ``text`` as a number needed fault kind 6b (currency, magnitude, hedge, boxed, fraction)."""
+    t = unify_dashes(text).strip().lower()
+    plain, direct = _number_format(t)
+    return direct is not None or plain != t
+
+
 def _numeric_kind(p: _Pred, r: _Ref) -> str:
     # Numeric pairs name the numeric fault first (a separator, a percent sign, a zero gold), then the string
     # steps that were needed to read the number.
     pn, rn = p.number, r.number
     assert pn is not None and rn is not None
+    if _needs_format(p.prepared) or _needs_format(r.prepared):
+        return "number-format"
     if _THOUSANDS.match(p.prepared.rstrip("%").strip()) or _THOUSANDS.match(r.prepared.rstrip("%").strip()):
         return "thousands-separator"
     if pn[1] != rn[1] or "percent" in p.prepared.lower() + r.prepared.lower():
@@ -321,7 +474,10 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     Per metric (same aggregation as the official scorer, canonical comparison inside):
 
     - ``vqa_accuracy``: the leave-one-out average of min(#canonical matches among the other answers / 3, 1);
-    - ``anls``: 1.0 on a canonical match, else the paper-rule ANLS of the canonical surface forms;
+    - ``anls``: 1.0 on a canonical match (string steps on the light forms of :func:`_light`: vqaEval's
+      digit/article step without its punctuation step), else the paper-rule ANLS of the step-4 vqaEval forms,
+      or of the light forms for a reference whose vqaEval form equals the prediction's (so dropping punctuation
+      never makes two different strings identical);
     - ``relaxed_accuracy``: 1.0 on a canonical match with 5% numeric tolerance (years/identifiers exact);
     - ``exact_match`` / ``containment``: 1.0 on a canonical match.
 
@@ -341,7 +497,8 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
         raise ValueError("at least one reference answer is required")
     tol = 0.05 if metric == "relaxed_accuracy" else 0.0
     p = _pred_features(prediction)
-    by_ref = {a: _match(p, _ref_features(a), tol) for a in dict.fromkeys(answers)}  # annotators repeat answers
+    light = metric == "anls"
+    by_ref = {a: _match(p, _ref_features(a), tol, light) for a in dict.fromkeys(answers)}  # annotators repeat
     kinds = [by_ref[a] for a in answers]
     kind = next((k for k in kinds if k == "exact"), next((k for k in kinds if k is not None), None))
     if metric == "vqa_accuracy":
@@ -357,7 +514,12 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
         contained = _contained_kind(p, [_ref_features(a) for a in dict.fromkeys(answers)])
         return (1.0, contained) if contained is not None else (0.0, None)
     if metric == "anls":
-        return anls(p.surfaces[3], [_ref_features(a).surfaces[3] for a in answers]), None
+        refs = [_ref_features(a) for a in dict.fromkeys(answers)]
+        # vqaEval forms (articles and punctuation gone), except where they would make the two texts identical:
+        # there the light forms, which keep the punctuation, are compared (issue 17 item 4).
+        return max(anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3] else anls(p.surfaces[3],
+                                                                                            [r.surfaces[3]])
+                   for r in refs), None
     return 0.0, None
 
 
@@ -371,3 +533,71 @@ def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
         if any(r.surfaces[step] and contains_at_word_boundaries(p.surfaces[step], r.surfaces[step]) for r in refs):
             return kind
     return None
+
+
+PARTIAL = "partial-similarity"
+"""The label of a row gained without a canonical match: a higher graded score (ANLS) of the canonical forms."""
+GAIN_KINDS: tuple[str, ...] = (*FAULT_KINDS, "numeric-equal", "exact", PARTIAL)
+"""Every label a row the canonical layer gains can carry (issue 17 item 4: all of them are reported)."""
+
+
+def gain_kind(prediction: str, answers: Sequence[str], metric: str) -> str:
+    """The fault kind that explains a gained row: the first reference matched under a kind other than ``exact``.
+
+    :func:`canonical_score` names the best-matching reference's kind, ``exact`` when one reference is equal; a
+    VQA-accuracy row then gains from its *other* references, whose kind this returns (``exact`` when every
+    match is exact).
+
+    Args:
+        prediction: the model output.
+        answers: the reference answers.
+        metric: official metric name.
+
+    Returns:
+        One of :data:`GAIN_KINDS`.
+    """
+    tol = 0.05 if metric == "relaxed_accuracy" else 0.0
+    p = _pred_features(prediction)
+    for a in dict.fromkeys(answers):
+        kind = _match(p, _ref_features(a), tol, metric == "anls")
+        if kind is not None and kind != "exact":
+            return kind
+    return "exact"
+
+
+REFUSAL_CAUSES: tuple[str, ...] = ("exact-year-identifier", "relative-to-prediction", "list-literal-gold",
+                                   "empty-normalized-gold", "digit-comma", "punctuation-kept", "other")
+"""Why the canonical layer scores a row below the official score, by cause (issue 17 item 4)."""
+
+
+def refusal_cause(prediction: str, answers: Sequence[str], metric: str) -> str:
+    """Name the cause of a row the canonical layer scores below official (one of :data:`REFUSAL_CAUSES`).
+
+    In order: ``exact-year-identifier`` (a year or leading-zero identifier that relaxed accuracy's 5% tolerance
+    accepts and fault kind 8 refuses); ``empty-normalized-gold`` (a reference that vqaEval normalizes to
+    nothing, now compared raw); ``digit-comma`` (a comma between digits outside groups of three, which vqaEval
+    deletes and the canonical layer reads as an item separator); ``punctuation-kept`` (ANLS: the canonical
+    layer no longer drops punctuation to make two strings equal); else ``other``. Two causes are faults of an
+    official harness that the canonical layer does not copy: ``relative-to-prediction`` (the relative error
+    measured against the prediction, ``|p - r| / |p| <= 5%`` while ``|p - r| / |r| > 5%``: VLMEvalKit's
+    ``relaxed_correctness`` before commit 677e30a5) and ``list-literal-gold`` (a ``[a, b]`` gold that the
+    harness expands into separate references, so one item alone scores).
+    """
+    p = parse_number(strip_trailing(strip_wrapper(unify_dashes(prediction))))
+    if metric == "relaxed_accuracy" and p is not None:
+        for a in answers:
+            r = parse_number(strip_trailing(unify_dashes(a)))
+            if r is not None and (_exact_kind(r[2]) or _exact_kind(p[2])):
+                return "exact-year-identifier"
+            if r is not None and p[0] != 0 and r[0] != 0 and (abs(p[0] - r[0]) / abs(p[0]) <= 0.05
+                                                               < abs(p[0] - r[0]) / abs(r[0])):
+                return "relative-to-prediction"
+    if any(a.strip().startswith("[") and a.strip().endswith("]") for a in answers):
+        return "list-literal-gold"
+    if any(a.strip() and not fast_vqaeval_process(a) for a in answers):
+        return "empty-normalized-gold"
+    if any(_DIGIT_COMMA.search(t) and separate_digit_commas(t) != t.replace(",", "") for t in (prediction, *answers)):
+        return "digit-comma"
+    if metric == "anls":
+        return "punctuation-kept"
+    return "other"

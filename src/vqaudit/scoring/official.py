@@ -17,7 +17,9 @@ the sources read were:
   (``anls_metric``, ``relaxed_correctness``, ``aggregate_metrics``; identical at ``5b086ef``).
 * Biten et al., "Scene Text Visual Question Answering", ICCV 2019 (arXiv:1905.13648), Eq. 1: the ANLS definition.
 * Harness variants: open-compass/VLMEvalKit ``vlmeval/dataset/utils/vqa_eval.py`` at
-  ``e5266a16515d3a5655e9ffaec06bd260ad86bdad`` and QwenLM/Qwen-VL ``eval_mm/evaluate_vqa.py`` at
+  ``e5266a16515d3a5655e9ffaec06bd260ad86bdad`` (and, for the rules that changed, at
+  ``5ba35c848dc40c35ff60dd05e5ba0b8efe5835d3``, the parent of 928a95b0, and at
+  ``677e30a59a0d636d1ccd84915b9c29f11d89b594``) and QwenLM/Qwen-VL ``eval_mm/evaluate_vqa.py`` at
   ``cfe66a7cc5df6ca8bff95c2b8b02bc0a1cbdc72c``.
 
 Edit distances use :mod:`rapidfuzz` (plain Levenshtein on code points, as ``editdistance.eval`` computes).
@@ -31,11 +33,17 @@ from typing import Literal, get_args
 
 from rapidfuzz.distance import Levenshtein
 
-from vqaudit.scoring.vqa_normalize import evalai_process, process_punctuation, vqaeval_process
+from vqaudit.scoring.vqa_normalize import (
+    PERIOD_STRIP_928A95B0,
+    evalai_process,
+    process_digit_article,
+    process_punctuation,
+    vqaeval_process,
+)
 
-VqaVariant = Literal["vqaeval", "vqaeval_legacy", "mmf_textvqa", "vlmevalkit"]
+VqaVariant = Literal["vqaeval", "vqaeval_legacy", "mmf_textvqa", "vlmevalkit", "vlmevalkit_928a95b0"]
 AnlsVariant = Literal["paper", "pix2struct", "mmf_stvqa", "vlmevalkit"]
-RelaxedVariant = Literal["pix2struct", "qwenvl", "vlmevalkit"]
+RelaxedVariant = Literal["pix2struct", "qwenvl", "vlmevalkit", "vlmevalkit_677e30a5"]
 ExactMatchVariant = Literal["pix2struct", "vlmevalkit", "mmf_stvqa"]
 
 VQA_VARIANTS: tuple[str, ...] = get_args(VqaVariant)
@@ -48,7 +56,7 @@ _MMF_TEXTVQA_ANSWER_COUNT = 10
 
 
 def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant = "vqaeval") -> float:
-    """VQA accuracy of one prediction: min(#matching annotators / 3, 1), averaged over leave-one-out subsets.
+    r"""VQA accuracy of one prediction: min(#matching annotators / 3, 1), averaged over leave-one-out subsets.
 
     Common rule (vqaEval.py, both commits; m4c_evaluators.py ``_compute_answer_scores``): for each position ``i``
     of the ``n`` reference answers, count the *other* answers equal to the (normalized) prediction, score
@@ -68,9 +76,14 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         ``"mmf_textvqa"`` (m4c_evaluators.py ``TextVQAAccuracyEvaluator`` at 2dc099a; LLaVA's TextVQA number):
         the prediction and every reference always go through ``EvalAIAnswerProcessor``
         (:func:`vqaudit.scoring.vqa_normalize.evalai_process`); exactly 10 references are required.
-        ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``vqa_score`` at e5266a1): the vqaEval.py
-        normalization applied to the prediction and every reference unconditionally. (VLMEvalKit averages with
-        ``numpy.mean``, which may differ from this sequential sum in the last bit.)
+        ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``vqa_score`` before 2025-05-13, as at
+        5ba35c8): the vqaEval.py normalization applied to the prediction and every reference unconditionally,
+        with vqaEval's period rule (every "." not followed by a digit is deleted). (VLMEvalKit averages with
+        ``numpy.mean``, which may differ from this sequential sum in the last bit.) Until issue 17 this variant
+        cited e5266a1, which already has the next rule.
+        ``"vlmevalkit_928a95b0"`` (the same from commit 928a95b0, 2025-05-13, e.g. at e5266a1 and 677e30a5):
+        ``process_punctuation``'s period pattern became ``(?<!\d)\.(?!\d)``, so a period right after a digit is
+        kept: "5." against "5" no longer matches, "U.S.A" still becomes "USA".
 
     Args:
         prediction: The model's answer.
@@ -107,6 +120,9 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
     elif variant == "vlmevalkit":
         refs = [vqaeval_process(a) for a in refs]
         pred = vqaeval_process(prediction)
+    elif variant == "vlmevalkit_928a95b0":
+        refs = [vlmevalkit_928a95b0_process(a) for a in refs]
+        pred = vlmevalkit_928a95b0_process(prediction)
     else:
         raise ValueError(_unknown_variant(variant, VQA_VARIANTS))
     return _leave_one_out_accuracy(pred, refs)
@@ -211,7 +227,12 @@ def relaxed_accuracy(
         ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``relaxed_accuracy`` at e5266a1): the same swap and
         strip, and a target that is a Python list literal ("[2014, 2016]") is expanded into its elements, each
         compared via ``str()``. VLMEvalKit uses ``eval``; here ``ast.literal_eval`` is used, so only literal
-        lists are expanded (non-literal expressions such as "[1+1]" stay strings).
+        lists are expanded (non-literal expressions such as "[1+1]" stay strings). This is the rule until
+        2025-09-01; it reproduces VILA1.5-13B's published ChartQA 42.88.
+        ``"vlmevalkit_677e30a5"`` (VLMEvalKit after its fix of 2025-09-01, commit 677e30a5, PR #1204 "correct
+        relaxed correctness parameter order"): ``relaxed_correctness(target, prediction.strip())`` - the
+        reference argument order of pix2struct, tolerance relative to the target - with the stripped
+        prediction and the list-literal gold expansion kept.
 
     Args:
         prediction: The model's answer.
@@ -237,6 +258,9 @@ def relaxed_accuracy(
     elif variant == "vlmevalkit":
         expanded = _reference_list([g for t in refs for g in _expand_list_literal(t)])
         hit = any(_relaxed_correctness(prediction.strip(), t, tolerance) for t in expanded)
+    elif variant == "vlmevalkit_677e30a5":
+        expanded = _reference_list([g for t in refs for g in _expand_list_literal(t)])
+        hit = any(_relaxed_correctness(t, prediction.strip(), tolerance) for t in expanded)
     else:
         raise ValueError(_unknown_variant(variant, RELAXED_VARIANTS))
     return 1.0 if hit else 0.0
@@ -360,6 +384,15 @@ def _reference_list(answers: str | Sequence[str]) -> list[str]:
         if not isinstance(ref, str):
             raise TypeError(f"reference answers must be strings, got {type(ref).__name__}")
     return refs
+
+
+def vlmevalkit_928a95b0_process(text: str) -> str:
+    r"""VLMEvalKit ``process_answer`` from commit 928a95b0 on: :func:`vqaeval_process` with its period rule.
+
+    Tabs/newlines to spaces, strip, ``process_punctuation`` with ``(?<!\d)\.(?!\d)`` (see
+    :data:`vqaudit.scoring.vqa_normalize.PERIOD_STRIP_928A95B0`), then the digit/article step.
+    """
+    return process_digit_article(process_punctuation(_tabs_newlines_strip(text), period_strip=PERIOD_STRIP_928A95B0))
 
 
 def _tabs_newlines_strip(text: str) -> str:

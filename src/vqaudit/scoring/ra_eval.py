@@ -5,10 +5,15 @@ in the normalized output ``o_norm`` at word boundaries. Normalization is the vqa
 (:func:`vqaudit.scoring.vqa_normalize.vqaeval_process`: punctuation, articles, number words, lower case) on both
 sides. The length floor keeps short golds ("no", "3", "red") from matching inside long sentences; the paper
 calls the result "a conservative lower bound on non-canonical but acceptable answers".
+
+Issue 17 item 5: the audit reports rows that already had partial official credit (VQA accuracy 0.3, an ANLS
+of 0.6) apart from the recovered errors (official score 0), and does not apply RA-Eval to multiple-choice rows
+(:func:`is_multiple_choice`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -43,3 +48,20 @@ def ra_eval_recovered(prediction: str, answers: Sequence[str]) -> bool:
         if g is not None and contains_at_word_boundaries(output, g):
             return True
     return False
+
+
+_OPTION_MARK = re.compile(r"(?:^|[\s(\[])([A-H])(?:[.):]|\s*\))\s+\S")
+_OPTIONS_WORD = re.compile(r"\b(?:options|choices)\s*:", re.IGNORECASE)
+
+
+def is_multiple_choice(question: str, answers: Sequence[str] = ()) -> bool:
+    """Whether a row is a multiple-choice item, where RA-Eval does not apply (issue 17 item 5).
+
+    A question that lists options: at least two distinct labels ``A.``/``A)``/``(A)`` followed by text, or an
+    "Options:"/"Choices:" block. Containment would credit an output that merely repeats the listed options, or
+    names a wrong option whose text contains the gold. A single-letter gold alone does not make a row multiple
+    choice (TextVQA's "what letter is under the clock?"); such golds are too short for RA-Eval anyway.
+    """
+    if _OPTIONS_WORD.search(question):
+        return True
+    return len({m.group(1) for m in _OPTION_MARK.finditer(question)}) >= 2

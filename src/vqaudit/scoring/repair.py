@@ -10,7 +10,10 @@
   *new overlay columns* beside the original gold (never an overwrite, appendix D): dash/trailing-punctuation
   clean-ups; number forms without (or with) thousands separators; ``45%`` <-> ``45`` for percent gold (or
   percent questions); ``C-5`` -> ``C5``, ``C 5``; list golds as ``A, B`` / ``A and B`` / ``B and A``. The model
-  output is never changed.
+  output is never changed. A list gold needs an explicit separator (``, ; / &``) and is not one entity
+  (:func:`vqaudit.scoring.canonical.is_single_entity`): "Procter and Gamble" or "Food and Drug Administration"
+  are never split at "and", and a list form that would delete or add a word (other than the joiner "and") is
+  dropped (issue 17 item 5: an overlay never deletes a word inside a multi-word span).
 - **Bidirectional**: both at once, in the same benchmark-native comparison.
 
 Scoring re-applies the *official* metric (:func:`score_with_overlay`): an overlay form counts as a form of its
@@ -32,8 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import (
-    parse_number,
-    split_spans,
+    is_single_entity,
+    parse_plain_number,
     strip_trailing,
     strip_wrapper,
     unify_dashes,
@@ -79,7 +82,7 @@ def repair_output(prediction: str, bucket: str) -> str:
     if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
-        if parse_number(out) is not None or is_scalar_answer(out):
+        if parse_plain_number(out) is not None or is_scalar_answer(out):
             return out
         yes_no = _YESNO.match(out)
         if yes_no:
@@ -96,7 +99,7 @@ def repair_output(prediction: str, bucket: str) -> str:
 
 
 def _number_forms(ref: str, question: str) -> list[str]:
-    parsed = parse_number(ref)
+    parsed = parse_plain_number(ref)
     if parsed is None:
         return []
     value, percent, digits = parsed
@@ -113,6 +116,34 @@ def _number_forms(ref: str, question: str) -> list[str]:
     return forms
 
 
+_LIST_MARK = re.compile(r"[,;/&]")
+_WORD = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
+
+
+def _words(text: str) -> list[str]:
+    """The sorted words of ``text`` without the joiner "and" (case-folded): what a span overlay must keep."""
+    return sorted(w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w != "and")
+
+
+_HARD_SPLIT = re.compile(r"\s*[,;/&]\s*")
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+
+
+def _overlay_spans(text: str) -> tuple[str, ...]:
+    """The spans of a list gold for its overlay forms, never cut inside a multi-word span.
+
+    Split at ``, ; / &``; at "and" only when every piece then is one word ("health, education and welfare");
+    "interactions of essential and toxic elements" stays whole.
+    """
+    t = text.strip()
+    if t.startswith("[") and t.endswith("]"):
+        t = t[1:-1]
+    parts = [p.strip(" '\"") for p in _HARD_SPLIT.split(t)]
+    pieces = [q.strip(" '\"") for p in parts for q in _AND.split(p)]
+    chosen = pieces if all(len(q.split()) == 1 for q in pieces) else parts
+    return tuple(q for q in chosen if q)
+
+
 @lru_cache(maxsize=262144)
 def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
     cleaned = strip_trailing(unify_dashes(ref))
@@ -121,12 +152,14 @@ def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
         forms += _number_forms(cleaned, question)
     if bucket == "identifier" and "-" in cleaned and " " not in cleaned:
         forms += [cleaned.replace("-", ""), cleaned.replace("-", " ")]
-    if bucket == "multi-span":
-        spans = split_spans(cleaned)
+    if bucket == "multi-span" and _LIST_MARK.search(cleaned) and not is_single_entity(cleaned):
+        spans = _overlay_spans(cleaned)
         if len(spans) >= 2:
-            forms += [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
+            span_forms = [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
             if len(spans) == 2:
-                forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
+                span_forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
+            words = _words(cleaned)
+            forms += [f for f in span_forms if _words(f) == words]  # never a word deleted or added
     if not forms:
         return ()
     return tuple(dict.fromkeys(f for f in forms if f and f != ref))

@@ -8,7 +8,11 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
 2. the strict matcher of :mod:`vqaudit.parsing.choice` over the view's letters plus its abstention letter
    (``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``); then the whole reply equal to the
    removed correct option's text (``matcher:removed-option-text``, UPD views) or to an abstention phrase of
-   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``);
+   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``); then the final-answer rules of issue 17
+   (:func:`vqaudit.parsing.choice.extract_choice`): the last explicit declaration naming exactly one valid
+   letter (``matcher:final-declaration``; a declaration naming two letters or an unknown one leaves the reply
+   undecided), else a refusal or abstention phrase anywhere in a short reply (``matcher:abstain-phrase``), else
+   exactly one option's text as whole words in a short reply (``matcher:option-text-in-reply``);
 3. if still undecided and a judge spec is given: the judge (any backend, temperature 0) picks among the view's
    options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1). It
    sees text only: the call carries no image. Its verdicts are cached in ``run_dir/judge.sqlite``
@@ -40,8 +44,17 @@ from vqaudit.backends import (
     load_backend,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
-from vqaudit.parsing.answerability import TOO_LONG, extract_json_object, too_long
-from vqaudit.parsing.choice import match_choice, match_letter, match_option_text, normalize_text
+from vqaudit.parsing.answerability import TOO_LONG, extract_json_object_repaired, fenced_blocks, too_long
+from vqaudit.parsing.choice import (
+    declarations,
+    find_abstention,
+    match_choice,
+    match_declaration,
+    match_letter,
+    match_option_in_reply,
+    match_option_text,
+    normalize_text,
+)
 from vqaudit.prompts.upd import (
     EXTRA_OPTION,
     JUDGE_ABSTAIN_OPTION,
@@ -96,13 +109,26 @@ def _plain(view: View, text: str, prefix: str) -> Verdict | None:
         return Verdict("removed", f"matcher:{prefix}removed-option-text")
     if norm in ABSTAIN_PHRASES:
         return Verdict("abstain", f"matcher:{prefix}abstain-text")
+    if declarations(text):  # a final declaration decides, or (two labels, an unknown label) nothing does
+        letters = "".join(options) + extra
+        declared = match_declaration(text, letters)
+        if declared is None:
+            return None
+        meaning = "abstain" if declared.letter == abstain_letter else f"option:{declared.letter}"
+        return Verdict(meaning, f"matcher:{prefix}{declared.rule}")
+    abstention = find_abstention(text)
+    if abstention is not None:
+        return Verdict("abstain", f"matcher:{prefix}{abstention.rule}", f"abstention phrase {abstention.phrase!r}")
+    in_reply = match_option_in_reply(text, options)
+    if in_reply is not None:
+        return Verdict(f"option:{in_reply.letter}", f"matcher:{prefix}{in_reply.rule}")
     return None
 
 
 def match_reply(view: View, text: str) -> Verdict | None:
     """Steps 1-2 of the module docstring: the matcher's verdict on one reply, or None when it cannot decide."""
     if "{" in text:
-        obj = extract_json_object(text)
+        obj, _ = extract_json_object_repaired(text)  # strict, then the repair pass (trailing commas, True, ...)
         if obj is not None and isinstance(obj.get("answerable"), bool):
             if obj["answerable"] is False:
                 return Verdict("abstain", "matcher:json-abstain")
@@ -113,11 +139,34 @@ def match_reply(view: View, text: str) -> Verdict | None:
     return _plain(view, text, "")
 
 
+_JUDGE_KEYS = ("answer", "choice", "option", "letter", "verdict")
+
+
+def _judge_candidates(text: str) -> list[str]:
+    out = [text]
+    if "{" in text:
+        obj, _ = extract_json_object_repaired(text)
+        if obj is not None:
+            out += [v for k in _JUDGE_KEYS if isinstance(v := obj.get(k), str)][:1]
+    return out + fenced_blocks(text)[:1]
+
+
 def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
-    """Read a judge's reply: a letter of :func:`judge_options` (strict rules) or one option's exact text."""
+    """Read a judge's reply: a strict letter, one option's exact text, or a final declaration of one letter.
+
+    The letters are those of :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
+    (:func:`vqaudit.parsing.choice.match_declaration`). Tried on the reply, then on the string value of
+    ``answer``/``choice``/``option``/``letter``/``verdict`` of a JSON object in it, then on its first fenced
+    block (issue 17 item 3); anything else is undecided.
+    """
     jo = judge_options(view)
     letters = "".join(jo.meaning)
-    found = match_letter(text, letters) or match_option_text(text, jo.texts)
+    found = None
+    for candidate in _judge_candidates(text):
+        found = (match_letter(candidate, letters) or match_option_text(candidate, jo.texts)
+                 or match_declaration(candidate, letters))
+        if found is not None:
+            break
     if found is None:
         return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {text.strip()[:80]!r}")
     return Verdict(jo.meaning[found.letter], f"judge:{spec}")

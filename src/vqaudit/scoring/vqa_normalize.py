@@ -82,7 +82,15 @@ PERIOD_STRIP = re.compile(r"\.(?!\d)")
 PERIOD_STRIP_COUNT = int(re.UNICODE)
 
 
-def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_COMMA_CONDITION) -> str:
+# VLMEvalKit ``vlmeval/smp/misc.py`` ``process_punctuation`` from commit 928a95b0 (2025-05-13, "Fix SyntaxWarning
+# caused by invalid escape sequences in regex") on: ``periodStrip = re.compile(r'(?<!\d)\.(?!\d)')``, a real
+# lookbehind, so a period right after a digit is now kept ("3." stays "3.", "5.A" stays "5.A"); still called
+# with ``re.UNICODE`` as its count (32 periods at most). Before that commit it was the vqaEval typo above.
+PERIOD_STRIP_928A95B0 = re.compile(r"(?<!\d)\.(?!\d)")
+
+
+def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_COMMA_CONDITION,
+                        period_strip: re.Pattern[str] = PERIOD_STRIP) -> str:
     """Reproduce ``processPunctuation`` (vqaEval.py) / ``process_punctuation`` (m4c_evaluators.py).
 
     Rule (source: vqaEval.py at a013f00 and c4e6a0e; m4c_evaluators.py at 2dc099a): for each character ``p`` of
@@ -96,6 +104,8 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
     Args:
         text: The answer text.
         comma_condition: The digit-comma-digit pattern of the script being reproduced.
+        period_strip: The period pattern of the script being reproduced (:data:`PERIOD_STRIP`, or
+            :data:`PERIOD_STRIP_928A95B0` for VLMEvalKit from commit 928a95b0 on).
 
     Returns:
         The processed text.
@@ -106,7 +116,7 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
         if p in text:  # replacing an absent character changes nothing (and no step inserts one)
             delete = has_digit_comma or (p + " ") in text or (" " + p) in text
             out = out.replace(p, "" if delete else " ")
-    return PERIOD_STRIP.sub("", out, count=PERIOD_STRIP_COUNT)
+    return period_strip.sub("", out, count=PERIOD_STRIP_COUNT)
 
 
 def process_digit_article(text: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +28,16 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
-from vqaudit.scoring.canonical import FAULT_KINDS, canonical_score
+from vqaudit.scoring.canonical import (
+    GAIN_KINDS,
+    PARTIAL,
+    REFUSAL_CAUSES,
+    canonical_score,
+    gain_kind,
+    refusal_cause,
+)
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
-from vqaudit.scoring.ra_eval import ra_eval_recovered
+from vqaudit.scoring.ra_eval import is_multiple_choice, ra_eval_recovered
 from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
@@ -100,6 +107,7 @@ class AuditResult:
     judge: JudgeAudit | None
     notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
+    canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
 
 
 def _mean100(values: Sequence[float]) -> float:
@@ -115,15 +123,25 @@ def _by_split(rows: Sequence[AuditRow], values: Sequence[float]) -> dict[str, fl
     return out
 
 
+def _share(verdicts: Mapping[str, bool | None]) -> float:
+    decided = [v for v in verdicts.values() if v is not None]
+    return 100.0 * sum(decided) / len(decided) if decided else math.nan
+
+
 def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts: Sequence[Contract], spec: str,
                  cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
                  second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
     verdicts = run_judge(pool, spec, cache_dir / "judge.sqlite", backend=backend)
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
-    judged = [1.0 if v else s for s, v in zip(official, per_row, strict=True)]
+    # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
+    # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
+    kept = [s >= 1.0 or v is not None for s, v in zip(official, per_row, strict=True)]
+    official_kept = [s for s, k in zip(official, kept, strict=True) if k]
+    judged = [1.0 if v else s for s, v, k in zip(official, per_row, kept, strict=True) if k]
     accepted = sum(1 for v in verdicts.values() if v)
     undecided = sum(1 for v in verdicts.values() if v is None)
+    n_decided = len(verdicts) - undecided
     if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
@@ -131,10 +149,10 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
-        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True) if c.bucket == bucket and s < 1.0]
+        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True)
+                if c.bucket == bucket and s < 1.0 and v is not None]  # decided verdicts only
         fn_count[bucket] = sum(1 for v in errs if v)
-        decided = any(v is not None for v in errs)  # no decided verdict in the bucket: n/a, not 0%
-        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs and decided else math.nan
+        fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan  # none decided: n/a, not 0%
     validation = None
     if labels is not None:
         human = read_labels(labels)
@@ -153,10 +171,10 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
                        "agreement": agree.agreement if agree else math.nan,
                        "kappa": agree.kappa if agree else math.nan,
                        "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
-                       "accepted_share": 100.0 * sum(1 for v in other.values() if v) / len(pool) if pool else math.nan}
-    delta = judge_delta_interval(official, judged, n_draws=n_draws, seed=seed)
+                       "accepted_share": _share(other), "undecided": sum(1 for v in other.values() if v is None)}
+    delta = judge_delta_interval(official_kept, judged, n_draws=n_draws, seed=seed)
     audit = JudgeAudit(spec, len(pool), accepted, undecided,
-                       100.0 * accepted / len(pool) if pool else math.nan, _mean100(judged), delta, fn_rate,
+                       100.0 * accepted / n_decided if n_decided else math.nan, _mean100(judged), delta, fn_rate,
                        fn_count, validation, second_info)
     return audit, per_row
 
@@ -252,16 +270,26 @@ def audit_rows(
                            "official": _mean100([official[i] for i in idx]),
                            "canonical": _mean100([canon[i][0] for i in idx])}
             by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
-        kinds = dict.fromkeys(FAULT_KINDS, 0)
+        kinds = dict.fromkeys(GAIN_KINDS, 0)
+        causes = dict.fromkeys(REFUSAL_CAUSES, 0)
         lost = 0
-        for s, (c, kind) in zip(official, canon, strict=True):
-            if c > s and kind in kinds:
-                kinds[kind] += 1
-            lost += c < s
+        for row, s, (c, kind) in zip(rows, official, canon, strict=True):
+            if c > s:  # every gained row, under its fault kind (issue 17 item 4)
+                named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
+                         if kind == "exact" else kind)
+                kinds[named] += 1
+            elif c < s:
+                lost += 1
+                causes[refusal_cause(row.prediction, row.answers, metric)] += 1
         errors = [i for i, s in enumerate(official) if s < 1.0]
-        recovered = sum(1 for i in errors if ra[i])
+        zero = [i for i in errors if official[i] == 0.0 and ra[i] is not None]
+        partial = [i for i in errors if official[i] > 0.0 and ra[i] is not None]
+        recovered = sum(1 for i in zero if ra[i])
         ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
-                   "share": 100.0 * recovered / len(errors) if errors else math.nan,
+                   "share": 100.0 * recovered / len(zero) if zero else math.nan,
+                   "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
+                   "partial_credit_matched": float(sum(1 for i in partial if ra[i])),
+                   "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
                    "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
@@ -274,7 +302,8 @@ def audit_rows(
                        join,
                        _by_split(rows, official) if rows else {},
                        _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
-                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results)
+                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results,
+                       {k: v for k, v in causes.items() if v})
 
 
 @contextmanager
@@ -326,7 +355,8 @@ def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]]
     overlay = reference_overlay(row.answers, contract, row.question)
     repaired = repair_row(row.prediction, row.answers, row.question, contract, metric, variant, scorer, VARIANTS,
                           overlay)
-    ra = ra_eval_recovered(row.prediction, row.answers) if official < 1.0 else None
+    ra = (ra_eval_recovered(row.prediction, row.answers)
+          if official < 1.0 and not is_multiple_choice(row.question, row.answers) else None)
     return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
 
 

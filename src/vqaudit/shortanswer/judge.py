@@ -19,6 +19,7 @@ import asyncio
 import csv
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCa
 from vqaudit.backends import load_backend as _load_backend
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
+from vqaudit.parsing.answerability import extract_json_object, fenced_blocks
+from vqaudit.parsing.choice import extract_yes_no
 from vqaudit.shortanswer.records import AuditRow
 
 JUDGE_PROMPT_ID = "shortanswer-judge-v1"
@@ -42,8 +45,15 @@ JUDGE_PROMPT = (
 )
 """Binary text-only semantic-equivalence prompt (seed 002 §3.3: question, reference answer(s), model output)."""
 
-_YES = frozenset({"yes", "y", "true", "correct", "equivalent", "acceptable"})
-_NO = frozenset({"no", "n", "false", "incorrect", "wrong", "unacceptable"})
+_YES = frozenset({"true", "correct", "equivalent", "acceptable", "accept", "accepted", "same"})
+_NO = frozenset({"false", "incorrect", "wrong", "unacceptable", "reject", "rejected", "different",
+                 "not equivalent", "not_equivalent", "non-equivalent", "inequivalent", "not acceptable"})
+_VERDICT_KEYS = ("verdict", "equivalent", "is_equivalent", "acceptable", "correct", "answer", "label", "judgement",
+                 "judgment", "decision")
+_PHRASE = re.compile(r"(?i)^\W*(not\s+equivalent|not\s+acceptable|non-equivalent|equivalent|acceptable|inequivalent)\b")
+_LABEL_PREFIX = re.compile(
+    r"(?i)^[\s*_#]*(?:final\s+)?(?:verdict|judge?ment|decision|answer|label)[\s*_]*[:=\-][\s*_]*")
+_MAX_VERDICT_CHARS = 4096
 
 
 def judge_prompt(row: AuditRow) -> str:
@@ -52,13 +62,57 @@ def judge_prompt(row: AuditRow) -> str:
     return JUDGE_PROMPT.format(question=row.question, references=refs, output=row.prediction.strip())
 
 
-def parse_verdict(text: str) -> bool | None:
-    """Read a judge reply: its first word yes/no (and synonyms), case and punctuation ignored; else None."""
+def _json_verdict(text: str) -> bool | None:
+    obj = extract_json_object(text)
+    if obj is None:
+        return None
+    for key in _VERDICT_KEYS:
+        if key in obj:
+            value = obj[key]
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str):
+                return _word_verdict(value)
+            return None
+    return None
+
+
+def _word_verdict(text: str) -> bool | None:
+    text = _LABEL_PREFIX.sub("", text, count=1)
+    phrase = _PHRASE.match(text)
+    if phrase:
+        return " ".join(phrase.group(1).lower().split()) in ("equivalent", "acceptable")
+    yes_no = extract_yes_no(text)
+    if yes_no is not None:
+        return yes_no[0]
     words = text.strip().lower().replace("*", " ").split()
     if not words:
         return None
-    first = words[0].strip(".,:;!\"'")
+    first = words[0].strip(".,:;!\"'`()[]")
     return True if first in _YES else False if first in _NO else None
+
+
+def parse_verdict(text: str) -> bool | None:
+    """Read a judge reply; True (acceptable), False (not acceptable) or None (undecided).
+
+    In order (issue 17 item 3): a JSON object - the whole reply, a fenced code block or an inline object
+    (:func:`vqaudit.parsing.extract_json_object`) - with a boolean or word under ``verdict``, ``equivalent``,
+    ``acceptable``, ``correct``, ``answer``, ... (``{"verdict": "not equivalent"}``, ``{"equivalent": false}``);
+    then a leading "equivalent" / "not equivalent" / "acceptable"; then yes/no by the leading token or a final
+    declaration (:func:`vqaudit.parsing.choice.extract_yes_no`: "Yes.", "**No** - different", "The answer is no";
+    "No dog" or "Nothing" never decide); then the first word among the synonyms (``correct``, ``wrong``,
+    ``true``, ``false``, ...); a leading "Verdict:" or "Answer:" is skipped; then the same on the first fenced
+    block. A reply over 4,096 characters, or one that matches nothing, is undecided. Never raises.
+    """
+    if len(text) > _MAX_VERDICT_CHARS:
+        return None
+    if "{" in text:
+        verdict = _json_verdict(text)
+        if verdict is not None:
+            return verdict
+    verdict = _word_verdict(text)
+    blocks = fenced_blocks(text) if verdict is None else []
+    return _word_verdict(blocks[0]) if blocks else verdict
 
 
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],

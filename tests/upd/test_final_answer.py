@@ -1,0 +1,48 @@
+"""The UPD matcher and judge reader with the final-answer rules of issue 17 (item 1 and item 3)."""
+
+from __future__ import annotations
+
+from vqaudit.prompts.upd import judge_options
+from vqaudit.schema import View
+from vqaudit.scoring.upd import match_reply, parse_judge_reply
+
+
+def _standard(views: list[View]) -> View:
+    # The first standard base view with short options: upd-aad-base-544-std-r0, happiness / sadness / anger / love.
+    return next(v for v in views if v.state == "standard" and v.meta["setting"] == "base" and len(v.options) >= 3
+                and all(len(o) <= 12 for o in v.options))
+
+
+def test_final_declarations_abstentions_and_option_text(small_views: list[View]) -> None:
+    view = _standard(small_views)
+    verdict = match_reply(view, "Looking at the image carefully, the answer is (B).")
+    assert verdict is not None and (verdict.meaning, verdict.decided_by) == ("option:B", "matcher:final-declaration")
+    verdict = match_reply(view, "Answer: A. On second thought, the correct answer is **C**.")
+    assert verdict is not None and verdict.meaning == "option:C"  # the last declaration wins
+    assert match_reply(view, "The answer is A or B.") is None  # two labels: left to the judge
+    verdict = match_reply(view, "Sorry, I cannot determine this from the picture.")
+    assert verdict is not None and (verdict.meaning, verdict.decided_by) == ("abstain", "matcher:abstain-phrase")
+    assert view.options == ("happiness", "sadness", "anger", "love")
+    verdict = match_reply(view, "The person looks full of anger.")
+    assert verdict is not None and (verdict.meaning, verdict.decided_by) == ("option:C", "matcher:option-text-in-reply")
+    assert match_reply(view, "Not anger, more like love.") is None  # a negated option text undecides
+
+
+def test_json_answer_goes_through_the_final_rules(small_views: list[View]) -> None:
+    view = _standard(small_views)
+    verdict = match_reply(view, '{"answerable": true, "answer": "The answer is C", "reason": "r"}')
+    assert verdict is not None
+    assert (verdict.meaning, verdict.decided_by) == ("option:C", "matcher:json-final-declaration")
+
+
+def test_judge_replies_in_fences_json_and_declarations(small_views: list[View]) -> None:
+    view = _standard(small_views)
+    jo = judge_options(view)
+    none_letter = next(k for k, m in jo.meaning.items() if m == "none")
+    assert parse_judge_reply(view, "B", "j").meaning == "option:B"
+    assert parse_judge_reply(view, "The answer is (C).", "j").meaning == "option:C"
+    assert parse_judge_reply(view, "```\nA\n```", "j").meaning == "option:A"
+    assert parse_judge_reply(view, '{"answer": "B"}', "j").meaning == "option:B"
+    assert parse_judge_reply(view, f"**{none_letter}**", "j").meaning == "none"
+    assert parse_judge_reply(view, "A or B", "j").meaning == "undecided"
+    assert parse_judge_reply(view, "Z", "j").meaning == "undecided"
