@@ -135,7 +135,11 @@ def test_the_judge_sees_only_what_the_rules_cannot_decide(tmp_path: Path) -> Non
     judge = _Judge()
     summary, rows = run_mc_audit(_mmmu(tmp_path), "mmmu", judge="stub:judge", judge_backend=judge,  # type: ignore[arg-type]
                                  cache_dir=tmp_path / "cache")
-    assert len(judge.asked) == 2  # v_3 and v_5; never v_1, v_2, v_4 or the open rows
+    # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (issue 17's abstention
+    # phrases), and v_1, v_2, v_4 and the open rows are decided before any judge
+    assert judge.asked == ["v_5"]
+    by_id_first = {r["id"]: r for r in rows}
+    assert by_id_first["v_3"]["extracted"] is None and by_id_first["v_3"]["refusal"] is True
     by_id = {r["id"]: r for r in rows}
     assert by_id["v_5"]["extracted"] == "A" and by_id["v_5"]["correct"] is True
     assert by_id["v_5"]["extracted_by"] == "judge:stub:judge"
