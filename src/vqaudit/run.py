@@ -24,9 +24,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, load_backend
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache
+from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
+from vqaudit.executors import Executor, LocalExecutor
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response, View
 from vqaudit.store import (
@@ -113,6 +115,8 @@ def run_benchmark(
     retry_errors: bool = False,
     progress: bool = True,
     options: ModelOptions | None = None,
+    executor: Executor | None = None,
+    replicas: int | None = None,
 ) -> RunSummary:
     """Ask ``model_spec`` about every view of the benchmark at ``bench_dir``; store replies under ``out_dir``.
 
@@ -127,6 +131,10 @@ def run_benchmark(
         progress: show a progress bar on stderr.
         options: generic model options and ``--model-arg`` pairs (see :class:`~vqaudit.backends.ModelOptions`);
             its ``concurrency`` is replaced by ``concurrency``.
+        executor: where the model runs (:mod:`vqaudit.executors`; default ``local``, in this process). With
+            ``ray`` the model is loaded in ``replicas`` Ray actors (:mod:`vqaudit.backends.distributed`) and this
+            process stores their replies in the one cache as they arrive, so everything below holds unchanged.
+        replicas: Ray replicas (None: as many as the cluster holds, at most ``concurrency``).
 
     Returns:
         A RunSummary of this invocation.
@@ -145,6 +153,8 @@ def run_benchmark(
             retry_errors=retry_errors,
             progress=progress,
             options=options,
+            executor=executor,
+            replicas=replicas,
         )
     )
 
@@ -158,6 +168,8 @@ async def run_benchmark_async(
     retry_errors: bool = False,
     progress: bool = True,
     options: ModelOptions | None = None,
+    executor: Executor | None = None,
+    replicas: int | None = None,
 ) -> RunSummary:
     """Async form of ``run_benchmark`` (same arguments, result and errors).
 
@@ -179,7 +191,8 @@ async def run_benchmark_async(
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
                            "--out outside it")
     base = options if options is not None else ModelOptions()
-    backend = load_backend(model_spec, dataclasses.replace(base, concurrency=concurrency))
+    backend = load_backend_on(executor or LocalExecutor(), model_spec,
+                              dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
     try:
         with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):

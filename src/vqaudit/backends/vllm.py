@@ -111,6 +111,19 @@ def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
     return VLLMBackend(spec, source, vllm_options)
 
 
+def ray_resources(spec: str, options: ModelOptions) -> dict[str, float]:
+    """The Ray resources of one vLLM replica (``run --executor ray``): GPUs and one CPU.
+
+    The GPUs are ``tensor_parallel_size`` times ``pipeline_parallel_size`` (both default 1).
+
+    Raises:
+        VqauditError: a bad ``--model-arg``.
+    """
+    engine = VLLMOptions.from_args(ModelArgs(spec, options.arg_dict(), KNOWN_ARGS)).engine
+    gpus = int(engine.get("tensor_parallel_size", 1)) * int(engine.get("pipeline_parallel_size", 1))
+    return {"num_cpus": 1.0, "num_gpus": float(gpus)}
+
+
 def conversation(request: Request) -> list[dict[str, Any]]:
     """Return the OpenAI-style conversation ``LLM.chat`` gets for one request.
 

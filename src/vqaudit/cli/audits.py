@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from vqaudit.cli.options import ExecutorName, ExecutorOpt, RayAddress, executor
 from vqaudit.errors import VqauditError
 
 
@@ -49,11 +50,15 @@ def audit_checker_cmd(
     bench: Annotated[Path, typer.Argument(help="A built chart benchmark.")],
     max_views: Annotated[int, typer.Option(min=2, help="Masked views to make faults from (9 faults each).")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
 ) -> None:
     """Inject designed faults into genuine certificates; exit 1 unless the checker rejects every one."""
+    from vqaudit.executors import using
     from vqaudit.verify import run_fault_suite
 
-    table = run_fault_suite(bench, max_views=max_views, workers=workers)
+    with using(executor(executor_name, ray_address)):
+        table = run_fault_suite(bench, max_views=max_views, workers=workers)
     typer.echo("| fault kind | designed | rejected |\n|---|---|---|")
     for kind, (n, rejected) in table.items():
         label = "genuine (accepted)" if kind == "genuine" else kind

@@ -8,8 +8,19 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ValidationError
 
-from vqaudit.cli.options import MaskKind, PhotoInput, Workers, console, progress
+from vqaudit.cli.options import (
+    ExecutorName,
+    ExecutorOpt,
+    MaskKind,
+    PhotoInput,
+    RayAddress,
+    Workers,
+    console,
+    executor,
+    progress,
+)
 from vqaudit.errors import VqauditError
+from vqaudit.executors import Executor, LocalExecutor, using
 from vqaudit.suites.registry import get_source
 
 build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder (one subcommand per source).")
@@ -18,8 +29,11 @@ Out = Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).
 Seed = Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")]
 
 
-def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int = 1) -> dict[str, Any]:
+def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int = 1,
+                 on: Executor | None = None) -> dict[str, Any]:
     """Build ``out`` with the ``build`` hook of source ``name`` from its ``Options`` fields; return the manifest.
+
+    The groups are built on ``on`` (:mod:`vqaudit.executors`; default ``local``); the bytes do not depend on it.
 
     Raises:
         VqauditError: an unknown source, options its ``Options`` model refuses (naming the field), or the build's
@@ -32,7 +46,7 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
         err = exc.errors()[0]
         raise VqauditError(f"build {name}: option --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
     total = getattr(typed, "groups", 0) or 0
-    with progress(total, f"building {name} groups") as bar:
+    with progress(total, f"building {name} groups") as bar, using(on or LocalExecutor()):
         task = bar.task_ids[0]
         manifest: dict[str, Any] = hooks.build(out, typed, workers=workers,
                                                on_group=lambda n: bar.update(task, completed=n))
@@ -45,6 +59,8 @@ def build_charts_cmd(
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (5 views each).")] = 100,
     seed: Seed = 0,
     workers: Workers = 1,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
     programs: Annotated[str, typer.Option(help="'lookup' (the paper's question) or 'all' program kinds.")] = "lookup",
     determined: Annotated[bool, typer.Option(help="Add D views: masked, answer still determined (proved).")] = False,
     source: Annotated[str, typer.Option("--from", help="bundled (the real tables shipped with vqaudit), plotqa "
@@ -58,7 +74,8 @@ def build_charts_cmd(
     """Build a chart answerability benchmark from the bundled real tables, PlotQA plots or ChartQA tables."""
     manifest = build_source("charts", out, {"groups": groups, "seed": seed, "programs": programs,
                                             "determined": determined, "input": source, "annotations": annotations,
-                                            "qa": qa, "tables": tables, "grid": grid}, workers=workers)
+                                            "qa": qa, "tables": tables, "grid": grid}, workers=workers,
+                            on=executor(executor_name, ray_address))
     if "skipped" in manifest:
         skipped = ", ".join(f"{reason}: {n}" for reason, n in manifest["skipped"].items()) or "none"
         console.print(f"{manifest['n_plots_read']} {source} plots read, {manifest['n_groups']} groups built; "
@@ -72,13 +89,15 @@ def build_scenes_cmd(
     groups: Annotated[int, typer.Option(min=1, help="Number of question groups (4 views each).")] = 100,
     seed: Seed = 0,
     workers: Workers = 1,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
     keep_determined: Annotated[bool, typer.Option(help="Keep groups whose occluded view still determines the "
                                                        "answer (labelled answerable); default redraws them, as in "
                                                        "the paper.")] = False,
 ) -> None:
     """Build a CLEVR scene answerability benchmark (original, S, C, M) from bundled real scene graphs."""
     build_source("scenes", out, {"groups": groups, "seed": seed, "keep_determined": keep_determined},
-                 workers=workers)
+                 workers=workers, on=executor(executor_name, ray_address))
     console.print(f"benchmark written to {out}")
 
 
@@ -92,6 +111,8 @@ def build_photos_cmd(
     = 40,
     seed: Seed = 0,
     workers: Workers = 1,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
     images: Annotated[Path | None, typer.Option(help="Image folder (COCO or GQA).")] = None,
     annotations: Annotated[Path | None, typer.Option(help="COCO instances JSON, or GQA scene graphs JSON.")] = None,
     questions: Annotated[Path | None, typer.Option(help="GQA questions JSON (--source gqa).")] = None,
@@ -101,7 +122,7 @@ def build_photos_cmd(
     """Build a photo answerability benchmark (original, control, M) from real photographs."""
     build_source("photos", out, {"groups": groups, "seed": seed, "input": source.value, "images": images,
                                  "annotations": annotations, "questions": questions, "mask": mask.value,
-                                 "matched": matched}, workers=workers)
+                                 "matched": matched}, workers=workers, on=executor(executor_name, ray_address))
     console.print(f"benchmark written to {out}")
 
 

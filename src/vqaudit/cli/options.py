@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from vqaudit.backends import ModelOptions, parse_model_args
 from vqaudit.errors import VqauditError
+from vqaudit.executors import Executor, make_executor
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -33,6 +34,33 @@ MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed att
 Draws = Annotated[int, typer.Option(min=1, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000).")]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
+
+
+class ExecutorName(StrEnum):
+    """``--executor``: where the parallel maps (and, for ``run``, the model) run (:mod:`vqaudit.executors`)."""
+
+    local = "local"
+    ray = "ray"
+
+
+ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
+                                                                      "(a Ray cluster; pip install "
+                                                                      "'vqaudit[ray]'). Same output bytes.")]
+RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
+                                                                      "--executor ray (default: start a local "
+                                                                      "Ray instance).")]
+RayReplicas = Annotated[int | None, typer.Option("--ray-replicas", min=1, help="Model replicas (Ray actors) for "
+                                                                              "--executor ray (default: as many "
+                                                                              "as the cluster holds).")]
+
+
+def executor(name: ExecutorName, ray_address: str | None) -> Executor:
+    """The executor of ``--executor`` / ``--ray-address`` (:func:`vqaudit.executors.make_executor`).
+
+    Raises:
+        VqauditError: ``--ray-address`` without ``--executor ray``.
+    """
+    return make_executor(name.value, ray_address)
 
 
 class PhotoInput(StrEnum):

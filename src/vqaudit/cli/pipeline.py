@@ -20,12 +20,17 @@ from vqaudit.cli.options import (
     BootSeed,
     Concurrency,
     Draws,
+    ExecutorName,
+    ExecutorOpt,
     JudgeArg,
     MaxRetries,
     ModelArg,
+    RayAddress,
+    RayReplicas,
     Timeout,
     console,
     error,
+    executor,
     model_options,
 )
 from vqaudit.errors import VqauditError
@@ -34,11 +39,15 @@ from vqaudit.errors import VqauditError
 def verify(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
 ) -> None:
     """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
+    from vqaudit.executors import using
     from vqaudit.verify import count_checked, verify_benchmark
 
-    faults = verify_benchmark(bench, workers=workers)
+    with using(executor(executor_name, ray_address)):
+        faults = verify_benchmark(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
@@ -57,14 +66,20 @@ def run(
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = None,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
     from vqaudit.run import run_benchmark
 
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
+    on = executor(executor_name, ray_address)
+    if ray_replicas is not None and on.name != "ray":
+        raise VqauditError("--ray-replicas applies only to --executor ray")
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), options=options)
+                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas)
     console.print(f"{summary.n_views} views: {summary.n_cached} already cached, {summary.n_asked} requests sent "
                   f"(views with identical inputs share one request), {summary.n_errors} with a recorded error; "
                   f"run folder {out}")

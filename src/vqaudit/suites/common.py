@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 import platform
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import vqaudit
 from vqaudit.errors import VqauditError
+from vqaudit.executors import current
 from vqaudit.schema import Group, View
 from vqaudit.store import BENCHMARK_FORMAT, atomic_write_bytes, sha256_bytes, staged_folder, write_benchmark, write_json
 
@@ -19,15 +19,13 @@ T = TypeVar("T")
 
 
 def map_groups(make: Callable[[int], T], n_groups: int, workers: int, chunksize: int = 4) -> Iterator[T]:
-    """Yield ``make(0), make(1), ...`` in group order, on ``workers`` processes when ``workers > 1``.
+    """Yield ``make(0), make(1), ...`` in group order, on the current executor (:func:`vqaudit.executors.current`).
 
-    Each group seeds its own generator from (seed, group index), so the output is identical for any worker count.
+    ``local`` (the default) uses ``workers`` processes when ``workers > 1``; ``ray`` (``--executor ray``) sends
+    chunks of ``chunksize`` groups to the cluster. Each group seeds its own generator from (seed, group index), so
+    the output is identical for any executor, worker count and node count.
     """
-    if workers <= 1:
-        yield from map(make, range(n_groups))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(make, range(n_groups), chunksize=chunksize)
+    yield from current().map(make, range(n_groups), workers=workers, chunksize=chunksize)
 
 
 def versions(*packages: str) -> dict[str, str]:

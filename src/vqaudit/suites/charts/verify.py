@@ -7,14 +7,16 @@ designed-fault suite.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
+from vqaudit.executors import current
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
-from vqaudit.suites.charts.tables import declare_benchmark_tables
+from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_benchmark_tables, declare_table, load_table
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
 
@@ -29,17 +31,40 @@ def verify_view(bench_dir: Path, view: View) -> list[str]:
         declare_benchmark_tables(bench_dir)  # imported charts: the tables their domains are declared in
     except VqauditError as exc:
         return [str(exc)]
+    return check_loaded(load_for_check(bench_dir, view))
+
+
+def load_for_check(bench_dir: Path, view: View) -> tuple[View, object, bytes | None]:
+    """``(view, certificate or the reason it is unusable, image bytes or None)``: what :func:`check_loaded` needs.
+
+    Read on the driver, so a check can run on any machine (``--executor ray``) without the benchmark folder.
+    """
     cert_path = view.meta.get("certificate")
     if not isinstance(cert_path, str) or not (bench_dir / cert_path).is_file():
-        return ["no certificate"]
+        return view, _Unusable("no certificate"), None
     try:
         cert = read_json(bench_dir / cert_path)
     except VqauditError as exc:
-        return [str(exc)]
+        return view, _Unusable(str(exc)), None
     image = bench_dir / view.image
     if not image.is_file():
-        return [f"image {view.image} missing"]
-    return check_certificate(view, cert, image.read_bytes())
+        return view, _Unusable(f"image {view.image} missing"), None
+    return view, cert, image.read_bytes()
+
+
+@dataclass(frozen=True)
+class _Unusable:
+    """Stands for a certificate that could not be read: the problem to report."""
+
+    problem: str
+
+
+def check_loaded(item: tuple[View, object, bytes | None]) -> list[str]:
+    """:func:`check_certificate` of an item of :func:`load_for_check` (its problem if it could not be read)."""
+    view, cert, image = item
+    if isinstance(cert, _Unusable) or image is None:
+        return [cert.problem if isinstance(cert, _Unusable) else "image missing"]
+    return check_certificate(view, cert, image)
 
 
 def check_certificate(view: View, cert: object, image_png: bytes) -> list[str]:
@@ -67,18 +92,36 @@ def verify_chart_views(bench_dir: Path, views: Sequence[View], missing: set[str]
     """Re-check the certificate or proof of every masked chart view (M, D) whose image exists."""
     views = [v for v in views if v.state in ("M", "D") and v.view_id not in missing]
     try:
-        declare_benchmark_tables(bench_dir)
+        tables = benchmark_tables(bench_dir)
     except VqauditError as exc:
         return [(v.view_id, str(exc)) for v in views]
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(verify_view, [bench_dir] * len(views), views, chunksize=8))
-    else:
-        results = [verify_view(bench_dir, v) for v in views]
+    loaded = (load_for_check(bench_dir, v) for v in views)  # read here: the checks may run on other machines
+    results = list(current().map(partial(_check_declared, tables), loaded, workers=workers, chunksize=8))
     return [(v.view_id, p) for v, problems in zip(views, results, strict=True) for p in problems]
 
 
-def _check_fault(fault: Fault) -> list[str]:
+def benchmark_tables(bench_dir: Path) -> tuple[RealTable, ...]:
+    """Declare the imported tables of ``bench_dir/tables/`` here and return them, to declare on the workers too.
+
+    A worker of the ``ray`` executor is another process, maybe on another machine, that did not read them.
+
+    Raises:
+        VqauditError: a file there that is not a declared table.
+    """
+    declare_benchmark_tables(bench_dir)
+    folder = bench_dir / TABLES_DIR
+    return tuple(load_table(p.stem) for p in sorted(folder.glob("*.json"))) if folder.is_dir() else ()
+
+
+def _check_declared(tables: tuple[RealTable, ...], item: tuple[View, object, bytes | None]) -> list[str]:
+    for table in tables:
+        declare_table(table)
+    return check_loaded(item)
+
+
+def _check_fault(tables: tuple[RealTable, ...], fault: Fault) -> list[str]:
+    for table in tables:
+        declare_table(table)
     return check_certificate(fault.view, fault.certificate, fault.image_png)
 
 
@@ -88,7 +131,7 @@ def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: i
     Args:
         bench_dir: a built chart benchmark.
         max_views: use at most this many masked views (each gives one fault of every kind).
-        workers: processes used to re-render.
+        workers: processes used to re-render (on the current executor, :func:`vqaudit.executors.current`).
 
     Returns:
         ``{kind: [faults designed, faults rejected]}``, plus ``"genuine": [checked, accepted]`` for the
@@ -98,18 +141,14 @@ def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: i
         VqauditError: the benchmark cannot be read or has fewer than two masked chart views.
     """
     bench = load_benchmark(bench_dir, check_images=False)
-    declare_benchmark_tables(bench_dir)
+    tables = benchmark_tables(bench_dir)
     views = [v for v in bench.views if v.source == "charts" and v.state == "M"][:max_views]
     if len(views) < 2:
         raise VqauditError(f"{bench_dir}: need at least two masked chart views to design faults")
     genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), (bench_dir / v.image).read_bytes())
                for v in views]
     faults = design_faults(genuine)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            verdicts = list(pool.map(_check_fault, faults, chunksize=4))
-    else:
-        verdicts = [_check_fault(f) for f in faults]
+    verdicts = list(current().map(partial(_check_fault, tables), faults, workers=workers, chunksize=4))
     table: dict[str, list[int]] = {kind: [0, 0] for kind in FAULT_KINDS}
     for fault, problems in zip(faults, verdicts, strict=True):
         table[fault.kind][0] += 1

@@ -1,0 +1,243 @@
+"""Where the parallel maps run: this machine's processes (``local``) or a Ray cluster (``ray``).
+
+Every CPU-bound map of vqaudit (building groups, :func:`vqaudit.suites.common.map_groups`; re-checking chart
+certificates and designed faults, :mod:`vqaudit.suites.charts.verify`) calls ``current().map(fn, items, ...)``.
+The CLI picks the executor once (``--executor local|ray``, ``--ray-address``) and installs it with
+:func:`using`, so no builder or verifier knows which one runs it. Both yield ``fn(item)`` in item order, and
+each item carries everything its result depends on (a group seeds its own generator from the build seed and its
+index), so the output is the same bytes on any executor, worker count and node count.
+
+The ``ray`` executor ships ``fn`` (pickled by reference: the module must be importable on every node) and the
+items in chunks, one Ray task per chunk, at most two chunks per cluster CPU in flight; results come back to the
+driver, which alone writes files. Each task also reports the versions of the libraries it used, and a worker
+whose versions differ from the driver's is refused (its pixels could differ). A task whose worker dies is
+retried by Ray (``max_retries``); a group is a pure function of its index, so a retry gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Protocol, TypeVar
+
+from vqaudit.errors import VqauditError
+
+A = TypeVar("A")
+T = TypeVar("T")
+
+WATCHED_MODULES = ("vqaudit", "numpy", "matplotlib", "PIL", "z3", "httpx")
+"""Modules whose version a Ray worker reports when it has imported them; a mismatch with the driver is refused."""
+
+TASK_RETRIES = 3
+"""Times Ray re-runs a map task whose worker died (the results are pure functions of the items)."""
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over items and yields the results in item order."""
+
+    @property
+    def name(self) -> str:
+        """``local`` or ``ray`` (as in ``--executor``)."""
+        ...
+
+    def map(self, fn: Callable[[A], T], items: Iterable[A], *, workers: int, chunksize: int) -> Iterator[T]:
+        """Yield ``fn(item)`` for every item, in order.
+
+        Args:
+            fn: a picklable function (module-level, or a ``functools.partial`` of one).
+            items: the inputs, read lazily as results are consumed (``ray``) or all at once (``local``).
+            workers: processes on this machine (``local``; 1: in this process); for ``ray``, the least number of
+                chunks in flight (by default two per cluster CPU).
+            chunksize: items per task.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class LocalExecutor:
+    """This machine: in this process for ``workers <= 1``, else a pool of ``workers`` processes."""
+
+    @property
+    def name(self) -> str:
+        """``local``."""
+        return "local"
+
+    def map(self, fn: Callable[[A], T], items: Iterable[A], *, workers: int, chunksize: int) -> Iterator[T]:
+        """See :meth:`Executor.map`."""
+        if workers <= 1:
+            yield from map(fn, items)
+            return
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            yield from pool.map(fn, items, chunksize=max(chunksize, 1))
+
+
+@dataclass(frozen=True)
+class RayExecutor:
+    """A Ray cluster: the one at ``address`` (``ray start --head`` prints it), or a local instance started here.
+
+    Attributes:
+        address: ``HOST:PORT`` of a running cluster's head (or ``auto``); None starts a local Ray instance on
+            this machine (bound to 127.0.0.1, no dashboard, no usage statistics).
+        num_cpus: CPUs of a local instance (None: all of this machine's); ignored with ``address``.
+    """
+
+    address: str | None = None
+    num_cpus: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``ray``."""
+        return "ray"
+
+    def map(self, fn: Callable[[A], T], items: Iterable[A], *, workers: int, chunksize: int) -> Iterator[T]:
+        """See :meth:`Executor.map`; tasks run anywhere in the cluster, results arrive in item order.
+
+        Raises:
+            VqauditError: Ray is not installed, the cluster cannot be reached, a worker runs other library versions
+                than the driver, or ``fn`` raised one (its message is kept).
+        """
+        ray = start_ray(self)
+        expected = _fingerprint()
+        task = ray.remote(max_retries=TASK_RETRIES)(_run_chunk)
+        fn_ref = ray.put(fn)
+        window = max(workers, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        chunks = _chunks(items, max(chunksize, 1))
+        in_flight: deque[Any] = deque()
+        try:
+            for chunk in islice(chunks, window):
+                in_flight.append(task.remote(fn_ref, chunk))
+            while in_flight:
+                results, error, where = ray.get(in_flight.popleft())
+                if error is not None:
+                    raise VqauditError(error)
+                _check_versions(expected, where)
+                next_chunk = next(chunks, None)
+                if next_chunk is not None:
+                    in_flight.append(task.remote(fn_ref, next_chunk))
+                yield from results
+        finally:
+            for ref in in_flight:  # an error or an abandoned generator: stop what is still queued
+                ray.cancel(ref)
+
+
+def _chunks(items: Iterable[A], size: int) -> Iterator[list[A]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def _run_chunk(fn: Callable[[A], T], chunk: list[A]) -> tuple[list[T], str | None, dict[str, str]]:
+    """One Ray task: ``fn`` over a chunk; a user error comes back as its message (no remote traceback)."""
+    try:
+        results = [fn(item) for item in chunk]
+    except VqauditError as exc:
+        return [], str(exc), _fingerprint()
+    return results, None, _fingerprint()
+
+
+def _fingerprint() -> dict[str, str]:
+    """Python, the host, and the version of every watched module imported in this process."""
+    out = {"python": platform.python_version(), "host": platform.node()}
+    for name in WATCHED_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            out[name] = str(getattr(module, "__version__", "unknown"))
+    return out
+
+
+def _check_versions(driver: dict[str, str], worker: dict[str, str]) -> None:
+    for name, version in worker.items():
+        if name == "host":
+            continue
+        mine = driver.get(name)
+        if mine is None and name in WATCHED_MODULES:
+            mine = _module_version(name)
+        if mine is not None and mine != version:
+            raise VqauditError(f"ray worker on {worker.get('host', '?')} runs {name} {version} but this driver "
+                               f"{name} {mine}: install the same versions on every node (the output would "
+                               "not be byte-identical)")
+
+
+def _module_version(name: str) -> str | None:
+    import importlib
+
+    try:
+        return str(getattr(importlib.import_module(name), "__version__", "unknown"))
+    except ImportError:
+        return None
+
+
+def start_ray(executor: RayExecutor) -> Any:
+    """Connect to (or start) the executor's Ray instance once per process; return the ``ray`` module.
+
+    An instance already running in this process (``ray.init`` called before, e.g. by a test) is reused as it is.
+
+    Raises:
+        VqauditError: the ``[ray]`` extra is missing (naming ``pip install 'vqaudit[ray]'``) or the cluster at
+            ``address`` cannot be reached.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise VqauditError("--executor ray needs the [ray] extra (missing module 'ray'): "
+                           "pip install 'vqaudit[ray]'") from None
+    if ray.is_initialized():
+        return ray
+    try:
+        if executor.address is None:
+            ray.init(num_cpus=executor.num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+                     log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=executor.address, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = executor.address or "a local instance"
+        raise VqauditError(f"--ray-address {where}: cannot start or reach Ray: {exc}") from None
+    return ray
+
+
+EXECUTORS: dict[str, Callable[[str | None], Executor]] = {
+    "local": lambda _address: LocalExecutor(),
+    "ray": lambda address: RayExecutor(address=address),
+}
+"""The executor table: ``--executor NAME`` builds its row from ``--ray-address`` (None: start one here)."""
+
+_LOCAL = LocalExecutor()
+_CURRENT: ContextVar[Executor] = ContextVar("vqaudit_executor", default=_LOCAL)  # noqa: B039 - frozen
+
+
+def make_executor(name: str, ray_address: str | None = None) -> Executor:
+    """The executor ``--executor NAME`` names.
+
+    Raises:
+        VqauditError: an unknown name, or ``--ray-address`` given with another executor than ``ray``.
+    """
+    row = EXECUTORS.get(name)
+    if row is None:
+        raise VqauditError(f"--executor {name!r}: expected one of {', '.join(EXECUTORS)}")
+    if ray_address is not None and name != "ray":
+        raise VqauditError("--ray-address applies only to --executor ray")
+    return row(ray_address)
+
+
+def current() -> Executor:
+    """The executor the parallel maps use now (``local`` unless :func:`using` installed another)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def using(executor: Executor) -> Iterator[Executor]:
+    """Make ``executor`` the one :func:`current` returns inside the ``with`` block (restored after)."""
+    token = _CURRENT.set(executor)
+    try:
+        yield executor
+    finally:
+        _CURRENT.reset(token)
