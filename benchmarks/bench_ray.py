@@ -60,14 +60,15 @@ def bench_build(tmp: Path, groups: int, workers: int) -> None:
     with using(LocalExecutor()):
         build_charts(tmp / "local", groups, 0, workers=workers)
     local_s = time.perf_counter() - started
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with using(RayExecutor()):
         build_charts(tmp / "ray", groups, 0, workers=workers)
-    ray_s = time.perf_counter() - started
+    ray_s, driver_s = time.perf_counter() - started, time.process_time() - cpu
     same = tree(tmp / "local") == tree(tmp / "ray")
     print(f"build {groups} groups: local ({workers} processes) {local_s:.1f} s ({groups / local_s:.2f} groups/s); "
           f"ray ({workers} CPUs) {ray_s:.1f} s ({groups / ray_s:.2f} groups/s); ray/local {ray_s / local_s:.2f}; "
-          f"byte-identical: {same}")
+          f"byte-identical: {same}; driver CPU with ray {driver_s / groups * 1000:.0f} ms/group (writes, hashes, "
+          "Ray client)")
 
 
 def bench_run(tmp: Path, views: int, concurrency: int, delay_s: float, replicas: int) -> None:

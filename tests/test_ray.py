@@ -1,0 +1,255 @@
+"""Issue 13: the same bytes and the same cache on Ray as locally, and a lost Ray worker loses nothing cached.
+
+All Ray tests share one local Ray instance (2 CPUs, started by the ``ray_instance`` fixture: Ray's start-up takes
+10-60 s here) and run on one xdist worker (``xdist_group``, ``make test`` uses ``--dist loadgroup``). The
+executor tests at the top need no Ray.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import signal
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from vqaudit.errors import VqauditError
+from vqaudit.executors import (
+    LocalExecutor,
+    RayExecutor,
+    _check_versions,
+    current,
+    make_executor,
+    start_ray,
+    using,
+)
+from vqaudit.run import run_benchmark
+from vqaudit.score import score_run
+from vqaudit.suites.charts.build import build_charts
+from vqaudit.verify import run_fault_suite, verify_benchmark
+
+SERVER_PATH = Path(__file__).resolve().parent / "fixtures" / "fake_openai_server.py"
+CHART_GROUPS, CHART_SEED = 24, 11  # the chart_bench fixture of tests/conftest.py
+
+
+def _square_plus(offset: int, x: int) -> int:
+    return x * x + offset
+
+
+def _fail_on_three(x: int) -> int:
+    if x == 3:
+        raise VqauditError("row 3, field 'x': refused")
+    return x
+
+
+# -- the executor table (no Ray) --------------------------------------------------------------------------------
+
+
+def test_make_executor_rows_and_errors() -> None:
+    assert make_executor("local").name == "local"
+    assert make_executor("ray", "10.0.0.1:6379") == RayExecutor(address="10.0.0.1:6379")
+    with pytest.raises(VqauditError, match="--executor 'dask'"):
+        make_executor("dask")
+    with pytest.raises(VqauditError, match="--ray-address applies only to --executor ray"):
+        make_executor("local", "10.0.0.1:6379")
+
+
+def test_using_installs_and_restores_the_executor() -> None:
+    assert isinstance(current(), LocalExecutor)
+    ray = RayExecutor(address="auto")
+    with using(ray):
+        assert current() is ray
+    assert isinstance(current(), LocalExecutor)
+
+
+def test_local_map_keeps_item_order_for_any_worker_count() -> None:
+    fn = functools.partial(_square_plus, 1)
+    expected = [x * x + 1 for x in range(23)]  # by hand: the map is fn over 0..22 in order
+    for workers in (1, 2, 3):
+        assert list(LocalExecutor().map(fn, range(23), workers=workers, chunksize=4)) == expected
+
+
+def test_a_worker_with_other_library_versions_is_refused() -> None:
+    driver = {"python": "3.11.7", "host": "head", "numpy": "2.1.0"}
+    _check_versions(driver, {"python": "3.11.7", "host": "node-7", "numpy": "2.1.0"})  # same: accepted
+    with pytest.raises(VqauditError, match="node-7 runs numpy 1.26.4 but this driver numpy 2.1.0"):
+        _check_versions(driver, {"python": "3.11.7", "host": "node-7", "numpy": "1.26.4"})
+
+
+# -- on a local Ray instance ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def ray_instance() -> Iterator[Any]:
+    """One local Ray instance with 2 CPUs for every Ray test of the session (shut down at the end)."""
+    pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'vqaudit[ray]')")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray = start_ray(RayExecutor(num_cpus=2))
+    from ray import cloudpickle  # tests/ is not importable on the workers: ship this module's functions by value
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield ray
+    ray.shutdown()
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_ray_map_equals_local_map_for_any_window_and_chunk(ray_instance: Any) -> None:
+    fn = functools.partial(_square_plus, 7)
+    expected = [x * x + 7 for x in range(50)]
+    for workers, chunksize in ((1, 1), (3, 4), (8, 50)):
+        assert list(RayExecutor().map(fn, range(50), workers=workers, chunksize=chunksize)) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_a_user_error_in_a_ray_task_keeps_its_one_line(ray_instance: Any) -> None:
+    with pytest.raises(VqauditError, match=r"^row 3, field 'x': refused$"):
+        list(RayExecutor().map(_fail_on_three, range(8), workers=1, chunksize=2))
+
+
+@pytest.fixture(scope="module")
+def ray_bench(ray_instance: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's chart benchmark (24 groups, seed 11) built again on Ray."""
+    out = tmp_path_factory.mktemp("ray-build") / "bench"
+    with using(RayExecutor()):
+        build_charts(out, CHART_GROUPS, CHART_SEED, workers=1)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_ray_build_is_byte_identical_to_the_local_build(ray_bench: Path, chart_bench: Path) -> None:
+    # chart_bench: the same 24 groups and seed built locally with 2 processes (tests/conftest.py)
+    local, ray = _tree(chart_bench), _tree(ray_bench)
+    assert sorted(local) == sorted(ray)
+    assert sum(name.startswith("certificates/") for name in ray) > 0  # certificates compared too
+    assert [name for name in local if local[name] != ray[name]] == []
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_verify_and_audit_checker_on_ray_give_the_local_verdicts(ray_bench: Path) -> None:
+    with using(RayExecutor()):
+        faults = verify_benchmark(ray_bench, workers=2)
+        table = run_fault_suite(ray_bench, max_views=4, workers=2)
+    assert faults == []
+    assert table == run_fault_suite(ray_bench, max_views=4, workers=1)
+    assert all(designed == rejected for kind, (designed, rejected) in table.items())  # genuine: all accepted
+
+
+def _server_module() -> ModuleType:
+    name = "fake_openai_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SERVER_PATH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _rows(run_dir: Path) -> dict[str, tuple[str, str | None, str | None]]:
+    conn = sqlite3.connect(run_dir / "responses.sqlite", timeout=30)
+    try:
+        rows = conn.execute("SELECT key, view_id, text, error FROM responses").fetchall()
+    except sqlite3.OperationalError:  # the table is not created yet
+        rows = []
+    finally:
+        conn.close()
+    return {key: (view_id, text, error) for key, view_id, text, error in rows}
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    server = _server_module().FakeOpenAIServer(delay_s=0.02).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_a_run_through_ray_gives_the_local_cache_and_metrics(ray_instance: Any, chart_bench: Path, server: Any,
+                                                              tmp_path: Path) -> None:
+    spec = f"openai:fake@{server.url}"
+    local = run_benchmark(chart_bench, spec, tmp_path / "local", concurrency=4, progress=False)
+    ray = run_benchmark(chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False,
+                        executor=RayExecutor(), replicas=2)
+    assert (ray.n_views, ray.n_asked, ray.n_errors) == (local.n_views, local.n_asked, 0)
+    assert _rows(tmp_path / "ray") == _rows(tmp_path / "local")
+    info = json.loads((tmp_path / "ray" / "run.json").read_text())
+    assert info["model_identity"] == json.loads((tmp_path / "local" / "run.json").read_text())["model_identity"]
+    assert score_run(tmp_path / "ray", n_draws=200) == score_run(tmp_path / "local", n_draws=200)
+    again = run_benchmark(chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False,
+                          executor=RayExecutor(), replicas=2)
+    assert (again.n_asked, again.n_cached) == (0, local.n_views)  # resume: nothing asked twice
+    assert ray_instance.util.list_named_actors() == []  # the replicas were ended, their CPUs returned
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, chart_bench: Path, server: Any,
+                                                            tmp_path: Path) -> None:
+    spec = f"openai:fake@{server.url}"
+    out = tmp_path / "ray"
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["summary"] = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False,
+                                               executor=RayExecutor(), replicas=2)
+        except Exception as exc:  # noqa: BLE001 - whatever the kill does, it is checked below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while len(_rows(out)) < 20 and time.monotonic() < deadline and thread.is_alive():
+        time.sleep(0.05)
+    replicas = [n for n in ray_instance.util.list_named_actors() if n.startswith("vqaudit-replica")]
+    assert len(replicas) == 2, (replicas, outcome)
+    pid = ray_instance.get(ray_instance.get_actor(replicas[0]).pid.remote())
+    before = _rows(out)
+    os.kill(pid, signal.SIGKILL)
+    thread.join(600)
+    assert not thread.is_alive()
+    after = _rows(out)
+    assert {k: after[k] for k in before} == before  # every reply cached before the kill is still there
+    rerun = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False, executor=RayExecutor(), replicas=2)
+    assert rerun.n_errors == 0
+    assert rerun.n_asked == len(_rows(out)) - len(after)  # the rerun asked only what was missing
+    local = run_benchmark(chart_bench, spec, tmp_path / "local", concurrency=2, progress=False)
+    assert _rows(out) == _rows(tmp_path / "local")
+    assert local.n_errors == 0
+
+
+def test_cli_refuses_ray_options_without_the_ray_executor(tmp_path: Path) -> None:
+    import subprocess
+
+    def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=300)
+
+    done = vqaudit("build", "charts", "--groups", "1", "--out", str(tmp_path / "b"), "--ray-address", "auto")
+    assert (done.returncode, done.stderr.strip()) == (2, "error: --ray-address applies only to --executor ray")
+    assert not (tmp_path / "b").exists()
+    done = vqaudit("build", "charts", "--groups", "1", "--out", str(tmp_path / "b"), "--executor", "dask")
+    assert done.returncode == 2 and "'dask' is not one of 'local', 'ray'" in done.stderr
+    done = vqaudit("run", str(tmp_path), "--model", "reference:gold", "--out", str(tmp_path / "r"),
+                   "--ray-replicas", "2")
+    assert (done.returncode, done.stderr.strip()) == (2, "error: --ray-replicas applies only to --executor ray")
