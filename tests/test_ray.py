@@ -164,6 +164,8 @@ def _server_module() -> ModuleType:
 
 
 def _rows(run_dir: Path) -> dict[str, tuple[str, str | None, str | None]]:
+    if not (run_dir / "responses.sqlite").is_file():
+        return {}
     conn = sqlite3.connect(run_dir / "responses.sqlite", timeout=30)
     try:
         rows = conn.execute("SELECT key, view_id, text, error FROM responses").fetchall()
