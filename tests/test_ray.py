@@ -146,9 +146,9 @@ def test_ray_build_is_byte_identical_to_the_local_build(ray_bench: Path, chart_b
 def test_verify_and_audit_checker_on_ray_give_the_local_verdicts(ray_bench: Path) -> None:
     with using(RayExecutor()):
         faults = verify_benchmark(ray_bench, workers=2)
-        table = run_fault_suite(ray_bench, max_views=4, workers=2)
+        table = run_fault_suite(ray_bench, max_views=3, workers=2)
     assert faults == []
-    assert table == run_fault_suite(ray_bench, max_views=4, workers=1)
+    assert table == run_fault_suite(ray_bench, max_views=3, workers=1)
     assert all(designed == rejected for kind, (designed, rejected) in table.items())  # genuine: all accepted
 
 
@@ -233,6 +233,8 @@ def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, c
     assert not thread.is_alive()
     after = _rows(out)
     assert {k: after[k] for k in before} == before  # every reply cached before the kill is still there
+    # Ray restarted the replica and re-sent its calls in flight: the run itself finished without an error
+    assert "error" not in outcome and outcome["summary"].n_errors == 0, outcome
     rerun = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False, executor=RayExecutor(), replicas=2)
     assert rerun.n_errors == 0
     assert rerun.n_asked == len(_rows(out)) - len(after)  # the rerun asked only what was missing
