@@ -257,3 +257,20 @@ def test_cli_refuses_ray_options_without_the_ray_executor(tmp_path: Path) -> Non
     done = vqaudit("run", str(tmp_path), "--model", "reference:gold", "--out", str(tmp_path / "r"),
                    "--ray-replicas", "2")
     assert (done.returncode, done.stderr.strip()) == (2, "error: --ray-replicas applies only to --executor ray")
+
+
+def test_a_bad_or_silent_ray_address_fails_at_once_with_one_line() -> None:
+    # without the probe, ray.init retries an address where nobody listens for minutes
+    import socket
+
+    from vqaudit.executors import _probe
+
+    with pytest.raises(VqauditError, match=r"--ray-address 'head': expected HOST:PORT"):
+        _probe("head")
+    with pytest.raises(VqauditError, match=r"--ray-address 'head:99999': expected HOST:PORT"):
+        _probe("head:99999")
+    with socket.socket() as sock:  # a port that was free a moment ago: nobody listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(VqauditError, match=rf"--ray-address 127.0.0.1:{port}: no Ray head answers there"):
+        _probe(f"127.0.0.1:{port}")

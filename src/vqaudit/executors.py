@@ -181,8 +181,8 @@ def start_ray(executor: RayExecutor) -> Any:
     An instance already running in this process (``ray.init`` called before, e.g. by a test) is reused as it is.
 
     Raises:
-        VqauditError: the ``[ray]`` extra is missing (naming ``pip install 'vqaudit[ray]'``) or the cluster at
-            ``address`` cannot be reached.
+        VqauditError: the ``[ray]`` extra is missing (naming ``pip install 'vqaudit[ray]'``), ``address`` is
+            malformed or its port accepts no connection within :data:`PROBE_TIMEOUT_S`, or ``ray.init`` fails.
     """
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home
     try:
@@ -192,6 +192,8 @@ def start_ray(executor: RayExecutor) -> Any:
                            "pip install 'vqaudit[ray]'") from None
     if ray.is_initialized():
         return ray
+    if executor.address is not None:
+        _probe(executor.address)
     try:
         if executor.address is None:
             ray.init(num_cpus=executor.num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
@@ -202,6 +204,32 @@ def start_ray(executor: RayExecutor) -> Any:
         where = executor.address or "a local instance"
         raise VqauditError(f"--ray-address {where}: cannot start or reach Ray: {exc}") from None
     return ray
+
+
+PROBE_TIMEOUT_S = 10.0
+"""Seconds to wait for the head node's port to accept a connection before ``ray.init`` (which retries for minutes)."""
+
+
+def _probe(address: str) -> None:
+    """Refuse at once a ``--ray-address`` that is malformed or whose port does not accept a connection.
+
+    Raises:
+        VqauditError: naming the address and what is wrong.
+    """
+    import socket
+
+    if address == "auto":  # the address of the cluster this machine is a node of (ray start wrote it)
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise VqauditError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), ray://HOST:PORT "
+                           "or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise VqauditError(f"--ray-address {address}: no Ray head answers there ({exc}); start one with "
+                           "`ray start --head` or fix the address") from None
 
 
 EXECUTORS: dict[str, Callable[[str | None], Executor]] = {
