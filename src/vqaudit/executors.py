@@ -115,7 +115,12 @@ class RayExecutor:
             for chunk in islice(chunks, window):
                 in_flight.append(task.remote(fn_ref, chunk))
             while in_flight:
-                results, error, where = ray.get(in_flight.popleft())
+                try:
+                    results, error, where = ray.get(in_flight.popleft())
+                except ray.exceptions.RayError as exc:  # a worker or node lost after the retries, a system error
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    raise VqauditError(f"a Ray task failed after {TASK_RETRIES} retries: {first}; rerun the same "
+                                       "command (a build leaves no partial folder)") from None
                 if error is not None:
                     raise VqauditError(error)
                 _check_versions(expected, where)
