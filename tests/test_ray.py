@@ -274,3 +274,25 @@ def test_a_bad_or_silent_ray_address_fails_at_once_with_one_line() -> None:
         port = sock.getsockname()[1]
     with pytest.raises(VqauditError, match=rf"--ray-address 127.0.0.1:{port}: no Ray head answers there"):
         _probe(f"127.0.0.1:{port}")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_verify_on_ray_declares_imported_tables_on_the_workers(ray_instance: Any, tmp_path: Path) -> None:
+    # Imported (PlotQA) charts keep their tables in BENCH/tables/; fresh Ray workers never read them, so the
+    # driver ships them with the checks (a fork()ed local pool inherits them instead).
+    from typer.testing import CliRunner
+
+    from suites.test_imported_charts import plotqa_files
+    from vqaudit.cli import app
+
+    annotations, qa = plotqa_files(tmp_path)
+    bench = tmp_path / "bench"
+    runner = CliRunner()
+    res = runner.invoke(app, ["build", "charts", "--from", "plotqa", "--annotations", str(annotations), "--qa",
+                              str(qa), "--out", str(bench)])
+    assert res.exit_code == 0, res.output
+    ver = runner.invoke(app, ["verify", str(bench), "--workers", "2", "--executor", "ray"])
+    assert ver.exit_code == 0, ver.output
+    checker = runner.invoke(app, ["audit-checker", str(bench), "--workers", "2", "--executor", "ray"])
+    assert checker.exit_code == 0, checker.output
