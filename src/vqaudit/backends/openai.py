@@ -216,19 +216,25 @@ class OpenAIBackend:
                                                      trust_env=False, raise_for_status=False)
         return endpoint.session
 
-    def _pick(self) -> Endpoint:
-        """The endpoint in rotation with the fewest attempts in flight (ties: the next in turn)."""
+    def _pick(self, avoid: Endpoint | None = None) -> Endpoint:
+        """The endpoint in rotation with the fewest attempts in flight (ties: the next in turn).
+
+        ``avoid`` (the endpoint a request's last attempt failed on) is taken only when no other is in rotation.
+        """
         endpoints = self.endpoints
-        if len(endpoints) == 1:
-            return endpoints[0]
         n = len(endpoints)
+        if n == 1:
+            return endpoints[0]
         self._turn = (self._turn + 1) % n
         best: Endpoint | None = None
         for i in range(n):
             candidate = endpoints[(self._turn + i) % n]
-            if candidate.error is None and (best is None or candidate.in_flight < best.in_flight):
+            if candidate.error is None and candidate is not avoid and (
+                    best is None or candidate.in_flight < best.in_flight):
                 best = candidate
-        return best if best is not None else endpoints[0]
+        if best is None:
+            return avoid if avoid is not None and avoid.error is None else endpoints[0]
+        return best
 
     def _in_rotation(self) -> int:
         return sum(1 for e in self.endpoints if e.error is None)
@@ -318,10 +324,11 @@ class OpenAIBackend:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.request_deadline_s
         last = ""
+        failed_on: Endpoint | None = None
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             async with self._slot():  # an attempt holds a slot; the backoff wait below does not
-                endpoint = self._pick()
+                endpoint = failed_on = self._pick(failed_on)
                 started = loop.time()
                 down: str | None = None
                 try:
