@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
+from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
-from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend
+from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend, env_proxy
 from vqaudit.errors import VqauditError
 from vqaudit.run import RunSummary, load_responses, run_benchmark
 from vqaudit.store import load_benchmark
@@ -153,3 +153,37 @@ def test_backend_body_unchanged_for_one_endpoint() -> None:
     body = backend.body(Request("v", "p", "q?", None, None, GenerationParams()))
     assert body == {"model": "m", "messages": [{"role": "user", "content": "q?"}], "temperature": 0.0,
                     "max_tokens": 512}
+
+
+def test_a_redirect_is_not_followed(fake_server: Any, make_bench: Callable[..., Path]) -> None:
+    # as with httpx before: a 3xx fails the call at once (the key is never sent on to another host)
+    bench = make_bench(1, 1)
+    view = load_benchmark(bench).views[0]
+    fake_server.faults = {view.image_sha256: ["301"]}
+    bench_image = (bench / view.image).read_bytes()
+    backend = load_backend(f"openai:m@{fake_server.url}", OPTIONS)
+
+    async def go() -> str:
+        try:
+            await backend.complete(Request(view.view_id, "p", "q", bench_image, "image/png", GenerationParams()))
+        except BackendCallError as exc:
+            assert not exc.fatal
+            return str(exc)
+        finally:
+            await backend.aclose()
+        return "no error"
+
+    assert asyncio.run(go()).startswith(f"HTTP 301 from {fake_server.url}/chat/completions")
+    assert fake_server.snapshot() == {view.image_sha256: 1}
+
+
+def test_env_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert env_proxy("https://api.example.com/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert env_proxy("https://api.example.com/v1") == "http://proxy.internal:3128"
+    assert env_proxy("http://api.example.com/v1") is None  # HTTPS_PROXY is for https URLs only
+    assert env_proxy("https://127.0.0.1:8000/v1") is None  # NO_PROXY

@@ -32,6 +32,8 @@ import json
 import os
 import random
 import re
+import urllib.parse
+import urllib.request
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -111,7 +113,7 @@ class Endpoint:
         error: why it was taken out of rotation (None while it is in rotation).
     """
 
-    __slots__ = ("base_url", "url", "in_flight", "failures", "error", "session")
+    __slots__ = ("base_url", "url", "in_flight", "failures", "error", "session", "proxy")
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
@@ -120,6 +122,22 @@ class Endpoint:
         self.failures = 0
         self.error: str | None = None
         self.session: aiohttp.ClientSession | None = None
+        self.proxy: str | None = None
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url``, or None (none named, or ``NO_PROXY`` exempts the host).
+
+    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` (any case), as httpx, the client before, read them. Read once
+    per endpoint: aiohttp's own ``trust_env`` looks proxies and ``~/.netrc`` up on every request.
+    """
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # stdlib, not in typeshed
+    if not proxy or bypass(parts.hostname or "", proxies):
+        return None
+    return proxy
 
 
 class OpenAIBackend:
@@ -214,6 +232,7 @@ class OpenAIBackend:
             connector = aiohttp.TCPConnector(limit=max(self.concurrency, 1), limit_per_host=0)
             endpoint.session = aiohttp.ClientSession(headers=headers, timeout=timeout, connector=connector,
                                                      trust_env=False, raise_for_status=False)
+            endpoint.proxy = env_proxy(endpoint.url)
         return endpoint.session
 
     def _pick(self, avoid: Endpoint | None = None) -> Endpoint:
@@ -287,7 +306,9 @@ class OpenAIBackend:
     async def _post(self, endpoint: Endpoint, content: bytes) -> _Reply:
         endpoint.in_flight += 1
         try:
-            async with self._session(endpoint).post(endpoint.url, data=content) as response:
+            # no redirects (as before): a 3xx is a non-retryable error, and the key never follows one elsewhere
+            async with self._session(endpoint).post(endpoint.url, data=content, allow_redirects=False,
+                                                    proxy=endpoint.proxy) as response:
                 stream = response.content
                 body = b""
                 while True:
