@@ -12,12 +12,14 @@ must together cover every shard ``1..N`` (an unsharded input covers all). The vi
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from vqaudit.backends import ResponseCache
 from vqaudit.errors import VqauditError
+from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
 from vqaudit.store import RunFolder, RunInfo, parse_shard, relative_path, staged_folder
 
@@ -127,7 +129,8 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
         VqauditError: no runs, a folder given twice, a run without ``run.json`` or ``responses.sqlite``, runs
             of different models, benchmarks, prompts or parameters, a missing
             shard, two different replies for one cache key, a view mapped to two keys, the benchmark not found,
-            or ``out`` existing and not empty. Nothing is written then.
+            an input still being written by a run (its folder lock is held), or ``out`` existing and not empty.
+            Nothing is written then.
     """
     if not runs:
         raise VqauditError("merge: give at least one run folder")
@@ -137,18 +140,23 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
         raise VqauditError(f"merge: {twice[0]} is given twice")
     if out.resolve() in resolved:
         raise VqauditError(f"merge: --out {out} is one of the inputs; merge into a new folder")
-    infos = [(run_dir, RunFolder(run_dir).read_info()) for run_dir in runs]
-    _check_same(infos)
-    _check_shards(infos)
-    caches: list[tuple[Path, list[Response]]] = []
-    maps: list[tuple[Path, dict[str, str]]] = []
     for run_dir in runs:
-        path = RunFolder(run_dir).responses
-        if not path.is_file():
-            raise VqauditError(f"{path}: file not found (is {run_dir} a run folder made by `vqaudit run`?)")
-        with ResponseCache(path) as cache:
-            caches.append((run_dir, cache.responses()))
-            maps.append((run_dir, cache.view_keys()))
+        RunFolder(run_dir).read_info()  # a folder that is no run fails here, before a lock would create it
+    with ExitStack() as locks:  # a run still being written (its lock held) is refused, naming its holder
+        for run_dir in runs:
+            locks.enter_context(folder_lock(run_dir, f"vqaudit merge --out {out}"))
+        infos = [(run_dir, RunFolder(run_dir).read_info()) for run_dir in runs]
+        _check_same(infos)
+        _check_shards(infos)
+        caches: list[tuple[Path, list[Response]]] = []
+        maps: list[tuple[Path, dict[str, str]]] = []
+        for run_dir in runs:
+            path = RunFolder(run_dir).responses
+            if not path.is_file():
+                raise VqauditError(f"{path}: file not found (is {run_dir} a run folder made by `vqaudit run`?)")
+            with ResponseCache(path) as cache:
+                caches.append((run_dir, cache.responses()))
+                maps.append((run_dir, cache.view_keys()))
     rows, duplicates = _join(caches)
     view_keys = _join_view_keys(maps)
     bench_dir = RunFolder(runs[0]).benchmark(bench).resolve()

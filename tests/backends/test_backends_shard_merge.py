@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from vqaudit.cli import app
 from vqaudit.errors import VqauditError
+from vqaudit.folder_lock import folder_lock
 from vqaudit.merge import merge_runs
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.score import score_run
@@ -153,3 +154,13 @@ def test_cli_shard_and_merge(make_bench: Callable[..., Path], tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert "merged 2 runs: 6 responses (0 duplicate rows dropped), 6 views" in result.output
     assert len(load_responses(tmp_path / "m")) == 6
+
+
+def test_merge_refuses_a_run_still_being_written(make_bench: Callable[..., Path], tmp_path: Path) -> None:
+    bench = make_bench()
+    runs = _shard_runs(bench, tmp_path, 2)
+    with folder_lock(runs[1], "vqaudit run --model reference:gold"), pytest.raises(VqauditError,
+                                                                                   match="vqaudit run --model"):
+        merge_runs(runs, tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    assert merge_runs(runs, tmp_path / "m").n_views == 9  # once the run is done
