@@ -187,3 +187,27 @@ def test_env_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_proxy("https://api.example.com/v1") == "http://proxy.internal:3128"
     assert env_proxy("http://api.example.com/v1") is None  # HTTPS_PROXY is for https URLs only
     assert env_proxy("https://127.0.0.1:8000/v1") is None  # NO_PROXY
+
+
+def test_cli_endpoint_option(
+    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, second_server: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from vqaudit.cli import app
+    from vqaudit.cli.options import with_endpoints
+
+    assert with_endpoints("openai:m@http://a/v1", ["http://b/v1", "http://c/v1"]) == (
+        "openai:m@http://a/v1,http://b/v1,http://c/v1")
+    assert with_endpoints("reference:gold", None) == "reference:gold"
+    with pytest.raises(VqauditError, match="only an openai:MODEL@URL model"):
+        with_endpoints("reference:gold", ["http://b/v1"])
+    with pytest.raises(VqauditError, match="expected one http"):
+        with_endpoints("openai:m@http://a/v1", ["http://b/v1,http://c/v1"])
+    bench = make_bench(4, 2)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url}", "--endpoint",
+                                      second_server.url, "--out", str(out), "--concurrency", "4"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "run.json").read_text())["model"] == f"openai:m@{fake_server.url},{second_server.url}"
+    assert sum(fake_server.snapshot().values()) + sum(second_server.snapshot().values()) == 8

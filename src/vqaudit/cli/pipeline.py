@@ -20,6 +20,7 @@ from vqaudit.cli.options import (
     BootSeed,
     Concurrency,
     Draws,
+    EndpointOpt,
     JudgeArg,
     MaxRetries,
     ModelArg,
@@ -27,6 +28,7 @@ from vqaudit.cli.options import (
     console,
     error,
     model_options,
+    with_endpoints,
 )
 from vqaudit.errors import VqauditError
 
@@ -60,6 +62,7 @@ def run(
     shard: Annotated[str | None, typer.Option(help="Ask only shard I of N (e.g. 2/4), to run one benchmark on N "
                                                    "machines; join the N run folders with `vqaudit merge`.")]
     = None,
+    endpoint: EndpointOpt = None,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
@@ -71,6 +74,7 @@ def run(
 
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
+    model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             progress=sys.stderr.isatty(), options=options,
                             shard=parse_shard(shard) if shard is not None else None)
