@@ -211,3 +211,17 @@ def test_cli_endpoint_option(
     assert result.exit_code == 0, result.output
     assert json.loads((out / "run.json").read_text())["model"] == f"openai:m@{fake_server.url},{second_server.url}"
     assert sum(fake_server.snapshot().values()) + sum(second_server.snapshot().values()) == 8
+
+
+def test_backend_used_again_in_a_new_event_loop(fake_server: Any, make_bench: Callable[..., Path]) -> None:
+    bench = make_bench(1, 2)
+    views = load_benchmark(bench).views
+    backend = load_backend(f"openai:m@{fake_server.url}", OPTIONS)
+    requests = [Request(v.view_id, "p", "q", (bench / v.image).read_bytes(), "image/png", GenerationParams())
+                for v in views]
+    # no aclose between the two loops: the second must not reuse the first loop's session
+    first = asyncio.run(backend.complete(requests[0]))
+    second = asyncio.run(backend.complete(requests[1]))
+    asyncio.run(backend.aclose())
+    assert json.loads(first)["answer"] == views[0].image_sha256[:8]
+    assert json.loads(second)["answer"] == views[1].image_sha256[:8]

@@ -270,9 +270,16 @@ class OpenAIBackend:
         return mask_secret(message, self._api_key)
 
     def _slot(self) -> asyncio.Semaphore:
-        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop."""
+        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop.
+
+        In a new event loop (the backend used again after ``asyncio.run`` returned) the sessions of the old loop
+        are dropped too: an aiohttp session works only in the loop it was made in.
+        """
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
+            if self._slots is not None:
+                for endpoint in self.endpoints:
+                    endpoint.session = None
             self._slots = (loop, asyncio.Semaphore(max(self.concurrency, 1)))
         return self._slots[1]
 
