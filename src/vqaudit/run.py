@@ -252,7 +252,7 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
                 backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
                 unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response),
-                fatal_label=backend.spec, on_done=lambda: bar.advance(task),
+                fatal_label=backend.spec, on_done=(lambda: bar.advance(task)) if progress else None,
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
