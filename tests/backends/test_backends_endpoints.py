@@ -94,17 +94,19 @@ def test_run_over_two_servers_and_a_dead_endpoint(
     assert len(load_responses(out)) == 24
 
 
-def test_a_404_endpoint_leaves_the_rotation_instead_of_stopping_the_run(
+def test_a_401_endpoint_leaves_the_rotation_instead_of_stopping_the_run(
     make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, second_server: Any
 ) -> None:
-    bench = make_bench(3, 3)
+    bench = make_bench(4, 4)
     second_server.default = "401"  # a server started with another key: every call to it would fail
+    second_server.hold_until(4, max_s=10.0)  # its first four 401s come back together, after it is out
     spec = f"openai:m@{second_server.url},{fake_server.url}"
-    summary = run_benchmark(bench, spec, tmp_path / "run", concurrency=2, progress=False, options=OPTIONS)
-    assert (summary.n_asked, summary.n_errors) == (9, 0)
+    summary = run_benchmark(bench, spec, tmp_path / "run", concurrency=8, progress=False, options=OPTIONS)
+    assert (summary.n_asked, summary.n_errors) == (16, 0)
     assert list(summary.endpoints_out) == [second_server.url]
     assert "taken out of rotation: HTTP 401" in summary.endpoints_out[second_server.url]
-    assert sum(fake_server.snapshot().values()) == 9
+    assert sum(fake_server.snapshot().values()) == 16
+    assert second_server.peak_in_flight == 4  # the four were in flight at once: none of their 401s was fatal
 
 
 def test_the_last_endpoint_in_rotation_keeps_the_single_server_rules(

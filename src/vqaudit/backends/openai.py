@@ -386,9 +386,11 @@ class OpenAIBackend:
                         last = f"HTTP {status} from {endpoint.url}: {self._error_snippet(reply.body)}"
                         if status == 401 and self._api_key is None:
                             last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
-                        if status in FATAL_STATUS and self._in_rotation() > 1:
-                            # this server is misconfigured, not the model: out at once, retried elsewhere
-                            endpoint.error = f"taken out of rotation: {self._scrub(last)}"
+                        if status in FATAL_STATUS and (endpoint.error is not None or self._in_rotation() > 1):
+                            # this server is misconfigured, not the model: out at once (if an attempt in flight
+                            # at the same time has not taken it out already), and the request retried elsewhere
+                            if endpoint.error is None:
+                                endpoint.error = f"taken out of rotation: {self._scrub(last)}"
                         elif status not in RETRYABLE_STATUS and status < 500:
                             raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
                         retry_after = _retry_after_s(reply.headers)
