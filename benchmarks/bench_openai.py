@@ -1,27 +1,40 @@
-"""Throughput of the openai backend against a local fake server that answers instantly.
+"""Throughput of the openai backend against local fake servers that answer instantly, next to plain aiohttp.
 
-The fake server (tests/fixtures/fake_openai_server.py) runs in its own process so that it does not share the
-client's event loop or interpreter lock. Two figures:
+Each fake server (tests/fixtures/fake_openai_server.py) runs in its own process, so it shares neither the
+client's event loop nor its interpreter lock. Figures (issue 12 part 4):
 
-1. backend only: ``OpenAIBackend.complete`` over N requests, ``--concurrency`` in flight (no cache, no files);
-2. full run stage: ``run_benchmark`` on an N-view benchmark (loading and hashing the benchmark, building prompts
-   and cache keys, reading images, one SQLite commit per response, run.json).
+1. client only, at each ``--concurrencies`` level: ``OpenAIBackend.complete`` over N requests, and a minimal
+   aiohttp client sending the same payloads (base64 PNG in a JSON body, reply parsed as JSON), alternately in one
+   process, ``--repeat`` times each; the best requests per wall-clock second and per client CPU-second of each
+   are printed with the ratio vqaudit / aiohttp. On a loaded machine CPU time is the judge (target >= 0.8x at
+   concurrency 64);
+2. the full run stage (``run_benchmark``: benchmark load and hashing, prompts, cache keys, image reads, the
+   batched SQLite cache, run.json) on an N-view benchmark, against one instant server;
+3. the full run stage over 1, 2 and 4 endpoints (``openai:MODEL@URL1,URL2,...``) of servers that each model a
+   busy GPU server: at most ``--capacity`` requests at once, each taking ``--service-ms`` (so one server
+   serves ``capacity / service`` requests/s), and over 1, 2, 4 instant servers.
 
-Usage: ``.venv/bin/python benchmarks/bench_openai.py [--requests 5000] [--concurrency 64]``. Target: >= 500/s.
+Usage: ``.venv/bin/python benchmarks/bench_openai.py [--requests 4000] [--concurrencies 1,8,64,256]``.
+Needs aiohttp (a core dependency).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import importlib.util
 import io
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 from PIL import Image
 
 from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
@@ -31,7 +44,7 @@ from vqaudit.store import sha256_bytes, write_json, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "tests" / "fixtures" / "fake_openai_server.py"
-TARGET_PER_S = 500.0
+TARGET_RATIO = 0.8
 
 
 def png(seed: int) -> bytes:
@@ -71,8 +84,38 @@ def write_bench(root: Path, n_views: int, per_group: int = 4) -> Path:
     return root
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
+def serve(capacity: int, service_s: float) -> None:
+    """Run one fake server in this process (``--serve``); print ``PORT n``; serve until killed."""
+    spec = importlib.util.spec_from_file_location("fake_openai_server", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class Busy(module.FakeOpenAIServer):  # type: ignore[misc, name-defined]
+        """At most ``capacity`` requests at once, each taking ``service_s`` (a GPU server's batch)."""
+
+        async def _act(self, action: str, text: str, auth: str | None) -> Any:
+            async with gate:
+                await asyncio.sleep(service_s)
+                return await super()._act(action, text, auth)
+
+    async def run() -> None:
+        nonlocal gate
+        gate = asyncio.Semaphore(capacity)
+        server = Busy() if capacity else module.FakeOpenAIServer()
+        listening = await server.serve(0)
+        print(f"PORT {server.port}", flush=True)
+        async with listening:
+            await listening.serve_forever()
+
+    gate: asyncio.Semaphore
+    asyncio.run(run())
+
+
+def start_server(capacity: int = 0, service_s: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+    """Start a fake server process (instant when ``capacity`` is 0); return it and its base URL."""
+    cmd = [sys.executable, __file__, "--serve", "--capacity", str(capacity), "--service-ms", str(service_s * 1e3)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("PORT "):
@@ -81,77 +124,127 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{int(line.split()[1])}/v1"
 
 
-async def backend_only(url: str, n: int, concurrency: int) -> tuple[float, float]:
-    """Return (requests per wall-clock second, requests per CPU second of this process)."""
-    backend = load_backend(f"openai:bench@{url}", ModelOptions(concurrency=concurrency, max_retries=0))
-    view = View(
-        view_id="v",
-        group_id="g",
-        source="charts",
-        state="original",
-        image="v.png",
-        image_sha256="0" * 64,
-        question="q?",
-        obligation=Obligation(kind="abstain"),
-    )
-    image = png(1)
-    requests = [
-        Request(view.view_id, "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams())
-        for i in range(n)
-    ]
-    pending = iter(requests)
+async def _timed(n: int, concurrency: int, one: Any) -> tuple[float, float]:
+    """Run ``one(i)`` for i < n with ``concurrency`` workers; (requests per wall s, requests per CPU s)."""
+    await asyncio.gather(*(one(i) for i in range(concurrency)))  # warm the connections
+    pending = iter(range(n))
 
     async def worker() -> None:
-        for request in pending:
-            await backend.complete(request)
+        for i in pending:
+            await one(i)
 
+    started, cpu_started = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return n / (time.perf_counter() - started), n / max(time.process_time() - cpu_started, 1e-9)
+
+
+async def vqaudit_client(url: str, n: int, concurrency: int) -> tuple[float, float]:
+    backend = load_backend(f"openai:bench@{url}", ModelOptions(concurrency=concurrency, max_retries=0))
+    image = png(1)
+    requests = [Request("v", "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams())
+                for i in range(n)]
     try:
-        await asyncio.gather(*(backend.complete(requests[i]) for i in range(concurrency)))  # warm the pool
-        started, cpu_started = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return n / (time.perf_counter() - started), n / (time.process_time() - cpu_started)
+        return await _timed(n, concurrency, lambda i: backend.complete(requests[i]))
     finally:
         await backend.aclose()
 
 
+async def aiohttp_client(url: str, n: int, concurrency: int) -> tuple[float, float]:
+    """The baseline: one session, the same body built per request, the reply parsed; nothing else."""
+    image = png(1)
+    endpoint = url + "/chat/completions"
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+        async def one(i: int) -> str:
+            data_url = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
+            body = {"model": "bench", "messages": [{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": data_url}}, {"type": "text", "text": f"prompt {i}"}]}],
+                "temperature": 0.0, "max_tokens": 512}
+            async with session.post(endpoint, data=json.dumps(body).encode(),
+                                    headers={"Content-Type": "application/json"}) as response:
+                text: str = json.loads(await response.read())["choices"][0]["message"]["content"]
+                return text
+
+        return await _timed(n, concurrency, one)
+
+
+def full_run(urls: list[str], n: int, concurrency: int) -> tuple[float, float]:
+    """(requests per wall s, per CPU s of this process) of ``run_benchmark`` on an n-view benchmark over ``urls``.
+
+    The benchmark is written before the clock starts; loading and hashing it is timed (it is part of a run).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = write_bench(Path(tmp) / "bench", n)
+        spec = f"openai:bench@{','.join(urls)}"
+        started, cpu_started = time.perf_counter(), time.process_time()
+        summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=concurrency, progress=False)
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        assert summary.n_asked == n and summary.n_errors == 0, summary
+        return n / elapsed, n / max(cpu, 1e-9)
+
+
+def client_table(url: str, n: int, levels: list[int], repeat: int) -> None:
+    print(f"{'concurrency':>11} | {'vqaudit req/s':>13} {'per CPU-s':>9} | {'aiohttp req/s':>13} {'per CPU-s':>9} | "
+          f"{'ratio wall':>10} {'ratio CPU':>9}")
+    for level in levels:
+        best: dict[str, list[float]] = {"vq": [0.0, 0.0], "ah": [0.0, 0.0]}
+        for _ in range(repeat):  # alternate, so both meet the same load
+            for name, client in (("vq", vqaudit_client), ("ah", aiohttp_client)):
+                wall, cpu = asyncio.run(client(url, n, level))
+                best[name] = [max(best[name][0], wall), max(best[name][1], cpu)]
+        (vw, vc), (aw, ac) = best["vq"], best["ah"]
+        verdict = ("  (target 0.8x: " + ("met" if vc / ac >= TARGET_RATIO else "MISSED") + ")") if level == 64 else ""
+        print(f"{level:>11} | {vw:>13.0f} {vc:>9.0f} | {aw:>13.0f} {ac:>9.0f} | {vw / aw:>9.2f}x {vc / ac:>8.2f}x"
+              f"{verdict}")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=5000)
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--repeat", type=int, default=3, help="backend-only measurements; the best is judged")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--concurrencies", default="1,8,64,256")
+    parser.add_argument("--repeat", type=int, default=3, help="client measurements per level; the best is kept")
+    parser.add_argument("--run-concurrency", type=int, default=64)
+    parser.add_argument("--capacity", type=int, default=8, help="busy servers: requests served at once")
+    parser.add_argument("--service-ms", type=float, default=20.0, help="busy servers: ms per request")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    proc, url = start_server()
+    if args.serve:
+        serve(args.capacity, args.service_ms / 1e3)
+        return
+    procs: list[subprocess.Popen[str]] = []
     try:
         print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-        rates = []
-        for _ in range(args.repeat):
-            rate, cpu_rate = asyncio.run(backend_only(url, args.requests, args.concurrency))
-            rates.append(rate)
-            print(
-                f"backend only:    {rate:8.0f} requests/s  ({args.requests} requests, concurrency {args.concurrency}; "
-                f"{cpu_rate:.0f} requests per client CPU-second)"
-            )
-        rate = max(rates)
-        with tempfile.TemporaryDirectory() as tmp:
-            bench = write_bench(Path(tmp) / "bench", args.requests)
-            started = time.perf_counter()
-            summary = run_benchmark(
-                bench, f"openai:bench@{url}", Path(tmp) / "run", concurrency=args.concurrency, progress=False
-            )
-            elapsed = time.perf_counter() - started
-            assert summary.n_asked == args.requests and summary.n_errors == 0, summary
-            print(f"full run stage:  {args.requests / elapsed:8.0f} requests/s  (incl. load, hashing, SQLite cache)")
-            started = time.perf_counter()
-            summary = run_benchmark(
-                bench, f"openai:bench@{url}", Path(tmp) / "run", concurrency=args.concurrency, progress=False
-            )
-            assert summary.n_cached == args.requests and summary.n_asked == 0, summary
-            print(f"resume, all cached: {time.perf_counter() - started:.2f} s for {args.requests} views")
-        verdict = "meets" if rate >= TARGET_PER_S else "MISSES"
-        print(f"target {TARGET_PER_S:.0f} requests/s: backend (best of {args.repeat}: {rate:.0f}/s) {verdict} it")
+        proc, url = start_server()
+        procs.append(proc)
+        print(f"\n1. client only, {args.requests} requests per measurement, best of {args.repeat}:")
+        client_table(url, args.requests, [int(c) for c in args.concurrencies.split(",")], args.repeat)
+        wall, cpu = full_run([url], args.requests, args.run_concurrency)
+        print(f"\n2. full run stage, concurrency {args.run_concurrency}, one instant server: {wall:.0f} requests/s "
+              f"({cpu:.0f} per client CPU-second)")
+        instant = [url]
+        for _ in range(3):
+            proc, more = start_server()
+            procs.append(proc)
+            instant.append(more)
+        busy = []
+        for _ in range(4):
+            proc, more = start_server(args.capacity, args.service_ms / 1e3)
+            procs.append(proc)
+            busy.append(more)
+        one_busy = args.capacity / (args.service_ms / 1e3)
+        print(f"\n3. full run stage over several endpoints, concurrency {args.run_concurrency}:")
+        for k in (1, 2, 4):
+            n_busy = min(args.requests, int(one_busy * k * 3))  # about 3 s of the servers' capacity
+            rate_busy, cpu_busy = full_run(busy[:k], n_busy, args.run_concurrency)
+            rate_instant, cpu_instant = full_run(instant[:k], args.requests, args.run_concurrency)
+            print(f"  {k} endpoint(s): busy servers {rate_busy:6.0f} requests/s (their limit {k * one_busy:.0f}/s; "
+                  f"{cpu_busy:.0f} per client CPU-s); instant servers {rate_instant:6.0f} requests/s "
+                  f"({cpu_instant:.0f} per client CPU-s)")
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
-        proc.kill()
-        proc.wait()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":

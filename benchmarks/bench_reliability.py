@@ -335,7 +335,8 @@ def bench_kill(server: Any, work: Path, cycles: int) -> None:
     assert final.wait(600) == 0, final.communicate()
     reasked = sum(h - 1 for h in server.snapshot().values() if h > 1)
     print(f"    exit codes of the stopped runs: {sorted(set(codes))} (-9 SIGKILL, 130 SIGINT); requests sent again "
-          f"after a stop: {reasked} (calls in flight when stopped: at most 16 per stop)")
+          f"after a stop: {reasked} (calls in flight when stopped, at most 16, and after a SIGKILL the replies of "
+          "its last 0.2 s, not committed yet)")
     conn = sqlite3.connect(out / RESPONSES_FILE)
     rows = conn.execute("SELECT view_id, COUNT(*) FROM responses GROUP BY view_id").fetchall()
     conn.close()

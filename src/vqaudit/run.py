@@ -1,4 +1,4 @@
-"""The run stage: ask one model about every view of a benchmark, caching each reply the moment it arrives.
+"""The run stage: ask one model about every view of a benchmark, caching each reply as it arrives.
 
 A run folder holds ``responses.sqlite`` (the response cache, see ``vqaudit.backends.cache``) and ``run.json``
 (model spec, benchmark path and manifest hash, prompt id, generation parameters, vqaudit version, timestamps,
@@ -42,6 +42,7 @@ from vqaudit.store import (
     manifest_problems,
     relative_path,
     sha256_file,
+    shard_of,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
@@ -51,11 +52,12 @@ class RunSummary:
     """What one invocation of the run stage did.
 
     Attributes:
-        n_views: views in the benchmark.
+        n_views: views in the benchmark (in the shard, for a ``--shard`` run).
         n_cached: views whose reply (or recorded error) was already in the cache and was not asked again.
         n_asked: backend calls made by this invocation (one per distinct cache key asked).
         n_errors: views whose stored response records an error at the end of the run.
         out_dir: the run folder.
+        endpoints_out: endpoints of the model taken out of rotation during this invocation: URL -> error.
     """
 
     n_views: int
@@ -63,6 +65,7 @@ class RunSummary:
     n_asked: int
     n_errors: int
     out_dir: Path
+    endpoints_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _now() -> str:
@@ -90,10 +93,16 @@ def image_mime(data: bytes, path: Path) -> str:
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str) -> None:
+def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None) -> None:
     if not folder.info.exists():
         return
     previous = folder.read_info()
+    if previous.merged_from:
+        raise VqauditError(f"{folder.root} holds a run merged by `vqaudit merge`; run into another folder")
+    if previous.shard != shard:
+        held, asked = (f"shard {x}" if x else "the whole benchmark" for x in (previous.shard, shard))
+        raise VqauditError(f"{folder.root} already holds a run of {held}, not {asked}; use another output folder "
+                           "(one run folder per shard; `vqaudit merge` joins them)")
     if previous.model != model_spec:
         raise VqauditError(
             f"{folder.root} already holds a run of model {previous.model!r}, not {model_spec!r}; "
@@ -117,6 +126,7 @@ def run_benchmark(
     options: ModelOptions | None = None,
     executor: Executor | None = None,
     replicas: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """Ask ``model_spec`` about every view of the benchmark at ``bench_dir``; store replies under ``out_dir``.
 
@@ -135,6 +145,9 @@ def run_benchmark(
             ``ray`` the model is loaded in ``replicas`` Ray actors (:mod:`vqaudit.backends.distributed`) and this
             process stores their replies in the one cache as they arrive, so everything below holds unchanged.
         replicas: Ray replicas (None: as many as the cluster holds, at most ``concurrency``).
+        shard: ``(I, N)``: ask only the views whose cache key is in shard ``I`` of ``N``
+            (:func:`vqaudit.store.shard_of`), for running one benchmark on ``N`` machines; the run folder records
+            it and ``vqaudit merge`` joins the ``N`` run folders into one run.
 
     Returns:
         A RunSummary of this invocation.
@@ -155,6 +168,7 @@ def run_benchmark(
             options=options,
             executor=executor,
             replicas=replicas,
+            shard=shard,
         )
     )
 
@@ -170,14 +184,19 @@ async def run_benchmark_async(
     options: ModelOptions | None = None,
     executor: Executor | None = None,
     replicas: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """Async form of ``run_benchmark`` (same arguments, result and errors).
 
-    Cancelling it (or killing the process) at any point loses only the calls in flight; every reply received
-    before is in ``responses.sqlite``.
+    Cancelling it at any point loses only the calls in flight; every reply received before is in
+    ``responses.sqlite``. Killing the process outright also loses the replies of its last
+    ``runner.FLUSH_S`` seconds (committed in batches, :class:`~vqaudit.backends.runner.StoreBatch`), asked again
+    on resume.
     """
     if concurrency < 1:
         raise VqauditError(f"concurrency must be at least 1, got {concurrency}")
+    if shard is not None and not 1 <= shard[0] <= shard[1]:
+        raise VqauditError(f"shard {shard[0]}/{shard[1]}: expected I/N with 1 <= I <= N")
     bench = load_benchmark(bench_dir)
     tampered = [p for p in manifest_problems(bench) if VIEWS_FILE in p or GROUPS_FILE in p]
     if tampered:
@@ -197,16 +216,17 @@ async def run_benchmark_async(
     try:
         with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
             return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
-                                     concurrency, retry_errors, progress)
+                                     concurrency, retry_errors, progress, shard)
     finally:
         await backend.aclose()  # also when the folder is refused (another model, another run holding it)
 
 
 async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
                       backend: Backend, params: GenerationParams, concurrency: int, retry_errors: bool,
-                      progress: bool) -> RunSummary:
+                      progress: bool, shard: tuple[int, int] | None) -> RunSummary:
     folder = RunFolder(out_dir)
-    _check_previous_run(folder, model_spec, manifest_sha256)
+    shard_text = f"{shard[0]}/{shard[1]}" if shard is not None else None
+    _check_previous_run(folder, model_spec, manifest_sha256, shard_text)
     run_info = RunInfo(
         model=model_spec,
         model_identity=str(getattr(backend, "identity", None) or backend.spec),  # hf/vllm: pinned weights
@@ -218,6 +238,7 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         params=params.as_dict(),
         vqaudit_version=__version__,
         started=_now(),
+        shard=shard_text,
     )
     folder.write_info(run_info)
 
@@ -228,6 +249,8 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         for view in bench.views:
             prompt_id, prompt = prompt_for(view)
             key = request_key(backend, prompt_id, prompt, view.image_sha256, params, view.view_id)
+            if shard is not None and shard_of(key, shard[1]) != shard[0]:
+                continue
             view_keys[view.view_id] = key
             jobs.append(Job(key=key, request_id=view.view_id,
                             build=functools.partial(_request, view, prompt_id, prompt, bench.image_path(view), params)))
@@ -242,18 +265,19 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
                 backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
                 unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response),
-                fatal_label=backend.spec, on_done=lambda: bar.advance(task),
+                fatal_label=backend.spec, on_done=(lambda: bar.advance(task)) if progress else None,
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
     finally:
         cache.close()
 
-    summary = RunSummary(
-        n_views=len(bench.views), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors, out_dir=out_dir
-    )
+    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
+    summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
+                         out_dir=out_dir, endpoints_out=endpoints_out)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
-                                                  "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors}))
+                                                  "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
+                                                  "endpoints_out": endpoints_out}))
     return summary
 
 

@@ -41,9 +41,9 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     Raises:
         VqauditError: a bad judge spec (the message lists the valid forms), a reference policy as the judge,
             the run or its benchmark cannot be read or found (or is another benchmark, or was edited since it was
-            built: ``provenance``), some views have no response yet (the message says how many and that
-            ``vqaudit run`` resumes), or the judge fails
-            (fatally, or its first calls all fail: it is unreachable; the verdicts received stay cached in
+            built: ``provenance``), the run is of one shard (``vqaudit run --shard``: merge the shards first),
+            some views have no response yet (the message says how many and that ``vqaudit run`` resumes), or the
+            judge fails (fatally, or its first calls all fail: it is unreachable; the verdicts received stay cached in
             ``RUN/judge.sqlite``).
     """
     if n_draws < 1:
@@ -53,6 +53,10 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     if judge is not None:
         require_free_text_model(judge, "--judge")  # UPD judge replies are free text (a letter or option text)
     folder = RunFolder(run_dir)
+    shard = folder.read_info().shard
+    if shard is not None:
+        raise VqauditError(f"{run_dir}: a run of shard {shard} of the benchmark; join the shards' run folders with "
+                           "`vqaudit merge RUN... --out RUN` and score the merged run")
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
     check_benchmark_of_run(benchmark)  # issue 18: views.jsonl / groups.jsonl still match the manifest
     responses = load_responses(run_dir)

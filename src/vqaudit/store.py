@@ -350,6 +350,12 @@ class RunInfo(BaseModel):
     n_cached: int | None = None
     n_asked: int | None = None
     n_errors: int | None = None
+    shard: str | None = None
+    """``I/N`` for a run of one shard of the benchmark (``vqaudit run --shard``), None for all of it."""
+    endpoints_out: dict[str, str] = {}
+    """Endpoints of an ``openai:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
+    merged_from: list[str] = []
+    """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
 
 
 @dataclass(frozen=True)
@@ -454,6 +460,35 @@ class RunFolder:
         tried = ", ".join(str(c) for c in candidates)
         raise VqauditError(f"{self.info}: the run's benchmark is not found (tried {tried}); pass its folder with "
                            "--bench")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """Parse a shard ``I/N`` (``vqaudit run --shard``): shard ``I`` of ``N``, ``1 <= I <= N <= 10000``.
+
+    Returns:
+        ``(I, N)``.
+
+    Raises:
+        VqauditError: not two decimal integers ``I/N`` in range (the message quotes the text).
+    """
+    index, sep, count = text.strip().partition("/")
+    if sep and index.isdecimal() and count.isdecimal() and 1 <= int(index) <= int(count) <= 10_000:
+        return int(index), int(count)
+    raise VqauditError(f"--shard {text!r}: expected I/N with 1 <= I <= N <= 10000 (e.g. 2/4: the second of four)")
+
+
+def shard_of(key: str, count: int) -> int:
+    """The shard (1-based, of ``count``) a cache key belongs to: its first 60 bits modulo ``count``, plus one.
+
+    Sharding by cache key (not by view) puts views with identical inputs, which share one key and one call, in
+    one shard, so no two shards ask the same call and their merged caches never overlap. SHA-256 keys spread
+    evenly: each shard holds ``1/count`` of the keys up to sampling noise.
+
+    Args:
+        key: a cache key, 64 hex characters (``vqaudit.backends.cache.cache_key``).
+        count: the number of shards, at least 1.
+    """
+    return int(key[:15], 16) % count + 1
 
 
 def relative_path(target: Path, start: Path) -> str:

@@ -1,4 +1,4 @@
-"""SQLite response cache: every reply is stored the moment it arrives, keyed by what produced it.
+"""SQLite response cache: every reply is stored as it arrives (batched by the runner), keyed by what produced it.
 
 The key (``cache_key``) is the SHA-256 of the canonical JSON of model spec, prompt id, prompt text, image SHA-256
 and generation parameters, so a changed model, prompt, image or parameter never reuses an old reply, and a run
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -151,35 +151,56 @@ class ResponseCache:
         Raises:
             ValueError: ``response.cache_key`` is empty.
         """
-        if not response.cache_key:
+        return self.put_many([response], replace_error=replace_error) == 1
+
+    def put_many(self, responses: Sequence[Response], *, replace_error: bool = False) -> int:
+        """Store several responses in one transaction (one commit), each as :meth:`put` would.
+
+        One commit per reply cost a WAL append and a commit each; the runner stores what arrived within
+        :data:`vqaudit.backends.runner.FLUSH_S` together instead (issue 12). Rows are written in the order given.
+
+        Args:
+            responses: responses with their ``cache_key`` set.
+            replace_error: as in :meth:`put`.
+
+        Returns:
+            How many rows were written (a key already holding a reply, or an error without ``replace_error``, or
+            a key earlier in ``responses``, is kept).
+
+        Raises:
+            ValueError: a response has no ``cache_key`` (nothing is written).
+        """
+        if any(not r.cache_key for r in responses):
             raise ValueError("response has no cache_key")
-        values = (
-            response.view_id,
-            response.model,
-            response.prompt_id,
-            json.dumps(response.params, sort_keys=True),
-            to_storage(response.text),  # a string holding a lone surrogate is stored as a lossless BLOB
-            to_storage(response.error),
-            response.latency_s,
-            datetime.now(UTC).isoformat(timespec="milliseconds"),
-        )
+        written = 0
         next_created = "(SELECT COALESCE(MAX(created), 0) + 1 FROM responses)"
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
         with self._conn:
-            cursor = self._conn.execute(
-                f"INSERT OR IGNORE INTO responses ({_COLUMNS}, created, created_at) "
-                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {next_created}, ?)",
-                (response.cache_key, *values),
-            )
-            if cursor.rowcount == 1:
-                return True
-            if not replace_error:
-                return False
-            cursor = self._conn.execute(
-                "UPDATE responses SET view_id = ?, model = ?, prompt_id = ?, params = ?, text = ?, error = ?, "
-                f"latency_s = ?, created_at = ?, created = {next_created} WHERE key = ? AND error IS NOT NULL",
-                (*values, response.cache_key),
-            )
-            return cursor.rowcount == 1
+            for response in responses:
+                values = (
+                    response.view_id,
+                    response.model,
+                    response.prompt_id,
+                    json.dumps(response.params, sort_keys=True),
+                    to_storage(response.text),  # a string holding a lone surrogate is stored as a lossless BLOB
+                    to_storage(response.error),
+                    response.latency_s,
+                    stamp,
+                )
+                cursor = self._conn.execute(
+                    f"INSERT OR IGNORE INTO responses ({_COLUMNS}, created, created_at) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {next_created}, ?)",
+                    (response.cache_key, *values),
+                )
+                if cursor.rowcount != 1 and replace_error:
+                    cursor = self._conn.execute(
+                        "UPDATE responses SET view_id = ?, model = ?, prompt_id = ?, params = ?, text = ?, "
+                        f"error = ?, latency_s = ?, created_at = ?, created = {next_created} "
+                        "WHERE key = ? AND error IS NOT NULL",
+                        (*values, response.cache_key),
+                    )
+                written += cursor.rowcount == 1
+        return written
 
     def keys(self) -> set[str]:
         """Return the keys of all stored responses."""

@@ -57,7 +57,8 @@ async def ask_judge_all(
 ) -> list[Response]:
     """Return the judge's reply to every call: from the cache, else asked (at most ``concurrency`` at once).
 
-    Each reply is stored in ``cache`` the moment it arrives (an error row is replaced by a later success).
+    Each reply is stored in ``cache`` as it arrives (batched, ``runner.StoreBatch``); an error row is replaced by a
+    later success.
     Calls with the same cache key (same judge, prompt and parameters) are asked once and share one Response,
     unless the judge answers by id (``replay:``).
 

@@ -1,4 +1,4 @@
-"""Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs).
+"""Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs), one or several.
 
 One call is ``POST {URL}/chat/completions`` with one user message holding the image (a base64 data URL) and the
 prompt text, at the request's temperature and max_tokens. A text-only request (``image`` None, e.g. a judge) is
@@ -10,10 +10,18 @@ fail the same way). The API key is read once from an environment variable, sent 
 header, and masked in every error message before it is cut (the key and every 8-character run of it, see
 ``vqaudit.backends.redact``).
 
+Several endpoints of one model (``openai:MODEL@URL1,URL2,...``, issue 12): least-loaded dispatch, one cache key
+(the spec as written), and an endpoint that keeps failing is taken out of rotation with its error recorded (see
+:class:`OpenAIBackend`).
+
 Hostile servers (issue 18): at most ``concurrency`` attempts are in flight, but a request waiting out its backoff
 holds no slot; each attempt has a wall-clock limit that adapts to how long replies take, and each request a
 deadline over all its attempts (``vqaudit.backends.deadlines``); a body over :data:`MAX_BODY_BYTES` is not read
 further (a 2xx one fails the call at once, it would come back the same).
+
+The HTTP client is aiohttp (issue 12 part 4): against an instant local server httpx spent ~9x the CPU per request
+of a minimal aiohttp client (its pool and anyio layers), which left the harness flat at ~400 requests/s whatever
+the concurrency; ``benchmarks/bench_openai.py`` measures both in one run.
 """
 
 from __future__ import annotations
@@ -24,10 +32,13 @@ import json
 import os
 import random
 import re
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-import httpx
+import aiohttp
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
@@ -41,9 +52,9 @@ _MASK_SCAN_BYTES = 65_536
 """How much of an error body is decoded and masked before its first 300 characters are kept."""
 MAX_BODY_BYTES = 8 * 2**20
 """Largest body read: a reply of 512 tokens is under 100 KB even as JSON escapes; the rest is never read."""
-# httpcore's pool scans all its connections for every request it assigns, so one big pool costs O(concurrency)
-# per request; several small pools (least busy first) keep that cost flat. Measured in benchmarks/bench_openai.py.
-CONNECTIONS_PER_CLIENT = 8
+DEAD_AFTER = 3
+"""Failed attempts in a row (connection error, timeout) after which an endpoint leaves the rotation, if another
+endpoint is still in it."""
 
 
 class _MalformedBody(Exception):
@@ -73,7 +84,7 @@ def _extract_text(body: bytes) -> str:
     raise _MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
 
 
-def _retry_after_s(headers: httpx.Headers) -> float | None:
+def _retry_after_s(headers: Mapping[str, str]) -> float | None:
     value = headers.get("retry-after")
     try:
         seconds = float(value) if value is not None else None
@@ -85,14 +96,63 @@ def _retry_after_s(headers: httpx.Headers) -> float | None:
 class _Reply:
     """Status, headers and (at most MAX_BODY_BYTES of the) body of one attempt; ``truncated`` if there was more."""
 
-    def __init__(self, status: int, headers: httpx.Headers, body: bytes, truncated: bool) -> None:
+    __slots__ = ("status", "headers", "body", "truncated")
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, truncated: bool) -> None:
         self.status, self.headers, self.body, self.truncated = status, headers, body, truncated
 
 
-class OpenAIBackend:
-    """Calls an OpenAI-compatible ``/chat/completions`` endpoint over one pooled ``httpx.AsyncClient``.
+class Endpoint:
+    """One server of a model: its URL, its session, how many attempts it has in flight, and whether it is out.
 
-    The client is created on the first call (inside the running event loop) and closed by ``aclose``.
+    Attributes:
+        base_url: the URL as written in the spec (up to the API prefix, e.g. ``http://127.0.0.1:8000/v1``).
+        url: ``base_url`` + ``/chat/completions``.
+        in_flight: attempts sent to it and not finished (the least-loaded dispatch compares these).
+        failures: connection failures, timeouts and 401/403/404 replies in a row (a success resets it).
+        error: why it was taken out of rotation (None while it is in rotation).
+    """
+
+    __slots__ = ("base_url", "url", "in_flight", "failures", "error", "session", "proxy")
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.in_flight = 0
+        self.failures = 0
+        self.error: str | None = None
+        self.session: aiohttp.ClientSession | None = None
+        self.proxy: str | None = None
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url``, or None (none named, or ``NO_PROXY`` exempts the host).
+
+    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` (any case), as httpx, the client before, read them. Read once
+    per endpoint: aiohttp's own ``trust_env`` looks proxies and ``~/.netrc`` up on every request.
+    """
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # stdlib, not in typeshed
+    if not proxy or bypass(parts.hostname or "", proxies):
+        return None
+    return proxy
+
+
+class OpenAIBackend:
+    """Calls one or more OpenAI-compatible ``/chat/completions`` endpoints of one model (aiohttp sessions).
+
+    Several endpoints (``openai:MODEL@URL1,URL2``): each attempt goes to the endpoint in rotation with the fewest
+    attempts in flight (ties: in turn), so a slower server gets fewer. An endpoint whose attempts fail
+    :data:`DEAD_AFTER` times in a row by connection error, timeout or HTTP 401/403/404 while another endpoint is
+    still in rotation is taken out of rotation; its last error is kept in :attr:`endpoints_out` (recorded in
+    ``run.json``), and the attempt counts as a failed attempt of its request (retried, on another endpoint). The
+    last endpoint in rotation is never taken out: with it the single-endpoint rules apply (401/403/404 fatal,
+    retries, the run's early stop). All endpoints share one cache key (the spec as written), one concurrency
+    bound and one adaptive attempt limit.
+
+    The sessions are created on the first call (inside the running event loop) and closed by ``aclose``.
     """
 
     def __init__(
@@ -100,7 +160,7 @@ class OpenAIBackend:
         *,
         spec: str,
         model: str,
-        base_url: str,
+        base_url: str | Sequence[str],
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 8,
         max_retries: int = 5,
@@ -116,13 +176,14 @@ class OpenAIBackend:
         Args:
             spec: the model spec string, recorded with responses.
             model: model name sent in the request body.
-            base_url: server URL up to and including the API prefix, e.g. ``http://127.0.0.1:8000/v1``.
+            base_url: server URL up to and including the API prefix, e.g. ``http://127.0.0.1:8000/v1``, or several
+                (one per endpoint, in the order written).
             api_key_env: environment variable holding the API key; unset or empty sends no Authorization header.
-            concurrency: expected maximum of concurrent calls; sizes the connection pool.
+            concurrency: maximum attempts in flight over all endpoints; also each endpoint's connection limit.
             max_retries: retries after the first attempt (0 = a single attempt).
             backoff_base_s: first backoff wait in seconds; doubles per retry, times a jitter factor in [0.5, 1).
             backoff_max_s: cap of one wait in seconds (also caps a server's Retry-After).
-            timeout_s: connect/read/write/pool timeout of one attempt in seconds (per socket operation).
+            timeout_s: connect and socket-read timeout of one attempt in seconds (per socket operation).
             seed: seed of the jitter generator.
             attempt_floor_s: the shortest adaptive attempt limit in seconds (``vqaudit.backends.deadlines``).
             request_deadline_s: wall-clock seconds within which all attempts of one request and the waits
@@ -130,7 +191,9 @@ class OpenAIBackend:
         """
         self.spec = spec
         self.model = model
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        self.endpoints = [Endpoint(url) for url in urls]
+        self.url = self.endpoints[0].url
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.max_retries = max_retries
@@ -142,50 +205,81 @@ class OpenAIBackend:
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._api_key = os.environ.get(api_key_env) or None
         self._rng = random.Random(seed)
-        self._clients: list[httpx.AsyncClient] = []
-        self._in_flight: list[int] = []
-        self._limits: list[int] = []
+        self._turn = 0
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
 
     @property
     def identity(self) -> str:
-        """The spec (model name and URL as written): what the cache keys replies by."""
+        """The spec (model name and URLs as written): what the cache keys replies by."""
         return self.spec
 
-    def _pick_client(self) -> int:
-        """Index of the client with the most free connections; creates the clients on first use (in the loop)."""
-        if not self._clients:
+    @property
+    def endpoints_out(self) -> dict[str, str]:
+        """The endpoints taken out of rotation: base URL -> the error that took it out (key masked)."""
+        return {e.base_url: e.error for e in self.endpoints if e.error is not None}
+
+    def _session(self, endpoint: Endpoint) -> aiohttp.ClientSession:
+        """The endpoint's session, created on first use (inside the event loop)."""
+        if endpoint.session is None or endpoint.session.closed:
             headers = {"Content-Type": "application/json"}
             if self._api_key is not None:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            n_clients = -(-self.concurrency // CONNECTIONS_PER_CLIENT)
-            # split the concurrency exactly: the pools' connection limits sum to ``concurrency``
-            self._limits = [
-                self.concurrency // n_clients + (1 if i < self.concurrency % n_clients else 0) for i in range(n_clients)
-            ]
-            timeout = httpx.Timeout(self.timeout_s)
-            ssl_context = httpx.create_ssl_context()  # one for all clients: loading the CA bundle takes ~40 ms
-            self._clients = [
-                httpx.AsyncClient(
-                    headers=headers,
-                    timeout=timeout,
-                    limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
-                    verify=ssl_context,
-                )
-                for limit in self._limits
-            ]
-            self._in_flight = [0] * n_clients
-        return max(range(len(self._clients)), key=lambda i: self._limits[i] - self._in_flight[i])
+            timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=self.timeout_s,
+                                            sock_read=self.timeout_s)
+            # limit: the slot semaphore bounds attempts over all endpoints; one endpoint may carry them all
+            connector = aiohttp.TCPConnector(limit=max(self.concurrency, 1), limit_per_host=0)
+            endpoint.session = aiohttp.ClientSession(headers=headers, timeout=timeout, connector=connector,
+                                                     trust_env=False, raise_for_status=False)
+            endpoint.proxy = env_proxy(endpoint.url)
+        return endpoint.session
+
+    def _pick(self, avoid: Endpoint | None = None) -> Endpoint:
+        """The endpoint in rotation with the fewest attempts in flight (ties: the next in turn).
+
+        ``avoid`` (the endpoint a request's last attempt failed on) is taken only when no other is in rotation.
+        """
+        endpoints = self.endpoints
+        n = len(endpoints)
+        if n == 1:
+            return endpoints[0]
+        self._turn = (self._turn + 1) % n
+        best: Endpoint | None = None
+        for i in range(n):
+            candidate = endpoints[(self._turn + i) % n]
+            if candidate.error is None and candidate is not avoid and (
+                    best is None or candidate.in_flight < best.in_flight):
+                best = candidate
+        if best is None:
+            return avoid if avoid is not None and avoid.error is None else endpoints[0]
+        return best
+
+    def _in_rotation(self) -> int:
+        return sum(1 for e in self.endpoints if e.error is None)
+
+    def _failed(self, endpoint: Endpoint, error: str) -> bool:
+        """Count a connection-type failure of ``endpoint``; True if it was taken out of rotation by it."""
+        endpoint.failures += 1
+        if endpoint.failures >= DEAD_AFTER and endpoint.error is None and self._in_rotation() > 1:
+            endpoint.error = f"taken out of rotation after {endpoint.failures} failures in a row: {error}"
+            return True
+        return False
 
     def _scrub(self, message: str) -> str:
         return mask_secret(message, self._api_key)
 
     def _slot(self) -> asyncio.Semaphore:
-        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop."""
+        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop.
+
+        In a new event loop (the backend used again after ``asyncio.run`` returned) the sessions of the old loop
+        are dropped too: an aiohttp session works only in the loop it was made in.
+        """
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
+            if self._slots is not None:
+                for endpoint in self.endpoints:
+                    endpoint.session = None
             self._slots = (loop, asyncio.Semaphore(max(self.concurrency, 1)))
         return self._slots[1]
 
@@ -216,20 +310,23 @@ class OpenAIBackend:
             wait = max(wait, min(retry_after, self.backoff_max_s))
         return wait
 
-    async def _post(self, content: bytes) -> _Reply:
-        index = self._pick_client()
-        in_flight = self._in_flight
-        in_flight[index] += 1
+    async def _post(self, endpoint: Endpoint, content: bytes) -> _Reply:
+        endpoint.in_flight += 1
         try:
-            async with self._clients[index].stream("POST", self.url, content=content) as response:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
+            # no redirects (as before): a 3xx is a non-retryable error, and the key never follows one elsewhere
+            async with self._session(endpoint).post(endpoint.url, data=content, allow_redirects=False,
+                                                    proxy=endpoint.proxy) as response:
+                stream = response.content
+                body = b""
+                while True:
+                    chunk = await stream.readany()
+                    if not chunk:
+                        return _Reply(response.status, response.headers, body, False)
                     body += chunk
-                    if len(body) > MAX_BODY_BYTES:
-                        return _Reply(response.status_code, response.headers, bytes(body[:MAX_BODY_BYTES]), True)
-                return _Reply(response.status_code, response.headers, bytes(body), False)
+                    if len(body) > MAX_BODY_BYTES:  # closes the connection: the rest is never read
+                        return _Reply(response.status, response.headers, body[:MAX_BODY_BYTES], True)
         finally:
-            in_flight[index] -= 1
+            endpoint.in_flight -= 1
 
     def _attempt_limit_s(self, attempt: int, left_s: float) -> float:
         """Seconds attempt ``attempt`` may run in all: the adaptive limit, within the request's deadline."""
@@ -241,32 +338,36 @@ class OpenAIBackend:
         return self._scrub(text)[:_SNIPPET_CHARS].strip()
 
     async def complete(self, request: Request) -> str:
-        """Ask one request; retry transient failures.
+        """Ask one request; retry transient failures (on the least-loaded endpoint in rotation each time).
 
         Returns:
             ``choices[0].message.content`` exactly as returned.
 
         Raises:
             BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
-                4xx (``fatal`` for 401, 403, 404). The message never contains the API key.
+                4xx (``fatal`` for 401, 403, 404 from the last endpoint in rotation). The message never contains
+                the API key.
         """
         content = encode_utf8(json.dumps(self.body(request), ensure_ascii=False))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.request_deadline_s
         last = ""
+        failed_on: Endpoint | None = None
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             async with self._slot():  # an attempt holds a slot; the backoff wait below does not
+                endpoint = failed_on = self._pick(failed_on)
                 started = loop.time()
+                down: str | None = None
                 try:
-                    reply = await within(self._post(content), partial(self._attempt_limit_s, attempt,
-                                                                      deadline - started))
+                    reply = await within(self._post(endpoint, content),
+                                         partial(self._attempt_limit_s, attempt, deadline - started))
                 except AttemptTimeout as exc:
-                    last = str(exc)
-                except httpx.TimeoutException:
-                    last = f"timeout after {self.timeout_s:g} s"
-                except httpx.TransportError as exc:
-                    last = self._scrub(f"connection error: {type(exc).__name__}: {exc}")
+                    last = down = str(exc)
+                except TimeoutError:  # aiohttp's socket connect/read timeouts
+                    last = down = f"timeout after {self.timeout_s:g} s"
+                except aiohttp.ClientError as exc:
+                    last = down = self._scrub(f"connection error: {type(exc).__name__}: {exc}")
                 else:
                     status = reply.status
                     if 200 <= status < 300:
@@ -279,14 +380,22 @@ class OpenAIBackend:
                             last = f"malformed response body (HTTP {status}): {exc}"
                         else:
                             self._limits_s.record(loop.time() - started)
+                            endpoint.failures = 0
                             return text
                     else:
-                        last = f"HTTP {status} from {self.url}: {self._error_snippet(reply.body)}"
-                        if status not in RETRYABLE_STATUS and status < 500:
-                            if status == 401 and self._api_key is None:
-                                last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
+                        last = f"HTTP {status} from {endpoint.url}: {self._error_snippet(reply.body)}"
+                        if status == 401 and self._api_key is None:
+                            last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
+                        if status in FATAL_STATUS and (endpoint.error is not None or self._in_rotation() > 1):
+                            # this server is misconfigured, not the model: out at once (if an attempt in flight
+                            # at the same time has not taken it out already), and the request retried elsewhere
+                            if endpoint.error is None:
+                                endpoint.error = f"taken out of rotation: {self._scrub(last)}"
+                        elif status not in RETRYABLE_STATUS and status < 500:
                             raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
                         retry_after = _retry_after_s(reply.headers)
+                if down is not None:
+                    self._failed(endpoint, last)
             if attempt < self.max_retries:
                 left = deadline - loop.time()
                 if left <= 0:
@@ -297,32 +406,38 @@ class OpenAIBackend:
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
     async def aclose(self) -> None:
-        """Close the connection pools."""
-        clients, self._clients, self._in_flight, self._slots = self._clients, [], [], None
-        for client in clients:
-            await client.aclose()
+        """Close the sessions (and their connections)."""
+        self._slots = None
+        for endpoint in self.endpoints:
+            session, endpoint.session = endpoint.session, None
+            if session is not None:
+                await session.close()
 
 
-_SPEC = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
+_SPEC = re.compile(r"^(?P<model>.+)@(?P<urls>https?://[^,\s]+(?:,https?://[^,\s]+)*)$")
 
 
 def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
-    """Build ``openai:MODEL@URL`` (the backend table's loader).
+    """Build ``openai:MODEL@URL`` or ``openai:MODEL@URL1,URL2,...`` (the backend table's loader).
 
-    Reads ``api_key_env``, ``concurrency``, ``max_retries``, ``backoff_base_s``, ``backoff_max_s`` and
-    ``timeout_s`` from ``options``; it takes no ``--model-arg``.
+    Reads ``api_key_env``, ``concurrency``, ``max_retries``, ``backoff_base_s``, ``backoff_max_s``,
+    ``timeout_s``, ``attempt_floor_s`` and ``request_deadline_s`` from ``options``; it takes no ``--model-arg``.
 
     Raises:
-        VqauditError: the target is not ``MODEL@URL`` with an http(s) URL (the message lists the valid forms),
-            or a ``--model-arg`` was given.
+        VqauditError: the target is not ``MODEL@URL[,URL...]`` with http(s) URLs (the message lists the valid
+            forms), a URL is listed twice, or a ``--model-arg`` was given.
     """
     from vqaudit.backends.registry import bad_spec
 
     match = _SPEC.match(target)
     if match is None:
-        raise bad_spec(spec, "expected openai:MODEL@URL with an http:// or https:// URL")
+        raise bad_spec(spec, "expected openai:MODEL@URL (or MODEL@URL1,URL2,...) with http:// or https:// URLs")
+    urls = match["urls"].split(",")
+    twice = sorted({url for url in urls if urls.count(url) > 1})
+    if twice:
+        raise bad_spec(spec, f"endpoint {twice[0]} is listed twice")
     options.refuse_unknown_args(spec, ())
-    return OpenAIBackend(spec=spec, model=match["model"], base_url=match["url"], api_key_env=options.api_key_env,
+    return OpenAIBackend(spec=spec, model=match["model"], base_url=urls, api_key_env=options.api_key_env,
                          concurrency=options.concurrency, max_retries=options.max_retries,
                          backoff_base_s=options.backoff_base_s, backoff_max_s=options.backoff_max_s,
                          timeout_s=options.timeout_s, attempt_floor_s=options.attempt_floor_s,

@@ -1,6 +1,6 @@
 """The ``vqaudit`` command line: one module per command group, commands listed in pipeline order.
 
-``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``score``, ``report``, ``eval``
+``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``merge``, ``score``, ``report``, ``eval``
 (:mod:`vqaudit.cli.pipeline`), ``export`` and ``import-predictions`` (:mod:`vqaudit.cli.harness`), then the
 audits (:mod:`vqaudit.cli.audits`, :mod:`vqaudit.cli.shortanswer`) and
 ``export-tuning`` (:mod:`vqaudit.cli.upd`). Shared option types are in :mod:`vqaudit.cli.options`. A
@@ -21,7 +21,7 @@ from vqaudit.cli.build import build_app
 from vqaudit.cli.harness import export_cmd, import_predictions_cmd
 from vqaudit.cli.leaks import audit_leaks_cmd
 from vqaudit.cli.options import error
-from vqaudit.cli.pipeline import eval_cmd, report, run, score, verify
+from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
@@ -40,6 +40,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder,
 app.add_typer(build_app, name="build")
 app.command("verify")(verify)
 app.command("run")(run)
+app.command("merge")(merge)
 app.command("score")(score)
 app.command("report")(report)
 app.command("eval")(eval_cmd)

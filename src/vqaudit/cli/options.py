@@ -31,6 +31,9 @@ JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend
                                                                        "(repeatable).")]
 Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds one call attempt may take.")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
+EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of an openai:MODEL@URL "
+                                                                        "model (repeatable): the spec becomes "
+                                                                        "openai:MODEL@URL,URL2,...")]
 Draws = Annotated[int, typer.Option(min=1, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000).")]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
@@ -137,6 +140,24 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
                         args=parse_model_args(args or []))
+
+
+def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
+    """``spec`` with the ``--endpoint`` URLs appended (``openai:M@URL`` + ``--endpoint URL2``: ``openai:M@URL,URL2``).
+
+    The result is the spec as written for the cache key and ``run.json`` (so resume with the same list).
+
+    Raises:
+        VqauditError: ``--endpoint`` with a spec that is not ``openai:``, or a URL with a comma or whitespace.
+    """
+    if not endpoints:
+        return spec
+    if not spec.startswith("openai:"):
+        raise VqauditError(f"--endpoint: only an openai:MODEL@URL model has endpoints, not {spec!r}")
+    for url in endpoints:
+        if not url or "," in url or any(c.isspace() for c in url):
+            raise VqauditError(f"--endpoint {url!r}: expected one http:// or https:// URL")
+    return ",".join([spec, *endpoints])
 
 
 def check_key_env(name: str) -> None:

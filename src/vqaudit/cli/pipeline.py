@@ -1,4 +1,4 @@
-"""The pipeline commands: ``verify``, ``run``, ``score``, ``report`` and ``eval`` (build + run + score + report).
+"""The pipeline commands: ``verify``, ``run``, ``merge``, ``score``, ``report`` and ``eval`` (all four in one).
 
 Every stage reads and writes folders, so any stage can be rerun alone. Sources are looked up in the source
 table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vqaudit.backends.registry`).
@@ -20,6 +20,7 @@ from vqaudit.cli.options import (
     BootSeed,
     Concurrency,
     Draws,
+    EndpointOpt,
     ExecutorName,
     ExecutorOpt,
     JudgeArg,
@@ -32,6 +33,7 @@ from vqaudit.cli.options import (
     error,
     executor,
     model_options,
+    with_endpoints,
 )
 from vqaudit.errors import VqauditError
 
@@ -69,24 +71,52 @@ def run(
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
+    shard: Annotated[str | None, typer.Option(help="Ask only shard I of N (e.g. 2/4), to run one benchmark on N "
+                                                   "machines; join the N run folders with `vqaudit merge`.")]
+    = None,
+    endpoint: EndpointOpt = None,
 ) -> None:
-    """Ask a model about every view of a benchmark; each reply is cached before anything is scored."""
+    """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
+
+    ``openai:MODEL@URL1,URL2,...`` spreads the calls over several servers of one model (least-loaded first; a
+    server that keeps failing is taken out of rotation and named in run.json).
+    """
     from vqaudit.run import run_benchmark
+    from vqaudit.store import parse_shard
 
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
     on = executor(executor_name, ray_address)
     if ray_replicas is not None and on.name != "ray":
         raise VqauditError("--ray-replicas applies only to --executor ray")
+    model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas)
-    console.print(f"{summary.n_views} views: {summary.n_cached} already cached, {summary.n_asked} requests sent "
-                  f"(views with identical inputs share one request), {summary.n_errors} with a recorded error; "
-                  f"run folder {out}")
+                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas,
+                            shard=parse_shard(shard) if shard is not None else None)
+    which = f" of shard {shard}" if shard is not None else ""
+    console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
+                  f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
+                  f"error; run folder {out}")
+    for url, why in summary.endpoints_out.items():
+        error(f"endpoint {url} {why}")
     if summary.n_errors:
         error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
               "--retry-errors (scoring would count them as invalid)")
         raise typer.Exit(1)
+
+
+def merge(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders of one model on one benchmark (e.g. its shards).")],
+    out: Annotated[Path, typer.Option(help="The merged run folder (new).")],
+    bench: Annotated[Path | None, typer.Option(help="The benchmark folder, if it is not where the first run's "
+                                                    "run.json says (checked by its manifest hash).")] = None,
+) -> None:
+    """Join the caches of several runs (the shards of `run --shard`) into one run; no reply is stored twice."""
+    from vqaudit.merge import merge_runs
+
+    summary = merge_runs(runs, out, bench=bench)
+    console.print(f"merged {summary.n_runs} runs: {summary.n_rows} responses ({summary.n_duplicates} duplicate rows "
+                  f"dropped), {summary.n_views} views, {summary.n_errors} with a recorded error; run folder {out}")
 
 
 def score(
