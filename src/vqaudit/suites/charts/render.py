@@ -120,6 +120,12 @@ def _add_data(ax: Any, world: World) -> list[Any]:
 def _setup_axes(fig: Figure, world: World) -> Any:
     """The fixed axes of a world's layout: rectangle, declared range, ticks, tick labels, axis labels and grid."""
     ax = fig.add_axes(_axes_rect(world))
+    _configure_axes(ax, world)
+    return ax
+
+
+def _configure_axes(ax: Any, world: World) -> None:
+    """Set every layout property of ``ax`` (range, ticks, tick labels with their rotation, axis labels, grid)."""
     n = len(world.categories)
     pos = np.arange(n, dtype=float)
     lo, hi = float(world.axis_lo), float(world.axis_hi)
@@ -143,49 +149,58 @@ def _setup_axes(fig: Figure, world: World) -> Any:
         ax.set_xlabel(world.category_label)
         ax.grid(axis="y", color="#dddddd", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
-    return ax
 
 
-class _Layout:
-    """A drawn figure for one layout: the background (figure, axes, ticks, labels, grid; no data) is rasterized
-    once; each world restores it, draws its data artists, then the figure-level text and legend.
+class _Canvas:
+    """One reused figure per axes rectangle, showing one layout at a time.
 
-    This is exactly matplotlib's own draw order for the figure ``_draw_reference`` builds (figure patch, then the
-    axes: patch, grid and axes at zorder 0.5, spines 2.5, data 3; then the figure texts at zorder 3 in creation
-    order and the legend at 5), so the pixels are the same bytes as a fresh figure's.
+    For a layout, the background (figure, axes, ticks, labels, grid; no data) is rasterized once; each world then
+    restores it, draws its data artists, then the figure-level title, value labels and legend. That is exactly
+    matplotlib's own draw order for the figure :func:`_draw_reference` builds (figure patch; then the axes: patch,
+    grid and axis at zorder 0.5, spines 2.5, data 3; then the figure texts at zorder 3 in creation order and the
+    legend at 5), so the pixels are the same bytes as a fresh figure's. A new layout reconfigures the same axes
+    (every layout property is set again), which reuses matplotlib's tick objects instead of building new ones.
     """
 
     def __init__(self, world: World) -> None:
         self.fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, facecolor="white")
         self.canvas = FigureCanvasAgg(self.fig)
-        self.ax = _setup_axes(self.fig, world)
+        self.ax = self.fig.add_axes(_axes_rect(world))
+        self.key: World | None = None
+        self.overlay: list[Any] = []
+        self.background: Any = None
+
+    def show(self, world: World) -> None:
+        """Configure the axes for ``world``'s layout and rasterize its background."""
+        self.key = None
+        for artist in self.overlay:
+            artist.remove()
+        self.overlay = []
+        _configure_axes(self.ax, world)
         self.canvas.draw()  # type: ignore[no-untyped-call]
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)
-        self.title = self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11)
-        self.legend: Any = None
+        self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
         if len(world.series) > 1:
             handles = [_legend_handle(world, s) for s in range(len(world.series))]
-            self.legend = self.fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895),
-                                          ncol=len(world.series), frameon=False)
+            self.overlay.append(self.fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895),
+                                                ncol=len(world.series), frameon=False))
+        self.key = _layout_key(world)
 
     def draw(self, world: World) -> np.ndarray:
-        """The RGB pixels of ``world`` (which must have this layout); the figure is left as it was."""
+        """The RGB pixels of ``world`` (which must have the shown layout); the figure is left as it was."""
         added: list[Any] = []
         try:
             added = _add_data(self.ax, world)
-            if world.value_labels:
-                added += _value_label_row(self.fig, world)
+            labels = _value_label_row(self.fig, world) if world.value_labels else []
+            added += labels
             self.canvas.restore_region(self.background)
             renderer = self.canvas.get_renderer()
-            for artist in added:
-                if artist.axes is self.ax:  # data, in creation order (all at zorder 3)
-                    artist.draw(renderer)
-            self.title.draw(renderer)
-            for artist in added:
-                if artist.axes is None:  # the value-label texts (zorder 3), created after the title
-                    artist.draw(renderer)
-            if self.legend is not None:
-                self.legend.draw(renderer)
+            for artist in added[: len(added) - len(labels)]:  # data, in creation order (all at zorder 3)
+                artist.draw(renderer)
+            title, *legend = self.overlay
+            title.draw(renderer)
+            for artist in [*labels, *legend]:  # value-label texts (zorder 3, created after the title), legend (5)
+                artist.draw(renderer)
             rgba = np.asarray(self.canvas.buffer_rgba())  # type: ignore[no-untyped-call]
             return np.ascontiguousarray(rgba[:, :, :3])
         finally:
@@ -193,9 +208,9 @@ class _Layout:
                 artist.remove()
 
 
-_LAYOUTS: OrderedDict[World, _Layout] = OrderedDict()
+_CANVASES: dict[bool, _Canvas] = {}
 _PIXELS: OrderedDict[World, np.ndarray] = OrderedDict()
-_MAX_LAYOUTS, _MAX_PIXELS = 4, 16
+_MAX_PIXELS = 16
 
 
 def _draw_reference(world: World) -> np.ndarray:
@@ -221,26 +236,24 @@ def render(world: World) -> np.ndarray:
     """Render a world to an RGB array of shape (480, 640, 3), dtype uint8. Deterministic for a given world.
 
     The array is read-only and may be shared: a process keeps the last 16 renders (a group renders its original
-    world up to three times) and one drawn background per recent layout (a group's views share their axes), so
-    only the data artists are drawn per world. The pixels equal :func:`_draw_reference`'s byte for byte.
+    world up to three times) and one figure per axes rectangle with the background of the last layout drawn (a
+    group's views share their axes), so only the data artists are drawn per world. The pixels equal :func:`_draw_reference`'s byte for byte.
     """
     cached = _PIXELS.get(world)
     if cached is not None:
         _PIXELS.move_to_end(world)
         return cached
-    key = _layout_key(world)
+    rect = world.kind == "hbar"
     with matplotlib.rc_context(_RC):
-        layout = _LAYOUTS.get(key)
         try:
-            if layout is None:
-                layout = _Layout(world)
-                _LAYOUTS[key] = layout
-                if len(_LAYOUTS) > _MAX_LAYOUTS:
-                    _LAYOUTS.popitem(last=False)
-            _LAYOUTS.move_to_end(key)
-            pixels = layout.draw(world)
+            canvas = _CANVASES.get(rect)
+            if canvas is None:
+                canvas = _CANVASES[rect] = _Canvas(world)
+            if canvas.key != _layout_key(world):
+                canvas.show(world)
+            pixels = canvas.draw(world)
         except BaseException:
-            _LAYOUTS.pop(key, None)  # never reuse a figure a failed draw may have left half-changed
+            _CANVASES.pop(rect, None)  # never reuse a figure a failed draw may have left half-changed
             raise
     pixels.flags.writeable = False
     _PIXELS[world] = pixels
