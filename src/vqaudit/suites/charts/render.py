@@ -178,7 +178,7 @@ class _Canvas:
         self.overlay = []
         _configure_axes(self.ax, world)
         self.canvas.draw()  # type: ignore[no-untyped-call]
-        self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
         self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
         if len(world.series) > 1:
             handles = [_legend_handle(world, s) for s in range(len(world.series))]
@@ -193,8 +193,8 @@ class _Canvas:
             added = _add_data(self.ax, world)
             labels = _value_label_row(self.fig, world) if world.value_labels else []
             added += labels
-            self.canvas.restore_region(self.background)
-            renderer = self.canvas.get_renderer()
+            self.canvas.restore_region(self.background)  # type: ignore[no-untyped-call]
+            renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
             for artist in added[: len(added) - len(labels)]:  # data, in creation order (all at zorder 3)
                 artist.draw(renderer)
             title, *legend = self.overlay
@@ -237,7 +237,8 @@ def render(world: World) -> np.ndarray:
 
     The array is read-only and may be shared: a process keeps the last 16 renders (a group renders its original
     world up to three times) and one figure per axes rectangle with the background of the last layout drawn (a
-    group's views share their axes), so only the data artists are drawn per world. The pixels equal :func:`_draw_reference`'s byte for byte.
+    group's views share their axes), so only the data artists are drawn per world. The pixels equal
+    :func:`_draw_reference`'s byte for byte.
     """
     cached = _PIXELS.get(world)
     if cached is not None:
