@@ -19,6 +19,7 @@ The instance buffer holds, per pixel, the index of the object the primary ray hi
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 
@@ -80,8 +81,39 @@ def _albedo(color: str) -> F64:
     return np.array(rgb, dtype=np.float64) / 255.0
 
 
+_CUBE = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=8)
+def _rays(camera: Camera) -> F64:
+    """The camera's unit pixel-centre directions, (height * width, 3) float64, read-only (kept per camera)."""
+    dirs = np.ascontiguousarray(camera.pixel_rays().reshape(-1, 3))
+    dirs.flags.writeable = False
+    return dirs
+
+
+def _screen_rect(obj: SceneObject, camera: Camera) -> tuple[int, int, int, int] | None:
+    """Pixels ``(u0, u1, v0, v1)`` (half-open) whose centre rays can meet the object's bounding sphere.
+
+    The sphere lies in its axis-aligned bounding cube, whose image lies in the convex hull of its projected
+    corners; the rectangle bounds those corners with a pixel of margin. None when a corner is at or behind the
+    camera plane (then every ray is tested).
+    """
+    uvd = camera.project(np.asarray(obj.xyz) + bounding_radius(obj) * _CUBE)
+    if np.any(uvd[:, 2] <= 0.05):
+        return None
+    u0, u1 = int(np.floor(uvd[:, 0].min())) - 1, int(np.ceil(uvd[:, 0].max())) + 1
+    v0, v1 = int(np.floor(uvd[:, 1].min())) - 1, int(np.ceil(uvd[:, 1].max())) + 1
+    return max(u0, 0), min(u1, camera.width), max(v0, 0), min(v1, camera.height)
+
+
 def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.int64]]:
-    dirs = camera.pixel_rays().reshape(-1, 3)
+    """Primary rays: directions (N, 3), hit distance (N,), unit normals (N, 3), first-hit object index (N,), -1 ground.
+
+    Each object is intersected only with the rays of its screen rectangle (:func:`_screen_rect`), then with those
+    passing within its bounding sphere; the rays outside cannot meet it, so the instance buffer is exact.
+    """
+    dirs = _rays(camera)
     origin = camera.c
     n_rays = len(dirs)
     with np.errstate(divide="ignore"):
@@ -89,12 +121,19 @@ def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.in
     normals = np.zeros((n_rays, 3))
     normals[:, 2] = 1.0
     ids = np.full(n_rays, -1, dtype=np.int64)
-    origins = np.broadcast_to(origin, dirs.shape)
+    grid = np.arange(n_rays).reshape(camera.height, camera.width)
     for k, obj in enumerate(scene.objects):
-        idx = np.nonzero(candidates(obj, origins, dirs))[0]
-        if len(idx) == 0:
+        rect = _screen_rect(obj, camera)
+        cand = np.arange(n_rays) if rect is None else grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
+        if len(cand) == 0:
             continue
-        t, n = intersect(obj, origins[idx], dirs[idx])
+        sub = dirs[cand]
+        origins = np.broadcast_to(origin, sub.shape)
+        keep = np.nonzero(candidates(obj, origins, sub))[0]
+        if len(keep) == 0:
+            continue
+        idx = cand[keep]
+        t, n = intersect(obj, origins[keep], sub[keep])
         closer = t < t_best[idx]
         sel = idx[closer]
         t_best[sel], normals[sel], ids[sel] = t[closer], n[closer], k
