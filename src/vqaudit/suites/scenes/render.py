@@ -256,10 +256,17 @@ def _visibility(scene: Scene, camera: Camera, points: F64, active: B, owner: NDA
     if not near:
         return out
     centre = _blocked(samples[0], points, near, n)  # DISC[0] is the disc centre
+    # only points of some ``near`` set can take more samples: look for edges in their bounding box (plus margin)
+    every = np.concatenate([idx for _, idx in near])
+    rows, cols = every // camera.width, every % camera.width
+    r0, r1 = max(int(rows.min()) - EDGE_PX, 0), min(int(rows.max()) + EDGE_PX + 1, camera.height)
+    c0, c1 = max(int(cols.min()) - EDGE_PX, 0), min(int(cols.max()) + EDGE_PX + 1, camera.width)
     shape = (camera.height, camera.width)
-    dark = centre | ~active  # faces turned away from the light are dark too: their shadow edges count
-    edge = _dilate(dark.reshape(shape), EDGE_PX) & _dilate((active & ~centre).reshape(shape), EDGE_PX)
-    fine = edge.ravel() & active
+    dark = (centre | ~active).reshape(shape)[r0:r1, c0:c1]  # faces turned away from the light are dark too
+    lit = (active & ~centre).reshape(shape)[r0:r1, c0:c1]
+    fine_img = np.zeros(shape, dtype=bool)
+    fine_img[r0:r1, c0:c1] = _dilate(dark, EDGE_PX) & _dilate(lit, EDGE_PX)
+    fine = fine_img.ravel() & active
     near_fine = [(obj, idx[fine[idx]]) for obj, idx in near]
     count = centre.astype(np.float32)
     for sample in samples[1:]:
