@@ -258,9 +258,9 @@ def _visibility(scene: Scene, camera: Camera, points: F64, active: B, owner: NDA
     centre = _blocked(samples[0], points, near, n)  # DISC[0] is the disc centre
     # only points of some ``near`` set can take more samples: look for edges in their bounding box (plus margin)
     every = np.concatenate([idx for _, idx in near])
-    rows, cols = every // camera.width, every % camera.width
+    rows, columns = every // camera.width, every % camera.width
     r0, r1 = max(int(rows.min()) - EDGE_PX, 0), min(int(rows.max()) + EDGE_PX + 1, camera.height)
-    c0, c1 = max(int(cols.min()) - EDGE_PX, 0), min(int(cols.max()) + EDGE_PX + 1, camera.width)
+    c0, c1 = max(int(columns.min()) - EDGE_PX, 0), min(int(columns.max()) + EDGE_PX + 1, camera.width)
     shape = (camera.height, camera.width)
     dark = (centre | ~active).reshape(shape)[r0:r1, c0:c1]  # faces turned away from the light are dark too
     lit = (active & ~centre).reshape(shape)[r0:r1, c0:c1]
