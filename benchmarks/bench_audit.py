@@ -1,8 +1,10 @@
 """Time the short-answer audit's CPU pass at the paper's pool size: 166,731 rows (seed 002 §5.4).
 
 The paper's full bidirectional repair over 166,731 open-weight rows took about 45 s with 32 workers on an
-80-core machine. The issue's target: official metric + contract bucket + bidirectional repair (output rewrite,
-reference overlay, official re-score) for every row, in one process, under 5 s, peak memory under 1 GB.
+80-core machine. Targets (issue 19), judged on CPU time (wall time on a shared machine is not stable): official
+metric + contract bucket + bidirectional repair (output rewrite, reference overlay, official re-score) for every
+row of the cold pool, in one process, in at most 1.5 s; the whole audit (all layers but the judge) in at most 3 s;
+peak memory under 1 GB.
 
 Rows come from the real fixture files in ``tests/fixtures/shortanswer``, read with the audit's own importers,
 gold loaders and join, so each row carries what the audit sees (question text; TextVQA OCR tokens from the gold
@@ -21,7 +23,8 @@ also the canonical layer, RA-Eval, overlays for every row, failure notes and the
 the cold pool. CPU time is reported beside wall time: on this shared 2-core machine wall time varies with load.
 
 Run: ``.venv/bin/python benchmarks/bench_audit.py [--rows N] [--repeat K]``; the best of K runs is reported
-(default 3). Exit 1 ("TARGET MISSED") if a target pass takes 5 s or more, or memory reaches 1 GB.
+(default 3). Exit 1 ("TARGET MISSED") if the cold target pass takes more than 1.5 CPU-s, the whole audit more than
+3 CPU-s, or memory reaches 1 GB.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 ROWS = 166_731
-TARGET_S = 5.0
+TARGET_PASS_CPU_S = 1.5
+TARGET_AUDIT_CPU_S = 3.0
 TARGET_MB = 1024.0
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "shortanswer"
 
@@ -186,17 +190,20 @@ def main(argv: list[str] | None = None) -> int:
     for label, pool in (("cold", cold), ("resampled", warm)):
         pairs, strings = distinct(pool)
         wall, cpu, res = timed(target_pass, pool, args.repeat)
-        ok &= wall < TARGET_S
+        if label == "cold":
+            ok &= cpu <= TARGET_PASS_CPU_S
         print(f"{label} pool: {sum(map(len, pool.values())):,} rows ({pairs:,} distinct (prediction, gold) pairs, "
               f"{strings:,} distinct strings)")
         print(f"  official + buckets + bidirectional repair: {wall:.2f} s wall, {cpu:.2f} s CPU "
-              f"({sum(map(len, pool.values())) / wall:,.0f} rows/s); target < {TARGET_S:.0f} s")
+              f"({sum(map(len, pool.values())) / cpu:,.0f} rows per CPU second)"
+              + (f"; target <= {TARGET_PASS_CPU_S} CPU-s" if label == "cold" else ""))
         print(f"  official {res['official']:.2f}, bidirectional {res['bidirectional']:.2f} "
               f"({res['bidirectional'] - res['official']:+.2f} pp), recovered {res['recovered']:,}, "
               f"breaks {res['breaks']:,}")
     wall, cpu, res = timed(full_audit, cold, args.repeat)
     print(f"cold pool, the whole audit (audit_rows: official, canonical, buckets, RA-Eval, three repairs, overlays, "
-          f"failure notes, row records): {wall:.2f} s wall, {cpu:.2f} s CPU")
+          f"failure notes, row records): {wall:.2f} s wall, {cpu:.2f} s CPU; target <= {TARGET_AUDIT_CPU_S} CPU-s")
+    ok &= cpu <= TARGET_AUDIT_CPU_S
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
     ok &= rss_mb < TARGET_MB
     print(f"peak memory (ru_maxrss, whole benchmark): {rss_mb:.0f} MB; target < {TARGET_MB:.0f} MB")

@@ -52,6 +52,7 @@ def test_manifest_records_versions_credits_rejections_and_file_hashes(built: tup
     assert manifest["states"] == ["original", "S", "C", "M"]
     assert sum(manifest["m_status"].values()) == N_GROUPS
     assert "CC BY 4.0" in manifest["credits"]["scenes"]
+    assert manifest["renderer"] == "vqaudit-scenes-raycast/2"  # float32, adaptive soft shadows (issue 19)
     for path, digest in manifest["files"].items():
         assert sha256_file(root / path) == digest
     assert manifest["views_sha256"] == sha256_file(root / "views.jsonl")

@@ -114,3 +114,23 @@ def test_render_is_deterministic_and_shaped_like_clevr() -> None:
     assert set(np.unique(a.ids).tolist()) == set(range(-1, len(scene.objects)))
     # the ground is mid grey like CLEVR's (original renders: about 105 at the top row, 150 at the bottom centre)
     assert 90 <= a.rgb[5, 240].mean() <= 120 and 130 <= a.rgb[315, 240].mean() <= 165
+
+
+@pytest.mark.parametrize("index", RENDERED[:6])
+def test_culled_instance_buffer_equals_testing_every_object_against_every_ray(index: int) -> None:
+    # issue 19: primary rays are culled to each object's screen rectangle and bounding sphere; the instance buffer
+    # must stay exact, so compare with the brute force: every object intersected with every pixel ray, nearest wins
+    from vqaudit.suites.scenes.render import _rays
+
+    scene = load_scenes("train")[index]
+    cam = fit_camera(scene)
+    dirs = _rays(cam)
+    origins = np.broadcast_to(cam.c, dirs.shape)
+    with np.errstate(divide="ignore"):
+        best = np.where(dirs[:, 2] < -1e-9, -cam.c[2] / dirs[:, 2], np.inf)
+    ids = np.full(len(dirs), -1)
+    for k, obj in enumerate(scene.objects):
+        t, _ = intersect(obj, origins, dirs)
+        closer = t < best
+        best[closer], ids[closer] = t[closer], k
+    assert np.array_equal(instance_ids(scene, cam), ids.reshape(cam.height, cam.width))

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from typing import Any
 
 import matplotlib
@@ -74,24 +75,27 @@ def _legend_handle(world: World, s: int) -> Any:
     return Line2D([], [], color=COLORS[s], marker=MARKERS[s], linewidth=line, label=world.series[s])
 
 
-def _value_label_row(fig: Figure, world: World) -> None:
+def _value_label_row(fig: Figure, world: World) -> list[Any]:
     """Values as text under the plot area, one line per series (a leak the checker must catch)."""
     left, _, w, _ = _axes_rect(world)
-    n = len(world.categories)
+    texts = []
     for s, row in enumerate(world.values):
         text = "  ".join(f"{c}: {float(v):g}" for c, v in zip(world.categories, row, strict=True))
-        fig.text(left + w / 2, 0.03 + 0.035 * s, text, ha="center", fontsize=7, color=COLORS[s])
-    del n
+        texts.append(fig.text(left + w / 2, 0.03 + 0.035 * s, text, ha="center", fontsize=7, color=COLORS[s]))
+    return texts
 
 
-def _draw(world: World) -> tuple[FigureCanvasAgg, Any]:
-    fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, facecolor="white")
-    canvas = FigureCanvasAgg(fig)
-    ax = fig.add_axes(_axes_rect(world))
+def _layout_key(world: World) -> World:
+    """What a world's pixels depend on apart from its values: the world with its value table emptied."""
+    return replace(world, values=())
+
+
+def _add_data(ax: Any, world: World) -> list[Any]:
+    """Add the world's data artists (bars, line segments, markers; all zorder 3) to ``ax``; return them in order."""
+    added: list[Any] = []
     n = len(world.categories)
     pos = np.arange(n, dtype=float)
-    lo, hi = float(world.axis_lo), float(world.axis_hi)
-    ticks = np.arange(lo, hi + float(world.tick_step) / 2, float(world.tick_step))
+    lo = float(world.axis_lo)
     k = len(world.series)
     width = 0.6 if k == 1 else 0.35
     for s, (name, row) in enumerate(zip(world.series, world.values, strict=True)):
@@ -99,17 +103,33 @@ def _draw(world: World) -> tuple[FigureCanvasAgg, Any]:
         offset = 0.0 if k == 1 else (s - 0.5) * width
         style: dict[str, Any] = {"color": COLORS[s], "label": name, "zorder": 3}
         if world.kind == "vbar":
-            ax.bar(pos + offset, vals - lo, width, bottom=lo, **style)
+            added += ax.bar(pos + offset, vals - lo, width, bottom=lo, **style).patches
         elif world.kind == "hbar":
-            ax.barh(pos + offset, vals - lo, width, left=lo, **style)
+            added += ax.barh(pos + offset, vals - lo, width, left=lo, **style).patches
         elif world.kind == "line":
             # Each segment is its own path, so rasterizing one segment never depends on a far-away vertex.
             for j in range(n - 1):
-                ax.plot(pos[j : j + 2], vals[j : j + 2], linewidth=2, solid_capstyle="round", color=COLORS[s],
+                added += ax.plot(pos[j : j + 2], vals[j : j + 2], linewidth=2, solid_capstyle="round", color=COLORS[s],
                         zorder=3, snap=False)
-            ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=7, **style)
+            added += ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=7, **style)
         else:
-            ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=8, **style)
+            added += ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=8, **style)
+    return added
+
+
+def _setup_axes(fig: Figure, world: World) -> Any:
+    """The fixed axes of a world's layout: rectangle, declared range, ticks, tick labels, axis labels and grid."""
+    ax = fig.add_axes(_axes_rect(world))
+    _configure_axes(ax, world)
+    return ax
+
+
+def _configure_axes(ax: Any, world: World) -> None:
+    """Set every layout property of ``ax`` (range, ticks, tick labels with their rotation, axis labels, grid)."""
+    n = len(world.categories)
+    pos = np.arange(n, dtype=float)
+    lo, hi = float(world.axis_lo), float(world.axis_hi)
+    ticks = np.arange(lo, hi + float(world.tick_step) / 2, float(world.tick_step))
     value_label = f"{world.value_label} ({world.unit})" if world.unit else world.value_label
     rotate = any(len(c) > 6 for c in world.categories)
     if world.kind == "hbar":
@@ -129,22 +149,118 @@ def _draw(world: World) -> tuple[FigureCanvasAgg, Any]:
         ax.set_xlabel(world.category_label)
         ax.grid(axis="y", color="#dddddd", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
-    fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11)
-    if world.value_labels:
-        _value_label_row(fig, world)
-    if k > 1:
-        handles = [_legend_handle(world, s) for s in range(k)]
-        fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895), ncol=k, frameon=False)
-    return canvas, ax
 
 
-def render(world: World) -> np.ndarray:
-    """Render a world to an RGB array of shape (480, 640, 3), dtype uint8. Deterministic for a given world."""
+class _Canvas:
+    """One reused figure per axes rectangle, showing one layout at a time.
+
+    For a layout, the background (figure, axes, ticks, labels, grid; no data) is rasterized once; each world then
+    restores it, draws its data artists, then the figure-level title, value labels and legend. That is exactly
+    matplotlib's own draw order for the figure :func:`_draw_reference` builds (figure patch; then the axes: patch,
+    grid and axis at zorder 0.5, spines 2.5, data 3; then the figure texts at zorder 3 in creation order and the
+    legend at 5), so the pixels are the same bytes as a fresh figure's. A new layout reconfigures the same axes
+    (every layout property is set again), which reuses matplotlib's tick objects instead of building new ones.
+    """
+
+    def __init__(self, world: World) -> None:
+        self.fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, facecolor="white")
+        self.canvas = FigureCanvasAgg(self.fig)
+        self.ax = self.fig.add_axes(_axes_rect(world))
+        self.key: World | None = None
+        self.overlay: list[Any] = []
+        self.background: Any = None
+
+    def show(self, world: World) -> None:
+        """Configure the axes for ``world``'s layout and rasterize its background."""
+        self.key = None
+        for artist in self.overlay:
+            artist.remove()
+        self.overlay = []
+        _configure_axes(self.ax, world)
+        self.canvas.draw()  # type: ignore[no-untyped-call]
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
+        self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
+        if len(world.series) > 1:
+            handles = [_legend_handle(world, s) for s in range(len(world.series))]
+            self.overlay.append(self.fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895),
+                                                ncol=len(world.series), frameon=False))
+        self.key = _layout_key(world)
+
+    def draw(self, world: World) -> np.ndarray:
+        """The RGB pixels of ``world`` (which must have the shown layout); the figure is left as it was."""
+        added: list[Any] = []
+        try:
+            added = _add_data(self.ax, world)
+            labels = _value_label_row(self.fig, world) if world.value_labels else []
+            added += labels
+            self.canvas.restore_region(self.background)  # type: ignore[no-untyped-call]
+            renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
+            for artist in added[: len(added) - len(labels)]:  # data, in creation order (all at zorder 3)
+                artist.draw(renderer)
+            title, *legend = self.overlay
+            title.draw(renderer)
+            for artist in [*labels, *legend]:  # value-label texts (zorder 3, created after the title), legend (5)
+                artist.draw(renderer)
+            rgba = np.asarray(self.canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+            return np.ascontiguousarray(rgba[:, :, :3])
+        finally:
+            for artist in added:
+                artist.remove()
+
+
+_CANVASES: dict[bool, _Canvas] = {}
+_PIXELS: OrderedDict[World, np.ndarray] = OrderedDict()
+_MAX_PIXELS = 16
+
+
+def _draw_reference(world: World) -> np.ndarray:
+    """A fresh figure drawn with one ``canvas.draw()``: the definition of a world's pixels (used by the tests)."""
     with matplotlib.rc_context(_RC):
-        canvas, _ = _draw(world)
+        fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, facecolor="white")
+        canvas = FigureCanvasAgg(fig)
+        ax = _setup_axes(fig, world)
+        _add_data(ax, world)
+        fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11)
+        if world.value_labels:
+            _value_label_row(fig, world)
+        k = len(world.series)
+        if k > 1:
+            handles = [_legend_handle(world, s) for s in range(k)]
+            fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895), ncol=k, frameon=False)
         canvas.draw()  # type: ignore[no-untyped-call]
         rgba = np.asarray(canvas.buffer_rgba())  # type: ignore[no-untyped-call]
     return np.ascontiguousarray(rgba[:, :, :3])
+
+
+def render(world: World) -> np.ndarray:
+    """Render a world to an RGB array of shape (480, 640, 3), dtype uint8. Deterministic for a given world.
+
+    The array is read-only and may be shared: a process keeps the last 16 renders (a group renders its original
+    world up to three times) and one figure per axes rectangle with the background of the last layout drawn (a
+    group's views share their axes), so only the data artists are drawn per world. The pixels equal
+    :func:`_draw_reference`'s byte for byte.
+    """
+    cached = _PIXELS.get(world)
+    if cached is not None:
+        _PIXELS.move_to_end(world)
+        return cached
+    rect = world.kind == "hbar"
+    with matplotlib.rc_context(_RC):
+        try:
+            canvas = _CANVASES.get(rect)
+            if canvas is None:
+                canvas = _CANVASES[rect] = _Canvas(world)
+            if canvas.key != _layout_key(world):
+                canvas.show(world)
+            pixels = canvas.draw(world)
+        except BaseException:
+            _CANVASES.pop(rect, None)  # never reuse a figure a failed draw may have left half-changed
+            raise
+    pixels.flags.writeable = False
+    _PIXELS[world] = pixels
+    if len(_PIXELS) > _MAX_PIXELS:
+        _PIXELS.popitem(last=False)
+    return pixels
 
 
 def category_mask(world: World, category_index: int, name: str) -> Mask:

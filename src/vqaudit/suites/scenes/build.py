@@ -30,7 +30,7 @@ from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_u
 from vqaudit.suites.scenes.occlusion import Masked, occlude
 from vqaudit.suites.scenes.programs import Output, answer_text, program_to_json
 from vqaudit.suites.scenes.questions import SUPPORTED_FAMILIES, Question, generate, templates
-from vqaudit.suites.scenes.render import png_bytes, render
+from vqaudit.suites.scenes.render import RENDERER, png_bytes, render
 from vqaudit.suites.scenes.scene import Scene, load_scenes
 
 STATES = ("original", "S", "C", "M")
@@ -181,6 +181,7 @@ def build_scenes(
             "n_views": len(views),
             "states": list(STATES),
             "versions": versions("numpy", "PIL"),
+            "renderer": RENDERER,
             "credits": CREDITS,
             "template_families": list(SUPPORTED_FAMILIES),
             "allow_determined": allow_determined,

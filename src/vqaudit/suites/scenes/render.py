@@ -6,7 +6,11 @@ One primary ray per pixel centre (camera: ``camera.fit_camera``) hits the ground
 - lights at the positions of CLEVR's ``base_scene.blend`` lamps (key, fill, back, and a sun), as measured by
   Kubric's CLEVR re-creation (``get_clevr_lights``, Apache-2.0); area lamps fall off with the squared distance;
 - soft shadows from the key lamp and the sun: each is sampled at a fixed pattern of 8 points on a disc (no
-  randomness), so shadow edges are penumbrae and the output is bit-for-bit repeatable; fill and back lamps cast none;
+  randomness), so shadow edges are penumbrae and the output is bit-for-bit repeatable; fill and back lamps cast none.
+  The disc centre is tested from every point, the other 7 samples only within ``EDGE_PX`` pixels of a centre-ray
+  shadow edge (elsewhere the centre's answer stands for all 8);
+- shading is float32 (ray geometry, the instance buffer and the shadow rays stay float64); each object is tested
+  only against the primary rays of its screen rectangle;
 - materials: ``rubber`` is Lambertian with a faint broad highlight; ``metal`` reflects a fixed environment (the
   ground below the horizon, a grey sky above) tinted by its colour, with sharp highlights. Colours are CLEVR's
   ``properties.json`` RGB used as linear albedo (Blender gives them to the shader as linear values);
@@ -19,6 +23,7 @@ The instance buffer holds, per pixel, the index of the object the primary ray hi
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 
@@ -31,6 +36,7 @@ from vqaudit.suites.scenes.geometry import bounding_radius, candidates, intersec
 from vqaudit.suites.scenes.scene import Scene, SceneObject
 
 F64 = NDArray[np.float64]
+F32 = NDArray[np.float32]
 U8 = NDArray[np.uint8]
 I16 = NDArray[np.int16]
 B = NDArray[np.bool_]
@@ -58,6 +64,10 @@ LIGHTS = (
 )
 AMBIENT = 0.10
 GROUND_ALBEDO = 0.42
+# The renderer's version, recorded in every scenes manifest: /2 shades in float32 and takes the 8 soft-shadow samples
+# only near shadow edges (issue 19), so its images differ from /1's (at most 13 levels on a few pixels per frame).
+RENDERER = "vqaudit-scenes-raycast/2"
+EDGE_PX = 8  # half-width of the window in which a centre-ray shadow edge makes a point take all 8 samples
 DISC = tuple((float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in
              [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)])
 
@@ -80,8 +90,39 @@ def _albedo(color: str) -> F64:
     return np.array(rgb, dtype=np.float64) / 255.0
 
 
+_CUBE = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=8)
+def _rays(camera: Camera) -> F64:
+    """The camera's unit pixel-centre directions, (height * width, 3) float64, read-only (kept per camera)."""
+    dirs = np.ascontiguousarray(camera.pixel_rays().reshape(-1, 3))
+    dirs.flags.writeable = False
+    return dirs
+
+
+def _screen_rect(obj: SceneObject, camera: Camera) -> tuple[int, int, int, int] | None:
+    """Pixels ``(u0, u1, v0, v1)`` (half-open) whose centre rays can meet the object's bounding sphere.
+
+    The sphere lies in its axis-aligned bounding cube, whose image lies in the convex hull of its projected
+    corners; the rectangle bounds those corners with a pixel of margin. None when a corner is at or behind the
+    camera plane (then every ray is tested).
+    """
+    uvd = camera.project(np.asarray(obj.xyz) + bounding_radius(obj) * _CUBE)
+    if np.any(uvd[:, 2] <= 0.05):
+        return None
+    u0, u1 = int(np.floor(uvd[:, 0].min())) - 1, int(np.ceil(uvd[:, 0].max())) + 1
+    v0, v1 = int(np.floor(uvd[:, 1].min())) - 1, int(np.ceil(uvd[:, 1].max())) + 1
+    return max(u0, 0), min(u1, camera.width), max(v0, 0), min(v1, camera.height)
+
+
 def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.int64]]:
-    dirs = camera.pixel_rays().reshape(-1, 3)
+    """Primary rays: directions (N, 3), hit distance (N,), unit normals (N, 3), first-hit object index (N,), -1 ground.
+
+    Each object is intersected only with the rays of its screen rectangle (:func:`_screen_rect`), then with those
+    passing within its bounding sphere; the rays outside cannot meet it, so the instance buffer is exact.
+    """
+    dirs = _rays(camera)
     origin = camera.c
     n_rays = len(dirs)
     with np.errstate(divide="ignore"):
@@ -89,12 +130,19 @@ def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.in
     normals = np.zeros((n_rays, 3))
     normals[:, 2] = 1.0
     ids = np.full(n_rays, -1, dtype=np.int64)
-    origins = np.broadcast_to(origin, dirs.shape)
+    grid = np.arange(n_rays).reshape(camera.height, camera.width)
     for k, obj in enumerate(scene.objects):
-        idx = np.nonzero(candidates(obj, origins, dirs))[0]
-        if len(idx) == 0:
+        rect = _screen_rect(obj, camera)
+        cand = np.arange(n_rays) if rect is None else grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
+        if len(cand) == 0:
             continue
-        t, n = intersect(obj, origins[idx], dirs[idx])
+        sub = dirs[cand]
+        origins = np.broadcast_to(origin, sub.shape)
+        keep = np.nonzero(candidates(obj, origins, sub))[0]
+        if len(keep) == 0:
+            continue
+        idx = cand[keep]
+        t, n = intersect(obj, origins[keep], sub[keep])
         closer = t < t_best[idx]
         sel = idx[closer]
         t_best[sel], normals[sel], ids[sel] = t[closer], n[closer], k
@@ -142,12 +190,43 @@ def _shadow_rect(obj: SceneObject, samples: list[F64], camera: Camera) -> tuple[
     return max(u0, 0), min(u1, camera.width), max(v0, 0), min(v1, camera.height)
 
 
-def _visibility(scene: Scene, camera: Camera, points: F64, pix: NDArray[np.int64], owner: NDArray[np.int64],
-                light: Light) -> F64:
-    """Fraction (0..1) of the light's disc samples visible from each point (soft shadows).
+def _dilate(mask: B, r: int) -> B:
+    """``mask`` (height, width) grown by ``r`` pixels along both axes (a (2r+1)-square window)."""
+    out = mask
+    for axis in (0, 1):
+        pad = [(0, 0), (0, 0)]
+        pad[axis] = (r + 1, r)
+        cs = np.cumsum(np.pad(out, pad).astype(np.int32), axis=axis)
+        hi = cs.take(np.arange(2 * r + 1, cs.shape[axis]), axis=axis)
+        lo = cs.take(np.arange(0, cs.shape[axis] - 2 * r - 1), axis=axis)
+        out = (hi - lo) > 0
+    return out
 
-    ``pix`` is each point's flat pixel index and ``owner`` the object it lies on (-1: ground); convex objects
-    never shadow themselves.
+
+def _blocked(sample: F64, points: F64, near: list[tuple[SceneObject, NDArray[np.int64]]], n: int) -> B:
+    """Which of ``n`` points see ``sample`` blocked by an object (``near``: candidate point indices per object)."""
+    blocked = np.zeros(n, dtype=bool)
+    for obj, idx in near:
+        if len(idx) == 0:
+            continue
+        sv = sample - points[idx]
+        sd = np.sqrt((sv * sv).sum(axis=1))
+        sdir = sv / sd[:, None]
+        keep = candidates(obj, points[idx], sdir)
+        sub_idx = idx[keep]
+        t, _ = intersect(obj, points[sub_idx], sdir[keep])
+        blocked[sub_idx[t < sd[keep]]] = True
+    return blocked
+
+
+def _visibility(scene: Scene, camera: Camera, points: F64, active: B, owner: NDArray[np.int64], light: Light) -> F32:
+    """Fraction (0..1) of the light's disc samples visible from each pixel's point (soft shadows), float32.
+
+    ``points`` (height * width, 3) are the lifted primary hits, ``active`` the pixels that face the light and
+    ``owner`` the object each lies on (-1: ground); convex objects never shadow themselves; inactive pixels get 0.
+    Adaptive: the disc centre is tested from every active point; all 8 samples only from points within
+    ``EDGE_PX`` pixels (both axes) of both a point whose centre ray is blocked and one whose is not (the
+    penumbrae); elsewhere the centre's answer (0 or 1) stands for all samples.
     """
     pos = np.asarray(light.position)
     axis = pos / np.linalg.norm(pos)
@@ -155,111 +234,118 @@ def _visibility(scene: Scene, camera: Camera, points: F64, pix: NDArray[np.int64
     u /= np.linalg.norm(u)
     w = np.cross(axis, u)
     samples = [pos + light.radius * (a * u + b * w) for a, b in DISC]
-    where = np.full(camera.width * camera.height, -1, dtype=np.int64)
-    where[pix] = np.arange(len(points))
-    grid = where.reshape(camera.height, camera.width)
+    n = camera.width * camera.height
+    grid = np.arange(n).reshape(camera.height, camera.width)
     near = []
     for k, obj in enumerate(scene.objects):
         rect = _shadow_rect(obj, samples, camera)
-        if rect is None:
-            cand = np.arange(len(points))
-        else:
-            sub = grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
-            cand = sub[sub >= 0]
-        cand = cand[owner[cand] != k]
+        cand = np.arange(n) if rect is None else grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
+        cand = cand[active[cand] & (owner[cand] != k)]
         if len(cand) == 0:
             continue
         # the centre ray passes within (bound + disc radius, scaled by distance) of the object
-        vec = pos - points[cand]
+        pts = points[cand]
+        vec = pos - pts
         dist = np.sqrt((vec * vec).sum(axis=1))
         ldir = vec / dist[:, None]
-        cols = tuple(np.ascontiguousarray(a) for a in (*points[cand].T, *ldir.T))
+        cols = tuple(np.ascontiguousarray(a) for a in (*pts.T, *ldir.T))
         idx = cand[_near(obj, cols, dist, light.radius)]
         if len(idx):
             near.append((obj, idx))
-    vis = np.full(len(points), float(len(DISC)))
-    for sample in samples:
-        blocked = np.zeros(len(points), dtype=bool)
-        for obj, idx in near:
-            sv = sample - points[idx]
-            sd = np.sqrt((sv * sv).sum(axis=1))
-            sdir = sv / sd[:, None]
-            keep = candidates(obj, points[idx], sdir)
-            sub_idx = idx[keep]
-            t, _ = intersect(obj, points[sub_idx], sdir[keep])
-            blocked[sub_idx[t < sd[keep]]] = True
-        vis -= blocked
-    out: F64 = vis / len(DISC)
+    out: F32 = active.astype(np.float32)
+    if not near:
+        return out
+    centre = _blocked(samples[0], points, near, n)  # DISC[0] is the disc centre
+    # only points of some ``near`` set can take more samples: look for edges in their bounding box (plus margin)
+    every = np.concatenate([idx for _, idx in near])
+    rows, columns = every // camera.width, every % camera.width
+    r0, r1 = max(int(rows.min()) - EDGE_PX, 0), min(int(rows.max()) + EDGE_PX + 1, camera.height)
+    c0, c1 = max(int(columns.min()) - EDGE_PX, 0), min(int(columns.max()) + EDGE_PX + 1, camera.width)
+    shape = (camera.height, camera.width)
+    dark = (centre | ~active).reshape(shape)[r0:r1, c0:c1]  # faces turned away from the light are dark too
+    lit = (active & ~centre).reshape(shape)[r0:r1, c0:c1]
+    fine_img = np.zeros(shape, dtype=bool)
+    fine_img[r0:r1, c0:c1] = _dilate(dark, EDGE_PX) & _dilate(lit, EDGE_PX)
+    fine = fine_img.ravel() & active
+    near_fine = [(obj, idx[fine[idx]]) for obj, idx in near]
+    count = centre.astype(np.float32)
+    for sample in samples[1:]:
+        count += _blocked(sample, points, near_fine, n)
+    out[centre] = 0.0
+    out[fine] = 1.0 - count[fine] / np.float32(len(DISC))
     return out
 
 
-def _environment(refl: F64) -> F64:
+def _environment(refl: F32) -> F32:
     z = refl[:, 2:3]
     sky = 0.05 + 0.10 * np.clip(z, 0.0, 1.0) ** 2
     ground = 0.30 - 0.15 * np.clip(-z, 0.0, 1.0)
-    return np.where(z < 0, ground, sky) * np.ones((1, 3))
+    out: F32 = np.repeat(np.where(z < 0, ground, sky), 3, axis=1)
+    return out
 
 
-def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: NDArray[np.int64]) -> F64:
+def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: NDArray[np.int64]) -> F32:
+    """Linear RGB (N, 3) float32 of each primary hit; ray geometry (shadow rays) stays in float64."""
     hit = np.isfinite(t)
     points = camera.c + dirs * np.where(hit, t, 0.0)[:, None]
-    albedo = np.full((len(t), 3), GROUND_ALBEDO)
-    metal = np.zeros(len(t), dtype=bool)
-    for k, obj in enumerate(scene.objects):
-        sel = ids == k
-        albedo[sel] = _albedo(obj.color)
-        metal[sel] = obj.material == "metal"
-    view = -dirs
-    diffuse = np.full((len(t), 3), AMBIENT)
-    on_obj = np.nonzero(ids >= 0)[0]  # highlights and reflections only matter on objects (the ground is matte)
-    spec_sharp = np.zeros((len(on_obj), 3))
-    spec_broad = np.zeros((len(on_obj), 3))
     lift = points + normals * 1e-4
+    f32 = np.float32
+    px, py, pz = (np.ascontiguousarray(c, dtype=f32) for c in points.T)
+    nx, ny, nz = (np.ascontiguousarray(c, dtype=f32) for c in normals.T)
+    # per-object tables, the ground last (ids -1 index it)
+    albedo = np.array([*(_albedo(o.color) for o in scene.objects), (GROUND_ALBEDO,) * 3], dtype=f32)[ids]
+    metal = np.array([*(o.material == "metal" for o in scene.objects), False], dtype=bool)[ids]
+    diffuse = np.full((len(t), 3), AMBIENT, dtype=f32)
+    on_obj = np.nonzero(ids >= 0)[0]  # highlights and reflections only matter on objects (the ground is matte)
+    n_o, d_o = normals[on_obj].astype(f32), dirs[on_obj].astype(f32)
+    view_o = -d_o
+    spec_sharp = np.zeros((len(on_obj), 3), dtype=f32)
+    spec_broad = np.zeros((len(on_obj), 3), dtype=f32)
     for light in LIGHTS:
-        pos = np.asarray(light.position)
-        vec = pos - points
-        dist = np.linalg.norm(vec, axis=1)
-        ldir = vec / dist[:, None]
-        ndotl = np.clip(np.einsum("ij,ij->i", normals, ldir), 0.0, None)
+        lx, ly, lz = (f32(c) for c in light.position)
+        vx, vy, vz = lx - px, ly - py, lz - pz
+        d2 = vx * vx + vy * vy + vz * vz
+        inv = 1.0 / np.sqrt(d2)
+        ndotl = np.maximum((nx * vx + ny * vy + nz * vz) * inv, 0.0)
         active = hit & (ndotl > 0)
-        vis = np.zeros(len(t))
-        idx = np.nonzero(active)[0]
-        vis[idx] = _visibility(scene, camera, lift[idx], idx, ids[idx], light) if light.radius > 0 else 1.0
-        fall = 1.0 / dist**2 if light.falloff else np.ones_like(dist)
-        power = np.asarray(light.power)
-        diffuse += (ndotl * vis * fall)[:, None] * power
-        half = ldir[on_obj] + view[on_obj]
-        half /= np.linalg.norm(half, axis=1, keepdims=True)
-        ndoth = np.clip(np.einsum("ij,ij->i", normals[on_obj], half), 0.0, 1.0)
-        weight = vis[on_obj] * fall[on_obj] * (ndotl[on_obj] > 0)
-        spec_sharp += ((ndoth**300) * weight)[:, None] * power * 4.0
-        spec_broad += ((ndoth**12) * weight)[:, None] * power * 0.06
-    n_o, d_o = normals[on_obj], dirs[on_obj]
+        vis = _visibility(scene, camera, lift, active, ids, light) if light.radius > 0 else active.astype(f32)
+        weight = ndotl * vis / d2 if light.falloff else ndotl * vis
+        power = np.asarray(light.power, dtype=f32)
+        diffuse += weight[:, None] * power
+        ldir_o = np.stack([vx[on_obj], vy[on_obj], vz[on_obj]], axis=1) * inv[on_obj][:, None]
+        half = ldir_o + view_o
+        half /= np.sqrt(np.einsum("ij,ij->i", half, half))[:, None]
+        ndoth = np.clip(np.einsum("ij,ij->i", n_o, half), 0.0, 1.0)
+        w_o = vis[on_obj] * ((1.0 / d2[on_obj]) if light.falloff else 1.0) * (ndotl[on_obj] > 0)
+        nd2 = ndoth * ndoth
+        nd4 = nd2 * nd2
+        nd12 = nd4 * nd4 * nd4
+        spec_sharp += ((ndoth**300) * w_o)[:, None] * power * 4.0
+        spec_broad += (nd12 * w_o)[:, None] * power * 0.06
     refl = d_o - 2.0 * np.einsum("ij,ij->i", d_o, n_o)[:, None] * n_o
     cos_v = np.clip(-np.einsum("ij,ij->i", n_o, d_o), 0.0, 1.0)
     fresnel = (0.65 + 0.35 * (1.0 - cos_v) ** 5)[:, None]
     # gains calibrated on 12 original renders: median linear brightness under each object's mask
     a_o, diff_o = albedo[on_obj], diffuse[on_obj]
-    rubber = albedo * diffuse
-    rubber[on_obj] = 0.6 * a_o * diff_o + spec_broad
-    shiny = rubber.copy()
-    shiny[on_obj] = 0.75 * (a_o * (0.10 * diff_o + fresnel * _environment(refl) * 1.6) + a_o * spec_sharp
-                         + 0.3 * spec_sharp + a_o * spec_broad * 12.0)
-    out: F64 = np.where(metal[:, None], shiny, rubber)
+    out: F32 = albedo * diffuse
+    rubber_o = 0.6 * a_o * diff_o + spec_broad
+    shiny_o = 0.75 * (a_o * (0.10 * diff_o + fresnel * _environment(refl) * 1.6) + a_o * spec_sharp
+                      + 0.3 * spec_sharp + a_o * spec_broad * 12.0)
+    out[on_obj] = np.where(metal[on_obj][:, None], shiny_o, rubber_o)
     out[~hit] = 0.55
     return out
 
 
-def _srgb(linear: F64) -> F64:
+def _srgb(linear: F32) -> F32:
     x = np.clip(linear, 0.0, 1.0)
-    out: F64 = np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, 1 / 2.4) - 0.055)
+    out: F32 = np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, np.float32(1 / 2.4)) - 0.055)
     return out
 
 
-def _soften(img: F64) -> F64:
+def _soften(img: F32) -> F32:
     p = np.pad(img, ((1, 1), (1, 1), (0, 0)), mode="edge")
     rows = 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:]
-    out: F64 = 0.25 * rows[:, :-2] + 0.5 * rows[:, 1:-1] + 0.25 * rows[:, 2:]
+    out: F32 = 0.25 * rows[:, :-2] + 0.5 * rows[:, 1:-1] + 0.25 * rows[:, 2:]
     return out
 
 
@@ -278,7 +364,7 @@ def render(scene: Scene, camera: Camera) -> Rendered:
     """
     dirs, t, normals, ids = _primary(scene, camera)
     linear = _shade(scene, camera, dirs, t, normals, ids).reshape(camera.height, camera.width, 3)
-    rgb = np.rint(_soften(_srgb(linear)) * 255.0).astype(np.uint8)
+    rgb = np.rint(_soften(_srgb(linear)) * np.float32(255.0)).astype(np.uint8)
     return Rendered(rgb=rgb, ids=ids.reshape(camera.height, camera.width).astype(np.int16))
 
 
