@@ -24,15 +24,19 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 SERVER_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
 
 
-def _load_server_module() -> ModuleType:
-    name = "fake_openai_server"
+def load_fixture_module(name: str, path: Path) -> ModuleType:
+    """A module of tests/fixtures/, loaded by path once per process (tests/ is not a package)."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SERVER_PATH)
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def _load_server_module() -> ModuleType:
+    return load_fixture_module("fake_openai_server", SERVER_PATH)
 
 
 def tiny_png(seed: int) -> bytes:
@@ -130,14 +134,7 @@ HOSTILE_PATH = SERVER_PATH.parent / "hostile_server.py"
 
 def load_hostile_module() -> ModuleType:
     """The hostile server module, loaded by path (tests/ is not a package)."""
-    name = "hostile_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HOSTILE_PATH)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_fixture_module("hostile_server", HOSTILE_PATH)
 
 
 @pytest.fixture
@@ -159,14 +156,7 @@ TINY_VLM_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_vlm.py"
 
 def load_tiny_vlm_module() -> ModuleType:
     """tests/fixtures/tiny_vlm.py as a module (it builds tiny random-weight LLaVA folders)."""
-    name = "tiny_vlm"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, TINY_VLM_PATH)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_fixture_module("tiny_vlm", TINY_VLM_PATH)
 
 
 def require_hf_extra() -> None:
