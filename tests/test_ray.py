@@ -8,7 +8,6 @@ executor tests at the top need no Ray.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import signal
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from fixture_modules import fake_openai_server
 from vqaudit.errors import VqauditError
 from vqaudit.executors import (
     LocalExecutor,
@@ -38,7 +38,6 @@ from vqaudit.score import score_run
 from vqaudit.suites.charts.build import build_charts
 from vqaudit.verify import run_fault_suite, verify_benchmark
 
-SERVER_PATH = Path(__file__).resolve().parent / "fixtures" / "fake_openai_server.py"
 CHART_GROUPS, CHART_SEED = 24, 11  # the chart_bench fixture of tests/conftest.py
 
 
@@ -153,14 +152,7 @@ def test_verify_and_audit_checker_on_ray_give_the_local_verdicts(ray_bench: Path
 
 
 def _server_module() -> ModuleType:
-    name = "fake_openai_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SERVER_PATH)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return fake_openai_server()
 
 
 def _rows(run_dir: Path) -> dict[str, tuple[str, str | None, str | None]]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import sqlite3
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,6 +12,7 @@ from types import ModuleType
 import pytest
 from PIL import Image
 
+from fixture_modules import load_fixture_module
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import sha256_bytes, write_json, write_jsonl
 
@@ -22,17 +21,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 SERVER_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
-
-
-def load_fixture_module(name: str, path: Path) -> ModuleType:
-    """A module of tests/fixtures/, loaded by path once per process (tests/ is not a package)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _load_server_module() -> ModuleType:

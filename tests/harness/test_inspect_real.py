@@ -21,12 +21,12 @@ from types import ModuleType
 
 import pytest
 
+from fixture_modules import fake_openai_server
 from vqaudit.harness import export_benchmark, import_predictions
 from vqaudit.run import run_benchmark
 from vqaudit.score import score_run
 from vqaudit.store import load_benchmark
 
-SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "fake_openai_server.py"
 INSPECT = Path(sys.executable).parent / "inspect"
 
 pytestmark = [
@@ -37,14 +37,7 @@ pytestmark = [
 
 
 def _server_module() -> ModuleType:
-    name = "fake_openai_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SERVER)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return fake_openai_server()
 
 
 @pytest.fixture
