@@ -44,8 +44,9 @@ import numpy as np
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 from vqaudit.store import sha256_bytes
+from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, table_to_json
+from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table
 from vqaudit.suites.charts.world import ChartKind, World, replace_category
 from vqaudit.suites.common import GroupBuild, build_benchmark, versions
 
