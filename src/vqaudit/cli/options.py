@@ -135,7 +135,8 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
 
     Raises:
-        VqauditError: a ``--model-arg`` without ``=``, or an explicitly named ``--api-key-env`` that is unset.
+        VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
+            named ``--api-key-env`` that is unset.
     """
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
