@@ -66,6 +66,18 @@ def executor(name: ExecutorName, ray_address: str | None) -> Executor:
     return make_executor(name.value, ray_address)
 
 
+def model_executor(name: ExecutorName, ray_address: str | None, ray_replicas: int | None) -> Executor:
+    """The executor of a command that runs a model (``run``, ``eval``): :func:`executor`, and ``--ray-replicas``.
+
+    Raises:
+        VqauditError: ``--ray-address`` or ``--ray-replicas`` without ``--executor ray``.
+    """
+    on = executor(name, ray_address)
+    if ray_replicas is not None and on.name != "ray":
+        raise VqauditError("--ray-replicas applies only to --executor ray")
+    return on
+
+
 class PhotoInput(StrEnum):
     """``build photos --input``: which annotation layout the photos come with."""
 
