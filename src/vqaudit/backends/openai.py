@@ -202,7 +202,7 @@ class OpenAIBackend:
         return self._slots[1]
 
     def body(self, request: Request) -> dict[str, Any]:
-        """Return the JSON body of the chat-completions call for ``request`` (:func:`~.openai_http.chat_body`)."""
+        """The JSON body of the call for ``request``: :func:`vqaudit.backends.openai_http.chat_body` of the model."""
         return chat_body(self.model, request)
 
     def _wait_s(self, attempt: int, retry_after: float | None) -> float:
