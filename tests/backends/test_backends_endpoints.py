@@ -14,7 +14,8 @@ import pytest
 
 from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
-from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend, env_proxy
+from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend
+from vqaudit.backends.openai_http import env_proxy
 from vqaudit.errors import VqauditError
 from vqaudit.run import RunSummary, load_responses, run_benchmark
 from vqaudit.store import load_benchmark

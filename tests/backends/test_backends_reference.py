@@ -83,8 +83,23 @@ def test_bad_spec_lists_valid_forms(spec: str) -> None:
 
 
 def test_model_args_are_refused_where_they_do_not_apply() -> None:
-    with pytest.raises(VqauditError, match="--model-arg dtype: not an option of 'reference:gold'"):
+    # one message for an unknown key whatever the backend (ModelArgs.finish, as hf: and vllm: refuse theirs)
+    with pytest.raises(VqauditError) as info:
         load_backend("reference:gold", ModelOptions(args=(("dtype", "bfloat16"),)))
+    assert str(info.value) == "model spec 'reference:gold': unknown --model-arg dtype; this backend takes none"
+    with pytest.raises(VqauditError) as info:
+        load_backend("openai:m@http://127.0.0.1:9/v1", ModelOptions(args=(("b", "1"), ("a", "2"))))
+    assert str(info.value) == ("model spec 'openai:m@http://127.0.0.1:9/v1': unknown --model-arg a, b; this backend "
+                               "takes none")
+
+
+def test_the_cli_reads_model_args_with_the_one_parser() -> None:
+    from vqaudit.cli.options import model_options
+
+    assert model_options(args=["device=cpu", "dtype=float32"]).args == (("device", "cpu"), ("dtype", "float32"))
+    with pytest.raises(VqauditError) as info:
+        model_options(args=["device=cpu", "device=cuda"])
+    assert str(info.value) == "--model-arg 'device=cuda': key 'device' is given twice ('cpu' and 'cuda')"
 
 
 def test_openai_spec_parsing() -> None:

@@ -17,12 +17,9 @@ from typer.testing import CliRunner
 from vqaudit.backends.base import Request
 from vqaudit.cli import app
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.multichoice import (
-    final_answer_letter,
-    is_refusal,
-    read_mc_predictions,
-    run_mc_audit,
-)
+from vqaudit.shortanswer.mc_extract import final_answer_letter, is_refusal
+from vqaudit.shortanswer.mc_read import read_mc_predictions
+from vqaudit.shortanswer.multichoice import run_mc_audit
 
 UPD_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "upd"
 

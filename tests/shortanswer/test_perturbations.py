@@ -12,7 +12,7 @@ from shortanswer.helpers import ScriptedBackend, run_cli
 from vqaudit.backends import ModelOptions, Request
 from vqaudit.metrics.flips import flip_rate, summarize_perturbations
 from vqaudit.prompts.perturbations import BENIGN, PERTURBATIONS, SOURCE, get_variant
-from vqaudit.shortanswer.perturb import ask_perturbations
+from vqaudit.shortanswer.perturb_ask import ask_perturbations
 from vqaudit.shortanswer.records import AuditRow
 
 

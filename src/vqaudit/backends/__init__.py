@@ -10,9 +10,9 @@ from vqaudit.backends.base import (
     GenerationParams,
     ModelOptions,
     Request,
-    parse_model_args,
 )
 from vqaudit.backends.cache import ResponseCache, cache_key
+from vqaudit.backends.options import parse_model_args
 from vqaudit.backends.registry import (
     BACKENDS,
     BackendKind,

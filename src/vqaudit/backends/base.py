@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from vqaudit.backends.options import ModelArgs
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams, Obligation
 
-__all__ = ["Backend", "BackendCallError", "GenerationParams", "ModelOptions", "Request", "parse_model_args"]
+__all__ = ["Backend", "BackendCallError", "GenerationParams", "ModelOptions", "Request"]
 
 
 @dataclass(frozen=True)
@@ -89,30 +90,27 @@ class ModelOptions:
             raise VqauditError(f"--timeout must be positive, got {self.timeout_s}")
 
     def arg_dict(self) -> dict[str, str]:
-        """The ``--model-arg`` pairs as a dict (a key given twice keeps its last value)."""
+        """The ``--model-arg`` pairs as a dict (built by hand with a key twice: its last value).
+
+        The CLI's pairs come from :func:`vqaudit.backends.options.parse_model_args`, which refuses a key given twice.
+        """
         return dict(self.args)
 
-    def refuse_unknown_args(self, spec: str, known: tuple[str, ...]) -> None:
-        """Raise VqauditError naming the first ``--model-arg`` key ``spec``'s backend does not take."""
-        for key, _ in self.args:
-            if key not in known:
-                takes = ", ".join(known) if known else "none"
-                raise VqauditError(f"--model-arg {key}: not an option of {spec!r} (it takes: {takes})")
+    def model_args(self, spec: str, known: tuple[str, ...]) -> ModelArgs:
+        """The typed reader of the ``--model-arg`` pairs for the backend of ``spec``, which takes keys ``known``.
 
+        Read each key with its ``take_*`` method, then call ``finish()`` to refuse the keys not read.
+        """
+        return ModelArgs(spec, self.arg_dict(), known)
 
-def parse_model_args(pairs: list[str] | tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Parse repeated ``--model-arg KEY=VALUE`` strings into ``((key, value), ...)`` in the order given.
+    def refuse_unknown_args(self, spec: str, known: tuple[str, ...] = ()) -> None:
+        """Refuse every ``--model-arg`` key not in ``known`` (default: every key; the backend takes none).
 
-    Raises:
-        VqauditError: a pair without ``=`` or with an empty key.
-    """
-    out: list[tuple[str, str]] = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise VqauditError(f"--model-arg {pair!r}: expected KEY=VALUE")
-        out.append((key.strip(), value))
-    return tuple(out)
+        Raises:
+            VqauditError: naming the spec, the unknown keys and the keys the backend takes (the message of
+                :meth:`~vqaudit.backends.options.ModelArgs.finish`).
+        """
+        ModelArgs(spec, {k: v for k, v in self.args if k not in known}, known).finish()
 
 
 class BackendCallError(Exception):

@@ -104,7 +104,7 @@ def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
             ``pip install 'vqaudit[hf]'``); a missing or non-model folder; a model transformers cannot load as
             an image-text-to-text model (wrong architecture, missing files, out of memory, no chat template).
     """
-    hf_options = HFOptions.from_args(spec, ModelArgs(spec, options.arg_dict(), KNOWN_ARGS))
+    hf_options = HFOptions.from_args(spec, options.model_args(spec, KNOWN_ARGS))
     require_extra("hf", "hf", ("torch", "transformers", "PIL"))
     source = resolve_source(spec, target)
     return HFBackend(spec, source, hf_options)

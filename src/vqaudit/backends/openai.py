@@ -16,8 +16,10 @@ Several endpoints of one model (``openai:MODEL@URL1,URL2,...``, issue 12): least
 
 Hostile servers (issue 18): at most ``concurrency`` attempts are in flight, but a request waiting out its backoff
 holds no slot; each attempt has a wall-clock limit that adapts to how long replies take, and each request a
-deadline over all its attempts (``vqaudit.backends.deadlines``); a body over :data:`MAX_BODY_BYTES` is not read
-further (a 2xx one fails the call at once, it would come back the same).
+deadline over all its attempts (``vqaudit.backends.deadlines``); a body over
+:data:`~vqaudit.backends.openai_http.MAX_BODY_BYTES` is not read further (a 2xx one fails the call at once, it
+would come back the same). What one attempt does on the wire (the body, the session, the capped read, the reply's
+text) is in :mod:`vqaudit.backends.openai_http`.
 
 The HTTP client is aiohttp (issue 12 part 4): against an instant local server httpx spent ~9x the CPU per request
 of a minimal aiohttp client (its pool and anyio layers), which left the harness flat at ~400 requests/s whatever
@@ -27,14 +29,11 @@ the concurrency; ``benchmarks/bench_openai.py`` measures both in one run.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import random
 import re
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -42,102 +41,29 @@ import aiohttp
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
+from vqaudit.backends.openai_http import (
+    FATAL_STATUS,
+    MAX_BODY_BYTES,
+    RETRYABLE_STATUS,
+    Endpoint,
+    MalformedBody,
+    Reply,
+    chat_body,
+    env_proxy,
+    error_snippet,
+    extract_text,
+    open_session,
+    read_capped,
+    retry_after_s,
+)
 from vqaudit.backends.redact import mask_secret
-from vqaudit.textsafe import decode_lenient, encode_utf8, escape_surrogates, join_pairs
+from vqaudit.textsafe import encode_utf8
 
-RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-FATAL_STATUS = frozenset({401, 403, 404})
-_SNIPPET_CHARS = 300
-_MASK_SCAN_BYTES = 65_536
-"""How much of an error body is decoded and masked before its first 300 characters are kept."""
-MAX_BODY_BYTES = 8 * 2**20
-"""Largest body read: a reply of 512 tokens is under 100 KB even as JSON escapes; the rest is never read."""
+__all__ = ["DEAD_AFTER", "OpenAIBackend", "load"]
+
 DEAD_AFTER = 3
 """Failed attempts in a row (connection error, timeout) after which an endpoint leaves the rotation, if another
 endpoint is still in it."""
-
-
-class _MalformedBody(Exception):
-    """A 2xx reply whose body is not a chat completion with a text message."""
-
-
-def _extract_text(body: bytes) -> str:
-    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts).
-
-    The body is decoded with :func:`vqaudit.textsafe.decode_lenient`: a raw lone surrogate (``ED A0 80``) or
-    other bytes that are not UTF-8 are kept (as lone surrogates), not refused.
-    """
-    try:
-        data = json.loads(decode_lenient(body))
-    except (ValueError, RecursionError):
-        raise _MalformedBody("body is not JSON") from None
-    try:
-        content = data["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise _MalformedBody("no choices[0].message.content") from None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-        texts = [p.get("text") for p in content]
-        if all(isinstance(t, str) for t in texts):
-            return join_pairs("".join(t for t in texts if isinstance(t, str)))  # parts may split a pair
-    raise _MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("retry-after")
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-    return None if seconds is None or seconds != seconds else max(0.0, seconds)  # NaN: our own backoff
-
-
-class _Reply:
-    """Status, headers and (at most MAX_BODY_BYTES of the) body of one attempt; ``truncated`` if there was more."""
-
-    __slots__ = ("status", "headers", "body", "truncated")
-
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, truncated: bool) -> None:
-        self.status, self.headers, self.body, self.truncated = status, headers, body, truncated
-
-
-class Endpoint:
-    """One server of a model: its URL, its session, how many attempts it has in flight, and whether it is out.
-
-    Attributes:
-        base_url: the URL as written in the spec (up to the API prefix, e.g. ``http://127.0.0.1:8000/v1``).
-        url: ``base_url`` + ``/chat/completions``.
-        in_flight: attempts sent to it and not finished (the least-loaded dispatch compares these).
-        failures: connection failures, timeouts and 401/403/404 replies in a row (a success resets it).
-        error: why it was taken out of rotation (None while it is in rotation).
-    """
-
-    __slots__ = ("base_url", "url", "in_flight", "failures", "error", "session", "proxy")
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.in_flight = 0
-        self.failures = 0
-        self.error: str | None = None
-        self.session: aiohttp.ClientSession | None = None
-        self.proxy: str | None = None
-
-
-def env_proxy(url: str) -> str | None:
-    """The proxy the environment names for ``url``, or None (none named, or ``NO_PROXY`` exempts the host).
-
-    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` (any case), as httpx, the client before, read them. Read once
-    per endpoint: aiohttp's own ``trust_env`` looks proxies and ``~/.netrc`` up on every request.
-    """
-    parts = urllib.parse.urlsplit(url)
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # stdlib, not in typeshed
-    if not proxy or bypass(parts.hostname or "", proxies):
-        return None
-    return proxy
 
 
 class OpenAIBackend:
@@ -223,15 +149,7 @@ class OpenAIBackend:
     def _session(self, endpoint: Endpoint) -> aiohttp.ClientSession:
         """The endpoint's session, created on first use (inside the event loop)."""
         if endpoint.session is None or endpoint.session.closed:
-            headers = {"Content-Type": "application/json"}
-            if self._api_key is not None:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=self.timeout_s,
-                                            sock_read=self.timeout_s)
-            # limit: the slot semaphore bounds attempts over all endpoints; one endpoint may carry them all
-            connector = aiohttp.TCPConnector(limit=max(self.concurrency, 1), limit_per_host=0)
-            endpoint.session = aiohttp.ClientSession(headers=headers, timeout=timeout, connector=connector,
-                                                     trust_env=False, raise_for_status=False)
+            endpoint.session = open_session(self._api_key, self.concurrency, self.timeout_s)
             endpoint.proxy = env_proxy(endpoint.url)
         return endpoint.session
 
@@ -284,25 +202,8 @@ class OpenAIBackend:
         return self._slots[1]
 
     def body(self, request: Request) -> dict[str, Any]:
-        """Return the JSON body of the chat-completions call for ``request``.
-
-        With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
-        part. Text-only (``request.image`` None): one user message whose content is the prompt string.
-        """
-        prompt = escape_surrogates(request.prompt)  # a judge prompt quoting a reply: show a lone surrogate escaped
-        content: str | list[dict[str, Any]] = prompt
-        if request.image is not None:
-            data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
-            content = [
-                {"type": "image_url", "image_url": {"url": data_url}},
-                {"type": "text", "text": prompt},
-            ]
-        return {
-            "model": self.model,
-            "messages": [{"role": "user", "content": content}],
-            "temperature": request.params.temperature,
-            "max_tokens": request.params.max_tokens,
-        }
+        """The JSON body of the call for ``request``: :func:`vqaudit.backends.openai_http.chat_body` of the model."""
+        return chat_body(self.model, request)
 
     def _wait_s(self, attempt: int, retry_after: float | None) -> float:
         wait = min(self.backoff_max_s, self.backoff_base_s * 2.0**attempt) * (0.5 + 0.5 * self._rng.random())
@@ -310,32 +211,19 @@ class OpenAIBackend:
             wait = max(wait, min(retry_after, self.backoff_max_s))
         return wait
 
-    async def _post(self, endpoint: Endpoint, content: bytes) -> _Reply:
+    async def _post(self, endpoint: Endpoint, content: bytes) -> Reply:
         endpoint.in_flight += 1
         try:
             # no redirects (as before): a 3xx is a non-retryable error, and the key never follows one elsewhere
             async with self._session(endpoint).post(endpoint.url, data=content, allow_redirects=False,
                                                     proxy=endpoint.proxy) as response:
-                stream = response.content
-                body = b""
-                while True:
-                    chunk = await stream.readany()
-                    if not chunk:
-                        return _Reply(response.status, response.headers, body, False)
-                    body += chunk
-                    if len(body) > MAX_BODY_BYTES:  # closes the connection: the rest is never read
-                        return _Reply(response.status, response.headers, body[:MAX_BODY_BYTES], True)
+                return await read_capped(response)
         finally:
             endpoint.in_flight -= 1
 
     def _attempt_limit_s(self, attempt: int, left_s: float) -> float:
         """Seconds attempt ``attempt`` may run in all: the adaptive limit, within the request's deadline."""
         return min(self._limits_s.limit_s(attempt), left_s)
-
-    def _error_snippet(self, body: bytes) -> str:
-        """The first 300 characters of an error body, masked first (the key and any 8-character run of it)."""
-        text = body[:_MASK_SCAN_BYTES].decode("utf-8", "replace")
-        return self._scrub(text)[:_SNIPPET_CHARS].strip()
 
     async def complete(self, request: Request) -> str:
         """Ask one request; retry transient failures (on the least-loaded endpoint in rotation each time).
@@ -375,15 +263,15 @@ class OpenAIBackend:
                             raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); a "
                                                    "reply of at most 512 tokens is far smaller")
                         try:
-                            text = _extract_text(reply.body)
-                        except _MalformedBody as exc:
+                            text = extract_text(reply.body)
+                        except MalformedBody as exc:
                             last = f"malformed response body (HTTP {status}): {exc}"
                         else:
                             self._limits_s.record(loop.time() - started)
                             endpoint.failures = 0
                             return text
                     else:
-                        last = f"HTTP {status} from {endpoint.url}: {self._error_snippet(reply.body)}"
+                        last = f"HTTP {status} from {endpoint.url}: {error_snippet(reply.body, self._api_key)}"
                         if status == 401 and self._api_key is None:
                             last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
                         if status in FATAL_STATUS and (endpoint.error is not None or self._in_rotation() > 1):
@@ -393,7 +281,7 @@ class OpenAIBackend:
                                 endpoint.error = f"taken out of rotation: {self._scrub(last)}"
                         elif status not in RETRYABLE_STATUS and status < 500:
                             raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
-                        retry_after = _retry_after_s(reply.headers)
+                        retry_after = retry_after_s(reply.headers)
                 if down is not None:
                     self._failed(endpoint, last)
             if attempt < self.max_retries:

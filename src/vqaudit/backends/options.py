@@ -15,19 +15,18 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-
-
-def parse_model_args(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse repeated ``--model-arg KEY=VALUE`` strings into a dict.
+def parse_model_args(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Parse repeated ``--model-arg KEY=VALUE`` strings (the one parser of them; ``--judge-arg`` too).
 
     Args:
-        pairs: strings of the form ``KEY=VALUE``; the value may contain ``=`` and may be empty.
+        pairs: strings of the form ``KEY=VALUE``; the key is stripped, the value is kept as given (it may contain
+            ``=`` and may be empty).
 
     Returns:
-        ``{KEY: VALUE}`` in the given order.
+        ``((KEY, VALUE), ...)`` in the given order (:attr:`vqaudit.backends.base.ModelOptions.args`).
 
     Raises:
-        VqauditError: a string without ``=``, an empty or blank key, or a key given twice.
+        VqauditError: naming the bad pair: a string without ``=``, an empty or blank key, or a key given twice.
     """
     args: dict[str, str] = {}
     for pair in pairs:
@@ -36,9 +35,9 @@ def parse_model_args(pairs: Iterable[str]) -> dict[str, str]:
         if not sep or not key:
             raise VqauditError(f"--model-arg {pair!r}: expected KEY=VALUE (e.g. --model-arg dtype=bfloat16)")
         if key in args:
-            raise VqauditError(f"--model-arg {key!r} is given twice ({args[key]!r} and {value!r})")
+            raise VqauditError(f"--model-arg {pair!r}: key {key!r} is given twice ({args[key]!r} and {value!r})")
         args[key] = value
-    return args
+    return tuple(args.items())
 
 
 class ModelArgs:

@@ -105,7 +105,7 @@ def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
             ``pip install 'vqaudit[vllm]'``); a missing or non-model folder; an engine that fails to start
             (unsupported architecture, no GPU, out of memory).
     """
-    vllm_options = VLLMOptions.from_args(ModelArgs(spec, options.arg_dict(), KNOWN_ARGS))
+    vllm_options = VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS))
     require_extra("vllm", "vllm", ("vllm",))
     source = resolve_source(spec, target)
     return VLLMBackend(spec, source, vllm_options)
@@ -119,7 +119,7 @@ def ray_resources(spec: str, options: ModelOptions) -> dict[str, float]:
     Raises:
         VqauditError: a bad ``--model-arg``.
     """
-    engine = VLLMOptions.from_args(ModelArgs(spec, options.arg_dict(), KNOWN_ARGS)).engine
+    engine = VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS)).engine
     gpus = int(engine.get("tensor_parallel_size", 1)) * int(engine.get("pipeline_parallel_size", 1))
     return {"num_cpus": 1.0, "num_gpus": float(gpus)}
 

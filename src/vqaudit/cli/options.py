@@ -66,6 +66,18 @@ def executor(name: ExecutorName, ray_address: str | None) -> Executor:
     return make_executor(name.value, ray_address)
 
 
+def model_executor(name: ExecutorName, ray_address: str | None, ray_replicas: int | None) -> Executor:
+    """The executor of a command that runs a model (``run``, ``eval``): :func:`executor`, and ``--ray-replicas``.
+
+    Raises:
+        VqauditError: ``--ray-address`` or ``--ray-replicas`` without ``--executor ray``.
+    """
+    on = executor(name, ray_address)
+    if ray_replicas is not None and on.name != "ray":
+        raise VqauditError("--ray-replicas applies only to --executor ray")
+    return on
+
+
 class PhotoInput(StrEnum):
     """``build photos --input``: which annotation layout the photos come with."""
 
@@ -135,7 +147,8 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
 
     Raises:
-        VqauditError: a ``--model-arg`` without ``=``, or an explicitly named ``--api-key-env`` that is unset.
+        VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
+            named ``--api-key-env`` that is unset.
     """
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,

@@ -32,6 +32,7 @@ from vqaudit.cli.options import (
     console,
     error,
     executor,
+    model_executor,
     model_options,
     with_endpoints,
 )
@@ -86,9 +87,7 @@ def run(
 
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
-    on = executor(executor_name, ray_address)
-    if ray_replicas is not None and on.name != "ray":
-        raise VqauditError("--ray-replicas applies only to --executor ray")
+    on = model_executor(executor_name, ray_address, ray_replicas)
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas,
@@ -252,14 +251,22 @@ def eval_cmd(
     max_items: Annotated[int | None, typer.Option(min=1, help="upd: bundled input rows to use (default 80).")]
     = None,
     draws: Draws = 10_000,
+    executor_name: ExecutorOpt = ExecutorName.local,
+    ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = None,
 ) -> None:
-    """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command."""
+    """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command.
+
+    ``--executor`` (with ``--ray-address``, ``--ray-replicas``) is where the build's groups and each run's model
+    run, as for ``build`` and ``run``; the output does not depend on it.
+    """
     from vqaudit.backends import load_backend, require_free_text_model
     from vqaudit.run import run_benchmark
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
     from vqaudit.suites.registry import get_source, report_for, summary_table_for
 
     row = get_source(source)
+    on = model_executor(executor_name, ray_address, ray_replicas)
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
     judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
@@ -278,14 +285,14 @@ def eval_cmd(
         _check_reused_bench(bench_dir, source, build_options.get("groups") if bench is None else None,
                             build_options.get("seed") if bench is None else None)
     elif bench is None:
-        build_source(source, bench_dir, build_options, workers=workers)
+        build_source(source, bench_dir, build_options, workers=workers, on=on)
     else:
         raise VqauditError(f"{bench}: benchmark folder not found (no manifest.json)")
     run_dirs = []
     for spec, name in zip(specs, run_folder_names(specs), strict=True):
         run_dir = out / "runs" / name
         run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
-                      options=options)
+                      options=options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
     from vqaudit.report.html import write_html_report

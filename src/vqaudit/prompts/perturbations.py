@@ -6,7 +6,7 @@ newline is used here (:data:`PREFIX_SEPARATOR`). B1-B2 change only the surroundi
 adversarial control, kept out of the flip-rate mean (§4, §5.3).
 
 This module is data (templates and their generation parameters, no model calls);
-:func:`vqaudit.shortanswer.perturb.ask_perturbations` asks them. :func:`check_variants` checks a ``--variants``
+:func:`vqaudit.shortanswer.perturb_ask.ask_perturbations` asks them. :func:`check_variants` checks a ``--variants``
 list.
 """
 

@@ -4,12 +4,8 @@
 --tables DIR`` turn each plot (or table) into a **declared table** and one chart group over it, with the same
 five states, witnesses, checker and ``verify`` as the bundled charts (seed 000, §3.2; docs/papers.md).
 
-**PlotQA** (NiteshMethani/PlotQA ``PlotQA_Dataset.md``): ``annotations.json`` is a list of plots, each with
-``models`` (one per series: ``name``, ``color``, ``bboxes``, ``label``, ``x``, ``y``), ``type``
-(``vbar_categorical``, ``hbar_categorical``, ``dot_line``, ``line``), ``general_figure_info`` (``title``,
-``x_axis`` / ``y_axis`` with ``label.text`` and ``major_labels.values``, ``legend``, ...) and ``image_index``.
-The value axis is ``y`` (``x`` for ``hbar_categorical``, whose models hold the values in ``x``). The QA file is
-a list (or ``{"qa_pairs": [...]}``) of ``{image_index, question_string, answer, template, type}``.
+**PlotQA** annotations and QA pairs are read by :mod:`vqaudit.suites.charts.plotqa` (the layout is described
+there); ChartQA tables, the declared-domain rules both share and the group build are here.
 
 The declared domain of a plot never depends on a hidden value:
 
@@ -48,13 +44,12 @@ import numpy as np
 from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 from vqaudit.store import sha256_bytes
+from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, table_to_json
+from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table
 from vqaudit.suites.charts.world import ChartKind, World, replace_category
 from vqaudit.suites.common import GroupBuild, build_benchmark, versions
 
-PLOTQA_KINDS: dict[str, ChartKind] = {"vbar_categorical": "vbar", "hbar_categorical": "hbar", "dot_line": "dot",
-                                      "line": "line"}
 MAX_GRID_POINTS = 10_000
 """Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
 MAX_SERIES = 2
@@ -85,7 +80,7 @@ class ImportResult:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
-def _number(value: Any) -> Fraction | None:
+def parse_number(value: Any) -> Fraction | None:
     """The exact value of a printed number ("12.5", 12.5, "1,200", "19.3%", "1e+06"), or None."""
     if isinstance(value, bool) or value is None:
         return None
@@ -112,15 +107,21 @@ def _decimals(value: Fraction) -> int | None:
     return d if den == 1 else None
 
 
-def _label(value: Any) -> str:
+def label_text(value: Any) -> str:
+    """A JSON label as text: a whole float without its ``.0`` (``2004.0`` -> ``2004``), other values stripped."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value).strip()
 
 
-def _grid(values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid: Fraction | None,
-          max_points: int) -> Fraction | str:
-    """The declared grid step, or the reason the values fit no finite grid."""
+def fit_grid(values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid: Fraction | None,
+             max_points: int) -> Fraction | str:
+    """The declared grid step (``grid``, or the values' finest printed decimal), or why the values fit none.
+
+    Returns:
+        The step, or the skip reason: a value outside ``[axis_lo, axis_hi]``, a value that is no terminating
+        decimal, a value off ``grid``, or more than ``max_points`` grid steps across the axis.
+    """
     if any(not axis_lo <= v <= axis_hi for v in values):
         return "a value lies outside the declared axis"
     if grid is None:
@@ -135,28 +136,19 @@ def _grid(values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid
     return grid
 
 
-def _axis_ticks(info: Any) -> tuple[Fraction, Fraction, Fraction] | str:
-    """``(axis_lo, axis_hi, tick_step)`` from a PlotQA axis' major tick labels, or why not."""
-    labels = ((info or {}).get("major_labels") or {}).get("values") if isinstance(info, dict) else None
-    if not isinstance(labels, list) or len(labels) < 2:
-        return "the value axis declares fewer than two tick labels"
-    ticks = [_number(t) for t in labels]
-    if any(t is None for t in ticks):
-        return "a value-axis tick label is not a number"
-    exact = sorted(t for t in ticks if t is not None)
-    steps = {b - a for a, b in zip(exact, exact[1:], strict=False)}
-    if len(steps) != 1 or min(steps) <= 0:
-        return "the value axis' tick labels are not evenly spaced"
-    return exact[0], exact[-1], steps.pop()
-
-
-def _table_name(prefix: str, key: str, payload: Any) -> str:
+def table_name(prefix: str, key: str, payload: Any) -> str:
+    """``PREFIX-KEY-HASH``: the key made file-safe (40 characters at most) and 10 hex digits of the payload's hash."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
     safe = re.sub(r"[^A-Za-z0-9_-]+", "_", key)[:40]
     return f"{prefix}-{safe}-{digest}"
 
 
-def _read_json(path: Path, what: str) -> Any:
+def read_json_file(path: Path, what: str) -> Any:
+    """Parse a UTF-8 JSON file.
+
+    Raises:
+        VqauditError: the file is missing (named as the ``what`` file), not UTF-8, or not JSON (line, column).
+    """
     if not path.is_file():
         raise VqauditError(f"{path}: {what} file not found")
     try:
@@ -167,138 +159,6 @@ def _read_json(path: Path, what: str) -> Any:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _qa_by_image(path: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
-    data = _read_json(path, "QA")
-    if isinstance(data, dict) and isinstance(data.get("qa_pairs"), list):
-        data = data["qa_pairs"]
-    if not isinstance(data, list):
-        raise VqauditError(f"{path}: expected a list of QA pairs (or {{'qa_pairs': [...]}})")
-    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for row, rec in enumerate(data, start=1):
-        if not isinstance(rec, dict):
-            raise VqauditError(f"{path}: row {row}: expected a JSON object")
-        for name in ("image_index", "question_string", "answer"):
-            if name not in rec:
-                raise VqauditError(f"{path}: row {row}, field '{name}': missing")
-        out.setdefault(_label(rec["image_index"]), []).append((row, rec))
-    return out
-
-
-def _names(text: str, name: str) -> bool:
-    return re.search(r"(?<![A-Za-z0-9])" + re.escape(name.lower()) + r"(?![A-Za-z0-9])", text.lower()) is not None
-
-
-def match_lookup(table: RealTable, qa: Sequence[tuple[int, dict[str, Any]]]) -> tuple[tuple[str, str], int] | None:
-    """The first QA pair that asks a lookup: ``((series, category), qa_row)``, or None.
-
-    A pair asks the lookup of cell (s, c) when its answer is a number equal to that cell's value, the question
-    names category c (and series s when the plot has several), and exactly one cell qualifies.
-    """
-    for row, rec in qa:
-        answer = _number(rec.get("answer"))
-        question = str(rec.get("question_string", ""))
-        if answer is None:
-            continue
-        hits = [(s, c) for (s, c), v in table.values.items() if _number(v) == answer and _names(question, c)
-                and (len(table.series) == 1 or _names(question, s))]
-        if len(hits) == 1:
-            return hits[0], row
-    return None
-
-
-def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None, max_points: int) -> RealTable | str:
-    if not isinstance(rec, dict):
-        raise VqauditError(f"{path}: row {row}: expected a JSON object")
-    for name in ("models", "type", "general_figure_info"):
-        if name not in rec:
-            raise VqauditError(f"{path}: row {row}, field '{name}': missing")
-    kind = PLOTQA_KINDS.get(str(rec["type"]))
-    if kind is None:
-        return f"unsupported plot type {rec['type']!r}"
-    info = rec["general_figure_info"]
-    models = rec["models"]
-    if not isinstance(info, dict) or not isinstance(models, list) or not models:
-        raise VqauditError(f"{path}: row {row}, field 'models': expected a non-empty list of series")
-    if len(models) > MAX_SERIES:
-        return f"more than {MAX_SERIES} series"
-    cat_key, val_key, val_axis, cat_axis = ("y", "x", "x_axis", "y_axis") if kind == "hbar" else (
-        "x", "y", "y_axis", "x_axis")
-    ticks = _axis_ticks(info.get(val_axis))
-    if isinstance(ticks, str):
-        return ticks
-    axis_lo, axis_hi, tick_step = ticks
-    values: dict[tuple[str, str], Fraction] = {}
-    categories: dict[str, None] = {}
-    series: list[str] = []
-    for m, model in enumerate(models):
-        if not isinstance(model, dict) or not isinstance(model.get(cat_key), list) or not isinstance(
-                model.get(val_key), list) or len(model[cat_key]) != len(model[val_key]):
-            raise VqauditError(f"{path}: row {row}, field 'models[{m}].{val_key}': expected lists '{cat_key}' and "
-                               f"'{val_key}' of one length")
-        name = _label(model.get("label") or model.get("name") or "")
-        name = name or _label(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or f"series {m + 1}"
-        if name in series:
-            return "two series share a name"
-        series.append(name)
-        for cat, raw in zip(model[cat_key], model[val_key], strict=True):
-            value = _number(raw)
-            if value is None:
-                return "a value is not a number"
-            label = _label(cat)
-            if (name, label) in values:
-                return "a category appears twice in one series"
-            categories.setdefault(label)
-            values[(name, label)] = value
-    fitted = _grid(list(values.values()), axis_lo, axis_hi, grid, max_points)
-    if isinstance(fitted, str):
-        return fitted
-    cats = tuple(categories)
-    if any((s, c) not in values for s in series for c in cats):
-        return "a series lacks a category the others have"
-    title = _label((info.get("title") or {}).get("text", "")) if isinstance(info.get("title"), dict) else ""
-    key = _label(rec.get("image_index", row))
-    payload = [rec["type"], title, series, cats, [[s, c, str(v)] for (s, c), v in values.items()]]
-    return RealTable(
-        name=_table_name("plotqa", key, payload), title=title or "PlotQA plot",
-        category_label=_label(((info.get(cat_axis) or {}).get("label") or {}).get("text", "")) or "Category",
-        value_label=_label(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or "Value", unit="",
-        categories=cats, series=tuple(series), values={k: float(v) for k, v in values.items()},
-        ordered=all(_number(c) is not None for c in cats), axis_lo=axis_lo, axis_hi=axis_hi, grid_step=fitted,
-        tick_step=tick_step, source=f"PlotQA plot image_index {key} ({path.name}, row {row})")
-
-
-def read_plotqa(annotations: Path, qa: Path | None = None, *, grid: Fraction | None = None,
-                max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
-    """Read PlotQA annotations (and QA pairs) into declared tables (module docstring).
-
-    Raises:
-        VqauditError: a missing or malformed file (naming the file, row and field); a plot that only does not
-            fit the declared domain is skipped and counted instead.
-    """
-    data = _read_json(annotations, "annotations")
-    if not isinstance(data, list):
-        raise VqauditError(f"{annotations}: expected a JSON list of plot annotations")
-    qa_pairs = _qa_by_image(qa) if qa is not None else None
-    result = ImportResult([], {}, len(data))
-    for row, rec in enumerate(data, start=1):
-        table = _plotqa_plot(annotations, row, rec, grid, max_grid_points)
-        if isinstance(table, str):
-            result.skip(table)
-            continue
-        kind = PLOTQA_KINDS[str(rec["type"])]
-        query: tuple[str, str] | None = None
-        qa_rec: dict[str, Any] | None = None
-        if qa_pairs is not None:
-            found = match_lookup(table, qa_pairs.get(_label(rec.get("image_index", row - 1)), []))
-            if found is None:
-                result.skip("no QA pair asks a lookup of one cell")
-                continue
-            query, qa_row = found
-            qa_rec = next(r for n, r in qa_pairs[_label(rec.get("image_index", row - 1))] if n == qa_row)
-            qa_rec = {k: qa_rec[k] for k in ("question_string", "answer", "template", "type") if k in qa_rec}
-            qa_rec["row"] = qa_row
-        result.plots.append(ImportedPlot(table, kind, query, qa_rec, f"{annotations.name}:{row}"))
-    return result
 
 
 def _nice_ceiling(value: Fraction) -> Fraction:
@@ -342,9 +202,9 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
             raise VqauditError(f"{path}: row {r}: {len(row)} cells where the header has {len(header)}")
     cats = [row[0].strip() for row in rows[1:]]
     cols = header[1:]
-    cells = {(s, c): _number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True)
+    cells = {(s, c): parse_number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True)
              for j, s in enumerate(cols)}
-    transpose = len(cols) > len(cats) and all(_number(h) is not None for h in cols)
+    transpose = len(cols) > len(cats) and all(parse_number(h) is not None for h in cols)
     if transpose:
         cells = {(c, s): v for (s, c), v in cells.items()}
         cats, cols = cols, cats
@@ -361,13 +221,13 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
         return "no positive value"
     axis_hi = _nice_ceiling(high)
     axis_lo = Fraction(0) if low >= 0 else -_nice_ceiling(-low)
-    fitted = _grid(list(values.values()), axis_lo, axis_hi, grid, max_grid_points)
+    fitted = fit_grid(list(values.values()), axis_lo, axis_hi, grid, max_grid_points)
     if isinstance(fitted, str):
         return fitted
     unit = "%" if "%" in text else ""
     value_label = header[1] if len(cols) == 1 and not transpose else "Value"
     return RealTable(
-        name=_table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in
+        name=table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in
                                                                     values.items()]]),
         title=path.stem, category_label="Year" if transpose else (header[0] or "Category"),
         value_label=value_label, unit=unit, categories=tuple(complete), series=tuple(cols),

@@ -53,7 +53,8 @@ def build(out: Path, options: Options, *, workers: int = 1,
 def _build_imported(out: Path, options: Options, on_group: Callable[[int], None] | None) -> dict[str, Any]:
     from fractions import Fraction
 
-    from vqaudit.suites.charts.imported import build_imported_charts, read_chartqa, read_plotqa
+    from vqaudit.suites.charts.imported import build_imported_charts, read_chartqa
+    from vqaudit.suites.charts.plotqa import read_plotqa
 
     grid = None
     if options.grid is not None:

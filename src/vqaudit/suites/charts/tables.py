@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
@@ -361,36 +360,8 @@ TABLE_NAMES: tuple[str, ...] = tuple(_LOADERS)
 _DECLARED: dict[str, RealTable] = {}
 """Imported tables (PlotQA plots, ChartQA tables) declared by a benchmark's ``tables/*.json`` files."""
 TABLES_DIR = "tables"
-"""The benchmark subfolder holding the declared tables of imported charts (one ``<name>.json`` each)."""
-
-
-def table_to_json(table: RealTable) -> dict[str, Any]:
-    """A declared table as JSON: every field; values as ``[series, category, value]`` rows (float ``repr``)."""
-    return {
-        "name": table.name, "title": table.title, "category_label": table.category_label,
-        "value_label": table.value_label, "unit": table.unit, "categories": list(table.categories),
-        "series": list(table.series), "values": [[s, c, repr(v)] for (s, c), v in table.values.items()],
-        "ordered": table.ordered, "axis_lo": str(table.axis_lo), "axis_hi": str(table.axis_hi),
-        "grid_step": str(table.grid_step), "tick_step": str(table.tick_step), "source": table.source,
-    }
-
-
-def table_from_json(data: Any) -> RealTable:
-    """Inverse of :func:`table_to_json`. Raises VqauditError naming the field that is missing or malformed."""
-    if not isinstance(data, dict):
-        raise VqauditError("declared table: expected a JSON object")
-    try:
-        values = {(str(s), str(c)): float(v) for s, c, v in data["values"]}
-        return RealTable(
-            name=str(data["name"]), title=str(data["title"]), category_label=str(data["category_label"]),
-            value_label=str(data["value_label"]), unit=str(data["unit"]),
-            categories=tuple(str(c) for c in data["categories"]), series=tuple(str(x) for x in data["series"]),
-            values=values, ordered=bool(data["ordered"]), axis_lo=Fraction(data["axis_lo"]),
-            axis_hi=Fraction(data["axis_hi"]), grid_step=Fraction(data["grid_step"]),
-            tick_step=Fraction(data["tick_step"]), source=str(data["source"]),
-        )
-    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-        raise VqauditError(f"declared table {data.get('name')!r}: malformed field: {exc!r}") from None
+"""The benchmark subfolder holding the declared tables of imported charts (one ``<name>.json`` each; their JSON form:
+:mod:`vqaudit.suites.charts.declared_tables`)."""
 
 
 def declare_table(table: RealTable) -> None:
@@ -405,28 +376,6 @@ def declare_table(table: RealTable) -> None:
     if known is not None and known != table:
         raise VqauditError(f"declared table {table.name!r}: declared twice with different content")
     _DECLARED[table.name] = table
-
-
-def declare_benchmark_tables(bench_dir: Path) -> int:
-    """Declare every ``bench_dir/tables/*.json`` table (imported charts); return how many the folder holds.
-
-    Raises:
-        VqauditError: a file that is not a declared table (naming it).
-    """
-    folder = bench_dir / TABLES_DIR
-    if not folder.is_dir():
-        return 0
-    files = sorted(folder.glob("*.json"))
-    for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise VqauditError(f"{path}: not a readable declared table: {exc}") from None
-        table = table_from_json(data)
-        if f"{table.name}.json" != path.name:
-            raise VqauditError(f"{path}: holds table {table.name!r}, not the one its name says")
-        declare_table(table)
-    return len(files)
 
 
 def load_table(name: str) -> RealTable:

@@ -15,8 +15,9 @@ from vqaudit.errors import VqauditError
 from vqaudit.executors import current
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark, read_json
+from vqaudit.suites.charts.declared_tables import declare_benchmark_tables
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_benchmark_tables, declare_table, load_table
+from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, load_table
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
 
