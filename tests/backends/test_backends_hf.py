@@ -291,3 +291,35 @@ def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch, tiny_chart_b
     monkeypatch.setitem(sys.modules, "transformers", None)  # what `import transformers` meets when absent
     message = _fails_cleanly(tiny_chart_bench, f"hf:{tmp_path}", tmp_path / "run", "needs the \\[hf\\] extra")
     assert message.endswith("pip install 'vqaudit[hf]'")
+
+
+def test_check_refuses_what_load_refuses_without_reading_weights(tiny_llava: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check_backend`` (what ``eval`` calls before building) gives load's messages but reads no weights.
+
+    Counted by wrapping transformers' ``from_pretrained``: a check must not call it, a load calls it once; so an
+    ``eval --model hf:...`` reads the weights once, in its run, instead of twice (once more for the check).
+    """
+    import transformers
+
+    from vqaudit.backends import check_backend
+
+    calls: list[str] = []
+    real = transformers.AutoModelForImageTextToText.from_pretrained
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoModelForImageTextToText, "from_pretrained", counting)
+    check_backend(f"hf:{tiny_llava}", model_options(ARGS))
+    assert calls == []
+    for spec, args, match in ((f"hf:{tmp_path / 'nope'}", ARGS, "does not exist"),
+                              (f"hf:{tiny_llava}", {"colour": "red"}, "unknown --model-arg colour"),
+                              (f"hf:{tiny_llava}", {"dtype": "float8"}, "dtype='float8'"),
+                              ("hf:not a/repo id", ARGS, "neither an existing folder nor a hub repo id")):
+        with pytest.raises(VqauditError, match=match):
+            check_backend(spec, model_options(args))
+    assert calls == []
+    load_backend(f"hf:{tiny_llava}", model_options(ARGS))
+    assert calls == [str(tiny_llava)]

@@ -88,6 +88,20 @@ class HFOptions:
         return options
 
 
+def check(spec: str, target: str, options: ModelOptions) -> None:
+    """Refuse what :func:`load` would refuse before reading weights: the options, the extra, the model source.
+
+    Used by ``vqaudit eval`` to check every spec before it builds (``registry.check_backend``), so a model is
+    loaded once, by the run.
+
+    Raises:
+        VqauditError: as :func:`load`, except failures that only loading the weights can show.
+    """
+    HFOptions.from_args(spec, options.model_args(spec, KNOWN_ARGS))
+    require_extra("hf", "hf", ("torch", "transformers", "PIL"))
+    resolve_source(spec, target)
+
+
 def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
     """Load ``hf:TARGET``: check the options, import the extra, load processor and model.
 

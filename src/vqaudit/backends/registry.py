@@ -10,8 +10,11 @@ shown to a user who typed a bad one, and two properties the stages consult inste
   the reference policies by the view's obligation), so requests with identical inputs are never merged into one
   call.
 
-A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -> Backend``. Adding a backend is
-one module plus one :class:`BackendKind` row in :data:`BACKENDS` (or :func:`register_backend` from a plugin).
+A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -> Backend``, and, when loading is
+expensive (weights read into memory, an engine started), ``check(spec, target, options) -> None``, which refuses
+what ``load`` would refuse for the spec and its options without loading anything (:func:`check_backend`; ``eval``
+checks every spec before it builds). Adding a backend is one module plus one :class:`BackendKind` row in
+:data:`BACKENDS` (or :func:`register_backend` from a plugin).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from vqaudit.backends.base import Backend, ModelOptions
 from vqaudit.errors import VqauditError
@@ -118,17 +121,47 @@ def load_backend(spec: str, options: ModelOptions | None = None) -> Backend:
             (the message names ``pip install 'vqaudit[EXTRA]'``), or the backend's own refusal (a bad target, an
             unreadable replay file, an unknown ``--model-arg``).
     """
+    module = _module(spec)
+    load = cast(Callable[[str, str, ModelOptions], Backend], module.load)
+    return load(spec, spec.partition(":")[2], options if options is not None else ModelOptions())
+
+
+def check_backend(spec: str, options: ModelOptions | None = None) -> None:
+    """Refuse a spec (and its options) that :func:`load_backend` would refuse, without loading heavy models.
+
+    A backend module with a ``check`` function (``hf:``, ``vllm:``) is asked to check the spec, its
+    ``--model-arg`` pairs, its extra and its model folder or hub id without reading weights or starting an
+    engine; any other backend is loaded (cheap: no connection is opened before the first call) and closed.
+
+    Args:
+        spec: ``KIND:TARGET``.
+        options: as for :func:`load_backend`.
+
+    Raises:
+        VqauditError: as :func:`load_backend` (a weights file that cannot be read is found only at load time).
+    """
+    module = _module(spec)
+    target, opts = spec.partition(":")[2], options if options is not None else ModelOptions()
+    check = getattr(module, "check", None)
+    if check is not None:
+        cast(Callable[[str, str, ModelOptions], None], check)(spec, target, opts)
+        return
+    backend = cast(Callable[[str, str, ModelOptions], Backend], module.load)(spec, target, opts)
+    import asyncio
+
+    asyncio.run(backend.aclose())
+
+
+def _module(spec: str) -> Any:
+    """The backend module of ``spec``'s kind, imported now (a missing extra: one line naming it)."""
     row = backend_kind(spec)
-    target = spec.partition(":")[2]
     try:
-        module = importlib.import_module(row.module)
+        return importlib.import_module(row.module)
     except ModuleNotFoundError as exc:
         if row.extra is None or (exc.name or "").startswith("vqaudit"):
             raise
         raise VqauditError(f"model spec {spec!r}: the {row.name!r} backend needs the [{row.extra}] extra "
                            f"(missing module {exc.name!r}): pip install 'vqaudit[{row.extra}]'") from None
-    load = cast(Callable[[str, str, ModelOptions], Backend], module.load)
-    return load(spec, target, options if options is not None else ModelOptions())
 
 
 def require_free_text_model(spec: str, role: str) -> None:

@@ -89,6 +89,20 @@ class VLLMOptions:
         return options
 
 
+def check(spec: str, target: str, options: ModelOptions) -> None:
+    """Refuse what :func:`load` would refuse before reading weights: the options, the extra, the model source.
+
+    Used by ``vqaudit eval`` to check every spec before it builds (``registry.check_backend``), so a model is
+    loaded once, by the run.
+
+    Raises:
+        VqauditError: as :func:`load`, except failures that only loading the weights can show.
+    """
+    VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS))
+    require_extra("vllm", "vllm", ("vllm",))
+    resolve_source(spec, target)
+
+
 def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
     """Load ``vllm:TARGET``: check the options, import vllm, start the engine.
 

@@ -260,7 +260,7 @@ def eval_cmd(
     ``--executor`` (with ``--ray-address``, ``--ray-replicas``) is where the build's groups and each run's model
     run, as for ``build`` and ``run``; the output does not depend on it.
     """
-    from vqaudit.backends import load_backend, require_free_text_model
+    from vqaudit.backends import check_backend, require_free_text_model
     from vqaudit.run import run_benchmark
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
     from vqaudit.suites.registry import get_source, report_for, summary_table_for
@@ -271,11 +271,11 @@ def eval_cmd(
                             max_retries=max_retries, args=model_arg)
     judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
     specs = model or list(row.eval_models)
-    if judge is not None:  # bad specs fail here, before anything is built or run
-        load_backend(judge, judge_options)
+    if judge is not None:  # bad specs fail here, before anything is built or run (no weights are loaded)
+        check_backend(judge, judge_options)
         require_free_text_model(judge, "--judge")
     for spec in specs:
-        load_backend(spec, options)
+        check_backend(spec, options)
     out = out or Path("runs") / source
     bench_dir = bench or out / "bench"
     build_options = row.eval_options(groups=groups, seed=seed, max_items=max_items)
