@@ -17,7 +17,15 @@ import numpy as np
 import pytest
 
 from vqaudit.suites.charts.build import build_group
-from vqaudit.suites.charts.render import _draw_reference, decode_png, pixel_sha256, render
+from vqaudit.suites.charts.render import (
+    _PIXELS,
+    _Canvas,
+    _draw_reference,
+    _pixel_rect,
+    decode_png,
+    pixel_sha256,
+    render,
+)
 from vqaudit.suites.charts.tables import TABLE_NAMES, load_table
 from vqaudit.suites.charts.world import CHART_KINDS, World, sample_world
 
@@ -80,3 +88,39 @@ def test_render_output_is_read_only_so_the_memo_cannot_be_corrupted() -> None:
     with pytest.raises(ValueError):
         pixels[0, 0] = 0
     assert render(world) is pixels
+
+
+def test_a_layout_that_differs_only_in_category_names_is_redrawn_from_the_last_one_exactly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a group's invalid-reference world (I) has the original's layout with one category replaced: its background
+    # is made from the original's by redrawing only the category texts; it must equal a fresh figure's pixels
+    composed: list[tuple[str, bool]] = []
+    redraw = _Canvas._redraw_categories
+
+    def spy(self: _Canvas, world: World) -> bool:
+        done = redraw(self, world)
+        composed.append((world.kind, done))
+        return done
+
+    monkeypatch.setattr(_Canvas, "_redraw_categories", spy)
+    kinds: set[str] = set()
+    for g in range(12):
+        build = build_group(5, g, programs="all", determined=True)
+        invalid = next(v for v in build.views if v.state == "I")
+        world = World.from_json(invalid.meta["world"])
+        original = World.from_json(next(v for v in build.views if v.state == "original").meta["world"])
+        assert world.categories != original.categories and len(world.categories) == len(original.categories)
+        render(original)  # show the original's layout again (the build's last render was I itself)
+        _PIXELS.pop(world, None)
+        assert np.array_equal(render(world), _draw_reference(world)), (g, world.kind)
+        kinds.add(world.kind)
+    assert kinds == set(CHART_KINDS)
+    assert {kind for kind, done in composed if done} == set(CHART_KINDS)  # the redraw path ran for every kind
+
+
+def test_pixel_rect_covers_the_box_and_margin_in_whole_pixels_inside_the_figure() -> None:
+    from matplotlib.transforms import Bbox
+
+    # floor(10.2 - 1.5), floor(20.7 - 1.5), ceil(30.5 + 1.5), ceil(40.0 + 1.5)
+    assert _pixel_rect(Bbox.from_extents(10.2, 20.7, 30.5, 40.0), 1.5) == (8, 19, 32, 42)
+    assert _pixel_rect(Bbox.from_extents(-5.0, -3.0, 700.0, 500.0), 1.5) == (0, 0, 640, 480)  # clipped

@@ -25,6 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.transforms import Bbox
 from PIL import Image
 
 from vqaudit.suites.charts.world import World
@@ -37,6 +38,9 @@ PNG_LEVEL = 1
 """:func:`png_bytes`'s zlib level, chosen by measurement (``benchmarks/bench_build.py --png-levels``)."""
 COLORS = ("#1f77b4", "#ff7f0e")
 MARKERS = ("o", "s")
+_TICK_REACH_PX = (3.5 + 0.8 / 2) * DPI / 72 + 1.0
+"""How far outside the axes box spines and tick marks can paint: tick length plus half its width (matplotlib's
+default 3.5 pt and 0.8 pt), plus a pixel of antialiasing."""
 _RC: Any = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
@@ -161,7 +165,8 @@ class _Canvas:
     """One reused figure per axes rectangle, showing one layout at a time.
 
     For a layout, the background (figure, axes, ticks, labels, grid, and the title and legend; no data) is
-    rasterized once, and the layout's data artists are made once; each world then sets the artists' values
+    rasterized once (or made from the previous layout's when only the category names differ, see
+    :meth:`_redraw_categories`), and the layout's data artists are made once; each world then sets the artists' values
     (bar lengths, line and marker heights), restores the background and draws the data artists. Matplotlib's own
     draw order for the figure :func:`_draw_reference` builds is: figure patch; the axes (patch, grid and axis at
     zorder 0.5, spines 2.5, data 3); the figure texts at zorder 3 in creation order (title, value labels); the
@@ -180,13 +185,28 @@ class _Canvas:
         self.data: list[Any] = []
         self.baked = False
         self.background: Any = None
+        self.frame: tuple[World, int] | None = None
+        self.category_box: Any = None
+        self.keep_out: list[Any] = []
 
     def show(self, world: World) -> None:
         """Configure the axes for ``world``'s layout, make its data artists and rasterize its background."""
+        frame = _frame_key(world)
+        composable = self.key is not None and self.baked and frame == self.frame
         self.key = None
-        for artist in [*self.overlay, *self.data]:
+        if not (composable and self._redraw_categories(world)):  # else the data artists fit the layout as they are
+            for artist in self.data:
+                artist.remove()
+            self.data = []
+            self._draw_frame(world)
+            self.data = _add_data(self.ax, world)
+        self.key, self.frame = _layout_key(world), frame
+
+    def _draw_frame(self, world: World) -> None:
+        """Draw the whole background of ``world``'s layout; record where its category-axis texts are."""
+        for artist in self.overlay:
             artist.remove()
-        self.overlay, self.data = [], []
+        self.overlay = []
         _configure_axes(self.ax, world)
         self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
         if len(world.series) > 1:
@@ -196,8 +216,8 @@ class _Canvas:
         self.canvas.draw()  # type: ignore[no-untyped-call]
         renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
         box = self.ax.bbox
-        self.baked = not world.value_labels and all(
-            _apart(artist.get_window_extent(renderer), box, 3.0) for artist in self.overlay)
+        extents = [artist.get_window_extent(renderer) for artist in self.overlay]
+        self.baked = not world.value_labels and all(_apart(e, box, 3.0) for e in extents)
         if not self.baked:  # draw them after the data, as matplotlib does
             for artist in self.overlay:
                 artist.set_visible(False)
@@ -205,8 +225,42 @@ class _Canvas:
             for artist in self.overlay:
                 artist.set_visible(True)
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
-        self.data = _add_data(self.ax, world)
-        self.key = _layout_key(world)
+        category_axis, value_axis = _axes_of(self.ax, world)
+        self.category_box = category_axis.get_tightbbox(renderer)
+        reach = _TICK_REACH_PX
+        self.keep_out = [Bbox.from_extents(box.x0 - reach, box.y0 - reach, box.x1 + reach, box.y1 + reach),
+                         value_axis.get_tightbbox(renderer), *extents]
+
+    def _redraw_categories(self, world: World) -> bool:
+        """Turn the shown background into ``world``'s, whose layout differs only in its category names.
+
+        Only the category axis's tick labels and label differ (the tick positions, the value axis, title and
+        legend are the same), and they are drawn onto the figure's white, apart from everything else. So the
+        rectangle covering the old and new texts (plus 1.5 px) is reset to white and the new texts are drawn in
+        matplotlib's order (tick labels in tick order, then the axis label). Returns False, changing nothing
+        but the axes' configuration, when that rectangle comes near any other artist (axes box with spines and
+        ticks, value-axis texts, title, legend); the caller then draws the whole frame.
+        """
+        renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
+        category_axis, _ = _axes_of(self.ax, world)
+        _configure_axes(self.ax, world)
+        new_box = category_axis.get_tightbbox(renderer)
+        if new_box is None or self.category_box is None:
+            return False
+        c0, y0, c1, y1 = _pixel_rect(Bbox.union([self.category_box, new_box]), 1.5)
+        rect = Bbox.from_extents(c0, y0, c1, y1)
+        if not all(_apart(rect, other, 0.0) for other in self.keep_out if other is not None):
+            return False
+        self.canvas.restore_region(self.background)  # type: ignore[no-untyped-call]
+        pixels = np.asarray(self.canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+        pixels[HEIGHT - y1 : HEIGHT - y0, c0:c1] = 255  # the opaque white figure patch, as under a fresh figure's text
+        for tick in category_axis.get_major_ticks(len(category_axis.get_majorticklocs())):
+            tick.label1.draw(renderer)
+            tick.label2.draw(renderer)
+        category_axis.label.draw(renderer)
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
+        self.category_box = new_box
+        return True
 
     def draw(self, world: World) -> np.ndarray:
         """The RGB pixels of ``world`` (which must have the shown layout); the figure is left as it was."""
@@ -225,6 +279,25 @@ class _Canvas:
         finally:
             for artist in labels:
                 artist.remove()
+
+
+def _frame_key(world: World) -> tuple[World, int]:
+    """What a layout's background depends on apart from the category names.
+
+    That is the world without values and names, and the number of categories (which fixes the tick positions).
+    """
+    return replace(world, values=(), categories=()), len(world.categories)
+
+
+def _axes_of(ax: Any, world: World) -> tuple[Any, Any]:
+    """The (category, value) axis objects of ``ax`` for ``world``'s kind."""
+    return (ax.yaxis, ax.xaxis) if world.kind == "hbar" else (ax.xaxis, ax.yaxis)
+
+
+def _pixel_rect(box: Any, margin: float) -> tuple[int, int, int, int]:
+    """Whole-pixel display rectangle ``(x0, y0, x1, y1)`` covering ``box`` grown by ``margin``, inside the figure."""
+    return (max(int(np.floor(box.x0 - margin)), 0), max(int(np.floor(box.y0 - margin)), 0),
+            min(int(np.ceil(box.x1 + margin)), WIDTH), min(int(np.ceil(box.y1 + margin)), HEIGHT))
 
 
 def _apart(a: Any, b: Any, margin: float) -> bool:
