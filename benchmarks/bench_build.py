@@ -6,7 +6,11 @@ under 60 s on 2 cores, i.e. at most 120 CPU-ms per group. The baseline measured 
 matplotlib chart: a new 640x480 Agg figure with one bar series, ticks and labels, drawn once (what each view cost
 before figures were reused).
 
-Usage: python benchmarks/bench_build.py [--groups 1000] [--workers 2] [--out DIR]
+``--png-levels`` also encodes up to 200 of the built images at every zlib level with the renderer's PNG writer
+(unfiltered rows) and with Pillow's encoder (adaptive filter per row, renderer /1 used its level 6), printing CPU
+time and size per image: how ``vqaudit.suites.charts.render.PNG_LEVEL`` was chosen.
+
+Usage: python benchmarks/bench_build.py [--groups 1000] [--workers 2] [--out DIR] [--png-levels]
 """
 
 from __future__ import annotations
@@ -54,6 +58,35 @@ def plain_chart_ms(n: int = 20) -> float:
     return (cpu_seconds() - c0) / n * 1000
 
 
+def png_levels(images: list[Path]) -> None:
+    """Print encode and decode CPU-ms and mean size per image at each zlib level, for both encoders."""
+    import io
+
+    from PIL import Image
+
+    from vqaudit.suites.charts.render import PNG_LEVEL, decode_png, png_bytes
+
+    pixels = [decode_png(p.read_bytes()) for p in images]
+
+    def pillow(px: np.ndarray, level: int) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(px, mode="RGB").save(buf, format="PNG", compress_level=level)
+        return buf.getvalue()
+
+    print(f"PNG encoders on {len(pixels)} built images (CPU-ms per image; the renderer uses level {PNG_LEVEL}):")
+    for name, encode in (("unfiltered (png_bytes)", png_bytes), ("Pillow, adaptive filter", pillow)):
+        for level in range(10):
+            c0 = cpu_seconds()
+            data = [encode(px, level) for px in pixels]
+            enc_ms = (cpu_seconds() - c0) / len(pixels) * 1000
+            c0 = cpu_seconds()
+            same = all(np.array_equal(decode_png(d), px) for d, px in zip(data, pixels, strict=True))
+            dec_ms = (cpu_seconds() - c0) / len(pixels) * 1000
+            size = sum(map(len, data)) / len(data) / 1024
+            print(f"  {name:24s} level {level}: encode {enc_ms:5.2f} ms, decode {dec_ms:5.2f} ms (pixels "
+                  f"{'identical' if same else 'DIFFER'}), {size:6.1f} KiB")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--groups", type=int, default=1000)
@@ -63,6 +96,7 @@ def main() -> int:
     parser.add_argument("--programs", choices=("lookup", "all"), default="lookup")
     parser.add_argument("--determined", action="store_true")
     parser.add_argument("--no-verify", action="store_true")
+    parser.add_argument("--png-levels", action="store_true", help="also measure PNG size and time at every level")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp()) / "bench"
     plain = plain_chart_ms()
@@ -90,6 +124,8 @@ def main() -> int:
         print(f"certified masks by kind: {kinds}; leaking masks rejected by the pixel check: {rejected}")
         print(f"verified {sum(kinds.values())} certificates with {args.workers} workers: {verify_s:.1f} s wall, "
               f"{verify_cpu:.1f} s CPU; faults: {len(faults)}")
+    if args.png_levels:
+        png_levels(sorted((out / "images").glob("*.png"))[:200])
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     ok = per_group <= TARGET_CPU_MS_PER_GROUP
     print(f"target: at most {TARGET_CPU_MS_PER_GROUP:.0f} CPU-ms per group (1,000 groups in 60 s on 2 cores): "

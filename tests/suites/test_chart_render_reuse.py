@@ -1,9 +1,11 @@
-"""The chart renderer's reused figures give the bytes of a fresh figure (issue 19, item 1).
+"""The chart renderer's reused figures give the pixels of a fresh figure (issue 19, item 1).
 
-``render`` draws only the data artists over a cached background in one reused figure per axes rectangle; the
-certificates' pixel checks need the exact pixels of the one-shot ``canvas.draw()`` of a fresh figure. The expected
-image digests below were recorded from the build of the renderer before the reuse (main at 528ebe8,
-``build_charts(out, 30, 7, programs="all", determined=True)``), one group per chart kind and series count.
+``render`` draws only the data artists over a cached background (axes, ticks, title, legend) in one reused figure
+per axes rectangle; the certificates' pixel checks need the exact pixels of the one-shot ``canvas.draw()`` of a
+fresh figure. The expected digests below are of the decoded pixels of the images of the renderer before the reuse
+(main at 528ebe8, ``build_charts(out, 30, 7, programs="all", determined=True)``; the PNG bytes of that build were
+recorded here first, and main at 0878cd5 reproduced them byte for byte before its pixels were hashed), one group
+per chart kind and series count. Pixels, not PNG bytes: renderer /2 changed the PNG encoding, not the pixels.
 """
 
 from __future__ import annotations
@@ -14,35 +16,43 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.charts.build import build_group
-from vqaudit.suites.charts.render import _draw_reference, render
+from vqaudit.suites.charts.render import (
+    _PIXELS,
+    _Canvas,
+    _draw_reference,
+    _pixel_rect,
+    decode_png,
+    pixel_sha256,
+    render,
+)
 from vqaudit.suites.charts.tables import TABLE_NAMES, load_table
 from vqaudit.suites.charts.world import CHART_KINDS, World, sample_world
 
-# group id -> SHA-256 over "path=sha256;" of its images, sorted by path (main 528ebe8, seed 7, all programs, D views)
-MAIN_IMAGES = {
-    "charts-00000": "9e280777a9c5b7b91ff073293e6cec290ddd73b3fafb38eb294dd1a87fbebd8f",  # line, 2 series
-    "charts-00001": "ff09f8ee973581eb6682e78dadec94236c607765aeacb79bde8a70e605784134",  # dot, 1
-    "charts-00002": "6369a97009ab0d90cf2e65d355952328e04aaa68aab1f2a509af1f4a46c26357",  # hbar, 1
-    "charts-00003": "86544304abe040cc20277fcca61f31cd5ebd67908b7e173ae03a2947d45908ed",  # dot, 2
-    "charts-00004": "123052c36af8b5a4481597d81f13413b856df706e713834dece0dd90dd67b052",  # vbar, 1
-    "charts-00005": "71aab940c436bbd78638e83078ed611411b09331c4c1b3244b728cb91fddde54",  # hbar, 2
-    "charts-00006": "8e82017e110451e5a1c4183e42a5727fcdcf6a13bcc72edc0fc9950e470c54a4",  # vbar, 2
-    "charts-00008": "7fd155f54eeece3092b3f77ee3ed28896e8cc06133089b56f2d9203f84bd62a0",  # line, 1
+# group id -> SHA-256 over "path=pixel_sha256;" of its images, sorted by path (seed 7, all programs, D views)
+MAIN_PIXELS = {
+    "charts-00000": "14e699851f9bd58e4d872ecdcc44b99a5aaa44acaceca9ae2a727afb1dfceaec",  # line, 2 series
+    "charts-00001": "6e9b256c4d53572b898ae5fa96759cb4d21876d8e71978414cfe67e8ceca1b59",  # dot, 1
+    "charts-00002": "04c37af78fb1d843ac1a22861e7503adcd3d70b282f42a862d6d328c075cfaad",  # hbar, 1
+    "charts-00003": "6029c1f3ac61b38f46466950c010c29347e2d21d9937b51182867fdbd6ca5d6c",  # dot, 2
+    "charts-00004": "c91ed3bb7a595df3e7ca95dd2f9ca89981e7b3557fbefd20c4b46ffca3592303",  # vbar, 1
+    "charts-00005": "b73f568d216d0951fea52ee6b3a7b84543f26bc1548714f9bfa8325f834c7380",  # hbar, 2
+    "charts-00006": "9e00ddfbc3bdcd7d73c4324afa3ada5cac94a1a1dfec751056e4d039c2d971eb",  # vbar, 2
+    "charts-00008": "cf9893560a3e90ebbbb7d3e94aad1eb5c94a92f421b66c5ba1edb6f4d01fbff7",  # line, 1
 }
 
 
 def _digest(images: dict[str, bytes]) -> str:
-    return hashlib.sha256("".join(f"{p}={sha256_bytes(b)};" for p, b in sorted(images.items())).encode()).hexdigest()
+    pixels = "".join(f"{p}={pixel_sha256(decode_png(b))};" for p, b in sorted(images.items()))
+    return hashlib.sha256(pixels.encode()).hexdigest()
 
 
-def test_groups_of_every_kind_give_the_images_of_the_renderer_before_the_reuse() -> None:
+def test_groups_of_every_kind_give_the_pixels_of_the_renderer_before_the_reuse() -> None:
     # built out of order, so each figure switches layouts and kinds between groups
     for gid in ("charts-00005", "charts-00000", "charts-00002", "charts-00008", "charts-00001", "charts-00006",
                 "charts-00003", "charts-00004"):
         build = build_group(7, int(gid[-5:]), programs="all", determined=True)
-        assert _digest(build.images) == MAIN_IMAGES[gid], gid
+        assert _digest(build.images) == MAIN_PIXELS[gid], gid
 
 
 def _worlds() -> list[World]:
@@ -78,3 +88,39 @@ def test_render_output_is_read_only_so_the_memo_cannot_be_corrupted() -> None:
     with pytest.raises(ValueError):
         pixels[0, 0] = 0
     assert render(world) is pixels
+
+
+def test_a_layout_that_differs_only_in_category_names_is_redrawn_from_the_last_one_exactly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a group's invalid-reference world (I) has the original's layout with one category replaced: its background
+    # is made from the original's by redrawing only the category texts; it must equal a fresh figure's pixels
+    composed: list[tuple[str, bool]] = []
+    redraw = _Canvas._redraw_categories
+
+    def spy(self: _Canvas, world: World) -> bool:
+        done = redraw(self, world)
+        composed.append((world.kind, done))
+        return done
+
+    monkeypatch.setattr(_Canvas, "_redraw_categories", spy)
+    kinds: set[str] = set()
+    for g in range(12):
+        build = build_group(5, g, programs="all", determined=True)
+        invalid = next(v for v in build.views if v.state == "I")
+        world = World.from_json(invalid.meta["world"])
+        original = World.from_json(next(v for v in build.views if v.state == "original").meta["world"])
+        assert world.categories != original.categories and len(world.categories) == len(original.categories)
+        render(original)  # show the original's layout again (the build's last render was I itself)
+        _PIXELS.pop(world, None)
+        assert np.array_equal(render(world), _draw_reference(world)), (g, world.kind)
+        kinds.add(world.kind)
+    assert kinds == set(CHART_KINDS)
+    assert {kind for kind, done in composed if done} == set(CHART_KINDS)  # the redraw path ran for every kind
+
+
+def test_pixel_rect_covers_the_box_and_margin_in_whole_pixels_inside_the_figure() -> None:
+    from matplotlib.transforms import Bbox
+
+    # floor(10.2 - 1.5), floor(20.7 - 1.5), ceil(30.5 + 1.5), ceil(40.0 + 1.5)
+    assert _pixel_rect(Bbox.from_extents(10.2, 20.7, 30.5, 40.0), 1.5) == (8, 19, 32, 42)
+    assert _pixel_rect(Bbox.from_extents(-5.0, -3.0, 700.0, 500.0), 1.5) == (0, 0, 640, 480)  # clipped

@@ -167,7 +167,8 @@ def test_manifest_hashes_match_the_files(chart_bench: Path) -> None:
     assert manifest["seed"] == 11 and manifest["n_groups"] == 24
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((chart_bench / rel).read_bytes()).hexdigest() == digest
-    assert set(manifest["versions"]) >= {"vqaudit", "matplotlib", "numpy", "pillow"}
+    assert set(manifest["versions"]) >= {"vqaudit", "matplotlib", "numpy", "pillow", "zlib"}
+    assert manifest["renderer"] == "vqaudit-charts-agg/2"  # /2: unfiltered PNG at zlib level 1 (issue 19)
 
 
 def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ so the same seed gives byte-identical views, images, certificates and manifest, 
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -33,7 +34,15 @@ from vqaudit.suites.charts.programs import (
     is_numeric,
     sample_program,
 )
-from vqaudit.suites.charts.render import Mask, apply_mask, category_mask, pixel_sha256, png_bytes, render
+from vqaudit.suites.charts.render import (
+    RENDERER,
+    Mask,
+    apply_mask,
+    category_mask,
+    pixel_sha256,
+    png_bytes,
+    render,
+)
 from vqaudit.suites.charts.tables import TABLE_NAMES, RealTable, load_table
 from vqaudit.suites.charts.witness import Witness, find_witness, make_certificate, make_determined_certificate
 from vqaudit.suites.charts.world import (
@@ -138,7 +147,7 @@ def plan_group(rng: np.random.Generator, table: RealTable, world: World, s: int,
         alt = world
         for (name, cat), value in m_cert.witness[1].items():
             alt = alt.with_value(world.series.index(name), world.categories.index(cat), value)
-        if pixel_sha256(apply_mask(render(alt), witness.mask)) != pixel_sha256(apply_mask(render(world), witness.mask)):
+        if not np.array_equal(apply_mask(render(alt), witness.mask), apply_mask(render(world), witness.mask)):
             raise VqauditError(f"{table.name}: the certified witness is visible through the {witness.mask.name} mask")
         witness = Witness(mask=witness.mask, world_b=alt, rejected=witness.rejected)
     d_view = None
@@ -232,6 +241,15 @@ def _queried_mask(world: World, c: int) -> Mask:
     return category_mask(world, c, "neighbors" if world.kind == "line" else "slot")
 
 
+def image_versions() -> dict[str, str]:
+    """The manifest's ``versions``: what labels, pixels and PNG bytes depend on.
+
+    vqaudit, Python, matplotlib, numpy, Pillow, and the zlib that compresses the images
+    (:func:`vqaudit.suites.charts.render.png_bytes`).
+    """
+    return dict(sorted({**versions("matplotlib", "numpy", "PIL"), "zlib": zlib.ZLIB_RUNTIME_VERSION}.items()))
+
+
 def build_charts(
     out: Path,
     n_groups: int,
@@ -275,7 +293,8 @@ def build_charts(
             "states": sorted({v.state for v in views}),
             "programs": programs,
             "determined_views": determined,
-            "versions": versions("matplotlib", "numpy", "PIL"),
+            "renderer": RENDERER,
+            "versions": image_versions(),
             "tables": {name: load_table(name).source for name in sorted(used_tables)},
         }
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import struct
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,14 +25,22 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.transforms import Bbox
 from PIL import Image
 
 from vqaudit.suites.charts.world import World
 
 WIDTH, HEIGHT, DPI = 640, 480, 100
 MASK_FILL = (150, 150, 150)
+RENDERER = "vqaudit-charts-agg/2"
+"""Renderer and image-format version in the manifest; /2: unfiltered PNG at zlib level 1 (pixels as /1's)."""
+PNG_LEVEL = 1
+""":func:`png_bytes`'s zlib level, chosen by measurement (``benchmarks/bench_build.py --png-levels``)."""
 COLORS = ("#1f77b4", "#ff7f0e")
 MARKERS = ("o", "s")
+_TICK_REACH_PX = (3.5 + 0.8 / 2) * DPI / 72 + 1.0
+"""How far outside the axes box spines and tick marks can paint: tick length plus half its width (matplotlib's
+default 3.5 pt and 0.8 pt), plus a pixel of antialiasing."""
 _RC: Any = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
@@ -154,12 +164,16 @@ def _configure_axes(ax: Any, world: World) -> None:
 class _Canvas:
     """One reused figure per axes rectangle, showing one layout at a time.
 
-    For a layout, the background (figure, axes, ticks, labels, grid; no data) is rasterized once; each world then
-    restores it, draws its data artists, then the figure-level title, value labels and legend. That is exactly
-    matplotlib's own draw order for the figure :func:`_draw_reference` builds (figure patch; then the axes: patch,
-    grid and axis at zorder 0.5, spines 2.5, data 3; then the figure texts at zorder 3 in creation order and the
-    legend at 5), so the pixels are the same bytes as a fresh figure's. A new layout reconfigures the same axes
-    (every layout property is set again), which reuses matplotlib's tick objects instead of building new ones.
+    For a layout, the background (figure, axes, ticks, labels, grid, and the title and legend; no data) is
+    rasterized once (or made from the previous layout's when only the category names differ, see
+    :meth:`_redraw_categories`), and the layout's data artists are made once; each world then sets the artists' values
+    (bar lengths, line and marker heights), restores the background and draws the data artists. Matplotlib's own
+    draw order for the figure :func:`_draw_reference` builds is: figure patch; the axes (patch, grid and axis at
+    zorder 0.5, spines 2.5, data 3); the figure texts at zorder 3 in creation order (title, value labels); the
+    legend at 5. Data artists are clipped to the axes box, so when the title and legend lie outside it (checked
+    with a 3 px margin; true of every layout here) drawing them before the data gives the same bytes. Otherwise,
+    and for the per-world value labels, they are drawn after the data, in matplotlib's order. A new layout
+    reconfigures the same axes (every layout property is set again), which reuses matplotlib's tick objects.
     """
 
     def __init__(self, world: World) -> None:
@@ -168,44 +182,161 @@ class _Canvas:
         self.ax = self.fig.add_axes(_axes_rect(world))
         self.key: World | None = None
         self.overlay: list[Any] = []
+        self.data: list[Any] = []
+        self.baked = False
         self.background: Any = None
+        self.frame: tuple[World, int] | None = None
+        self.category_box: Any = None
+        self.keep_out: list[Any] = []
 
     def show(self, world: World) -> None:
-        """Configure the axes for ``world``'s layout and rasterize its background."""
+        """Configure the axes for ``world``'s layout, make its data artists and rasterize its background."""
+        frame = _frame_key(world)
+        composable = self.key is not None and self.baked and frame == self.frame
         self.key = None
+        if not (composable and self._redraw_categories(world)):  # else the data artists fit the layout as they are
+            for artist in self.data:
+                artist.remove()
+            self.data = []
+            self._draw_frame(world)
+            self.data = _add_data(self.ax, world)
+        self.key, self.frame = _layout_key(world), frame
+
+    def _draw_frame(self, world: World) -> None:
+        """Draw the whole background of ``world``'s layout; record where its category-axis texts are."""
         for artist in self.overlay:
             artist.remove()
         self.overlay = []
         _configure_axes(self.ax, world)
-        self.canvas.draw()  # type: ignore[no-untyped-call]
-        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
         self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
         if len(world.series) > 1:
             handles = [_legend_handle(world, s) for s in range(len(world.series))]
             self.overlay.append(self.fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895),
                                                 ncol=len(world.series), frameon=False))
-        self.key = _layout_key(world)
+        self.canvas.draw()  # type: ignore[no-untyped-call]
+        renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
+        box = self.ax.bbox
+        extents = [artist.get_window_extent(renderer) for artist in self.overlay]
+        self.baked = not world.value_labels and all(_apart(e, box, 3.0) for e in extents)
+        if not self.baked:  # draw them after the data, as matplotlib does
+            for artist in self.overlay:
+                artist.set_visible(False)
+            self.canvas.draw()  # type: ignore[no-untyped-call]
+            for artist in self.overlay:
+                artist.set_visible(True)
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
+        category_axis, value_axis = _axes_of(self.ax, world)
+        self.category_box = category_axis.get_tightbbox(renderer)
+        reach = _TICK_REACH_PX
+        self.keep_out = [Bbox.from_extents(box.x0 - reach, box.y0 - reach, box.x1 + reach, box.y1 + reach),
+                         value_axis.get_tightbbox(renderer), *extents]
+
+    def _redraw_categories(self, world: World) -> bool:
+        """Turn the shown background into ``world``'s, whose layout differs only in its category names.
+
+        Only the category axis's tick labels and label differ (the tick positions, the value axis, title and
+        legend are the same), and they are drawn onto the figure's white, apart from everything else. So the
+        rectangle covering the old and new texts (plus 1.5 px) is reset to white and the new texts are drawn in
+        matplotlib's order (tick labels in tick order, then the axis label). Returns False, changing nothing
+        but the axes' configuration, when that rectangle comes near any other artist (axes box with spines and
+        ticks, value-axis texts, title, legend); the caller then draws the whole frame.
+        """
+        renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
+        category_axis, _ = _axes_of(self.ax, world)
+        _configure_axes(self.ax, world)
+        new_box = category_axis.get_tightbbox(renderer)
+        if new_box is None or self.category_box is None:
+            return False
+        c0, y0, c1, y1 = _pixel_rect(Bbox.union([self.category_box, new_box]), 1.5)
+        rect = Bbox.from_extents(c0, y0, c1, y1)
+        if not all(_apart(rect, other, 0.0) for other in self.keep_out if other is not None):
+            return False
+        self.canvas.restore_region(self.background)  # type: ignore[no-untyped-call]
+        pixels = np.asarray(self.canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+        pixels[HEIGHT - y1 : HEIGHT - y0, c0:c1] = 255  # the opaque white figure patch, as under a fresh figure's text
+        for tick in category_axis.get_major_ticks(len(category_axis.get_majorticklocs())):
+            tick.label1.draw(renderer)
+            tick.label2.draw(renderer)
+        category_axis.label.draw(renderer)
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)  # type: ignore[no-untyped-call]
+        self.category_box = new_box
+        return True
 
     def draw(self, world: World) -> np.ndarray:
         """The RGB pixels of ``world`` (which must have the shown layout); the figure is left as it was."""
-        added: list[Any] = []
+        _set_data(self.data, world)
+        labels = _value_label_row(self.fig, world) if world.value_labels else []
         try:
-            added = _add_data(self.ax, world)
-            labels = _value_label_row(self.fig, world) if world.value_labels else []
-            added += labels
             self.canvas.restore_region(self.background)  # type: ignore[no-untyped-call]
             renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
-            for artist in added[: len(added) - len(labels)]:  # data, in creation order (all at zorder 3)
+            for artist in self.data:  # in creation order (all at zorder 3)
                 artist.draw(renderer)
-            title, *legend = self.overlay
-            title.draw(renderer)
-            for artist in [*labels, *legend]:  # value-label texts (zorder 3, created after the title), legend (5)
-                artist.draw(renderer)
-            rgba = np.asarray(self.canvas.buffer_rgba())  # type: ignore[no-untyped-call]
-            return np.ascontiguousarray(rgba[:, :, :3])
+            if not self.baked:
+                title, *legend = self.overlay
+                for artist in [title, *labels, *legend]:  # texts at zorder 3 in creation order, then the legend
+                    artist.draw(renderer)
+            return _rgb(self.canvas)
         finally:
-            for artist in added:
+            for artist in labels:
                 artist.remove()
+
+
+def _frame_key(world: World) -> tuple[World, int]:
+    """What a layout's background depends on apart from the category names.
+
+    That is the world without values and names, and the number of categories (which fixes the tick positions).
+    """
+    return replace(world, values=(), categories=()), len(world.categories)
+
+
+def _axes_of(ax: Any, world: World) -> tuple[Any, Any]:
+    """The (category, value) axis objects of ``ax`` for ``world``'s kind."""
+    return (ax.yaxis, ax.xaxis) if world.kind == "hbar" else (ax.xaxis, ax.yaxis)
+
+
+def _pixel_rect(box: Any, margin: float) -> tuple[int, int, int, int]:
+    """Whole-pixel display rectangle ``(x0, y0, x1, y1)`` covering ``box`` grown by ``margin``, inside the figure."""
+    return (max(int(np.floor(box.x0 - margin)), 0), max(int(np.floor(box.y0 - margin)), 0),
+            min(int(np.ceil(box.x1 + margin)), WIDTH), min(int(np.ceil(box.y1 + margin)), HEIGHT))
+
+
+def _apart(a: Any, b: Any, margin: float) -> bool:
+    """Whether two display-space boxes are more than ``margin`` pixels apart along x or y."""
+    return bool(a.x0 > b.x1 + margin or a.x1 < b.x0 - margin or a.y0 > b.y1 + margin or a.y1 < b.y0 - margin)
+
+
+def _set_data(artists: list[Any], world: World) -> None:
+    """Give the data artists :func:`_add_data` made for ``world``'s layout the values of ``world``.
+
+    Sets exactly what :func:`_add_data` would have computed for these values (bar lengths ``value - axis_lo``,
+    line-segment and marker heights), so the artists are in the state of freshly made ones.
+    """
+    n = len(world.categories)
+    lo = float(world.axis_lo)
+    it = iter(artists)
+    for row in world.values:
+        vals = np.array([float(v) for v in row])
+        if world.kind == "vbar":
+            for length in vals - lo:
+                next(it).set_height(length)
+        elif world.kind == "hbar":
+            for length in vals - lo:
+                next(it).set_width(length)
+        elif world.kind == "line":
+            for j in range(n - 1):
+                next(it).set_ydata(vals[j : j + 2])
+            next(it).set_ydata(vals)
+        else:
+            next(it).set_ydata(vals)
+
+
+def _rgb(canvas: FigureCanvasAgg) -> np.ndarray:
+    """The canvas's pixels as a new RGB ``uint8`` array of shape (480, 640, 3) (alpha dropped)."""
+    rgba = np.asarray(canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+    out = np.empty((*rgba.shape[:2], 3), dtype=np.uint8)
+    for ch in range(3):  # one strided copy per channel: 4x faster than ascontiguousarray(rgba[:, :, :3])
+        out[:, :, ch] = rgba[:, :, ch]
+    return out
 
 
 _CANVASES: dict[bool, _Canvas] = {}
@@ -228,8 +359,7 @@ def _draw_reference(world: World) -> np.ndarray:
             handles = [_legend_handle(world, s) for s in range(k)]
             fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895), ncol=k, frameon=False)
         canvas.draw()  # type: ignore[no-untyped-call]
-        rgba = np.asarray(canvas.buffer_rgba())  # type: ignore[no-untyped-call]
-    return np.ascontiguousarray(rgba[:, :, :3])
+        return _rgb(canvas)
 
 
 def render(world: World) -> np.ndarray:
@@ -308,11 +438,38 @@ def pixel_sha256(pixels: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def png_bytes(pixels: np.ndarray) -> bytes:
-    """Encode RGB pixels as PNG with no metadata (byte-identical for identical pixels)."""
-    buf = io.BytesIO()
-    Image.fromarray(pixels, mode="RGB").save(buf, format="PNG", compress_level=6)
-    return buf.getvalue()
+def png_bytes(pixels: np.ndarray, level: int = PNG_LEVEL) -> bytes:
+    """Encode RGB pixels as a PNG with no metadata: byte-identical for identical pixels and zlib version.
+
+    The file is the PNG standard's minimum (signature, ``IHDR`` 8-bit truecolour, one ``IDAT``, ``IEND``; ISO/IEC
+    15948 §5, §11.2) with filter type 0 on every row and the stream compressed by zlib at ``level``. Pillow's
+    encoder tries all five filters per row, which took 6.7 ms per chart at its level 6 (22 KiB); unfiltered at
+    level 1 takes under 2 ms and is about as small (24 KiB), because a chart is mostly runs of flat colour
+    (``benchmarks/bench_build.py --png-levels`` measures every level). The bytes depend on the zlib version, which
+    the manifest records.
+
+    Args:
+        pixels: RGB ``uint8`` array of shape (height, width, 3), height and width >= 1.
+        level: zlib compression level, 0 (stored) to 9.
+
+    Raises:
+        ValueError: pixels of another shape or dtype, or a level outside 0..9.
+    """
+    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3 or 0 in pixels.shape:
+        raise ValueError(f"png_bytes needs RGB uint8 pixels of shape (h, w, 3), got {pixels.dtype} {pixels.shape}")
+    if not 0 <= level <= 9:
+        raise ValueError(f"zlib level {level} outside 0..9")
+    height, width, _ = pixels.shape
+    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # a leading 0 per row: filter type None
+    rows[:, 1:] = pixels.reshape(height, 3 * width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, deflate, filter method 0, no interlace
+    return b"".join([b"\x89PNG\r\n\x1a\n", _chunk(b"IHDR", header),
+                     _chunk(b"IDAT", zlib.compress(rows.tobytes(), level)), _chunk(b"IEND", b"")])
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC-32 of type and data (ISO/IEC 15948 §5.3)."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 def decode_png(data: bytes) -> np.ndarray:
