@@ -20,6 +20,7 @@ import contextlib
 import os
 import platform
 import sys
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -155,6 +156,7 @@ def _fingerprint() -> dict[str, str]:
         module = sys.modules.get(name)
         if module is not None:
             out[name] = str(getattr(module, "__version__", "unknown"))
+    out["zlib"] = zlib.ZLIB_RUNTIME_VERSION  # chart PNG bytes depend on it (suites/charts/render.py::png_bytes)
     return out
 
 

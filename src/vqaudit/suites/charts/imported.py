@@ -48,7 +48,7 @@ from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
 from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table
 from vqaudit.suites.charts.world import ChartKind, World, replace_category
-from vqaudit.suites.common import GroupBuild, build_benchmark, versions
+from vqaudit.suites.common import GroupBuild, build_benchmark
 
 MAX_GRID_POINTS = 10_000
 """Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
@@ -336,6 +336,9 @@ def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: 
         reasons = ", ".join(f"{k}: {n}" for k, n in sorted(result.skipped.items())) or "no plot in the input"
         raise VqauditError(f"no {source} plot gave a group ({reasons})")
 
+    from vqaudit.suites.charts.build import image_versions
+    from vqaudit.suites.charts.render import RENDERER
+
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
         used = {str(g.meta["table"]) for g in groups}
         return {
@@ -344,7 +347,8 @@ def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: 
             "inputs": {p.name: sha256_bytes(p.read_bytes()) for p in _files(inputs)},
             "n_plots_read": result.n_read, "n_plots_usable": len(builds),
             "skipped": dict(sorted(result.skipped.items())),
-            "versions": versions("matplotlib", "numpy", "PIL"),
+            "renderer": RENDERER,
+            "versions": image_versions(),
             "tables": {p.table.name: p.table.source for p in result.plots if p.table.name in used},
         }
 
