@@ -67,6 +67,7 @@ GROUND_ALBEDO = 0.42
 # The renderer's version, recorded in every scenes manifest: /2 shades in float32 and takes the 8 soft-shadow samples
 # only near shadow edges (issue 19), so its images differ from /1's (at most 13 levels on a few pixels per frame).
 RENDERER = "vqaudit-scenes-raycast/2"
+SHARP_FROM = np.float32(0.7)  # below it the sharp highlight ndoth**300 is exactly 0.0 in float32
 EDGE_PX = 8  # half-width of the window in which a centre-ray shadow edge makes a point take all 8 samples
 DISC = tuple((float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in
              [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)])
@@ -294,18 +295,22 @@ def _visibility(scene: Scene, camera: Camera, lift: tuple[F64, F64, F64], active
     fine_img[r0:r1, c0:c1] = _dilate(dark, EDGE_PX) & _dilate(lit, EDGE_PX)
     fine = fine_img.ravel() & active
     others = np.zeros((len(DISC) - 1, n), dtype=bool)  # per other sample: blocked by some object
+    rest = np.array(samples[1:])  # (7, 3)
     for obj, idx, pts, _, _ in near:
         pick = fine[idx]
         if not pick.any():
             continue
         f_idx, f_pts = idx[pick], pts[pick]
-        for j, sample in enumerate(samples[1:]):
-            sv = sample - f_pts
-            sdist = np.sqrt((sv * sv).sum(axis=1))
-            sdir = sv / sdist[:, None]
-            keep = np.nonzero(candidates(obj, f_pts, sdir))[0]
-            t = hit_distance(obj, f_pts[keep], sdir[keep])
-            others[j, f_idx[keep[t < sdist[keep]]]] = True
+        # the 7 other samples' rays from these points in one batch: (7 * m, 3), sample-major
+        sv = rest[:, None, :] - f_pts[None, :, :]
+        sdist = np.sqrt((sv * sv).sum(axis=2))
+        sdir = (sv / sdist[:, :, None]).reshape(-1, 3)
+        origins = np.broadcast_to(f_pts[None, :, :], sv.shape).reshape(-1, 3)
+        flat_dist = sdist.ravel()
+        keep = np.nonzero(candidates(obj, origins, sdir))[0]
+        t = hit_distance(obj, origins[keep], sdir[keep])
+        hits = keep[t < flat_dist[keep]]
+        others[hits // len(f_idx), f_idx[hits % len(f_idx)]] = True
     fine_at = np.nonzero(fine)[0]
     count = centre[fine_at].astype(np.float32) + others[:, fine_at].sum(axis=0, dtype=np.int32).astype(np.float32)
     out[centre] = 0.0
@@ -369,7 +374,11 @@ def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: N
         nd2 = ndoth * ndoth
         nd4 = nd2 * nd2
         nd12 = nd4 * nd4 * nd4
-        spec_sharp += ((ndoth**300) * w_o)[None, :] * power[:, None] * 4.0
+        # x**300 underflows to exactly 0 in float32 below 2**-0.5 (x**300 < 2**-150): raise only the others
+        sharp = np.zeros_like(ndoth)
+        bright = np.nonzero(ndoth >= SHARP_FROM)[0]
+        sharp[bright] = ndoth[bright] ** 300 * w_o[bright]
+        spec_sharp += sharp[None, :] * power[:, None] * 4.0
         spec_broad += (nd12 * w_o)[None, :] * power[:, None] * 0.06
     del px_o, py_o, pz_o
     dn = (dx * nx + dy * ny) + dz * nz
