@@ -15,12 +15,12 @@ from __future__ import annotations
 import gzip
 import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _timing import measure, ratio, timed  # noqa: E402
 from tests.parsing.vlmevalkit_reference import can_infer  # noqa: E402
 
 from vqaudit.parsing.choice import ChoiceMatch, extract_choice, match_choice  # noqa: E402
@@ -56,17 +56,19 @@ def main() -> None:
             wrong_theirs = sum(t is not None and t != e for t, (_, _, e) in zip(theirs, rows, strict=True))
             print(f"  decisions unlike the hand reading: vqaudit {wrong_ours}, can_infer {wrong_theirs}")
     sheet = _rows()["llava15_13b_mmbench_dev"]
-    start = time.perf_counter()
-    for opts, reply, _ in sheet:
-        extract_choice(reply, opts)
-    per = (time.perf_counter() - start) / len(sheet) * 1e6
-    print(f"extract_choice on the sheet: {per:.1f} us per reply")
+    with timed("extract_choice on the sheet", len(sheet), "reply", descendants=False) as ours_t:
+        for opts, reply, _ in sheet:
+            extract_choice(reply, opts)
+    print(ours_t.line())
+    with timed("VLMEvalKit can_infer on the sheet (baseline)", len(sheet), "reply", descendants=False) as base_t:
+        for opts, reply, _ in sheet:
+            can_infer(reply, dict(opts))
+    print(base_t.line())
+    print(ratio(ours_t, base_t))
     opts = {"A": "a horse", "B": "a dog", "C": "a cat", "D": "a cow"}
     for label, reply in (("'Answer:' + 16K '*'", "Answer:" + "*" * 16_000), ("16K newlines", "\n" * 16_000 + "x"),
                          ("'answer is option' + 16K spaces", "answer is option" + " " * 16_000)):
-        start = time.perf_counter()
-        extract_choice(reply, opts)
-        print(f"extract_choice on {label}: {(time.perf_counter() - start) * 1e3:.1f} ms")
+        print(measure(f"extract_choice on {label}", lambda r=reply: extract_choice(r, opts)).line())
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 The benchmark is synthetic (tests/harness/helpers.py: charts-source groups of 3 views with 4x4 PNG images, so
 the time is the exporter's and importer's own work, not image encoding); replies are written in each
 harness's output format by the same helpers the tests use. Reported: wall and CPU seconds per export and
-per import, and views per second. Run by hand: ``.venv/bin/python benchmarks/bench_harness.py [--groups N]``.
+per import (CPU of this process and any children), and views per CPU second. Run by hand:
+``.venv/bin/python benchmarks/bench_harness.py [--groups N]``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _timing import timed  # noqa: E402
 
 from harness import helpers  # noqa: E402
 from vqaudit.harness import export_benchmark, import_predictions  # noqa: E402
@@ -27,11 +29,10 @@ LOGS = {
 }
 
 
-def timed(label: str, n_views: int, work: object) -> None:
-    wall, cpu = time.perf_counter(), time.process_time()
-    work()  # type: ignore[operator]
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(f"{label:28s} {wall:7.2f} s wall {cpu:7.2f} s CPU {n_views / wall:10,.0f} views/s")
+def step(label: str, n_views: int, work: object) -> None:
+    with timed(label, n_views, "view") as took:
+        work()  # type: ignore[operator]
+    print(took.line(f"{n_views / took.cpu:,.0f} views per CPU second"))
 
 
 def main() -> int:
@@ -45,9 +46,9 @@ def main() -> int:
         replies = {v.view_id: f'{{"answerable": false, "answer": null, "reason": "{v.view_id}"}}' for v in views}
         print(f"{len(views):,} views ({args.groups:,} groups)")
         for harness, (file_name, write) in LOGS.items():
-            timed(f"export {harness}", len(views), lambda h=harness: export_benchmark(bench, h, tmp / f"ex-{h}"))
+            step(f"export {harness}", len(views), lambda h=harness: export_benchmark(bench, h, tmp / f"ex-{h}"))
             pred = write(tmp / f"ex-{harness}", replies, tmp / f"{harness}-{file_name}")
-            timed(f"import {harness} ({file_name})", len(views),
+            step(f"import {harness} ({file_name})", len(views),
                   lambda h=harness, p=pred: import_predictions(p, bench, h, tmp / f"run-{h}"))
     return 0
 

@@ -4,7 +4,7 @@ Builds the tiny model (tests/fixtures/tiny_vlm.py) and a small chart benchmark i
 ``hf:MODEL`` once per batch size and asks every view with ``--concurrency`` = batch size calls in flight (as
 the run stage does), so the backend's batcher forms batches of up to that size. Model loading is not timed.
 Wall-clock replies/s depend on what else runs on the machine; CPU seconds per reply (all threads of this
-process) depend less on it.
+process) depend less on it; each batch size is compared with the unbatched run (its baseline) on both.
 Also compares every batch size's replies with the unbatched ones: padding changes floating-point reduction
 order, so on a random model (flat logits, near-ties) a reply can diverge after many identical tokens; the count
 and the shortest common prefix (in words) are printed.
@@ -20,8 +20,9 @@ import importlib.util
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import Timing, ratio, timed
 
 from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.run import image_mime
@@ -57,7 +58,7 @@ def requests_for(bench: Path) -> list[Request]:
     return out
 
 
-async def ask_all(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], float, float]:
+async def ask_all(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], Timing]:
     pending = iter(enumerate(requests))
     replies: list[str] = [""] * len(requests)
 
@@ -65,11 +66,10 @@ async def ask_all(backend: object, requests: list[Request], concurrency: int) ->
         for i, request in pending:
             replies[i] = await backend.complete(request)  # type: ignore[attr-defined]
 
-    started, cpu_started = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    with timed(f"batch_size {concurrency:3d}", len(requests), "reply") as took:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
     await backend.aclose()  # type: ignore[attr-defined]
-    return replies, elapsed, cpu
+    return replies, took
 
 
 def compare(replies: list[str], reference: list[str]) -> str:
@@ -99,20 +99,20 @@ def main() -> None:
               f"{args.max_new_tokens}, device {args.device}, torch {torch.__version__} with "
               f"{torch.get_num_threads()} threads")
         reference: list[str] | None = None
-        base_rate = None
+        unbatched: Timing | None = None
         for size in (int(s) for s in args.batch_sizes.split(",")):
             backend = load_backend(f"hf:{model}", model_options({"batch_size": str(size), "device": args.device,
                                                               "max_new_tokens": str(args.max_new_tokens)}))
-            replies, elapsed, cpu = asyncio.run(ask_all(backend, requests, size))
-            rate = len(requests) / elapsed
-            base_rate = base_rate or rate
+            replies, took = asyncio.run(ask_all(backend, requests, size))
+            unbatched = unbatched or took
             sizes = backend.batch_sizes  # type: ignore[attr-defined]
             if reference is None:
                 reference = replies
             same = compare(replies, reference)
-            print(f"batch_size {size:3d}: {rate:7.1f} replies/s ({elapsed:6.2f} s wall, {cpu / len(requests):.3f} "
-                  f"CPU s/reply, {len(sizes)} batches, mean "
-                  f"{sum(sizes) / len(sizes):.1f}; x{rate / base_rate:.2f} of unbatched; vs unbatched: {same})")
+            print(took.line(f"{len(requests) / took.cpu:.1f} replies per CPU second, {len(sizes)} batches, mean "
+                            f"{sum(sizes) / len(sizes):.1f}; vs unbatched: {same}"))
+            if took is not unbatched:
+                print("  " + ratio(took, unbatched))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ import csv
 import io
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import timed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,27 +72,29 @@ def main() -> int:
         print(f"1. MMBench samples + copies: {loaded.n_rows} rows -> {len(loaded.items)} items "
               f"({loaded.merged_rows} copies merged); AAD groups {manifest['counts']['aad/base']}")
         big = _write(work / "dev.tsv", header, _circular(rows, 1110))
-        t0 = time.perf_counter()
-        loaded = load_mc(big)
-        dt = time.perf_counter() - t0
-        print(f"   dev-sized file: {loaded.n_rows} rows -> {len(loaded.items)} items in {dt:.2f} s")
+        with timed("   load_mc, dev-sized file", unit="row") as took:
+            loaded = load_mc(big)
+            took.count = loaded.n_rows
+        print(took.line(f"{len(loaded.items)} items"))
 
         sheet = ROOT / "tests" / "fixtures" / "upd" / "llava15_13b_mmbench_dev.xlsx"
-        t0 = time.perf_counter()
-        summary, _ = run_mc_audit(sheet, "mmbench")
-        dt = time.perf_counter() - t0
+        with timed("   run_mc_audit (vqaudit audit --benchmark mmbench)", unit="row") as took:
+            summary, _ = run_mc_audit(sheet, "mmbench")
+            took.count = int(summary["choice"]["rows"])
         circ = summary["circular"]
         print(f"2. LLaVA-1.5-13B MMBench dev: {summary['choice']['rows']} rows, {circ['groups']} questions, "
-              f"circular {100 * circ['accuracy']:.2f} (published 67.7) in {dt:.2f} s")
+              f"circular {100 * circ['accuracy']:.2f} (published 67.7)")
+        print(took.line())
 
         tables = ROOT / "tests" / "fixtures" / "charts" / "chartqa_tables"
-        t0 = time.perf_counter()
-        result = read_chartqa(tables)
-        manifest = build_imported_charts(work / "chartqa", "chartqa", result, [tables], seed=0, max_groups=100)
-        dt = time.perf_counter() - t0
+        with timed("   read_chartqa + build_imported_charts", unit="group") as took:
+            result = read_chartqa(tables)
+            manifest = build_imported_charts(work / "chartqa", "chartqa", result, [tables], seed=0, max_groups=100)
+            took.count = int(manifest["n_groups"])
         faults = verify_benchmark(work / "chartqa", workers=1)
-        print(f"3. ChartQA tables: {result.n_read} read, {manifest['n_groups']} groups built in {dt:.1f} s, "
+        print(f"3. ChartQA tables: {result.n_read} read, {manifest['n_groups']} groups built, "
               f"verify faults {len(faults)}; skipped {manifest['skipped']}")
+        print(took.line())
     return 0
 
 

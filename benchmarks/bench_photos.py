@@ -11,11 +11,11 @@ Usage: python benchmarks/bench_photos.py [--groups 24] [--workers 1] [--seed 0] 
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from _timing import timed
 
 from vqaudit.store import load_benchmark
 from vqaudit.suites.photos.build import build_photos
@@ -23,21 +23,12 @@ from vqaudit.suites.photos.masks import MASK_KINDS
 from vqaudit.suites.photos.sheet import contact_sheet
 
 
-def _cpu() -> float:
-    """User + system CPU seconds of this process and its finished worker processes."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
 def bench(label: str, groups: int, workers: int, seed: int, mask: str, matched: bool, **inputs: Any) -> Path:
     out = Path(tempfile.mkdtemp()) / f"photos-{label}-{mask}"
-    t0, c0 = time.perf_counter(), _cpu()
-    manifest = build_photos(out, groups, seed, workers=workers, mask=mask, matched=matched, **inputs)
-    took, took_cpu = time.perf_counter() - t0, _cpu() - c0
+    with timed(f"{label:8s} mask={mask:8s} workers={workers}", groups, "group") as took:
+        manifest = build_photos(out, groups, seed, workers=workers, mask=mask, matched=matched, **inputs)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
-    print(f"{label:8s} mask={mask:8s} {groups} groups ({manifest['n_views']} views) in {took:5.1f} s wall, "
-          f"{took_cpu:5.1f} s CPU, workers={workers}: {1000 * took_cpu / groups:6.0f} CPU-ms/group; {size:.1f} MB; "
-          f"load average {os.getloadavg()[0]:.2f}; folder {out}")
+    print(took.line(f"{manifest['n_views']} views; {size:.1f} MB; folder {out}"))
     print(f"         candidates {manifest['candidates']}, rejected {manifest['rejected_candidates']}, "
           f"strata {manifest['strata']}")
     return out

@@ -19,11 +19,11 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import load_line, ratio, timed  # noqa: E402
 from bench_openai import SERVER, write_bench  # noqa: E402
 
 from vqaudit.executors import LocalExecutor, RayExecutor, start_ray, using  # noqa: E402
@@ -56,19 +56,17 @@ def replies(run_dir: Path) -> dict[str, str | None]:
 
 def bench_build(tmp: Path, groups: int, workers: int) -> None:
     tmp.mkdir(parents=True)
-    started = time.perf_counter()
-    with using(LocalExecutor()):
+    with timed(f"build {groups} groups, local ({workers} processes)", groups, "group") as local, \
+            using(LocalExecutor()):
         build_charts(tmp / "local", groups, 0, workers=workers)
-    local_s = time.perf_counter() - started
-    started, cpu = time.perf_counter(), time.process_time()
-    with using(RayExecutor()):
+    print(local.line())
+    # children: the whole local Ray instance (raylet, GCS, workers), idle overhead included
+    with timed(f"build {groups} groups, ray ({workers} CPUs)", groups, "group") as ray, using(RayExecutor()):
         build_charts(tmp / "ray", groups, 0, workers=workers)
-    ray_s, driver_s = time.perf_counter() - started, time.process_time() - cpu
+    print(ray.line(f"driver CPU {ray.per(ray.cpu_self) * 1000:.0f} ms/group (writes, hashes, Ray client)"))
+    print(ratio(ray, local))
     same = tree(tmp / "local") == tree(tmp / "ray")
-    print(f"build {groups} groups: local ({workers} processes) {local_s:.1f} s ({groups / local_s:.2f} groups/s); "
-          f"ray ({workers} CPUs) {ray_s:.1f} s ({groups / ray_s:.2f} groups/s); ray/local {ray_s / local_s:.2f}; "
-          f"byte-identical: {same}; driver CPU with ray {driver_s / groups * 1000:.0f} ms/group (writes, hashes, "
-          "Ray client)")
+    print(f"byte-identical: {same}")
 
 
 def bench_run(tmp: Path, views: int, concurrency: int, delay_s: float, replicas: int) -> None:
@@ -76,21 +74,22 @@ def bench_run(tmp: Path, views: int, concurrency: int, delay_s: float, replicas:
     proc, url = start_server(delay_s)
     spec = f"openai:bench@{url}"
     try:
-        started = time.perf_counter()
-        local = run_benchmark(bench, spec, tmp / "run-local", concurrency=concurrency, progress=False)
-        local_s = time.perf_counter() - started
-        started = time.perf_counter()
-        ray = run_benchmark(bench, spec, tmp / "run-ray", concurrency=concurrency, progress=False,
-                            executor=RayExecutor(), replicas=replicas)
-        ray_s = time.perf_counter() - started
+        # children include the fake server's process
+        with timed(f"run {views} views, local (server delay {delay_s * 1000:.0f} ms, concurrency {concurrency})",
+                   views, "view") as local_t:
+            local = run_benchmark(bench, spec, tmp / "run-local", concurrency=concurrency, progress=False)
+        print(local_t.line())
+        with timed(f"run {views} views, ray ({replicas} replicas, incl. their start)", views, "view") as ray_t:
+            ray = run_benchmark(bench, spec, tmp / "run-ray", concurrency=concurrency, progress=False,
+                                executor=RayExecutor(), replicas=replicas)
+        print(ray_t.line())
+        print(ratio(ray_t, local_t))
     finally:
         proc.kill()
         proc.wait()
     assert local.n_errors == ray.n_errors == 0, (local, ray)
     same = replies(tmp / "run-local") == replies(tmp / "run-ray")
-    print(f"run {views} views (server delay {delay_s * 1000:.0f} ms, concurrency {concurrency}): local "
-          f"{views / local_s:.0f} views/s ({local_s:.1f} s); ray ({replicas} replicas, incl. their start) "
-          f"{views / ray_s:.0f} views/s ({ray_s:.1f} s); same cache: {same}")
+    print(f"same cache: {same}")
 
 
 def main() -> None:
@@ -104,16 +103,16 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     args = parser.parse_args()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    started = time.perf_counter()
-    start_ray(RayExecutor(num_cpus=args.workers))
-    print(f"ray start-up (local instance, {args.workers} CPUs): {time.perf_counter() - started:.1f} s")
+    print(f"before: {load_line()}")
+    with timed(f"ray start-up (local instance, {args.workers} CPUs)") as took:
+        start_ray(RayExecutor(num_cpus=args.workers))
+    print(took.line())
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("build", "all"):
             bench_build(Path(tmp) / "build", args.groups, args.workers)
         if args.part in ("run", "all"):
             bench_run(Path(tmp) / "run", args.views, args.concurrency, args.delay_s, args.replicas)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"after: {load_line()}")
 
 
 if __name__ == "__main__":

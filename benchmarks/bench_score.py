@@ -10,11 +10,11 @@ Run: ``.venv/bin/python benchmarks/bench_score.py``. Target: under 5 s for all s
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import numpy as np
+from _timing import judge, load_line, timed
 
 from vqaudit.metrics import (
     answerability_metrics,
@@ -76,41 +76,33 @@ def main() -> int:
     print(f"built {n_outcomes:,} synthetic outcomes in {time.perf_counter() - t0:.2f} s (not timed)")
 
     clear_weight_cache()
-    timings = []
-    cpu_timings = []
     results = []
+    steps = []
     for i, outcomes in enumerate(configurations):
-        start, cpu0 = time.perf_counter(), time.process_time()
-        results.append(answerability_metrics(outcomes, n_draws=N_DRAWS, seed=0))
-        timings.append(time.perf_counter() - start)
-        cpu_timings.append(time.process_time() - cpu0)
+        with timed(f"config {i}: answerability_metrics", len(outcomes), "outcome", descendants=False) as took:
+            results.append(answerability_metrics(outcomes, n_draws=N_DRAWS, seed=0))
+        steps.append(took)
         charts = results[-1]["charts"]
-        print(
-            f"config {i}: {timings[-1]:.3f} s  charts Bk={charts['Bk']:.3f} ci={charts['ci']['Bk']}  "
-            f"Jk={charts['Jk']:.3f} Ebal={charts['Ebal']:.3f}"
-        )
-    total, total_cpu = sum(timings), sum(cpu_timings)
+        print(took.line(f"charts Bk={charts['Bk']:.3f} ci={charts['ci']['Bk']} Jk={charts['Jk']:.3f} "
+                        f"Ebal={charts['Ebal']:.3f}"))
+    total, total_cpu = sum(t.wall for t in steps), sum(t.cpu for t in steps)
     print(f"answerability_metrics, 6 configurations x 3 sources x {N_DRAWS:,} draws: {total:.3f} s wall, "
           f"{total_cpu:.3f} s CPU total")
-
-    start = time.perf_counter()
-    for outcomes in configurations:
-        group_counts(outcomes)
-    print(f"  of which group_counts (pure Python reduction) ~ {time.perf_counter() - start:.3f} s")
-    start = time.perf_counter()
-    for outcomes in configurations:
-        failure_accounting(outcomes)
-    print(f"failure_accounting, 6 configurations: {time.perf_counter() - start:.3f} s")
-    start = time.perf_counter()
-    point, lo, hi = paired_difference(configurations[5], configurations[4], "Jk", source="charts", n_draws=N_DRAWS)
-    print(f"paired_difference Jk charts config5-config4: {point:+.4f} [{lo:+.4f}, {hi:+.4f}]")
-    print(f"  in {time.perf_counter() - start:.3f} s")
-
-    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
-    verdict = "OK" if total_cpu < TARGET_S else "TOO SLOW"  # judged on CPU time: wall time varies with load
-    print(f"{verdict}: {total_cpu:.3f} s CPU vs target {TARGET_S:.1f} s")
-    return 0 if total_cpu < TARGET_S else 1
-
+    with timed("  of which group_counts (pure Python reduction)", descendants=False) as took:
+        for outcomes in configurations:
+            group_counts(outcomes)
+    print(took.line())
+    with timed("failure_accounting, 6 configurations", descendants=False) as took:
+        for outcomes in configurations:
+            failure_accounting(outcomes)
+    print(took.line())
+    with timed("paired_difference Jk charts config5-config4", descendants=False) as took:
+        point, lo, hi = paired_difference(configurations[5], configurations[4], "Jk", source="charts",
+                                          n_draws=N_DRAWS)
+    print(took.line(f"{point:+.4f} [{lo:+.4f}, {hi:+.4f}]"))
+    print(load_line())
+    ok = judge("answerability_metrics, all six configurations", total_cpu, TARGET_S, unit=" s")
+    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(main())

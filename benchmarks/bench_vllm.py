@@ -19,8 +19,9 @@ import importlib.util
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import Timing, ratio, timed
 
 from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.run import image_mime, run_benchmark
@@ -56,7 +57,7 @@ def requests_for(bench: Path) -> list[Request]:
     return out
 
 
-async def ask(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], float]:
+async def ask(backend: object, requests: list[Request], concurrency: int) -> tuple[list[str], Timing]:
     pending = iter(enumerate(requests))
     replies = [""] * len(requests)
 
@@ -64,9 +65,10 @@ async def ask(backend: object, requests: list[Request], concurrency: int) -> tup
         for i, request in pending:
             replies[i] = await backend.complete(request)  # type: ignore[attr-defined]
 
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return replies, time.perf_counter() - started
+    # CPU: this process (vLLM's engine threads) and its engine worker processes, if any
+    with timed(f"concurrency {concurrency}", len(requests), "reply") as took:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return replies, took
 
 
 def main() -> None:
@@ -99,19 +101,18 @@ def main() -> None:
         sizes = backend.batch_sizes  # type: ignore[attr-defined]
         n_same = sum(a == b for a, b in zip(batched, single, strict=True))
         print(f"tiny LLaVA via vLLM, {len(requests)} chart views, max_new_tokens {args.max_new_tokens}")
-        print(f"concurrency {args.concurrency}: {len(requests) / t_batched:8.1f} replies/s "
-              f"(largest LLM.chat batch {max(sizes)})")
-        print(f"concurrency 1:  {len(requests) / t_single:8.1f} replies/s")
+        print(t_batched.line(f"{len(requests) / t_batched.wall:.1f} replies/s; largest LLM.chat batch {max(sizes)}"))
+        print(t_single.line(f"{len(requests) / t_single.wall:.1f} replies/s"))
+        print(ratio(t_batched, t_single))
         print(f"replies equal batched vs one at a time: {n_same} of {len(requests)}")
         del backend
         gc.collect()
 
-        started = time.perf_counter()
-        summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=args.concurrency, progress=False,
-                                options=model_options(model_args))
-        elapsed = time.perf_counter() - started
-        print(f"run stage (engine start included): {summary.n_asked / elapsed:.1f} replies/s, "
-              f"{summary.n_errors} errors")
+        with timed("run stage (engine start included)", unit="reply") as took:
+            summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=args.concurrency, progress=False,
+                                    options=model_options(model_args))
+            took.count = summary.n_asked
+        print(took.line(f"{summary.n_asked / took.wall:.1f} replies/s, {summary.n_errors} errors"))
 
 
 if __name__ == "__main__":

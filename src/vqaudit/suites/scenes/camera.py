@@ -72,10 +72,13 @@ class Camera:
         j = np.arange(self.height, dtype=np.float64) + 0.5
         x = (i[None, :] - self.width / 2) / self.focal
         y = -(j[:, None] - self.height / 2) / self.focal
-        d = np.stack(np.broadcast_arrays(x, y, -np.ones_like(x * y)), axis=-1)
+        d = np.empty((self.height, self.width, 3))
+        d[..., 0], d[..., 1], d[..., 2] = x, y, -1.0
         d = d @ self.r  # camera -> world (R is orthonormal)
-        norm: F64 = d / np.linalg.norm(d, axis=-1, keepdims=True)
-        return norm
+        # the Euclidean norm with the same operations as np.linalg.norm(axis=-1): ((x*x + y*y) + z*z) ** 0.5
+        x2, y2, z2 = d[..., 0] * d[..., 0], d[..., 1] * d[..., 1], d[..., 2] * d[..., 2]
+        d /= np.sqrt(x2 + y2 + z2)[..., None]
+        return d
 
     def to_json(self) -> dict[str, object]:
         """JSON form (for view metadata)."""

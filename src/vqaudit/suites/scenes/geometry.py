@@ -58,33 +58,37 @@ def _to_world(obj: SceneObject, normals: F64) -> F64:
     return out
 
 
-def _sphere(o: F64, d: F64, r: float) -> tuple[F64, F64]:
+def _sphere(o: F64, d: F64, r: float, normals: bool) -> tuple[F64, F64 | None]:
     b = np.einsum("ij,ij->i", o, d)
     disc = b * b - (np.einsum("ij,ij->i", o, o) - r * r)
     sq = np.sqrt(np.maximum(disc, 0.0))
     t0, t1 = -b - sq, -b + sq
     t = np.where(t0 > EPS, t0, np.where(t1 > EPS, t1, np.inf))
     t = np.where(disc >= 0.0, t, np.inf)
+    if not normals:
+        return t, None
     p = o + d * np.where(np.isfinite(t), t, 0.0)[:, None]
     return t, p / r
 
 
-def _box(o: F64, d: F64, h: float) -> tuple[F64, F64]:
+def _box(o: F64, d: F64, h: float, normals: bool) -> tuple[F64, F64 | None]:
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / np.where(np.abs(d) < 1e-12, 1e-12, d)
         ta, tb = (-h - o) * inv, (h - o) * inv
     tlo, thi = np.minimum(ta, tb), np.maximum(ta, tb)
     tmin, tmax = tlo.max(axis=1), thi.min(axis=1)
-    axis = tlo.argmax(axis=1)
     hit = (tmax >= tmin) & (tmax > EPS)
     t = np.where(hit, np.where(tmin > EPS, tmin, tmax), np.inf)
+    if not normals:
+        return t, None
+    axis = tlo.argmax(axis=1)
     n = np.zeros_like(o)
     rows = np.arange(len(o))
     n[rows, axis] = -np.sign(d[rows, axis])
     return t, n
 
 
-def _cylinder(o: F64, d: F64, r: float) -> tuple[F64, F64]:
+def _cylinder(o: F64, d: F64, r: float, normals: bool) -> tuple[F64, F64 | None]:
     h = r
     a = d[:, 0] ** 2 + d[:, 1] ** 2
     b = o[:, 0] * d[:, 0] + o[:, 1] * d[:, 1]
@@ -101,10 +105,22 @@ def _cylinder(o: F64, d: F64, r: float) -> tuple[F64, F64]:
     tc = np.where((tc > EPS) & (pc[:, 0] ** 2 + pc[:, 1] ** 2 <= r * r), tc, np.inf)
     side = ts <= tc
     t = np.where(side, ts, tc)
+    if not normals:
+        return t, None
     p = o + d * np.where(np.isfinite(t), t, 0.0)[:, None]
     n = np.where(side[:, None], np.stack([p[:, 0] / r, p[:, 1] / r, np.zeros_like(t)], axis=1),
                  np.stack([np.zeros_like(t), np.zeros_like(t), np.where(d[:, 2] < 0, 1.0, -1.0)], axis=1))
     return t, n
+
+
+def _nearest(obj: SceneObject, origins: F64, dirs: F64, normals: bool) -> tuple[F64, F64 | None]:
+    o, d = _local(obj, origins, dirs)
+    s = scale(obj)
+    if obj.shape == "sphere":
+        return _sphere(o, d, s, normals)
+    if obj.shape == "cylinder":
+        return _cylinder(o, d, s, normals)
+    return _box(o, d, s, normals)
 
 
 def intersect(obj: SceneObject, origins: F64, dirs: F64) -> tuple[F64, F64]:
@@ -119,15 +135,17 @@ def intersect(obj: SceneObject, origins: F64, dirs: F64) -> tuple[F64, F64]:
         ``(t, normals)``: hit distance (N,), ``inf`` where the ray misses; outward unit normals (N, 3) in world
         coordinates (undefined where ``t`` is ``inf``).
     """
-    o, d = _local(obj, origins, dirs)
-    s = scale(obj)
-    if obj.shape == "sphere":
-        t, n = _sphere(o, d, s)
-    elif obj.shape == "cylinder":
-        t, n = _cylinder(o, d, s)
-    else:
-        t, n = _box(o, d, s)
+    t, n = _nearest(obj, origins, dirs, True)
+    assert n is not None
     return t, _to_world(obj, n)
+
+
+def hit_distance(obj: SceneObject, origins: F64, dirs: F64) -> F64:
+    """Nearest hit distance of each ray with ``obj``, (N,) world units, ``inf`` where it misses.
+
+    The same arithmetic as :func:`intersect` (bit-identical ``t``) without the normals: for shadow rays.
+    """
+    return _nearest(obj, origins, dirs, False)[0]
 
 
 def candidates(obj: SceneObject, origins: F64, dirs: F64, margin: float = 0.0) -> B:

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from vqaudit.suites.scenes.camera import Camera
-from vqaudit.suites.scenes.geometry import bounding_radius, candidates, intersect, properties
+from vqaudit.suites.scenes.geometry import bounding_radius, candidates, hit_distance, intersect, properties
 from vqaudit.suites.scenes.scene import Scene, SceneObject
 
 F64 = NDArray[np.float64]
@@ -67,6 +67,7 @@ GROUND_ALBEDO = 0.42
 # The renderer's version, recorded in every scenes manifest: /2 shades in float32 and takes the 8 soft-shadow samples
 # only near shadow edges (issue 19), so its images differ from /1's (at most 13 levels on a few pixels per frame).
 RENDERER = "vqaudit-scenes-raycast/2"
+SHARP_FROM = np.float32(0.7)  # below it the sharp highlight ndoth**300 is exactly 0.0 in float32
 EDGE_PX = 8  # half-width of the window in which a centre-ray shadow edge makes a point take all 8 samples
 DISC = tuple((float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in
              [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)])
@@ -152,7 +153,8 @@ def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.in
 def _near(obj: SceneObject, cols: tuple[F64, ...], dist: F64, disc: float) -> B:
     """Points whose segment to some disc sample can pass through the object's bounding sphere.
 
-    ``cols`` holds the points' x, y, z and the unit light directions' x, y, z as six contiguous (N,) arrays.
+    ``cols`` holds the points' x, y, z and the unit light directions' x, y, z as six arrays of one shape (2-D
+    views of a rectangle are fine); ``dist`` the distances to the disc centre; the mask has the same shape.
     """
     c = obj.xyz
     px, py, pz, lx, ly, lz = cols
@@ -164,69 +166,80 @@ def _near(obj: SceneObject, cols: tuple[F64, ...], dist: F64, disc: float) -> B:
     return mask
 
 
-def _shadow_rect(obj: SceneObject, samples: list[F64], camera: Camera) -> tuple[int, int, int, int] | None:
-    """Pixel rectangle ``(u0, u1, v0, v1)`` containing every visible point the object can shadow from ``samples``.
+Rect = tuple[int, int, int, int]
+
+
+def _shadow_rect(obj: SceneObject, samples: list[F64], camera: Camera) -> Rect | None:
+    """Pixel rectangle ``(u0, u1, v0, v1)`` (half-open) containing every visible point the object can shadow.
 
     The shadow of the object's bounding cube cast from each sample point down to the ground lies in the convex hull
-    of the cube's corners and their central projections onto z = 0; the rectangle bounds the image of that hull's
-    3-D bounding box. None when that box reaches behind the camera (then every point is a candidate).
+    of the cube's corners and their central projections onto z = 0, grown by 0.01 world units on every axis; the
+    image of a convex hull is the convex hull of its projected vertices, so the rectangle bounds those (plus a
+    pixel). None when a vertex is at or behind the camera plane or a corner is not below every sample (then every
+    point is a candidate).
     """
     c, r = np.asarray(obj.xyz), bounding_radius(obj)
-    corners = c + r * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+    corners = c + r * _CUBE
     corners[:, 2] = np.maximum(corners[:, 2], 0.0)
+    top = float(corners[:, 2].max())
     pts = [corners]
     for sample in samples:
+        if sample[2] <= top + 1e-6:
+            return None
         t = corners[:, 2] / (sample[2] - corners[:, 2])
         pts.append(corners + t[:, None] * (corners - sample))
-    allp = np.concatenate(pts)
-    lo, hi = allp.min(axis=0) - 0.01, allp.max(axis=0) + 0.01
-    lo[2] = min(lo[2], -0.01)
-    box = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
-    uvd = camera.project(box)
+    hull = (np.concatenate(pts)[:, None, :] + 0.01 * _CUBE[None, :, :]).reshape(-1, 3)
+    uvd = camera.project(hull)
     if np.any(uvd[:, 2] <= 0.05):
         return None
-    u0, u1 = int(np.floor(uvd[:, 0].min())), int(np.ceil(uvd[:, 0].max())) + 1
-    v0, v1 = int(np.floor(uvd[:, 1].min())), int(np.ceil(uvd[:, 1].max())) + 1
+    u0, u1 = int(np.floor(uvd[:, 0].min())) - 1, int(np.ceil(uvd[:, 0].max())) + 1
+    v0, v1 = int(np.floor(uvd[:, 1].min())) - 1, int(np.ceil(uvd[:, 1].max())) + 1
     return max(u0, 0), min(u1, camera.width), max(v0, 0), min(v1, camera.height)
+
+
+def _grow(mask: B, r: int, axis: int) -> B:
+    """``mask`` grown by ``r`` cells along ``axis``: ``out[i]`` = any of ``mask[i - r .. i + r]`` (zeros outside).
+
+    Doubling windows (OR of shifted copies): about log2(2r + 1) boolean passes.
+    """
+    m = np.moveaxis(mask, axis, 0)
+    pad = np.zeros((r,) + m.shape[1:], dtype=bool)
+    acc = np.concatenate([pad, m, pad])  # acc[i] = OR of a window of ``width`` cells starting at i
+    need, width = 2 * r + 1, 1
+    while 2 * width <= need:
+        acc = acc[:-width] | acc[width:]
+        width *= 2
+    if width < need:
+        acc = acc[:len(acc) - (need - width)] | acc[need - width:]
+    out: B = np.moveaxis(acc, 0, axis)
+    return out
 
 
 def _dilate(mask: B, r: int) -> B:
     """``mask`` (height, width) grown by ``r`` pixels along both axes (a (2r+1)-square window)."""
-    out = mask
-    for axis in (0, 1):
-        pad = [(0, 0), (0, 0)]
-        pad[axis] = (r + 1, r)
-        cs = np.cumsum(np.pad(out, pad).astype(np.int32), axis=axis)
-        hi = cs.take(np.arange(2 * r + 1, cs.shape[axis]), axis=axis)
-        lo = cs.take(np.arange(0, cs.shape[axis] - 2 * r - 1), axis=axis)
-        out = (hi - lo) > 0
-    return out
+    return _grow(_grow(mask, r, 0), r, 1)
 
 
-def _blocked(sample: F64, points: F64, near: list[tuple[SceneObject, NDArray[np.int64]]], n: int) -> B:
-    """Which of ``n`` points see ``sample`` blocked by an object (``near``: candidate point indices per object)."""
-    blocked = np.zeros(n, dtype=bool)
-    for obj, idx in near:
-        if len(idx) == 0:
-            continue
-        sv = sample - points[idx]
-        sd = np.sqrt((sv * sv).sum(axis=1))
-        sdir = sv / sd[:, None]
-        keep = candidates(obj, points[idx], sdir)
-        sub_idx = idx[keep]
-        t, _ = intersect(obj, points[sub_idx], sdir[keep])
-        blocked[sub_idx[t < sd[keep]]] = True
-    return blocked
+def _union(rects: list[Rect | None], camera: Camera) -> Rect:
+    """The smallest rectangle holding every rectangle (the whole image if one is None)."""
+    if any(r is None for r in rects) or not rects:
+        return 0, camera.width, 0, camera.height
+    some = [r for r in rects if r is not None]
+    return min(r[0] for r in some), max(r[1] for r in some), min(r[2] for r in some), max(r[3] for r in some)
 
 
-def _visibility(scene: Scene, camera: Camera, points: F64, active: B, owner: NDArray[np.int64], light: Light) -> F32:
-    """Fraction (0..1) of the light's disc samples visible from each pixel's point (soft shadows), float32.
+def _visibility(scene: Scene, camera: Camera, lift: tuple[F64, F64, F64], active: B, owner: NDArray[np.int64],
+                light: Light) -> F32:
+    """Fraction (0..1) of the light's disc samples visible from each pixel's point (soft shadows), float32 (N,).
 
-    ``points`` (height * width, 3) are the lifted primary hits, ``active`` the pixels that face the light and
-    ``owner`` the object each lies on (-1: ground); convex objects never shadow themselves; inactive pixels get 0.
-    Adaptive: the disc centre is tested from every active point; all 8 samples only from points within
-    ``EDGE_PX`` pixels (both axes) of both a point whose centre ray is blocked and one whose is not (the
-    penumbrae); elsewhere the centre's answer (0 or 1) stands for all samples.
+    ``lift`` holds the x, y, z (each (height * width,) float64) of the lifted primary hits, ``active`` the pixels
+    that face the light and ``owner`` the object each lies on (-1: ground); convex objects never shadow themselves;
+    inactive pixels get 0. Adaptive: the disc centre is tested from every active point; all 8 samples only from
+    points within ``EDGE_PX`` pixels (both axes) of both a point whose centre ray is blocked and one whose is not
+    (the penumbrae); elsewhere the centre's answer (0 or 1) stands for all samples.
+
+    Per light, the distances and unit directions to the disc centre are computed once on the union of the
+    objects' shadow rectangles (2-D views, no gathers); each object then tests the view of its own rectangle.
     """
     pos = np.asarray(light.position)
     axis = pos / np.linalg.norm(pos)
@@ -234,105 +247,155 @@ def _visibility(scene: Scene, camera: Camera, points: F64, active: B, owner: NDA
     u /= np.linalg.norm(u)
     w = np.cross(axis, u)
     samples = [pos + light.radius * (a * u + b * w) for a, b in DISC]
-    n = camera.width * camera.height
-    grid = np.arange(n).reshape(camera.height, camera.width)
-    near = []
-    for k, obj in enumerate(scene.objects):
-        rect = _shadow_rect(obj, samples, camera)
-        cand = np.arange(n) if rect is None else grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
-        cand = cand[active[cand] & (owner[cand] != k)]
-        if len(cand) == 0:
-            continue
-        # the centre ray passes within (bound + disc radius, scaled by distance) of the object
-        pts = points[cand]
-        vec = pos - pts
-        dist = np.sqrt((vec * vec).sum(axis=1))
-        ldir = vec / dist[:, None]
-        cols = tuple(np.ascontiguousarray(a) for a in (*pts.T, *ldir.T))
-        idx = cand[_near(obj, cols, dist, light.radius)]
-        if len(idx):
-            near.append((obj, idx))
+    height, width = camera.height, camera.width
+    n = width * height
     out: F32 = active.astype(np.float32)
+    rects = [_shadow_rect(obj, samples, camera) for obj in scene.objects]
+    bu0, bu1, bv0, bv1 = _union(rects, camera)
+    if bu0 >= bu1 or bv0 >= bv1:
+        return out
+    view = (slice(bv0, bv1), slice(bu0, bu1))
+    px, py, pz = (c.reshape(height, width)[view] for c in lift)
+    vx, vy, vz = pos[0] - px, pos[1] - py, pos[2] - pz
+    dist = np.sqrt(vx * vx + vy * vy + vz * vz)
+    lx, ly, lz = vx / dist, vy / dist, vz / dist
+    act2, own2 = active.reshape(height, width)[view], owner.reshape(height, width)[view]
+    # per object: flat pixel indices, points (n, 3), unit directions to the disc centre (n, 3), distances (n,)
+    near: list[tuple[SceneObject, NDArray[np.int64], F64, F64, F64]] = []
+    for k, (obj, rect) in enumerate(zip(scene.objects, rects, strict=True)):
+        sub = (slice(0, bv1 - bv0), slice(0, bu1 - bu0)) if rect is None else \
+            (slice(rect[2] - bv0, rect[3] - bv0), slice(rect[0] - bu0, rect[1] - bu0))
+        if sub[0].stop <= sub[0].start or sub[1].stop <= sub[1].start:
+            continue
+        cols = tuple(a[sub] for a in (px, py, pz, lx, ly, lz))
+        mask = _near(obj, cols, dist[sub], light.radius) & act2[sub] & (own2[sub] != k)
+        rows, columns = np.nonzero(mask)
+        if len(rows) == 0:
+            continue
+        idx = (rows + (sub[0].start + bv0)) * width + (columns + (sub[1].start + bu0))
+        pts = np.stack([cols[0][mask], cols[1][mask], cols[2][mask]], axis=1)
+        dirs = np.stack([cols[3][mask], cols[4][mask], cols[5][mask]], axis=1)
+        near.append((obj, idx, pts, dirs, dist[sub][mask]))
     if not near:
         return out
-    centre = _blocked(samples[0], points, near, n)  # DISC[0] is the disc centre
+    centre = np.zeros(n, dtype=bool)  # DISC[0] is the disc centre: its rays are the directions computed above
+    for obj, idx, pts, dirs, sd in near:
+        keep = np.nonzero(candidates(obj, pts, dirs))[0]
+        t = hit_distance(obj, pts[keep], dirs[keep])
+        centre[idx[keep[t < sd[keep]]]] = True
     # only points of some ``near`` set can take more samples: look for edges in their bounding box (plus margin)
-    every = np.concatenate([idx for _, idx in near])
-    rows, columns = every // camera.width, every % camera.width
-    r0, r1 = max(int(rows.min()) - EDGE_PX, 0), min(int(rows.max()) + EDGE_PX + 1, camera.height)
-    c0, c1 = max(int(columns.min()) - EDGE_PX, 0), min(int(columns.max()) + EDGE_PX + 1, camera.width)
-    shape = (camera.height, camera.width)
+    every = np.concatenate([entry[1] for entry in near])
+    rows, columns = every // width, every % width
+    r0, r1 = max(int(rows.min()) - EDGE_PX, 0), min(int(rows.max()) + EDGE_PX + 1, height)
+    c0, c1 = max(int(columns.min()) - EDGE_PX, 0), min(int(columns.max()) + EDGE_PX + 1, width)
+    shape = (height, width)
     dark = (centre | ~active).reshape(shape)[r0:r1, c0:c1]  # faces turned away from the light are dark too
     lit = (active & ~centre).reshape(shape)[r0:r1, c0:c1]
     fine_img = np.zeros(shape, dtype=bool)
     fine_img[r0:r1, c0:c1] = _dilate(dark, EDGE_PX) & _dilate(lit, EDGE_PX)
     fine = fine_img.ravel() & active
-    near_fine = [(obj, idx[fine[idx]]) for obj, idx in near]
-    count = centre.astype(np.float32)
-    for sample in samples[1:]:
-        count += _blocked(sample, points, near_fine, n)
+    others = np.zeros((len(DISC) - 1, n), dtype=bool)  # per other sample: blocked by some object
+    rest = np.array(samples[1:])  # (7, 3)
+    for obj, idx, pts, _, _ in near:
+        pick = fine[idx]
+        if not pick.any():
+            continue
+        f_idx, f_pts = idx[pick], pts[pick]
+        # the 7 other samples' rays from these points in one batch: (7 * m, 3), sample-major
+        sv = rest[:, None, :] - f_pts[None, :, :]
+        sdist = np.sqrt((sv * sv).sum(axis=2))
+        sdir = (sv / sdist[:, :, None]).reshape(-1, 3)
+        origins = np.broadcast_to(f_pts[None, :, :], sv.shape).reshape(-1, 3)
+        flat_dist = sdist.ravel()
+        keep = np.nonzero(candidates(obj, origins, sdir))[0]
+        t = hit_distance(obj, origins[keep], sdir[keep])
+        hits = keep[t < flat_dist[keep]]
+        others[hits // len(f_idx), f_idx[hits % len(f_idx)]] = True
+    fine_at = np.nonzero(fine)[0]
+    count = centre[fine_at].astype(np.float32) + others[:, fine_at].sum(axis=0, dtype=np.int32).astype(np.float32)
     out[centre] = 0.0
-    out[fine] = 1.0 - count[fine] / np.float32(len(DISC))
+    out[fine_at] = 1.0 - count / np.float32(len(DISC))
     return out
 
 
-def _environment(refl: F32) -> F32:
-    z = refl[:, 2:3]
-    sky = 0.05 + 0.10 * np.clip(z, 0.0, 1.0) ** 2
-    ground = 0.30 - 0.15 * np.clip(-z, 0.0, 1.0)
-    out: F32 = np.repeat(np.where(z < 0, ground, sky), 3, axis=1)
+def _environment(refl_z: F32) -> F32:
+    """Environment radiance (grey, so one channel) seen along reflected directions with z component ``refl_z``."""
+    sky = 0.05 + 0.10 * np.clip(refl_z, 0.0, 1.0) ** 2
+    ground = 0.30 - 0.15 * np.clip(-refl_z, 0.0, 1.0)
+    out: F32 = np.where(refl_z < 0, ground, sky)
     return out
 
 
 def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: NDArray[np.int64]) -> F32:
-    """Linear RGB (N, 3) float32 of each primary hit; ray geometry (shadow rays) stays in float64."""
+    """Linear RGB (3, N) float32 (channel-major) of each primary hit; ray geometry (shadow rays) stays float64.
+
+    The ground (normal exactly (0, 0, 1)) takes n.l = l_z, the same float32 value as the general dot product;
+    highlights and reflections are computed only on object pixels (the ground is matte); sky pixels are 0.55.
+    """
     hit = np.isfinite(t)
-    points = camera.c + dirs * np.where(hit, t, 0.0)[:, None]
-    lift = points + normals * 1e-4
+    tt = np.where(hit, t, 0.0)
+    origin = camera.c
     f32 = np.float32
-    px, py, pz = (np.ascontiguousarray(c, dtype=f32) for c in points.T)
-    nx, ny, nz = (np.ascontiguousarray(c, dtype=f32) for c in normals.T)
-    # per-object tables, the ground last (ids -1 index it)
-    albedo = np.array([*(_albedo(o.color) for o in scene.objects), (GROUND_ALBEDO,) * 3], dtype=f32)[ids]
-    metal = np.array([*(o.material == "metal" for o in scene.objects), False], dtype=bool)[ids]
-    diffuse = np.full((len(t), 3), AMBIENT, dtype=f32)
+    point_cols = tuple(origin[i] + dirs[:, i] * tt for i in range(3))  # the primary hits (float64)
+    lift = (point_cols[0] + normals[:, 0] * 1e-4, point_cols[1] + normals[:, 1] * 1e-4,
+            point_cols[2] + normals[:, 2] * 1e-4)
+    px, py, pz = (c.astype(f32) for c in point_cols)
     on_obj = np.nonzero(ids >= 0)[0]  # highlights and reflections only matter on objects (the ground is matte)
-    n_o, d_o = normals[on_obj].astype(f32), dirs[on_obj].astype(f32)
-    view_o = -d_o
-    spec_sharp = np.zeros((len(on_obj), 3), dtype=f32)
-    spec_broad = np.zeros((len(on_obj), 3), dtype=f32)
+    obj_ids = ids[on_obj]
+    n_o = normals[on_obj].astype(f32)
+    d_o = dirs[on_obj].astype(f32)
+    nx, ny, nz = n_o[:, 0], n_o[:, 1], n_o[:, 2]
+    dx, dy, dz = d_o[:, 0], d_o[:, 1], d_o[:, 2]
+    vwx, vwy, vwz = -dx, -dy, -dz
+    px_o, py_o, pz_o = px[on_obj], py[on_obj], pz[on_obj]
+    n_px = len(t)
+    diffuse = np.full((3, n_px), AMBIENT, dtype=f32)
+    spec_sharp = np.zeros((3, len(on_obj)), dtype=f32)
+    spec_broad = np.zeros((3, len(on_obj)), dtype=f32)
     for light in LIGHTS:
         lx, ly, lz = (f32(c) for c in light.position)
         vx, vy, vz = lx - px, ly - py, lz - pz
         d2 = vx * vx + vy * vy + vz * vz
         inv = 1.0 / np.sqrt(d2)
-        ndotl = np.maximum((nx * vx + ny * vy + nz * vz) * inv, 0.0)
+        ndotl = vz * inv  # the ground's n.l (n = (0, 0, 1)); object pixels are overwritten below
+        vx_o, vy_o, vz_o, inv_o = vx[on_obj], vy[on_obj], vz[on_obj], inv[on_obj]
+        ndotl[on_obj] = (nx * vx_o + ny * vy_o + nz * vz_o) * inv_o
+        np.maximum(ndotl, 0.0, out=ndotl)
         active = hit & (ndotl > 0)
         vis = _visibility(scene, camera, lift, active, ids, light) if light.radius > 0 else active.astype(f32)
         weight = ndotl * vis / d2 if light.falloff else ndotl * vis
         power = np.asarray(light.power, dtype=f32)
-        diffuse += weight[:, None] * power
-        ldir_o = np.stack([vx[on_obj], vy[on_obj], vz[on_obj]], axis=1) * inv[on_obj][:, None]
-        half = ldir_o + view_o
-        half /= np.sqrt(np.einsum("ij,ij->i", half, half))[:, None]
-        ndoth = np.clip(np.einsum("ij,ij->i", n_o, half), 0.0, 1.0)
-        w_o = vis[on_obj] * ((1.0 / d2[on_obj]) if light.falloff else 1.0) * (ndotl[on_obj] > 0)
+        diffuse += weight[None, :] * power[:, None]
+        hx, hy, hz = vx_o * inv_o + vwx, vy_o * inv_o + vwy, vz_o * inv_o + vwz
+        hn = np.sqrt(hx * hx + hy * hy + hz * hz)
+        ndoth = np.clip((nx * (hx / hn) + ny * (hy / hn)) + nz * (hz / hn), 0.0, 1.0)
+        ndotl_o = ndotl[on_obj]
+        w_o = vis[on_obj] * ((1.0 / d2[on_obj]) if light.falloff else 1.0) * (ndotl_o > 0)
         nd2 = ndoth * ndoth
         nd4 = nd2 * nd2
         nd12 = nd4 * nd4 * nd4
-        spec_sharp += ((ndoth**300) * w_o)[:, None] * power * 4.0
-        spec_broad += (nd12 * w_o)[:, None] * power * 0.06
-    refl = d_o - 2.0 * np.einsum("ij,ij->i", d_o, n_o)[:, None] * n_o
-    cos_v = np.clip(-np.einsum("ij,ij->i", n_o, d_o), 0.0, 1.0)
-    fresnel = (0.65 + 0.35 * (1.0 - cos_v) ** 5)[:, None]
+        # x**300 underflows to exactly 0 in float32 below 2**-0.5 (x**300 < 2**-150): raise only the others
+        sharp = np.zeros_like(ndoth)
+        bright = np.nonzero(ndoth >= SHARP_FROM)[0]
+        sharp[bright] = ndoth[bright] ** 300 * w_o[bright]
+        spec_sharp += sharp[None, :] * power[:, None] * 4.0
+        spec_broad += (nd12 * w_o)[None, :] * power[:, None] * 0.06
+    del px_o, py_o, pz_o
+    dn = (dx * nx + dy * ny) + dz * nz
+    refl_z = dz - 2.0 * dn * nz
+    cos_v = np.clip(-((nx * dx + ny * dy) + nz * dz), 0.0, 1.0)
+    fresnel = 0.65 + 0.35 * (1.0 - cos_v) ** 5
     # gains calibrated on 12 original renders: median linear brightness under each object's mask
-    a_o, diff_o = albedo[on_obj], diffuse[on_obj]
-    out: F32 = albedo * diffuse
+    table = np.array([*(_albedo(o.color) for o in scene.objects), (GROUND_ALBEDO,) * 3], dtype=f32).T  # (3, K+1)
+    out: F32 = np.empty((3, n_px), dtype=f32)
+    np.multiply(diffuse, f32(GROUND_ALBEDO), out=out)
+    a_o, diff_o = table[:, obj_ids], diffuse[:, on_obj]
     rubber_o = 0.6 * a_o * diff_o + spec_broad
-    shiny_o = 0.75 * (a_o * (0.10 * diff_o + fresnel * _environment(refl) * 1.6) + a_o * spec_sharp
-                      + 0.3 * spec_sharp + a_o * spec_broad * 12.0)
-    out[on_obj] = np.where(metal[on_obj][:, None], shiny_o, rubber_o)
-    out[~hit] = 0.55
+    env = (fresnel * _environment(refl_z) * 1.6)[None, :]
+    shiny_o = 0.75 * (a_o * (0.10 * diff_o + env) + a_o * spec_sharp + 0.3 * spec_sharp + a_o * spec_broad * 12.0)
+    metal = np.array([o.material == "metal" for o in scene.objects], dtype=bool)[obj_ids]
+    out[:, on_obj] = np.where(metal[None, :], shiny_o, rubber_o)
+    out[:, ~hit] = 0.55
     return out
 
 
@@ -343,9 +406,10 @@ def _srgb(linear: F32) -> F32:
 
 
 def _soften(img: F32) -> F32:
-    p = np.pad(img, ((1, 1), (1, 1), (0, 0)), mode="edge")
-    rows = 0.25 * p[:-2] + 0.5 * p[1:-1] + 0.25 * p[2:]
-    out: F32 = 0.25 * rows[:, :-2] + 0.5 * rows[:, 1:-1] + 0.25 * rows[:, 2:]
+    """3x3 binomial filter of channel-major ``img`` (3, height, width), edges replicated."""
+    p = np.pad(img, ((0, 0), (1, 1), (1, 1)), mode="edge")
+    rows = 0.25 * p[:, :-2] + 0.5 * p[:, 1:-1] + 0.25 * p[:, 2:]
+    out: F32 = 0.25 * rows[:, :, :-2] + 0.5 * rows[:, :, 1:-1] + 0.25 * rows[:, :, 2:]
     return out
 
 
@@ -363,8 +427,9 @@ def render(scene: Scene, camera: Camera) -> Rendered:
         object indices (-1 = ground). Deterministic: the same scene and camera give identical arrays.
     """
     dirs, t, normals, ids = _primary(scene, camera)
-    linear = _shade(scene, camera, dirs, t, normals, ids).reshape(camera.height, camera.width, 3)
-    rgb = np.rint(_soften(_srgb(linear)) * np.float32(255.0)).astype(np.uint8)
+    linear = _shade(scene, camera, dirs, t, normals, ids).reshape(3, camera.height, camera.width)
+    rgb = np.rint(_soften(_srgb(linear)) * np.float32(255.0)).astype(np.uint8).transpose(1, 2, 0)
+    rgb = np.ascontiguousarray(rgb)
     return Rendered(rgb=rgb, ids=ids.reshape(camera.height, camera.width).astype(np.int16))
 
 
