@@ -47,8 +47,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from vqaudit.scoring.official import anls
@@ -168,7 +167,7 @@ def separate_digit_commas(text: str) -> str:
     is returned unchanged. (vqaEval.py deletes every comma - and every other punctuation mark - as soon as one
     digit-comma-digit occurs, so "0,1" and "01" are equal there; the canonical layer keeps them apart.)
     """
-    if not _DIGIT_COMMA.search(text):
+    if "," not in text or not _DIGIT_COMMA.search(text):
         return text
 
     def _one(m: re.Match[str]) -> str:
@@ -355,49 +354,97 @@ def is_single_entity(text: str) -> bool:
                 or _STATE_CODE_LAST.search(text))
 
 
-def _sorted_spans(spans: tuple[str, ...]) -> list[str]:
-    return sorted(_vqaeval(s) for s in spans)
+def _sorted_spans(spans: tuple[str, ...], vqaeval: Callable[[str], str] | None = None) -> list[str]:
+    return sorted(map(_vqaeval if vqaeval is None else vqaeval, spans))
 
 
-@dataclass(frozen=True)
 class _Pred:
     """What matching needs of a prediction, computed once per distinct prediction."""
 
-    stripped: str
-    prepared: str  # dashes unified, wrapper and trailing punctuation removed
-    number: tuple[float, bool, str] | None
-    surfaces: tuple[str, str, str, str]
-    light: tuple[str, str, str, str]
+    __slots__ = ("light", "number", "prepared", "stripped", "surfaces")
+
+    def __init__(self, stripped: str, prepared: str, number: tuple[float, bool, str] | None,
+                 surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None) -> None:
+        self.stripped = stripped
+        self.prepared = prepared  # dashes unified, wrapper and trailing punctuation removed
+        self.number = number
+        self.surfaces = surfaces
+        self.light = light  # None when the caller's metric never compares the light forms (not ANLS)
 
 
-@dataclass(frozen=True)
 class _Ref:
     """What matching needs of a reference answer, computed once per distinct reference."""
 
-    stripped: str
-    prepared: str  # dashes unified, trailing punctuation removed
-    number: tuple[float, bool, str] | None
-    surfaces: tuple[str, str, str, str]
-    light: tuple[str, str, str, str]
-    spans: list[str] | None  # sorted normalized spans of a list-like reference (2 or more), else None
+    __slots__ = ("light", "number", "prepared", "spans", "stripped", "surfaces")
+
+    def __init__(self, stripped: str, prepared: str, number: tuple[float, bool, str] | None,
+                 surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None,
+                 spans: list[str] | None) -> None:
+        self.stripped = stripped
+        self.prepared = prepared  # dashes unified, trailing punctuation removed
+        self.number = number
+        self.surfaces = surfaces
+        self.light = light
+        self.spans = spans  # sorted normalized spans of a list-like reference (2 or more), else None
 
 
-@lru_cache(maxsize=1 << 17)
-def _pred_features(pred: str) -> _Pred:
-    prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
-    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), _light_surfaces(pred))
+_Forms = tuple[str, str, str, str]
 
 
-@lru_cache(maxsize=1 << 17)
-def _ref_features(ref: str) -> _Ref:
-    dashed = unify_dashes(ref)
-    prepared = strip_trailing(dashed)
+def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None
+           ) -> tuple[str, str, _Forms, _Forms | None]:
+    """The steps of :func:`_surfaces` and :func:`_light_surfaces` computed once: ``(t2, t3, surfaces, light)``.
+
+    ``t2`` is the dash-unified text, ``t3`` the text after trailing punctuation; equal step texts share one
+    normalization (both normalizers are pure functions). ``light`` is None when no light normalizer is given.
+    """
+    t2 = unify_dashes(text)
+    t3 = strip_trailing(t2)
+    t4 = strip_trailing(strip_wrapper(t3))
+    s1 = vqaeval(text)
+    s2 = s1 if t2 == text else vqaeval(t2)
+    s3 = s2 if t3 == t2 else vqaeval(t3)
+    s4 = s3 if t4 == t3 else vqaeval(t4)
+    if light is None:
+        return t2, t3, (s1, s2, s3, s4), None
+    l1 = light(text)
+    l2 = l1 if t2 == text else light(t2)
+    l3 = l2 if t3 == t2 else light(t3)
+    l4 = l3 if t4 == t3 else light(t4)
+    return t2, t3, (s1, s2, s3, s4), (l1, l2, l3, l4)
+
+
+def _number_of(prepared: str) -> tuple[float, bool, str] | None:
+    """:func:`parse_number` of a dash-unified text; an ASCII text without a digit is no number (its early exit)."""
+    if prepared.isascii() and _DIGIT.search(prepared) is None:
+        return None
+    return parse_number(prepared)
+
+
+def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:
+    t2, t3, surfaces, lights = _forms(pred, vqaeval, light)
+    prepared = strip_trailing(strip_wrapper(t2))
+    return _Pred(pred.strip(), prepared, _number_of(prepared), surfaces, lights)
+
+
+def _make_ref(ref: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Ref:
+    dashed, prepared, surfaces, lights = _forms(ref, vqaeval, light)
     spans = None
     if _SPAN_SPLIT.search(dashed):  # else split_spans finds one span at most
         rs = split_spans(dashed)
         if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
-            spans = _sorted_spans(rs)
-    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), _light_surfaces(ref), spans)
+            spans = _sorted_spans(rs, vqaeval)
+    return _Ref(ref.strip(), prepared, _number_of(prepared), surfaces, lights, spans)
+
+
+@lru_cache(maxsize=1 << 17)
+def _pred_features(pred: str) -> _Pred:
+    return _make_pred(pred, _vqaeval, _light)
+
+
+@lru_cache(maxsize=1 << 17)
+def _ref_features(ref: str) -> _Ref:
+    return _make_ref(ref, _vqaeval, _light)
 
 
 def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | None:
@@ -407,15 +454,18 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
     """
     if p.stripped == r.stripped:
         return "exact"
-    numeric = _parsed_numbers_equal(p.number, r.number, tolerance)
-    if numeric is not None:
-        if not numeric:
-            return None
-        return _numeric_kind(p, r)
-    for kind, ps, rs in zip(FAULT_KINDS[:4], p.light if light else p.surfaces, r.light if light else r.surfaces,
-                            strict=True):
-        if ps == rs:
-            return kind
+    if p.number is not None and r.number is not None:
+        return _numeric_kind(p, r) if _parsed_numbers_equal(p.number, r.number, tolerance) else None
+    ps, rs = (p.light, r.light) if light else (p.surfaces, r.surfaces)
+    assert ps is not None and rs is not None  # light forms are computed wherever light matching is asked for
+    if ps[0] == rs[0]:
+        return "one-sided-normalization"
+    if ps[1] == rs[1]:
+        return "unicode-dashes"
+    if ps[2] == rs[2]:
+        return "trailing-punctuation"
+    if ps[3] == rs[3]:
+        return "sentence-wrapper"
     if r.spans is not None:
         spans = split_spans(p.prepared)  # compare the counts before normalizing the spans
         if len(spans) == len(r.spans) and _sorted_spans(spans) == r.spans:
@@ -495,32 +545,121 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     """
     if not answers:
         raise ValueError("at least one reference answer is required")
+    return _score_row(_pred_features(prediction), answers, metric, _ref_features)
+
+
+def _loo_score(hits: Sequence[bool]) -> float:
+    """The leave-one-out VQA accuracy of canonical hits, summed in answer order (vqaEval.py's order)."""
+    n, m = len(hits), sum(hits)
+    if n == 1:
+        return 0.0
+    total = sum(min(1.0, (m - (1 if h else 0)) / 3) for h in hits)
+    return total / n
+
+
+def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[str], _Ref]
+               ) -> tuple[float, str | None]:
+    """:func:`canonical_score` of one row on precomputed features (``ref_of`` gives a reference's features)."""
     tol = 0.05 if metric == "relaxed_accuracy" else 0.0
-    p = _pred_features(prediction)
     light = metric == "anls"
-    by_ref = {a: _match(p, _ref_features(a), tol, light) for a in dict.fromkeys(answers)}  # annotators repeat
-    kinds = [by_ref[a] for a in answers]
-    kind = next((k for k in kinds if k == "exact"), next((k for k in kinds if k is not None), None))
-    if metric == "vqa_accuracy":
-        hits = [k is not None for k in kinds]
-        n, m = len(hits), sum(hits)
-        if n == 1:
+    if len(answers) == 1:
+        kind = _match(p, ref_of(answers[0]), tol, light)
+        if metric == "vqa_accuracy":
             return 0.0, kind
-        total = sum(min(1.0, (m - (1 if h else 0)) / 3) for h in hits)
-        return total / n, kind
+        by_ref = {answers[0]: kind}
+    else:
+        by_ref = {a: _match(p, ref_of(a), tol, light) for a in dict.fromkeys(answers)}  # annotators repeat
+        # The first "exact" kind, else the first matched kind, in answer order (first occurrences decide).
+        values = by_ref.values()
+        kind = "exact" if "exact" in values else next((k for k in values if k is not None), None)
+        if metric == "vqa_accuracy":
+            if kind is None:
+                return 0.0, None
+            return _loo_score([by_ref[a] is not None for a in answers]), kind
     if kind is not None:
         return 1.0, kind
     if metric == "containment":
-        contained = _contained_kind(p, [_ref_features(a) for a in dict.fromkeys(answers)])
+        contained = _contained_kind(p, [ref_of(a) for a in by_ref])
         return (1.0, contained) if contained is not None else (0.0, None)
     if metric == "anls":
-        refs = [_ref_features(a) for a in dict.fromkeys(answers)]
-        # vqaEval forms (articles and punctuation gone), except where they would make the two texts identical:
-        # there the light forms, which keep the punctuation, are compared (issue 17 item 4).
-        return max(anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3] else anls(p.surfaces[3],
-                                                                                            [r.surfaces[3]])
-                   for r in refs), None
+        assert p.light is not None
+        best = 0.0
+        for a in by_ref:
+            r = ref_of(a)
+            assert r.light is not None
+            # vqaEval forms (articles and punctuation gone), except where they would make the two texts
+            # identical: there the light forms, which keep the punctuation, are compared (issue 17 item 4).
+            value = (anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3]
+                     else anls(p.surfaces[3], [r.surfaces[3]]))
+            best = value if value > best else best
+        return best, None
     return 0.0, None
+
+
+def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str, *,
+                     vqaeval: Callable[[str], str] | None = None) -> list[tuple[float, str | None]]:
+    """:func:`canonical_score` of many rows: the same ``(score, kind)`` per row, each distinct string read once.
+
+    The forms of each distinct prediction and reference are computed once, in memos local to the call (so
+    nothing outlives it and no cache needs clearing), and the light forms only for ANLS, the one metric that
+    compares them.
+
+    Args:
+        predictions: the model outputs, one per row.
+        answers: the reference answers per row (each at least one).
+        metric: official metric name.
+        vqaeval: the vqaEval normalization to use, e.g. a memo the caller shares with other layers; it must
+            equal :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default).
+
+    Returns:
+        One ``(score in [0, 1], kind)`` per row, as :func:`canonical_score` returns it.
+
+    Raises:
+        ValueError: a row without answers, or ``predictions`` and ``answers`` of different lengths.
+    """
+    if len(predictions) != len(answers):
+        raise ValueError(f"{len(predictions)} predictions but {len(answers)} answer lists")
+    base = fast_vqaeval_process if vqaeval is None else vqaeval
+    normal: dict[str, str] = {}
+
+    def vq(text: str) -> str:  # _vqaeval, memoized in this call
+        out = normal.get(text)
+        if out is None:
+            out = base(separate_digit_commas(text))
+            if not out and text.strip():
+                out = " ".join(text.lower().split())
+            normal[text] = out
+        return out
+
+    light: Callable[[str], str] | None = None
+    if metric == "anls":
+        lights: dict[str, str] = {}
+
+        def light_memo(text: str) -> str:
+            out = lights.get(text)
+            if out is None:
+                out = lights[text] = _light.__wrapped__(text)
+            return out
+
+        light = light_memo
+    preds: dict[str, _Pred] = {}
+    refs: dict[str, _Ref] = {}
+
+    def ref_of(ref: str) -> _Ref:
+        r = refs.get(ref)
+        if r is None:
+            r = refs[ref] = _make_ref(ref, vq, light)
+        return r
+
+    out: list[tuple[float, str | None]] = []
+    for prediction, row in zip(predictions, answers, strict=True):
+        if not row:
+            raise ValueError("at least one reference answer is required")
+        p = preds.get(prediction)
+        if p is None:
+            p = preds[prediction] = _make_pred(prediction, vq, light)
+        out.append(_score_row(p, row, metric, ref_of))
+    return out
 
 
 def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
