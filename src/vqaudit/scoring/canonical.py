@@ -51,7 +51,13 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from vqaudit.scoring.official import anls
-from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process, process_digit_article
+from vqaudit.scoring.vqa_normalize import (
+    PERIOD_STRIP_COUNT,
+    PUNCTUATION,
+    contains_at_word_boundaries,
+    fast_vqaeval_process,
+    process_digit_article,
+)
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
@@ -275,11 +281,20 @@ def parse_number(text: str) -> tuple[float, bool, str] | None:
     return _parse_number(text, formats=True)
 
 
+_MAX_NUMBER_TOKENS = 8
+"""The most whitespace-separated tokens a number text can have without a parenthesised spelling:
+``\\boxed{ approximately - $ 3 / 4 }`` (a boxed hedge, a sign and a currency sign apart, a spaced fraction; no
+format of :func:`_number_format`, ``_NUMBER``, ``_MAGNITUDE`` or ``_FRACTION`` allows more). A longer text is a
+sentence, never a number, and is rejected before the format regexes run."""
+
+
 def _parse_number(text: str, *, formats: bool) -> tuple[float, bool, str] | None:
     t = unify_dashes(text)
     if not _DIGIT.search(t):  # early exit: _NUMBER needs a digit
         return None
     t = t.strip().lower()
+    if "(" not in t and len(t.split(maxsplit=_MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS:
+        return None  # a sentence (see _MAX_NUMBER_TOKENS)
     if formats:
         t, direct = _number_format(t)
         if direct is not None:
@@ -395,23 +410,38 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
            ) -> tuple[str, str, _Forms, _Forms | None]:
     """The steps of :func:`_surfaces` and :func:`_light_surfaces` computed once: ``(t2, t3, surfaces, light)``.
 
-    ``t2`` is the dash-unified text, ``t3`` the text after trailing punctuation; equal step texts share one
-    normalization (both normalizers are pure functions). ``light`` is None when no light normalizer is given.
+    ``t2`` is the dash-unified text, ``t3`` the text after trailing punctuation; ``vqaeval`` must be
+    :func:`_vqaeval` and ``light`` :func:`_light` (or memos of them; None: no light forms). Equal step texts
+    share one normalization, and two more normalizations are skipped where their result is known:
+
+    - a step that only drops one final period (``t3 + "." == t2``, ``t3`` not ending in a space, at most
+      :data:`~vqaudit.scoring.vqa_normalize.PERIOD_STRIP_COUNT` periods): vqaEval deletes that period anyway
+      (it is followed by no digit, adds no punctuation condition and is within the script's period count), so
+      the vqaEval form is unchanged unless it was empty (then the raw fallback differs);
+    - a text without any vqaEval punctuation mark or period: its light form is its vqaEval form (the
+      punctuation step is the identity there, and both fall back to the same raw form).
     """
     t2 = unify_dashes(text)
     t3 = strip_trailing(t2)
     t4 = strip_trailing(strip_wrapper(t3))
     s1 = vqaeval(text)
     s2 = s1 if t2 == text else vqaeval(t2)
-    s3 = s2 if t3 == t2 else vqaeval(t3)
+    if t3 == t2 or (s2 and t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
+                    and not t3[-1].isspace() and t2.count(".") <= PERIOD_STRIP_COUNT):
+        s3 = s2
+    else:
+        s3 = vqaeval(t3)
     s4 = s3 if t4 == t3 else vqaeval(t4)
     if light is None:
         return t2, t3, (s1, s2, s3, s4), None
-    l1 = light(text)
-    l2 = l1 if t2 == text else light(t2)
-    l3 = l2 if t3 == t2 else light(t3)
-    l4 = l3 if t4 == t3 else light(t4)
+    l1 = s1 if _PUNCT_OR_PERIOD.search(text) is None else light(text)
+    l2 = l1 if t2 == text else s2 if _PUNCT_OR_PERIOD.search(t2) is None else light(t2)
+    l3 = l2 if t3 == t2 else s3 if _PUNCT_OR_PERIOD.search(t3) is None else light(t3)
+    l4 = l3 if t4 == t3 else s4 if _PUNCT_OR_PERIOD.search(t4) is None else light(t4)
     return t2, t3, (s1, s2, s3, s4), (l1, l2, l3, l4)
+
+
+_PUNCT_OR_PERIOD = re.compile("[" + re.escape("".join(PUNCTUATION)) + ".]")
 
 
 def _number_of(prepared: str) -> tuple[float, bool, str] | None:
