@@ -52,6 +52,9 @@ from functools import lru_cache
 
 from vqaudit.scoring.official import anls
 from vqaudit.scoring.vqa_normalize import (
+    ARTICLES,
+    CONTRACTIONS,
+    NUMBER_WORDS,
     PERIOD_STRIP_COUNT,
     PUNCTUATION,
     contains_at_word_boundaries,
@@ -374,33 +377,66 @@ def _sorted_spans(spans: tuple[str, ...], vqaeval: Callable[[str], str] | None =
 
 
 class _Pred:
-    """What matching needs of a prediction, computed once per distinct prediction."""
+    """What matching needs of a prediction, computed once per distinct prediction.
 
-    __slots__ = ("light", "number", "prepared", "stripped", "surfaces")
+    ``prepared`` (dashes unified, wrapper and trailing punctuation removed) is computed on first use: matching
+    reads it only for a numeric prediction (whose ``number`` needs it anyway) or against a list reference.
+    """
 
-    def __init__(self, stripped: str, prepared: str, number: tuple[float, bool, str] | None,
+    __slots__ = ("_prepared", "dashed", "light", "maybe_list", "number", "stripped", "surfaces")
+
+    def __init__(self, stripped: str, dashed: str, prepared: str | None, number: tuple[float, bool, str] | None,
                  surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None) -> None:
         self.stripped = stripped
-        self.prepared = prepared  # dashes unified, wrapper and trailing punctuation removed
+        self.dashed = dashed
+        self._prepared = prepared
         self.number = number
         self.surfaces = surfaces
         self.light = light  # None when the caller's metric never compares the light forms (not ANLS)
+        # Whether split_spans(prepared) can find 2 spans: prepared is a substring of dashed, so a separator
+        # (``, ; / &`` or "and") in it is one in dashed.
+        self.maybe_list = ("," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed)
+
+    @property
+    def prepared(self) -> str:
+        if self._prepared is None:
+            self._prepared = strip_trailing(strip_wrapper(self.dashed))
+        return self._prepared
 
 
 class _Ref:
-    """What matching needs of a reference answer, computed once per distinct reference."""
+    """What matching needs of a reference answer, computed once per distinct reference.
 
-    __slots__ = ("light", "number", "prepared", "spans", "stripped", "surfaces")
+    ``spans`` (the sorted normalized spans of a list-like reference, 2 or more, else None) is computed on first
+    use: matching reads it only against a prediction that could be a list (:attr:`_Pred.maybe_list`).
+    """
 
-    def __init__(self, stripped: str, prepared: str, number: tuple[float, bool, str] | None,
+    __slots__ = ("_spans", "_spans_done", "_vqaeval", "dashed", "light", "number", "prepared", "raw", "stripped",
+                 "surfaces")
+
+    def __init__(self, raw: str, dashed: str, prepared: str, number: tuple[float, bool, str] | None,
                  surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None,
-                 spans: list[str] | None) -> None:
-        self.stripped = stripped
+                 vqaeval: Callable[[str], str]) -> None:
+        self.raw = raw
+        self.stripped = raw.strip()
+        self.dashed = dashed
         self.prepared = prepared  # dashes unified, trailing punctuation removed
         self.number = number
         self.surfaces = surfaces
         self.light = light
-        self.spans = spans  # sorted normalized spans of a list-like reference (2 or more), else None
+        self._vqaeval = vqaeval
+        self._spans: list[str] | None = None
+        self._spans_done = False
+
+    @property
+    def spans(self) -> list[str] | None:
+        if not self._spans_done:
+            self._spans_done = True
+            if _SPAN_SPLIT.search(self.dashed):  # else split_spans finds one span at most
+                rs = split_spans(self.dashed)
+                if len(rs) >= 2 and not _THOUSANDS.match(self.stripped) and not is_single_entity(self.raw):
+                    self._spans = _sorted_spans(rs, self._vqaeval)
+        return self._spans
 
 
 _Forms = tuple[str, str, str, str]
@@ -426,8 +462,9 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
     t4 = strip_trailing(strip_wrapper(t3))
     s1 = vqaeval(text)
     s2 = s1 if t2 == text else vqaeval(t2)
-    if t3 == t2 or (s2 and t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
-                    and not t3[-1].isspace() and t2.count(".") <= PERIOD_STRIP_COUNT):
+    final_period = (t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
+                    and not t3[-1].isspace())
+    if t3 == t2 or (final_period and s2 and t2.count(".") <= PERIOD_STRIP_COUNT):
         s3 = s2
     else:
         s3 = vqaeval(t3)
@@ -436,9 +473,34 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
         return t2, t3, (s1, s2, s3, s4), None
     l1 = s1 if _PUNCT_OR_PERIOD.search(text) is None else light(text)
     l2 = l1 if t2 == text else s2 if _PUNCT_OR_PERIOD.search(t2) is None else light(t2)
-    l3 = l2 if t3 == t2 else s3 if _PUNCT_OR_PERIOD.search(t3) is None else light(t3)
+    if t3 == t2:
+        l3 = l2
+    elif _PUNCT_OR_PERIOD.search(t3) is None:
+        l3 = s3
+    else:
+        l3 = (_light_without_final_period(l2, t3) if final_period and t2.isascii() else None) or light(t3)
     l4 = l3 if t4 == t3 else s4 if _PUNCT_OR_PERIOD.search(t4) is None else light(t4)
     return t2, t3, (s1, s2, s3, s4), (l1, l2, l3, l4)
+
+
+def _light_without_final_period(light_t2: str, t3: str) -> str | None:
+    """:func:`_light` of ``t3`` from that of ``t3 + "."`` (ASCII, ``t3`` not ending in a space), or None.
+
+    The digit/article step maps words one by one (vqaEval.py ``processDigitArticle``: number word, then article,
+    then contraction), so the two forms differ only in the last word: ``w.`` (no table entry holds a period) in
+    the one, the mapped ``w`` or nothing (an article) in the other. None when ``light_t2`` does not end in
+    ``w.`` (then the caller normalizes ``t3`` itself).
+    """
+    last = t3.rsplit(None, 1)[-1].lower()
+    tail = last + "."
+    if not light_t2.endswith(tail):
+        return None
+    prefix = light_t2[: len(light_t2) - len(tail)]  # "" or the other words and one space
+    if prefix and not prefix.endswith(" "):
+        return None
+    word = NUMBER_WORDS.get(last, last)
+    out = prefix[:-1] if word in ARTICLES else prefix + CONTRACTIONS.get(word, word)
+    return out if out else None  # an empty form falls back to the raw text (computed by the caller)
 
 
 _PUNCT_OR_PERIOD = re.compile("[" + re.escape("".join(PUNCTUATION)) + ".]")
@@ -453,18 +515,15 @@ def _number_of(prepared: str) -> tuple[float, bool, str] | None:
 
 def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:
     t2, t3, surfaces, lights = _forms(pred, vqaeval, light)
+    if t2.isascii() and _DIGIT.search(t2) is None:  # stripping leaves no digit: no number (see _number_of)
+        return _Pred(pred.strip(), t2, None, None, surfaces, lights)
     prepared = strip_trailing(strip_wrapper(t2))
-    return _Pred(pred.strip(), prepared, _number_of(prepared), surfaces, lights)
+    return _Pred(pred.strip(), t2, prepared, _number_of(prepared), surfaces, lights)
 
 
 def _make_ref(ref: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Ref:
     dashed, prepared, surfaces, lights = _forms(ref, vqaeval, light)
-    spans = None
-    if _SPAN_SPLIT.search(dashed):  # else split_spans finds one span at most
-        rs = split_spans(dashed)
-        if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
-            spans = _sorted_spans(rs, vqaeval)
-    return _Ref(ref.strip(), prepared, _number_of(prepared), surfaces, lights, spans)
+    return _Ref(ref, dashed, prepared, _number_of(prepared), surfaces, lights, vqaeval)
 
 
 @lru_cache(maxsize=1 << 17)
@@ -496,7 +555,7 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
         return "trailing-punctuation"
     if ps[3] == rs[3]:
         return "sentence-wrapper"
-    if r.spans is not None:
+    if p.maybe_list and r.spans is not None:
         spans = split_spans(p.prepared)  # compare the counts before normalizing the spans
         if len(spans) == len(r.spans) and _sorted_spans(spans) == r.spans:
             return "multi-span"
@@ -655,7 +714,7 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
     def vq(text: str) -> str:  # _vqaeval, memoized in this call
         out = normal.get(text)
         if out is None:
-            out = base(separate_digit_commas(text))
+            out = base(text if "," not in text else separate_digit_commas(text))
             if not out and text.strip():
                 out = " ".join(text.lower().split())
             normal[text] = out
