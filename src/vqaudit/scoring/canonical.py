@@ -637,8 +637,12 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     return _score_row(_pred_features(prediction), answers, metric, _ref_features)
 
 
-def _loo_score(hits: Sequence[bool]) -> float:
-    """The leave-one-out VQA accuracy of canonical hits, summed in answer order (vqaEval.py's order)."""
+@lru_cache(maxsize=4096)
+def _loo_score(hits: tuple[bool, ...]) -> float:
+    """The leave-one-out VQA accuracy of canonical hits, summed in answer order (vqaEval.py's order).
+
+    Memoized by hit pattern (TextVQA rows have 10 answers, so few patterns occur).
+    """
     n, m = len(hits), sum(hits)
     if n == 1:
         return 0.0
@@ -664,7 +668,7 @@ def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[
         if metric == "vqa_accuracy":
             if kind is None:
                 return 0.0, None
-            return _loo_score([by_ref[a] is not None for a in answers]), kind
+            return _loo_score(tuple([by_ref[a] is not None for a in answers])), kind
     if kind is not None:
         return 1.0, kind
     if metric == "containment":

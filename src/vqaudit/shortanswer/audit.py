@@ -261,8 +261,11 @@ def audit_rows(
         counts = bucket_counts(contracts)
         mix: dict[str, dict[str, float]] = {}
         by_bucket: dict[str, dict[str, float]] = {}
+        rows_of: dict[str, list[int]] = {bucket: [] for bucket in BUCKETS}
+        for i, c in enumerate(contracts):
+            rows_of[c.bucket].append(i)
         for bucket in BUCKETS:
-            idx = [i for i, c in enumerate(contracts) if c.bucket == bucket]
+            idx = rows_of[bucket]
             mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
                            "errors": sum(1 for i in idx if official[i] < 1.0),
                            "official": _mean100([official[i] for i in idx]),
