@@ -45,22 +45,44 @@ needs none of the kinds (``12`` vs ``12.4`` under 5%) is labelled ``numeric-equa
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from vqaudit.scoring.official import anls
-from vqaudit.scoring.vqa_normalize import (
-    ARTICLES,
-    CONTRACTIONS,
-    NUMBER_WORDS,
-    PERIOD_STRIP_COUNT,
-    PUNCTUATION,
-    contains_at_word_boundaries,
-    fast_vqaeval_process,
-    process_digit_article,
+from vqaudit.scoring.canonical_numbers import _DIGIT as _DIGIT
+from vqaudit.scoring.canonical_numbers import _THOUSANDS as _THOUSANDS
+from vqaudit.scoring.canonical_numbers import (
+    _exact_kind,
+    _number_format,
+    _number_of,
+    _parsed_numbers_equal,
+    numbers_equal,
+    parse_number,
+    parse_plain_number,
 )
+from vqaudit.scoring.canonical_text import (
+    _DIGIT_COMMA,
+    _SPAN_SPLIT,
+    MAX_CLOSING_CHARS,
+    _forms,
+    _light,
+    _sorted_spans,
+    _vqaeval,
+    is_single_entity,
+    separate_digit_commas,
+    split_spans,
+    strip_trailing,
+    strip_wrapper,
+    unify_dashes,
+)
+from vqaudit.scoring.canonical_text import _TRAIL as _TRAIL
+from vqaudit.scoring.canonical_text import _WRAPPER as _WRAPPER
+from vqaudit.scoring.official import anls
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process
+
+__all__ = ["FAULT_KINDS", "GAIN_KINDS", "MAX_CLOSING_CHARS", "PARTIAL", "REFUSAL_CAUSES", "canonical_match",
+           "canonical_score", "canonical_scores", "gain_kind", "is_single_entity", "numbers_equal", "parse_number",
+           "parse_plain_number", "refusal_cause", "separate_digit_commas", "split_spans", "strip_trailing",
+           "strip_wrapper", "unify_dashes"]
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
@@ -74,306 +96,6 @@ FAULT_KINDS: tuple[str, ...] = (
     "exact-year-identifier",
     "multi-span",
 )
-
-_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
-_TRAIL = re.compile(r"^[\s\"'`*]+|(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
-_WRAPPER = re.compile(
-    r"^(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?(?:answer|result)\s*(?:is\s*:?|:)\s*"
-    r"|(?:it|this|that)\s+(?:is|says|reads)\s*:?\s+|(?:it's|its)\s+)",
-    re.IGNORECASE,
-)
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_NUMBER = re.compile(r"^(?P<sign>[-+])?\$?(?P<num>\d+(?:\.\d+)?|\.\d+)\s*(?P<pct>%|percent)?$")
-_SPAN_SPLIT = re.compile(r"\s*(?:,|;|/|&|\band\b)\s*")
-_EXACT_ID = re.compile(r"^0\d+$")
-_YEAR = re.compile(r"^[12]\d{3}$")
-_DIGIT = re.compile(r"\d")
-
-
-def unify_dashes(text: str) -> str:
-    """NFKC-normalize and map Unicode minus/dashes to ASCII ``-`` (fault kind 2); ASCII text is returned as is."""
-    if text.isascii():
-        return text
-    return unicodedata.normalize("NFKC", text).translate(_DASHES)
-
-
-# Pieces of _TRAIL, which stays the definition: a leading run, and a trailing run (the two "$" alternatives).
-_LEAD = re.compile(r"[\s\"'`*]+")
-_TAIL = re.compile(r"(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
-_LEAD_CHARS = frozenset("\"'`*")
-_TAIL_CHARS = frozenset("\"'`*.,;:!?")
-
-
-def strip_trailing(text: str) -> str:
-    r"""Remove trailing punctuation and enclosing quotes/backticks/asterisks (fault kind 3); keep brackets.
-
-    Exactly ``_TRAIL.sub("", text)``, without running the lookbehinds at every position of a long answer: a
-    trailing match can only start inside the final run of trailing characters, so the search starts there
-    (``search(text, pos)`` keeps the real string start for ``\b`` and the lookbehinds).
-    """
-    end = len(text)
-    j = end
-    while j and (text[j - 1] in _TAIL_CHARS or text[j - 1].isspace()):
-        j -= 1
-    start = 0
-    if text and (text[0] in _LEAD_CHARS or text[0].isspace()):
-        lead = _LEAD.match(text)
-        start = lead.end() if lead else 0
-    if j == end:
-        return text[start:] if start else text
-    tail = _TAIL.search(text, max(start, j))
-    return text[start:tail.start() if tail else end]
-
-
-MAX_CLOSING_CHARS = 60
-"""Longest answer taken from a closing "... so the answer is X" (characters); a longer tail is left alone."""
-_CLOSING_LEAD = re.compile(r"(?:^|[.,;:!?]\s*|\b(?:so|thus|therefore|hence)\s*,?\s*)the\s+(?:final\s+)?$",
-                           re.IGNORECASE)
-_BOXED = re.compile(r"^\\boxed\{([^{}]*)\}$")
-
-
-def _closing(t: str) -> str | None:
-    low = t.lower()
-    i = low.rfind("answer is")
-    if i <= 0:
-        return None
-    if not _CLOSING_LEAD.search(low[max(0, i - 24):i]):
-        return None
-    tail = strip_trailing(t[i + len("answer is"):].strip().lstrip(":").strip())
-    if not tail or len(tail) > MAX_CLOSING_CHARS or re.search(r"[!?\n]|\.(?!\d)\s", tail):
-        return None
-    return tail
-
-
-def strip_wrapper(text: str) -> str:
-    r"""Remove an answer wrapper (fault kind 4); idempotent for plain answers.
-
-    A leading wrapper ("The answer is", "The answer is:", "Answer:", "The result is", "It is", "It's") is
-    removed (``_WRAPPER``, anchored); a closing "..., so the answer is X" / "... Thus the final answer is X."
-    keeps X (one clause, at most :data:`MAX_CLOSING_CHARS` characters); ``\boxed{X}`` keeps X.
-    """
-    t = text.strip()
-    m = _WRAPPER.match(t)
-    if m:
-        t = t[m.end():]
-    elif "answer is" in t.lower():
-        closing = _closing(t)
-        if closing is not None:
-            t = closing
-    boxed = _BOXED.match(t) if t.startswith("\\boxed{") else None
-    return boxed.group(1).strip() if boxed else t
-
-
-_DIGIT_RUN = re.compile(r"(?<![\d,])\d+(?:,\d+)+(?![\d,])")
-_GROUPS_OF_THREE = re.compile(r"^\d{1,3}(?:,\d{3})+$")
-_DIGIT_COMMA = re.compile(r"\d,\d")
-
-
-def separate_digit_commas(text: str) -> str:
-    """Read each comma between digits: a thousands separator in groups of three, else an item separator.
-
-    ``1,234,567`` -> ``1234567``; ``0,1`` -> ``0, 1``; ``12,34`` -> ``12, 34``; text without a digit-comma-digit
-    is returned unchanged. (vqaEval.py deletes every comma - and every other punctuation mark - as soon as one
-    digit-comma-digit occurs, so "0,1" and "01" are equal there; the canonical layer keeps them apart.)
-    """
-    if "," not in text or not _DIGIT_COMMA.search(text):
-        return text
-
-    def _one(m: re.Match[str]) -> str:
-        run = m.group(0)
-        return run.replace(",", "") if _GROUPS_OF_THREE.match(run) else run.replace(",", ", ")
-
-    return _DIGIT_RUN.sub(_one, text)
-
-
-@lru_cache(maxsize=1 << 18)
-def _vqaeval(text: str) -> str:
-    """The vqaEval normalization without its destructive steps (module docstring).
-
-    Never empty for a text with a visible character; digit commas are read by :func:`separate_digit_commas` first.
-    """
-    out = fast_vqaeval_process(separate_digit_commas(text))
-    if out or not text.strip():
-        return out
-    return " ".join(text.lower().split())
-
-
-@lru_cache(maxsize=1 << 18)
-def _light(text: str) -> str:
-    """The form the canonical ANLS compares: vqaEval's digit/article step without its punctuation step.
-
-    Number words, articles, contractions, lower case, spaces folded; never empty for a visible text.
-    """
-    out = process_digit_article(text)
-    return out if out or not text.strip() else " ".join(text.lower().split())
-
-
-def _surfaces(text: str) -> tuple[str, str, str, str]:
-    """The normalized forms of ``text`` after string steps 1..4 of FAULT_KINDS (cumulative, in order).
-
-    Step 1 is the vqaEval normalization of the raw text; step 2 adds dash unification, step 3 trailing
-    punctuation, step 4 the answer wrapper (``strip_trailing(strip_wrapper(strip_trailing(...)))``). The vqaEval
-    output is already single-spaced, so no further whitespace folding is needed. Equal inputs share one
-    normalization.
-    """
-    t2 = unify_dashes(text)
-    t3 = strip_trailing(t2)
-    t4 = strip_trailing(strip_wrapper(t3))
-    s1 = _vqaeval(text)
-    s2 = s1 if t2 == text else _vqaeval(t2)
-    s3 = s2 if t3 == t2 else _vqaeval(t3)
-    s4 = s3 if t4 == t3 else _vqaeval(t4)
-    return s1, s2, s3, s4
-
-
-def _light_surfaces(text: str) -> tuple[str, str, str, str]:
-    """The ANLS counterparts of :func:`_surfaces`: the same cumulative steps through :func:`_light`.
-
-    No punctuation mark is dropped or merged, so two strings that differ in punctuation never become identical.
-    """
-    t2 = unify_dashes(text)
-    t3 = strip_trailing(t2)
-    t4 = strip_trailing(strip_wrapper(t3))
-    return _light(text), _light(t2), _light(t3), _light(t4)
-
-
-_HEDGE = re.compile(r"^(?:approximately|approx\.?|about|around|roughly|~|\u2248)\s*")
-_SPELLED = re.compile(r"[a-z][a-z -]*")
-_CURRENCY = re.compile(r"^([-+]?)\s*[$\u20ac\u00a3\u00a5]\s*")
-_MAGNITUDE = re.compile(r"^(?P<num>[-+]?\d+(?:\.\d+)?|[-+]?\d{1,3}(?:,\d{3})+)\s*"
-                        r"(?P<word>thousand|million|billion|trillion)$")
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_FRACTION = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)\s*/\s*(?P<b>\d+)$")
-
-
-def _number_format(t: str) -> tuple[str, tuple[float, bool, str] | None]:
-    """Undo the number formats of fault kind 6b: the plain text, and the number itself for a magnitude/fraction."""
-    if t.startswith("\\boxed{"):
-        boxed = _BOXED.match(t)
-        t = boxed.group(1).strip() if boxed else t
-    t = _HEDGE.sub("", t)
-    if t.endswith(")") and (i := t.rfind("(")) > 0 and _SPELLED.fullmatch(t[i + 1:-1]):
-        t = t[:i].rstrip()  # "12 (twelve)"
-    t = _CURRENCY.sub(r"\1", t)
-    m = _MAGNITUDE.match(t)
-    if m:
-        value = float(m["num"].replace(",", "")) * _SCALE[m["word"]]
-        return t, (value, False, str(int(value)) if value.is_integer() else repr(value))
-    f = _FRACTION.match(t)
-    if f and int(f["b"]) != 0:
-        value = int(f["a"]) / int(f["b"])
-        return t, (-value if f["sign"] == "-" else value, False, f"{f['a']}/{f['b']}")
-    return t, None
-
-
-@lru_cache(maxsize=262144)
-def parse_plain_number(text: str) -> tuple[float, bool, str] | None:
-    """:func:`parse_number` without the formats of fault kind 6b (the reading the reference overlays use)."""
-    return _parse_number(text, formats=False)
-
-
-@lru_cache(maxsize=262144)
-def parse_number(text: str) -> tuple[float, bool, str] | None:
-    """Read a canonical number: ``(value, had_percent, digits)`` or None.
-
-    Accepts an optional sign (after dash unification), ``$``, thousands separators in the ``1,234`` pattern
-    (fault kind 5), decimals, a ``%`` / ``percent`` suffix (fault kind 6), and the formats of fault kind 6b
-    (:func:`_number_format`). ``digits`` is the digit string as written (used by the exact year/identifier
-    rule; a magnitude gives the scaled integer, a fraction ``a/b``).
-    """
-    return _parse_number(text, formats=True)
-
-
-_MAX_NUMBER_TOKENS = 8
-"""The most whitespace-separated tokens a number text can have without a parenthesised spelling:
-``\\boxed{ approximately - $ 3 / 4 }`` (a boxed hedge, a sign and a currency sign apart, a spaced fraction; no
-format of :func:`_number_format`, ``_NUMBER``, ``_MAGNITUDE`` or ``_FRACTION`` allows more). A longer text is a
-sentence, never a number, and is rejected before the format regexes run."""
-
-
-def _parse_number(text: str, *, formats: bool) -> tuple[float, bool, str] | None:
-    t = unify_dashes(text)
-    if not _DIGIT.search(t):  # early exit: _NUMBER needs a digit
-        return None
-    t = t.strip().lower()
-    if "(" not in t and len(t.split(maxsplit=_MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS:
-        return None  # a sentence (see _MAX_NUMBER_TOKENS)
-    if formats:
-        t, direct = _number_format(t)
-        if direct is not None:
-            return direct
-    if _THOUSANDS.match(t.rstrip("%").strip()):
-        t = t.replace(",", "")
-    m = _NUMBER.match(t)
-    if m is None:
-        return None
-    value = float(m["num"])
-    if m["sign"] == "-":
-        value = -value
-    return value, m["pct"] is not None, m["num"]
-
-
-def _exact_kind(digits: str) -> bool:
-    return bool(_YEAR.match(digits) or _EXACT_ID.match(digits))
-
-
-def numbers_equal(pred: str, ref: str, tolerance: float = 0.0) -> bool | None:
-    """Compare two answers as numbers (fault kinds 5-8); None when either is not a number.
-
-    Years and identifiers compare exactly; a zero reference compares with absolute tolerance 1e-9; otherwise
-    ``|p - r| / |r| <= tolerance`` (relaxed accuracy: 0.05; exact metrics: 0).
-    """
-    return _parsed_numbers_equal(parse_number(pred), parse_number(ref), tolerance)
-
-
-def _parsed_numbers_equal(p: tuple[float, bool, str] | None, r: tuple[float, bool, str] | None,
-                          tolerance: float) -> bool | None:
-    if p is None or r is None:
-        return None
-    if _exact_kind(r[2]) or _exact_kind(p[2]):
-        same = p[2] == r[2] or (p[0] == r[0] and not _EXACT_ID.match(p[2]) and not _EXACT_ID.match(r[2]))
-        return same and p[1] == r[1]
-    if r[0] == 0.0:
-        return abs(p[0]) <= 1e-9
-    return abs(p[0] - r[0]) / abs(r[0]) <= tolerance + 1e-12
-
-
-def split_spans(text: str) -> tuple[str, ...]:
-    """Split a list-like answer into its spans (fault kind 9): list literal brackets, ``, ; / &`` and "and"."""
-    t = text.strip()
-    if t.startswith("[") and t.endswith("]"):
-        t = t[1:-1]
-    parts = [p.strip(" '\"") for p in _SPAN_SPLIT.split(t)]
-    return tuple(p for p in parts if p)
-
-
-_NAME_SUFFIX = re.compile(r",\s*(?:jr|sr|inc|ltd|llc|co|corp|plc|l\.?p|m\.?d|ph\.?\s?d|esq|ii|iii|iv)\.?\s*$",
-                          re.IGNORECASE)
-_CALENDAR = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|"
-                       r"fri|sat|sun)(?:[a-z]*)\.?(?=[\s,]|$)", re.IGNORECASE)
-_STREET_OR_POSTCODE = re.compile(r"(?:^|,\s*)\d{1,6}\s+[A-Za-z]|\b\d{5}(?:-\d{4})?\b|\bp\.?\s?o\.?\s+box\b",
-                                 re.IGNORECASE)
-_STATE_CODE_LAST = re.compile(r",\s*[A-Z]{2}\.?\s*$")
-
-
-def is_single_entity(text: str) -> bool:
-    """True when the commas of ``text`` punctuate one entity rather than separate list items.
-
-    Four shapes, all from the DocVQA val golds (``tests/fixtures/shortanswer``): a name or company suffix after
-    the last comma ("Walter F. Wrenn, Jr.", "Laman for Letters, INC.", "William J. Darby, M.D."); a date or
-    weekday ("SATURDAY, JUNE 8, 1968", "Monday, May 10"); a street address or postal code ("Atlanta, Georgia
-    30301", "1420 K Street, N.W."); a city with a two-letter state code ("Lexington, KY"). Such answers are not
-    split into spans: reordering their parts does not give the same answer. ("Dayton, Ohio" still reads as a
-    two-item list; telling a place from a list of places needs a gazetteer.)
-    """
-    if "," not in text:
-        return False
-    return bool(_NAME_SUFFIX.search(text) or _CALENDAR.search(text) or _STREET_OR_POSTCODE.search(text)
-                or _STATE_CODE_LAST.search(text))
-
-
-def _sorted_spans(spans: tuple[str, ...], vqaeval: Callable[[str], str] | None = None) -> list[str]:
-    return sorted(map(_vqaeval if vqaeval is None else vqaeval, spans))
 
 
 class _Pred:
@@ -437,80 +159,6 @@ class _Ref:
                 if len(rs) >= 2 and not _THOUSANDS.match(self.stripped) and not is_single_entity(self.raw):
                     self._spans = _sorted_spans(rs, self._vqaeval)
         return self._spans
-
-
-_Forms = tuple[str, str, str, str]
-
-
-def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None
-           ) -> tuple[str, str, _Forms, _Forms | None]:
-    """The steps of :func:`_surfaces` and :func:`_light_surfaces` computed once: ``(t2, t3, surfaces, light)``.
-
-    ``t2`` is the dash-unified text, ``t3`` the text after trailing punctuation; ``vqaeval`` must be
-    :func:`_vqaeval` and ``light`` :func:`_light` (or memos of them; None: no light forms). Equal step texts
-    share one normalization, and two more normalizations are skipped where their result is known:
-
-    - a step that only drops one final period (``t3 + "." == t2``, ``t3`` not ending in a space, at most
-      :data:`~vqaudit.scoring.vqa_normalize.PERIOD_STRIP_COUNT` periods): vqaEval deletes that period anyway
-      (it is followed by no digit, adds no punctuation condition and is within the script's period count), so
-      the vqaEval form is unchanged unless it was empty (then the raw fallback differs);
-    - a text without any vqaEval punctuation mark or period: its light form is its vqaEval form (the
-      punctuation step is the identity there, and both fall back to the same raw form).
-    """
-    t2 = unify_dashes(text)
-    t3 = strip_trailing(t2)
-    t4 = strip_trailing(strip_wrapper(t3))
-    s1 = vqaeval(text)
-    s2 = s1 if t2 == text else vqaeval(t2)
-    final_period = (t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
-                    and not t3[-1].isspace())
-    if t3 == t2 or (final_period and s2 and t2.count(".") <= PERIOD_STRIP_COUNT):
-        s3 = s2
-    else:
-        s3 = vqaeval(t3)
-    s4 = s3 if t4 == t3 else vqaeval(t4)
-    if light is None:
-        return t2, t3, (s1, s2, s3, s4), None
-    l1 = s1 if _PUNCT_OR_PERIOD.search(text) is None else light(text)
-    l2 = l1 if t2 == text else s2 if _PUNCT_OR_PERIOD.search(t2) is None else light(t2)
-    if t3 == t2:
-        l3 = l2
-    elif _PUNCT_OR_PERIOD.search(t3) is None:
-        l3 = s3
-    else:
-        l3 = (_light_without_final_period(l2, t3) if final_period and t2.isascii() else None) or light(t3)
-    l4 = l3 if t4 == t3 else s4 if _PUNCT_OR_PERIOD.search(t4) is None else light(t4)
-    return t2, t3, (s1, s2, s3, s4), (l1, l2, l3, l4)
-
-
-def _light_without_final_period(light_t2: str, t3: str) -> str | None:
-    """:func:`_light` of ``t3`` from that of ``t3 + "."`` (ASCII, ``t3`` not ending in a space), or None.
-
-    The digit/article step maps words one by one (vqaEval.py ``processDigitArticle``: number word, then article,
-    then contraction), so the two forms differ only in the last word: ``w.`` (no table entry holds a period) in
-    the one, the mapped ``w`` or nothing (an article) in the other. None when ``light_t2`` does not end in
-    ``w.`` (then the caller normalizes ``t3`` itself).
-    """
-    last = t3.rsplit(None, 1)[-1].lower()
-    tail = last + "."
-    if not light_t2.endswith(tail):
-        return None
-    prefix = light_t2[: len(light_t2) - len(tail)]  # "" or the other words and one space
-    if prefix and not prefix.endswith(" "):
-        return None
-    word = NUMBER_WORDS.get(last, last)
-    out = prefix[:-1] if word in ARTICLES else prefix + CONTRACTIONS.get(word, word)
-    return out if out else None  # an empty form falls back to the raw text (computed by the caller)
-
-
-_PUNCT_OR_PERIOD = re.compile("[" + re.escape("".join(PUNCTUATION)) + ".]")
-
-
-def _number_of(prepared: str) -> tuple[float, bool, str] | None:
-    """:func:`parse_number` of a dash-unified text; an ASCII text without a digit is no number (its early exit)."""
-    if prepared.isascii() and _DIGIT.search(prepared) is None:
-        return None
-    return parse_number(prepared)
 
 
 def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:

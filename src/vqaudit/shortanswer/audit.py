@@ -262,8 +262,8 @@ def audit_rows(
         mix: dict[str, dict[str, float]] = {}
         by_bucket: dict[str, dict[str, float]] = {}
         rows_of: dict[str, list[int]] = {bucket: [] for bucket in BUCKETS}
-        for i, c in enumerate(contracts):
-            rows_of[c.bucket].append(i)
+        for i, contract in enumerate(contracts):
+            rows_of[contract.bucket].append(i)
         for bucket in BUCKETS:
             idx = rows_of[bucket]
             mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
