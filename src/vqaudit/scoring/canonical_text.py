@@ -236,7 +236,8 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
     - a step that only drops one final period (``t3 + "." == t2``, ``t3`` not ending in a space, at most
       :data:`~vqaudit.scoring.vqa_normalize.PERIOD_STRIP_COUNT` periods): vqaEval deletes that period anyway
       (it is followed by no digit, adds no punctuation condition and is within the script's period count), so
-      the vqaEval form is unchanged unless it was empty (then the raw fallback differs);
+      the vqaEval form is unchanged unless it was empty (then the raw fallback, which ends in that period,
+      differs);
     - a text without any vqaEval punctuation mark or period: its light form is its vqaEval form (the
       punctuation step is the identity there, and both fall back to the same raw form).
     """
@@ -247,7 +248,10 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
     s2 = s1 if t2 == text else vqaeval(t2)
     final_period = (t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
                     and not t3[-1].isspace())
-    s3 = s2 if t3 == t2 or (final_period and s2 and t2.count(".") <= PERIOD_STRIP_COUNT) else vqaeval(t3)
+    # s2 ending in "." is the raw fallback of an empty vqaEval form (which never ends in a period here: vqaEval
+    # deletes the final one and keeps only periods followed by a digit).
+    s3 = (s2 if t3 == t2 or (final_period and s2 and s2[-1] != "." and t2.count(".") <= PERIOD_STRIP_COUNT)
+          else vqaeval(t3))
     s4 = s3 if t4 == t3 else vqaeval(t4)
     if light is None:
         return t2, t3, (s1, s2, s3, s4), None
