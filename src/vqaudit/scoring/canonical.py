@@ -101,23 +101,27 @@ FAULT_KINDS: tuple[str, ...] = (
 class _Pred:
     """What matching needs of a prediction, computed once per distinct prediction.
 
-    ``prepared`` (dashes unified, wrapper and trailing punctuation removed) is computed on first use: matching
-    reads it only for a numeric prediction (whose ``number`` needs it anyway) or against a list reference.
+    ``prepared`` (dashes unified, wrapper and trailing punctuation removed) and ``number`` are computed on first
+    use: matching reads them only against a numeric reference or a list reference. ``may_number`` is False when
+    ``number`` is surely None (an ASCII text without a digit: stripping adds none, see ``_number_of``).
     """
 
-    __slots__ = ("_prepared", "dashed", "light", "maybe_list", "number", "stripped", "surfaces")
+    __slots__ = ("_number", "_number_done", "_prepared", "dashed", "light", "may_number", "maybe_list", "stripped",
+                 "surfaces")
 
-    def __init__(self, stripped: str, dashed: str, prepared: str | None, number: tuple[float, bool, str] | None,
-                 surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None) -> None:
-        self.stripped = stripped
+    def __init__(self, raw: str, dashed: str, surfaces: tuple[str, str, str, str],
+                 light: tuple[str, str, str, str] | None) -> None:
+        self.stripped = raw.strip()
         self.dashed = dashed
-        self._prepared = prepared
-        self.number = number
         self.surfaces = surfaces
         self.light = light  # None when the caller's metric never compares the light forms (not ANLS)
+        self.may_number = not dashed.isascii() or _DIGIT.search(dashed) is not None
         # Whether split_spans(prepared) can find 2 spans: prepared is a substring of dashed, so a separator
         # (``, ; / &`` or "and") in it is one in dashed.
         self.maybe_list = ("," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed)
+        self._prepared: str | None = None
+        self._number: tuple[float, bool, str] | None = None
+        self._number_done = not self.may_number
 
     @property
     def prepared(self) -> str:
@@ -125,30 +129,45 @@ class _Pred:
             self._prepared = strip_trailing(strip_wrapper(self.dashed))
         return self._prepared
 
+    @property
+    def number(self) -> tuple[float, bool, str] | None:
+        if not self._number_done:
+            self._number_done = True
+            self._number = _number_of(self.prepared)
+        return self._number
+
 
 class _Ref:
     """What matching needs of a reference answer, computed once per distinct reference.
 
-    ``spans`` (the sorted normalized spans of a list-like reference, 2 or more, else None) is computed on first
-    use: matching reads it only against a prediction that could be a list (:attr:`_Pred.maybe_list`).
+    Two fields are computed on first use: ``spans`` (the sorted normalized spans of a list-like reference, 2 or
+    more, else None), which matching reads only against a prediction that could be a list
+    (:attr:`_Pred.maybe_list`), and ``number``, read only against a numeric prediction.
     """
 
-    __slots__ = ("_spans", "_spans_done", "_vqaeval", "dashed", "light", "number", "prepared", "raw", "stripped",
-                 "surfaces")
+    __slots__ = ("_number", "_number_done", "_spans", "_spans_done", "_vqaeval", "dashed", "light", "prepared",
+                 "raw", "stripped", "surfaces")
 
-    def __init__(self, raw: str, dashed: str, prepared: str, number: tuple[float, bool, str] | None,
-                 surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None,
-                 vqaeval: Callable[[str], str]) -> None:
+    def __init__(self, raw: str, dashed: str, prepared: str, surfaces: tuple[str, str, str, str],
+                 light: tuple[str, str, str, str] | None, vqaeval: Callable[[str], str]) -> None:
         self.raw = raw
         self.stripped = raw.strip()
         self.dashed = dashed
         self.prepared = prepared  # dashes unified, trailing punctuation removed
-        self.number = number
         self.surfaces = surfaces
         self.light = light
         self._vqaeval = vqaeval
+        self._number: tuple[float, bool, str] | None = None
+        self._number_done = False
         self._spans: list[str] | None = None
         self._spans_done = False
+
+    @property
+    def number(self) -> tuple[float, bool, str] | None:
+        if not self._number_done:
+            self._number_done = True
+            self._number = _number_of(self.prepared)
+        return self._number
 
     @property
     def spans(self) -> list[str] | None:
@@ -162,16 +181,13 @@ class _Ref:
 
 
 def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:
-    t2, t3, surfaces, lights = _forms(pred, vqaeval, light)
-    if t2.isascii() and _DIGIT.search(t2) is None:  # stripping leaves no digit: no number (see _number_of)
-        return _Pred(pred.strip(), t2, None, None, surfaces, lights)
-    prepared = strip_trailing(strip_wrapper(t2))
-    return _Pred(pred.strip(), t2, prepared, _number_of(prepared), surfaces, lights)
+    t2, _, surfaces, lights = _forms(pred, vqaeval, light)
+    return _Pred(pred, t2, surfaces, lights)
 
 
 def _make_ref(ref: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Ref:
     dashed, prepared, surfaces, lights = _forms(ref, vqaeval, light)
-    return _Ref(ref, dashed, prepared, _number_of(prepared), surfaces, lights, vqaeval)
+    return _Ref(ref, dashed, prepared, surfaces, lights, vqaeval)
 
 
 @lru_cache(maxsize=1 << 17)
@@ -191,7 +207,7 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
     """
     if p.stripped == r.stripped:
         return "exact"
-    if p.number is not None and r.number is not None:
+    if p.may_number and r.number is not None and p.number is not None:
         return _numeric_kind(p, r) if _parsed_numbers_equal(p.number, r.number, tolerance) else None
     ps, rs = (p.light, r.light) if light else (p.surfaces, r.surfaces)
     assert ps is not None and rs is not None  # light forms are computed wherever light matching is asked for
