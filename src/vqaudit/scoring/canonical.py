@@ -45,14 +45,44 @@ needs none of the kinds (``12`` vs ``12.4`` under 5%) is labelled ``numeric-equa
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from vqaudit.scoring.canonical_numbers import _DIGIT as _DIGIT
+from vqaudit.scoring.canonical_numbers import _THOUSANDS as _THOUSANDS
+from vqaudit.scoring.canonical_numbers import (
+    _exact_kind,
+    _number_format,
+    _number_of,
+    _parsed_numbers_equal,
+    numbers_equal,
+    parse_number,
+    parse_plain_number,
+)
+from vqaudit.scoring.canonical_text import (
+    _DIGIT_COMMA,
+    _SPAN_SPLIT,
+    MAX_CLOSING_CHARS,
+    _forms,
+    _light,
+    _sorted_spans,
+    _vqaeval,
+    is_single_entity,
+    separate_digit_commas,
+    split_spans,
+    strip_trailing,
+    strip_wrapper,
+    unify_dashes,
+)
+from vqaudit.scoring.canonical_text import _TRAIL as _TRAIL
+from vqaudit.scoring.canonical_text import _WRAPPER as _WRAPPER
 from vqaudit.scoring.official import anls
-from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process, process_digit_article
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, fast_vqaeval_process
+
+__all__ = ["FAULT_KINDS", "GAIN_KINDS", "MAX_CLOSING_CHARS", "PARTIAL", "REFUSAL_CAUSES", "canonical_match",
+           "canonical_score", "canonical_scores", "gain_kind", "is_single_entity", "numbers_equal", "parse_number",
+           "parse_plain_number", "refusal_cause", "separate_digit_commas", "split_spans", "strip_trailing",
+           "strip_wrapper", "unify_dashes"]
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
@@ -67,337 +97,107 @@ FAULT_KINDS: tuple[str, ...] = (
     "multi-span",
 )
 
-_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
-_TRAIL = re.compile(r"^[\s\"'`*]+|(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
-_WRAPPER = re.compile(
-    r"^(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?(?:answer|result)\s*(?:is\s*:?|:)\s*"
-    r"|(?:it|this|that)\s+(?:is|says|reads)\s*:?\s+|(?:it's|its)\s+)",
-    re.IGNORECASE,
-)
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_NUMBER = re.compile(r"^(?P<sign>[-+])?\$?(?P<num>\d+(?:\.\d+)?|\.\d+)\s*(?P<pct>%|percent)?$")
-_SPAN_SPLIT = re.compile(r"\s*(?:,|;|/|&|\band\b)\s*")
-_EXACT_ID = re.compile(r"^0\d+$")
-_YEAR = re.compile(r"^[12]\d{3}$")
-_DIGIT = re.compile(r"\d")
 
-
-def unify_dashes(text: str) -> str:
-    """NFKC-normalize and map Unicode minus/dashes to ASCII ``-`` (fault kind 2); ASCII text is returned as is."""
-    if text.isascii():
-        return text
-    return unicodedata.normalize("NFKC", text).translate(_DASHES)
-
-
-# Pieces of _TRAIL, which stays the definition: a leading run, and a trailing run (the two "$" alternatives).
-_LEAD = re.compile(r"[\s\"'`*]+")
-_TAIL = re.compile(r"(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])[\s\"'`*.,;:!?]+$|(?<=\b[A-Za-z]\.)[\s\"'`*,;:!?]+$")
-_LEAD_CHARS = frozenset("\"'`*")
-_TAIL_CHARS = frozenset("\"'`*.,;:!?")
-
-
-def strip_trailing(text: str) -> str:
-    r"""Remove trailing punctuation and enclosing quotes/backticks/asterisks (fault kind 3); keep brackets.
-
-    Exactly ``_TRAIL.sub("", text)``, without running the lookbehinds at every position of a long answer: a
-    trailing match can only start inside the final run of trailing characters, so the search starts there
-    (``search(text, pos)`` keeps the real string start for ``\b`` and the lookbehinds).
-    """
-    end = len(text)
-    j = end
-    while j and (text[j - 1] in _TAIL_CHARS or text[j - 1].isspace()):
-        j -= 1
-    start = 0
-    if text and (text[0] in _LEAD_CHARS or text[0].isspace()):
-        lead = _LEAD.match(text)
-        start = lead.end() if lead else 0
-    if j == end:
-        return text[start:] if start else text
-    tail = _TAIL.search(text, max(start, j))
-    return text[start:tail.start() if tail else end]
-
-
-MAX_CLOSING_CHARS = 60
-"""Longest answer taken from a closing "... so the answer is X" (characters); a longer tail is left alone."""
-_CLOSING_LEAD = re.compile(r"(?:^|[.,;:!?]\s*|\b(?:so|thus|therefore|hence)\s*,?\s*)the\s+(?:final\s+)?$",
-                           re.IGNORECASE)
-_BOXED = re.compile(r"^\\boxed\{([^{}]*)\}$")
-
-
-def _closing(t: str) -> str | None:
-    low = t.lower()
-    i = low.rfind("answer is")
-    if i <= 0:
-        return None
-    if not _CLOSING_LEAD.search(low[max(0, i - 24):i]):
-        return None
-    tail = strip_trailing(t[i + len("answer is"):].strip().lstrip(":").strip())
-    if not tail or len(tail) > MAX_CLOSING_CHARS or re.search(r"[!?\n]|\.(?!\d)\s", tail):
-        return None
-    return tail
-
-
-def strip_wrapper(text: str) -> str:
-    r"""Remove an answer wrapper (fault kind 4); idempotent for plain answers.
-
-    A leading wrapper ("The answer is", "The answer is:", "Answer:", "The result is", "It is", "It's") is
-    removed (``_WRAPPER``, anchored); a closing "..., so the answer is X" / "... Thus the final answer is X."
-    keeps X (one clause, at most :data:`MAX_CLOSING_CHARS` characters); ``\boxed{X}`` keeps X.
-    """
-    t = text.strip()
-    m = _WRAPPER.match(t)
-    if m:
-        t = t[m.end():]
-    elif "answer is" in t.lower():
-        closing = _closing(t)
-        if closing is not None:
-            t = closing
-    boxed = _BOXED.match(t) if t.startswith("\\boxed{") else None
-    return boxed.group(1).strip() if boxed else t
-
-
-_DIGIT_RUN = re.compile(r"(?<![\d,])\d+(?:,\d+)+(?![\d,])")
-_GROUPS_OF_THREE = re.compile(r"^\d{1,3}(?:,\d{3})+$")
-_DIGIT_COMMA = re.compile(r"\d,\d")
-
-
-def separate_digit_commas(text: str) -> str:
-    """Read each comma between digits: a thousands separator in groups of three, else an item separator.
-
-    ``1,234,567`` -> ``1234567``; ``0,1`` -> ``0, 1``; ``12,34`` -> ``12, 34``; text without a digit-comma-digit
-    is returned unchanged. (vqaEval.py deletes every comma - and every other punctuation mark - as soon as one
-    digit-comma-digit occurs, so "0,1" and "01" are equal there; the canonical layer keeps them apart.)
-    """
-    if not _DIGIT_COMMA.search(text):
-        return text
-
-    def _one(m: re.Match[str]) -> str:
-        run = m.group(0)
-        return run.replace(",", "") if _GROUPS_OF_THREE.match(run) else run.replace(",", ", ")
-
-    return _DIGIT_RUN.sub(_one, text)
-
-
-@lru_cache(maxsize=1 << 18)
-def _vqaeval(text: str) -> str:
-    """The vqaEval normalization without its destructive steps (module docstring).
-
-    Never empty for a text with a visible character; digit commas are read by :func:`separate_digit_commas` first.
-    """
-    out = fast_vqaeval_process(separate_digit_commas(text))
-    if out or not text.strip():
-        return out
-    return " ".join(text.lower().split())
-
-
-@lru_cache(maxsize=1 << 18)
-def _light(text: str) -> str:
-    """The form the canonical ANLS compares: vqaEval's digit/article step without its punctuation step.
-
-    Number words, articles, contractions, lower case, spaces folded; never empty for a visible text.
-    """
-    out = process_digit_article(text)
-    return out if out or not text.strip() else " ".join(text.lower().split())
-
-
-def _surfaces(text: str) -> tuple[str, str, str, str]:
-    """The normalized forms of ``text`` after string steps 1..4 of FAULT_KINDS (cumulative, in order).
-
-    Step 1 is the vqaEval normalization of the raw text; step 2 adds dash unification, step 3 trailing
-    punctuation, step 4 the answer wrapper (``strip_trailing(strip_wrapper(strip_trailing(...)))``). The vqaEval
-    output is already single-spaced, so no further whitespace folding is needed. Equal inputs share one
-    normalization.
-    """
-    t2 = unify_dashes(text)
-    t3 = strip_trailing(t2)
-    t4 = strip_trailing(strip_wrapper(t3))
-    s1 = _vqaeval(text)
-    s2 = s1 if t2 == text else _vqaeval(t2)
-    s3 = s2 if t3 == t2 else _vqaeval(t3)
-    s4 = s3 if t4 == t3 else _vqaeval(t4)
-    return s1, s2, s3, s4
-
-
-def _light_surfaces(text: str) -> tuple[str, str, str, str]:
-    """The ANLS counterparts of :func:`_surfaces`: the same cumulative steps through :func:`_light`.
-
-    No punctuation mark is dropped or merged, so two strings that differ in punctuation never become identical.
-    """
-    t2 = unify_dashes(text)
-    t3 = strip_trailing(t2)
-    t4 = strip_trailing(strip_wrapper(t3))
-    return _light(text), _light(t2), _light(t3), _light(t4)
-
-
-_HEDGE = re.compile(r"^(?:approximately|approx\.?|about|around|roughly|~|\u2248)\s*")
-_SPELLED = re.compile(r"[a-z][a-z -]*")
-_CURRENCY = re.compile(r"^([-+]?)\s*[$\u20ac\u00a3\u00a5]\s*")
-_MAGNITUDE = re.compile(r"^(?P<num>[-+]?\d+(?:\.\d+)?|[-+]?\d{1,3}(?:,\d{3})+)\s*"
-                        r"(?P<word>thousand|million|billion|trillion)$")
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_FRACTION = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)\s*/\s*(?P<b>\d+)$")
-
-
-def _number_format(t: str) -> tuple[str, tuple[float, bool, str] | None]:
-    """Undo the number formats of fault kind 6b: the plain text, and the number itself for a magnitude/fraction."""
-    if t.startswith("\\boxed{"):
-        boxed = _BOXED.match(t)
-        t = boxed.group(1).strip() if boxed else t
-    t = _HEDGE.sub("", t)
-    if t.endswith(")") and (i := t.rfind("(")) > 0 and _SPELLED.fullmatch(t[i + 1:-1]):
-        t = t[:i].rstrip()  # "12 (twelve)"
-    t = _CURRENCY.sub(r"\1", t)
-    m = _MAGNITUDE.match(t)
-    if m:
-        value = float(m["num"].replace(",", "")) * _SCALE[m["word"]]
-        return t, (value, False, str(int(value)) if value.is_integer() else repr(value))
-    f = _FRACTION.match(t)
-    if f and int(f["b"]) != 0:
-        value = int(f["a"]) / int(f["b"])
-        return t, (-value if f["sign"] == "-" else value, False, f"{f['a']}/{f['b']}")
-    return t, None
-
-
-@lru_cache(maxsize=262144)
-def parse_plain_number(text: str) -> tuple[float, bool, str] | None:
-    """:func:`parse_number` without the formats of fault kind 6b (the reading the reference overlays use)."""
-    return _parse_number(text, formats=False)
-
-
-@lru_cache(maxsize=262144)
-def parse_number(text: str) -> tuple[float, bool, str] | None:
-    """Read a canonical number: ``(value, had_percent, digits)`` or None.
-
-    Accepts an optional sign (after dash unification), ``$``, thousands separators in the ``1,234`` pattern
-    (fault kind 5), decimals, a ``%`` / ``percent`` suffix (fault kind 6), and the formats of fault kind 6b
-    (:func:`_number_format`). ``digits`` is the digit string as written (used by the exact year/identifier
-    rule; a magnitude gives the scaled integer, a fraction ``a/b``).
-    """
-    return _parse_number(text, formats=True)
-
-
-def _parse_number(text: str, *, formats: bool) -> tuple[float, bool, str] | None:
-    t = unify_dashes(text)
-    if not _DIGIT.search(t):  # early exit: _NUMBER needs a digit
-        return None
-    t = t.strip().lower()
-    if formats:
-        t, direct = _number_format(t)
-        if direct is not None:
-            return direct
-    if _THOUSANDS.match(t.rstrip("%").strip()):
-        t = t.replace(",", "")
-    m = _NUMBER.match(t)
-    if m is None:
-        return None
-    value = float(m["num"])
-    if m["sign"] == "-":
-        value = -value
-    return value, m["pct"] is not None, m["num"]
-
-
-def _exact_kind(digits: str) -> bool:
-    return bool(_YEAR.match(digits) or _EXACT_ID.match(digits))
-
-
-def numbers_equal(pred: str, ref: str, tolerance: float = 0.0) -> bool | None:
-    """Compare two answers as numbers (fault kinds 5-8); None when either is not a number.
-
-    Years and identifiers compare exactly; a zero reference compares with absolute tolerance 1e-9; otherwise
-    ``|p - r| / |r| <= tolerance`` (relaxed accuracy: 0.05; exact metrics: 0).
-    """
-    return _parsed_numbers_equal(parse_number(pred), parse_number(ref), tolerance)
-
-
-def _parsed_numbers_equal(p: tuple[float, bool, str] | None, r: tuple[float, bool, str] | None,
-                          tolerance: float) -> bool | None:
-    if p is None or r is None:
-        return None
-    if _exact_kind(r[2]) or _exact_kind(p[2]):
-        same = p[2] == r[2] or (p[0] == r[0] and not _EXACT_ID.match(p[2]) and not _EXACT_ID.match(r[2]))
-        return same and p[1] == r[1]
-    if r[0] == 0.0:
-        return abs(p[0]) <= 1e-9
-    return abs(p[0] - r[0]) / abs(r[0]) <= tolerance + 1e-12
-
-
-def split_spans(text: str) -> tuple[str, ...]:
-    """Split a list-like answer into its spans (fault kind 9): list literal brackets, ``, ; / &`` and "and"."""
-    t = text.strip()
-    if t.startswith("[") and t.endswith("]"):
-        t = t[1:-1]
-    parts = [p.strip(" '\"") for p in _SPAN_SPLIT.split(t)]
-    return tuple(p for p in parts if p)
-
-
-_NAME_SUFFIX = re.compile(r",\s*(?:jr|sr|inc|ltd|llc|co|corp|plc|l\.?p|m\.?d|ph\.?\s?d|esq|ii|iii|iv)\.?\s*$",
-                          re.IGNORECASE)
-_CALENDAR = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|"
-                       r"fri|sat|sun)(?:[a-z]*)\.?(?=[\s,]|$)", re.IGNORECASE)
-_STREET_OR_POSTCODE = re.compile(r"(?:^|,\s*)\d{1,6}\s+[A-Za-z]|\b\d{5}(?:-\d{4})?\b|\bp\.?\s?o\.?\s+box\b",
-                                 re.IGNORECASE)
-_STATE_CODE_LAST = re.compile(r",\s*[A-Z]{2}\.?\s*$")
-
-
-def is_single_entity(text: str) -> bool:
-    """True when the commas of ``text`` punctuate one entity rather than separate list items.
-
-    Four shapes, all from the DocVQA val golds (``tests/fixtures/shortanswer``): a name or company suffix after
-    the last comma ("Walter F. Wrenn, Jr.", "Laman for Letters, INC.", "William J. Darby, M.D."); a date or
-    weekday ("SATURDAY, JUNE 8, 1968", "Monday, May 10"); a street address or postal code ("Atlanta, Georgia
-    30301", "1420 K Street, N.W."); a city with a two-letter state code ("Lexington, KY"). Such answers are not
-    split into spans: reordering their parts does not give the same answer. ("Dayton, Ohio" still reads as a
-    two-item list; telling a place from a list of places needs a gazetteer.)
-    """
-    if "," not in text:
-        return False
-    return bool(_NAME_SUFFIX.search(text) or _CALENDAR.search(text) or _STREET_OR_POSTCODE.search(text)
-                or _STATE_CODE_LAST.search(text))
-
-
-def _sorted_spans(spans: tuple[str, ...]) -> list[str]:
-    return sorted(_vqaeval(s) for s in spans)
-
-
-@dataclass(frozen=True)
 class _Pred:
-    """What matching needs of a prediction, computed once per distinct prediction."""
+    """What matching needs of a prediction, computed once per distinct prediction.
 
-    stripped: str
-    prepared: str  # dashes unified, wrapper and trailing punctuation removed
-    number: tuple[float, bool, str] | None
-    surfaces: tuple[str, str, str, str]
-    light: tuple[str, str, str, str]
+    ``prepared`` (dashes unified, wrapper and trailing punctuation removed) and ``number`` are computed on first
+    use: matching reads them only against a numeric reference or a list reference. ``may_number`` is False when
+    ``number`` is surely None (an ASCII text without a digit: stripping adds none, see ``_number_of``).
+    """
+
+    __slots__ = ("_number", "_number_done", "_prepared", "dashed", "light", "may_number", "maybe_list", "stripped",
+                 "surfaces")
+
+    def __init__(self, raw: str, dashed: str, surfaces: tuple[str, str, str, str],
+                 light: tuple[str, str, str, str] | None) -> None:
+        self.stripped = raw.strip()
+        self.dashed = dashed
+        self.surfaces = surfaces
+        self.light = light  # None when the caller's metric never compares the light forms (not ANLS)
+        self.may_number = not dashed.isascii() or _DIGIT.search(dashed) is not None
+        # Whether split_spans(prepared) can find 2 spans: prepared is a substring of dashed, so a separator
+        # (``, ; / &`` or "and") in it is one in dashed.
+        self.maybe_list = ("," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed)
+        self._prepared: str | None = None
+        self._number: tuple[float, bool, str] | None = None
+        self._number_done = not self.may_number
+
+    @property
+    def prepared(self) -> str:
+        if self._prepared is None:
+            self._prepared = strip_trailing(strip_wrapper(self.dashed))
+        return self._prepared
+
+    @property
+    def number(self) -> tuple[float, bool, str] | None:
+        if not self._number_done:
+            self._number_done = True
+            self._number = _number_of(self.prepared)
+        return self._number
 
 
-@dataclass(frozen=True)
 class _Ref:
-    """What matching needs of a reference answer, computed once per distinct reference."""
+    """What matching needs of a reference answer, computed once per distinct reference.
 
-    stripped: str
-    prepared: str  # dashes unified, trailing punctuation removed
-    number: tuple[float, bool, str] | None
-    surfaces: tuple[str, str, str, str]
-    light: tuple[str, str, str, str]
-    spans: list[str] | None  # sorted normalized spans of a list-like reference (2 or more), else None
+    Two fields are computed on first use: ``spans`` (the sorted normalized spans of a list-like reference, 2 or
+    more, else None), which matching reads only against a prediction that could be a list
+    (:attr:`_Pred.maybe_list`), and ``number``, read only against a numeric prediction.
+    """
+
+    __slots__ = ("_number", "_number_done", "_spans", "_spans_done", "_vqaeval", "dashed", "light", "prepared",
+                 "raw", "stripped", "surfaces")
+
+    def __init__(self, raw: str, dashed: str, prepared: str, surfaces: tuple[str, str, str, str],
+                 light: tuple[str, str, str, str] | None, vqaeval: Callable[[str], str]) -> None:
+        self.raw = raw
+        self.stripped = raw.strip()
+        self.dashed = dashed
+        self.prepared = prepared  # dashes unified, trailing punctuation removed
+        self.surfaces = surfaces
+        self.light = light
+        self._vqaeval = vqaeval
+        self._number: tuple[float, bool, str] | None = None
+        self._number_done = False
+        self._spans: list[str] | None = None
+        self._spans_done = False
+
+    @property
+    def number(self) -> tuple[float, bool, str] | None:
+        if not self._number_done:
+            self._number_done = True
+            self._number = _number_of(self.prepared)
+        return self._number
+
+    @property
+    def spans(self) -> list[str] | None:
+        if not self._spans_done:
+            self._spans_done = True
+            if _SPAN_SPLIT.search(self.dashed):  # else split_spans finds one span at most
+                rs = split_spans(self.dashed)
+                if len(rs) >= 2 and not _THOUSANDS.match(self.stripped) and not is_single_entity(self.raw):
+                    self._spans = _sorted_spans(rs, self._vqaeval)
+        return self._spans
+
+
+def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:
+    t2, _, surfaces, lights = _forms(pred, vqaeval, light)
+    return _Pred(pred, t2, surfaces, lights)
+
+
+def _make_ref(ref: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Ref:
+    dashed, prepared, surfaces, lights = _forms(ref, vqaeval, light)
+    return _Ref(ref, dashed, prepared, surfaces, lights, vqaeval)
 
 
 @lru_cache(maxsize=1 << 17)
 def _pred_features(pred: str) -> _Pred:
-    prepared = strip_trailing(strip_wrapper(unify_dashes(pred)))
-    return _Pred(pred.strip(), prepared, parse_number(prepared), _surfaces(pred), _light_surfaces(pred))
+    return _make_pred(pred, _vqaeval, _light)
 
 
 @lru_cache(maxsize=1 << 17)
 def _ref_features(ref: str) -> _Ref:
-    dashed = unify_dashes(ref)
-    prepared = strip_trailing(dashed)
-    spans = None
-    if _SPAN_SPLIT.search(dashed):  # else split_spans finds one span at most
-        rs = split_spans(dashed)
-        if len(rs) >= 2 and not _THOUSANDS.match(ref.strip()) and not is_single_entity(ref):
-            spans = _sorted_spans(rs)
-    return _Ref(ref.strip(), prepared, parse_number(prepared), _surfaces(ref), _light_surfaces(ref), spans)
+    return _make_ref(ref, _vqaeval, _light)
 
 
 def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | None:
@@ -407,16 +207,19 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
     """
     if p.stripped == r.stripped:
         return "exact"
-    numeric = _parsed_numbers_equal(p.number, r.number, tolerance)
-    if numeric is not None:
-        if not numeric:
-            return None
-        return _numeric_kind(p, r)
-    for kind, ps, rs in zip(FAULT_KINDS[:4], p.light if light else p.surfaces, r.light if light else r.surfaces,
-                            strict=True):
-        if ps == rs:
-            return kind
-    if r.spans is not None:
+    if p.may_number and r.number is not None and p.number is not None:
+        return _numeric_kind(p, r) if _parsed_numbers_equal(p.number, r.number, tolerance) else None
+    ps, rs = (p.light, r.light) if light else (p.surfaces, r.surfaces)
+    assert ps is not None and rs is not None  # light forms are computed wherever light matching is asked for
+    if ps[0] == rs[0]:
+        return "one-sided-normalization"
+    if ps[1] == rs[1]:
+        return "unicode-dashes"
+    if ps[2] == rs[2]:
+        return "trailing-punctuation"
+    if ps[3] == rs[3]:
+        return "sentence-wrapper"
+    if p.maybe_list and r.spans is not None:
         spans = split_spans(p.prepared)  # compare the counts before normalizing the spans
         if len(spans) == len(r.spans) and _sorted_spans(spans) == r.spans:
             return "multi-span"
@@ -495,32 +298,125 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     """
     if not answers:
         raise ValueError("at least one reference answer is required")
+    return _score_row(_pred_features(prediction), answers, metric, _ref_features)
+
+
+@lru_cache(maxsize=4096)
+def _loo_score(hits: tuple[bool, ...]) -> float:
+    """The leave-one-out VQA accuracy of canonical hits, summed in answer order (vqaEval.py's order).
+
+    Memoized by hit pattern (TextVQA rows have 10 answers, so few patterns occur).
+    """
+    n, m = len(hits), sum(hits)
+    if n == 1:
+        return 0.0
+    total = sum(min(1.0, (m - (1 if h else 0)) / 3) for h in hits)
+    return total / n
+
+
+def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[str], _Ref]
+               ) -> tuple[float, str | None]:
+    """:func:`canonical_score` of one row on precomputed features (``ref_of`` gives a reference's features)."""
     tol = 0.05 if metric == "relaxed_accuracy" else 0.0
-    p = _pred_features(prediction)
     light = metric == "anls"
-    by_ref = {a: _match(p, _ref_features(a), tol, light) for a in dict.fromkeys(answers)}  # annotators repeat
-    kinds = [by_ref[a] for a in answers]
-    kind = next((k for k in kinds if k == "exact"), next((k for k in kinds if k is not None), None))
-    if metric == "vqa_accuracy":
-        hits = [k is not None for k in kinds]
-        n, m = len(hits), sum(hits)
-        if n == 1:
+    if len(answers) == 1:
+        kind = _match(p, ref_of(answers[0]), tol, light)
+        if metric == "vqa_accuracy":
             return 0.0, kind
-        total = sum(min(1.0, (m - (1 if h else 0)) / 3) for h in hits)
-        return total / n, kind
+        by_ref = {answers[0]: kind}
+    else:
+        by_ref = {a: _match(p, ref_of(a), tol, light) for a in dict.fromkeys(answers)}  # annotators repeat
+        # The first "exact" kind, else the first matched kind, in answer order (first occurrences decide).
+        values = by_ref.values()
+        kind = "exact" if "exact" in values else next((k for k in values if k is not None), None)
+        if metric == "vqa_accuracy":
+            if kind is None:
+                return 0.0, None
+            return _loo_score(tuple([by_ref[a] is not None for a in answers])), kind
     if kind is not None:
         return 1.0, kind
     if metric == "containment":
-        contained = _contained_kind(p, [_ref_features(a) for a in dict.fromkeys(answers)])
+        contained = _contained_kind(p, [ref_of(a) for a in by_ref])
         return (1.0, contained) if contained is not None else (0.0, None)
     if metric == "anls":
-        refs = [_ref_features(a) for a in dict.fromkeys(answers)]
-        # vqaEval forms (articles and punctuation gone), except where they would make the two texts identical:
-        # there the light forms, which keep the punctuation, are compared (issue 17 item 4).
-        return max(anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3] else anls(p.surfaces[3],
-                                                                                            [r.surfaces[3]])
-                   for r in refs), None
+        assert p.light is not None
+        best = 0.0
+        for a in by_ref:
+            r = ref_of(a)
+            assert r.light is not None
+            # vqaEval forms (articles and punctuation gone), except where they would make the two texts
+            # identical: there the light forms, which keep the punctuation, are compared (issue 17 item 4).
+            value = (anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3]
+                     else anls(p.surfaces[3], [r.surfaces[3]]))
+            best = value if value > best else best
+        return best, None
     return 0.0, None
+
+
+def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str, *,
+                     vqaeval: Callable[[str], str] | None = None) -> list[tuple[float, str | None]]:
+    """:func:`canonical_score` of many rows: the same ``(score, kind)`` per row, each distinct string read once.
+
+    The forms of each distinct prediction and reference are computed once, in memos local to the call (so
+    nothing outlives it and no cache needs clearing), and the light forms only for ANLS, the one metric that
+    compares them.
+
+    Args:
+        predictions: the model outputs, one per row.
+        answers: the reference answers per row (each at least one).
+        metric: official metric name.
+        vqaeval: the vqaEval normalization to use, e.g. a memo the caller shares with other layers; it must
+            equal :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default).
+
+    Returns:
+        One ``(score in [0, 1], kind)`` per row, as :func:`canonical_score` returns it.
+
+    Raises:
+        ValueError: a row without answers, or ``predictions`` and ``answers`` of different lengths.
+    """
+    if len(predictions) != len(answers):
+        raise ValueError(f"{len(predictions)} predictions but {len(answers)} answer lists")
+    base = fast_vqaeval_process if vqaeval is None else vqaeval
+    normal: dict[str, str] = {}
+
+    def vq(text: str) -> str:  # _vqaeval, memoized in this call
+        out = normal.get(text)
+        if out is None:
+            out = base(text if "," not in text else separate_digit_commas(text))
+            if not out and text.strip():
+                out = " ".join(text.lower().split())
+            normal[text] = out
+        return out
+
+    light: Callable[[str], str] | None = None
+    if metric == "anls":
+        lights: dict[str, str] = {}
+
+        def light_memo(text: str) -> str:
+            out = lights.get(text)
+            if out is None:
+                out = lights[text] = _light.__wrapped__(text)
+            return out
+
+        light = light_memo
+    preds: dict[str, _Pred] = {}
+    refs: dict[str, _Ref] = {}
+
+    def ref_of(ref: str) -> _Ref:
+        r = refs.get(ref)
+        if r is None:
+            r = refs[ref] = _make_ref(ref, vq, light)
+        return r
+
+    out: list[tuple[float, str | None]] = []
+    for prediction, row in zip(predictions, answers, strict=True):
+        if not row:
+            raise ValueError("at least one reference answer is required")
+        p = preds.get(prediction)
+        if p is None:
+            p = preds[prediction] = _make_pred(prediction, vq, light)
+        out.append(_score_row(p, row, metric, ref_of))
+    return out
 
 
 def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:

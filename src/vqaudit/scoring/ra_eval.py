@@ -14,7 +14,7 @@ of 0.6) apart from the recovered errors (official score 0), and does not apply R
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries
@@ -65,3 +65,56 @@ def is_multiple_choice(question: str, answers: Sequence[str] = ()) -> bool:
     if _OPTIONS_WORD.search(question):
         return True
     return len({m.group(1) for m in _OPTION_MARK.finditer(question)}) >= 2
+
+
+def ra_eval_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
+                  official: Sequence[float], *, vqaeval: Callable[[str], str] | None = None) -> list[bool | None]:
+    """The RA-Eval layer of an audit: :func:`ra_eval_recovered` of every official error, None elsewhere.
+
+    A row gets None when its official score is 1 or more (not an error) or it is multiple choice
+    (:func:`is_multiple_choice`, issue 17 item 5); otherwise whether it is recovered. Each distinct question,
+    output and gold is read once (memos local to the call).
+
+    Args:
+        predictions: model outputs, one per row.
+        answers: gold answers per row.
+        questions: question texts per row.
+        official: official scores per row (in [0, 1]).
+        vqaeval: the vqaEval normalization, e.g. a memo shared with other layers; it must equal
+            :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default).
+
+    Returns:
+        Per row: True (recovered), False (not recovered) or None (not tested).
+
+    Raises:
+        ValueError: the four sequences differ in length.
+    """
+    if not len(predictions) == len(answers) == len(questions) == len(official):
+        raise ValueError("predictions, answers, questions and official scores differ in length")
+    norm = vqaeval_process if vqaeval is None else vqaeval
+    choice: dict[str, bool] = {}
+    golds: dict[str, str | None] = {}
+    out: list[bool | None] = []
+    for prediction, refs, question, score in zip(predictions, answers, questions, official, strict=True):
+        if score >= 1.0:
+            out.append(None)
+            continue
+        mc = choice.get(question)
+        if mc is None:
+            mc = choice[question] = is_multiple_choice(question)
+        if mc:
+            out.append(None)
+            continue
+        output = norm(prediction)
+        found = False
+        for gold in set(refs):
+            if gold in golds:
+                g = golds[gold]
+            else:
+                g = norm(gold)
+                g = golds[gold] = g if len(g) > MIN_GOLD_CHARS else None
+            if g is not None and contains_at_word_boundaries(output, g):
+                found = True
+                break
+        out.append(found)
+    return out

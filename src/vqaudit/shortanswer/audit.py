@@ -32,13 +32,14 @@ from vqaudit.scoring.canonical import (
     GAIN_KINDS,
     PARTIAL,
     REFUSAL_CAUSES,
-    canonical_score,
+    canonical_scores,
     gain_kind,
     refusal_cause,
 )
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
-from vqaudit.scoring.ra_eval import is_multiple_choice, ra_eval_recovered
-from vqaudit.scoring.repair import VARIANTS, RepairResult, reference_overlay, repair_row, summarize_repair
+from vqaudit.scoring.ra_eval import ra_eval_layer
+from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlay, repair_row, summarize_repair
+from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
@@ -246,12 +247,9 @@ def audit_rows(
                            "--join-on and --format); nothing to audit")
     notes = gold_shape_notes(rows, spec.name, metric)
     with _gc_paused():
-        layers = [_row_layers(i, r, scorer, metric, variant) for i, r in enumerate(rows, start=1)]
-    official = [x.official for x in layers]
-    canon = [x.canonical for x in layers]
-    contracts = [x.contract for x in layers]
-    repaired = {v: [x.repaired[k] for x in layers] for k, v in enumerate(VARIANTS)}
-    ra = [x.ra_eval for x in layers]
+        layers = _layers(rows, scorer, metric, variant)
+    official, canon, contracts, overlays, repaired_rows, ra = layers
+    repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
     verdicts: list[bool | None] = [None] * len(rows)
     if judge is not None:
@@ -263,8 +261,11 @@ def audit_rows(
         counts = bucket_counts(contracts)
         mix: dict[str, dict[str, float]] = {}
         by_bucket: dict[str, dict[str, float]] = {}
+        rows_of: dict[str, list[int]] = {bucket: [] for bucket in BUCKETS}
+        for i, contract in enumerate(contracts):
+            rows_of[contract.bucket].append(i)
         for bucket in BUCKETS:
-            idx = [i for i, c in enumerate(contracts) if c.bucket == bucket]
+            idx = rows_of[bucket]
             mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
                            "errors": sum(1 for i in idx if official[i] < 1.0),
                            "official": _mean100([official[i] for i in idx]),
@@ -295,7 +296,7 @@ def audit_rows(
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
         results = tuple(
             RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
-                      layers[i].overlay, dict(zip(VARIANTS, layers[i].repaired, strict=True)), ra[i], verdicts[i])
+                      overlays[i], dict(zip(VARIANTS, repaired_rows[i], strict=True)), ra[i], verdicts[i])
             for i, r in enumerate(rows))
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
@@ -328,36 +329,52 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-@dataclass(frozen=True)
-class _Layers:
-    """Every gold-side and output-side layer of one row, before the judge (computed in one pass per row)."""
-
-    official: float
-    canonical: tuple[float, str | None]
-    contract: Contract
-    overlay: tuple[tuple[str, ...], ...]
-    repaired: tuple[float, ...]  # in VARIANTS order
-    ra_eval: bool | None
+_LayerColumns = tuple[list[float], list[tuple[float, str | None]], list[Contract], list[Overlay],
+                      list[tuple[float, ...]], list[bool | None]]
 
 
-def _row_layers(index: int, row: AuditRow, scorer: Callable[[str, Sequence[str]], float], metric: str,
-                variant: str) -> _Layers:
-    """All layers of one joined row, one row at a time (the normalizers' memos then serve every layer).
+def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
+            variant: str) -> _LayerColumns:
+    """Every gold-side and output-side layer of the rows before the judge, one pass per layer over all rows.
+
+    Returns the columns official, canonical ``(score, kind)``, contract, overlay, repaired scores (in
+    :data:`VARIANTS` order) and RA-Eval. The layers that apply the vqaEval normalization (canonical, RA-Eval)
+    share one memo of it, local to this call.
 
     Raises:
         VqauditError: a gold the metric cannot take (naming the joined row and its question id).
     """
+    official: list[float] = []
     try:
-        official = scorer(row.prediction, row.answers)
+        for row in rows:
+            official.append(scorer(row.prediction, row.answers))
     except ValueError as exc:
-        raise VqauditError(f"joined row {index} (question id {row.qid!r}), field 'answers': {exc}") from None
-    contract = classify(row.question, row.answers, answer_type=row.answer_type, ocr_tokens=row.ocr_tokens)
-    overlay = reference_overlay(row.answers, contract, row.question)
-    repaired = repair_row(row.prediction, row.answers, row.question, contract, metric, variant, scorer, VARIANTS,
-                          overlay)
-    ra = (ra_eval_recovered(row.prediction, row.answers)
-          if official < 1.0 and not is_multiple_choice(row.question, row.answers) else None)
-    return _Layers(official, canonical_score(row.prediction, row.answers, metric), contract, overlay, repaired, ra)
+        bad = rows[len(official)]
+        raise VqauditError(f"joined row {len(official) + 1} (question id {bad.qid!r}), field 'answers': {exc}"
+                           ) from None
+    contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
+    overlays = [reference_overlay(r.answers, c, r.question) for r, c in zip(rows, contracts, strict=True)]
+    repaired = [repair_row(r.prediction, r.answers, r.question, c, metric, variant, scorer, VARIANTS, o)
+                for r, c, o in zip(rows, contracts, overlays, strict=True)]
+    vqaeval = _memo(fast_vqaeval_process)
+    predictions = [r.prediction for r in rows]
+    answers = [r.answers for r in rows]
+    ra = ra_eval_layer(predictions, answers, [r.question for r in rows], official, vqaeval=vqaeval)
+    canon = canonical_scores(predictions, answers, metric, vqaeval=vqaeval)
+    return official, canon, contracts, overlays, repaired, ra
+
+
+def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
+    """``fn`` memoized in a dict that lives as long as the returned function (no global cache to clear)."""
+    cache: dict[str, str] = {}
+
+    def memo(text: str) -> str:
+        out = cache.get(text)
+        if out is None:
+            out = cache[text] = fn(text)
+        return out
+
+    return memo
 
 
 DATA_SUFFIXES = (".gz", ".json", ".jsonl", ".csv", ".tsv", ".xlsx", ".txt")

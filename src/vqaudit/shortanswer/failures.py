@@ -45,7 +45,8 @@ def is_unanswerable(text: str) -> bool:
     maps number words, so its result can be the one word "unanswerable" only if the lower-cased text holds
     those letters once punctuation is deleted; that cheap test runs first.
     """
-    if "unanswerable" not in text.lower().translate(_DROP_PUNCT):
+    low = text.lower()
+    if "w" not in low or "b" not in low or "unanswerable" not in low.translate(_DROP_PUNCT):
         return False
     return fast_vqaeval_process(text) == "unanswerable"
 
@@ -65,7 +66,11 @@ class FailureNotes:
 
 def is_truncated(text: str) -> bool:
     """The truncation heuristic of the module docstring."""
-    t = text.strip()
+    return _truncated(text.strip())
+
+
+def _truncated(t: str) -> bool:
+    """:func:`is_truncated` of a stripped text."""
     if not t:
         return False
     if t.endswith("...") or t.endswith("\u2026"):
@@ -77,7 +82,11 @@ def is_truncated(text: str) -> bool:
 
 def formatting_kinds(text: str) -> tuple[str, ...]:
     """The formatting kinds of one output (module docstring), in :data:`FORMAT_KINDS` order."""
-    t = text.strip()
+    return _formatting(text.strip())
+
+
+def _formatting(t: str) -> tuple[str, ...]:
+    """:func:`formatting_kinds` of a stripped text."""
     if not t:
         return ()
     kinds = []
@@ -88,7 +97,7 @@ def formatting_kinds(text: str) -> tuple[str, ...]:
         kinds.append("wrapper")
     if t[-1] in ".,;:!?" and not _TRAILING_NUMBER_PERIOD.search(t[-3:]) and not sentence:
         kinds.append("trailing-punctuation")
-    if _MARKDOWN.search(t):
+    if ("*" in t or "`" in t or "#" in t or "-" in t) and _MARKDOWN.search(t):  # each branch needs one of them
         kinds.append("markdown")
     if "\n" in t:
         kinds.append("multi-line")
@@ -110,14 +119,16 @@ def failure_notes(outputs: Sequence[str]) -> FailureNotes:
     any_fmt = 0
     empty = truncated = abstain = unanswerable = 0
     for text in outputs:
-        if not text.strip():
+        t = text.strip()
+        if not t:
             empty += 1
             continue
-        truncated += is_truncated(text)
+        truncated += _truncated(t)
         abstain += bool(_ABSTAIN.match(text))
         unanswerable += is_unanswerable(text)
-        kinds = formatting_kinds(text)
-        any_fmt += bool(kinds)
-        for k in kinds:
-            fmt[k] += 1
+        kinds = _formatting(t)
+        if kinds:
+            any_fmt += 1
+            for k in kinds:
+                fmt[k] += 1
     return FailureNotes(len(outputs), empty, truncated, abstain, unanswerable, fmt, any_fmt)
