@@ -127,3 +127,14 @@ def test_upd_ability_tables_in_table_a_order() -> None:
     assert t.values["upd"] == (0.25, 1.0, None) and t.n_items == (4, 1, 2)
     with pytest.raises(VqauditError, match="upd.configs"):
         upd_ability_tables({"configs": None})
+
+
+def test_svg_plots_are_the_same_bytes_each_time() -> None:
+    """Same figure, same SVG bytes: matplotlib salts its ``clip-path`` ids with a random UUID unless
+    ``svg.hashsalt`` is set (found by two golden-output recordings of one commit differing in every report)."""
+    from vqaudit.report.html_plots import jk_bk_svg
+
+    metrics = {"Jk": 0.5, "Bk": 0.75, "ci": {"Jk": [0.4, 0.6], "Bk": [0.6, 0.9]}}
+    first = jk_bk_svg("charts", [("run a", metrics), ("run b", metrics)])
+    assert b"clip-path" in first  # the ids this is about are there
+    assert jk_bk_svg("charts", [("run a", metrics), ("run b", metrics)]) == first

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
@@ -27,9 +28,12 @@ def plain(text: str) -> str:
 
 
 def _svg(fig: Figure) -> bytes:
+    """The figure as SVG bytes, the same bytes for the same figure: no date, and element ids (``clip-path``)
+    hashed from a fixed salt instead of a random one (matplotlib's ``svg.hashsalt``)."""
     FigureCanvasSVG(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    with matplotlib.rc_context({"svg.hashsalt": "vqaudit"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     return buf.getvalue()
 
 
