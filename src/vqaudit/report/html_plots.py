@@ -28,8 +28,11 @@ def plain(text: str) -> str:
 
 
 def _svg(fig: Figure) -> bytes:
-    """The figure as SVG bytes, the same bytes for the same figure: no date, and element ids (``clip-path``)
-    hashed from a fixed salt instead of a random one (matplotlib's ``svg.hashsalt``)."""
+    """The figure as SVG bytes: the same bytes for the same figure.
+
+    No date, and element ids (``clip-path``) hashed from a fixed salt instead of a random one (matplotlib's
+    ``svg.hashsalt``).
+    """
     FigureCanvasSVG(fig)
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "vqaudit"}):
