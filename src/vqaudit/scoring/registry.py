@@ -25,7 +25,7 @@ from vqaudit.scoring.official import (
     VQA_VARIANTS,
     anls,
     exact_match,
-    leave_one_out_accuracy,
+    leave_one_out_score,
     relaxed_accuracy,
     vqa_accuracy,
 )
@@ -122,7 +122,7 @@ def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequ
     """VQA accuracy for the variants that always normalize both sides (``mmf_textvqa``, ``vlmevalkit``).
 
     The same leave-one-out rule as :func:`vqaudit.scoring.official.vqa_accuracy`
-    (:func:`~vqaudit.scoring.official.leave_one_out_accuracy`), but each distinct string is normalized once
+    (:func:`~vqaudit.scoring.official.leave_one_out_score`), but each distinct string is normalized once
     (memoized). Equality with the official function is tested on every row of
     the TextVQA fixture.
     """
@@ -130,8 +130,7 @@ def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequ
     def score(prediction: str, answers: Sequence[str]) -> float:
         if isinstance(answers, str) or not answers or (need_ten and len(answers) != 10):
             return vqa_accuracy(prediction, answers, variant="mmf_textvqa" if need_ten else "vlmevalkit")
-        pred = norm(prediction)
-        return leave_one_out_accuracy([norm(a) == pred for a in answers])
+        return leave_one_out_score(norm(prediction), list(map(norm, answers)))
 
     return score
 

@@ -135,7 +135,7 @@ def process_digit_article(text: str) -> str:
     """
     # One lookup per word: the number words, articles and contraction keys are disjoint, and a number word's
     # digit is neither an article nor a contraction key, so the three passes of the scripts fold into one.
-    return " ".join([_WORD_MAP.get(w, w) for w in text.lower().split() if w not in ARTICLES])
+    return _digit_article_of_lower(text.lower())
 
 
 def vqaeval_process(text: str) -> str:
@@ -187,23 +187,31 @@ def fast_vqaeval_process(text: str) -> str:
     """Exactly :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`, memoized, with one shortcut.
 
     ``process_punctuation`` is the identity on a string holding none of its punctuation characters and no
-    period (every replacement and the period regex then change nothing), so such strings skip it. Equality with
-    the official function is tested on every prediction and gold string of the fixtures.
+    period (every replacement and the period regex then change nothing), so such strings skip it and go straight
+    to the digit/article step (tabs, newlines and the outer strip change nothing there: it splits on whitespace).
+    Equality with the official function is tested on every prediction and gold string of the fixtures.
     """
-    stripped = text.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
+    if _NEEDS_PUNCT.search(text):
         return vqaeval_process(text)
-    return process_digit_article(stripped)
+    return _digit_article_of_lower(text.lower())
 
 
 @lru_cache(maxsize=1 << 18)
 def fast_evalai_process(text: str) -> str:
     """Exactly :func:`vqaudit.scoring.vqa_normalize.evalai_process`, memoized, with the same shortcut."""
-    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip()
-    stripped = tokenized.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
+    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's")
+    if _NEEDS_PUNCT.search(tokenized):
         return evalai_process(text)
-    return process_digit_article(stripped)
+    return _digit_article_of_lower(tokenized)
+
+
+def _digit_article_of_lower(lowered: str) -> str:
+    """:func:`process_digit_article` of an already lower-cased text (``str.lower`` is idempotent), one word fast."""
+    words = lowered.split()
+    if len(words) == 1:
+        word = words[0]
+        return "" if word in ARTICLES else _WORD_MAP.get(word, word)
+    return " ".join([_WORD_MAP.get(w, w) for w in words if w not in ARTICLES])
 
 
 
