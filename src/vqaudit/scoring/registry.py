@@ -105,13 +105,31 @@ def official_scorer(metric: str, variant: str, *, memo: int = 1 << 18) -> Callab
                            f"expected one of {', '.join(METRIC_VARIANTS[metric])}")
     base = _raw_scorer(metric, variant)
     if memo <= 0:
-        return base
-    cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
 
-    def score(prediction: str, answers: Sequence[str]) -> float:
-        return cached(prediction, answers if type(answers) is tuple else tuple(answers))
+        def score(prediction: str, answers: Sequence[str]) -> float:
+            return base(prediction, answers)
 
+    else:
+        cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
+
+        def score(prediction: str, answers: Sequence[str]) -> float:
+            return cached(prediction, answers if type(answers) is tuple else tuple(answers))
+
+    setattr(score, _IDENTITY, (metric, variant))  # noqa: B010 (a function attribute mypy would not accept)
     return score
+
+
+_IDENTITY = "_vqaudit_official_scorer"
+
+
+def scorer_identity(scorer: Callable[[str, Sequence[str]], float]) -> tuple[str, str] | None:
+    """``(metric, variant)`` when ``scorer`` came from :func:`official_scorer`, else None.
+
+    Lets a caller that receives a scorer take shortcuts that hold only for the official metric (e.g. the ANLS
+    length bound of :mod:`vqaudit.scoring.repair`); an unknown scorer gets no shortcut.
+    """
+    identity = getattr(scorer, _IDENTITY, None)
+    return identity if isinstance(identity, tuple) else None
 
 
 _evalai_memo = fast_evalai_process

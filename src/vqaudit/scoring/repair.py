@@ -29,8 +29,10 @@ negatives (judge-accepted errors) that the repair recovers.
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,6 +44,7 @@ from vqaudit.scoring.canonical import (
     unify_dashes,
 )
 from vqaudit.scoring.contracts import Contract, is_scalar_answer
+from vqaudit.scoring.registry import scorer_identity
 from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
@@ -176,10 +179,22 @@ def reference_overlay(answers: Sequence[str], contract: Contract, question: str 
     Returns:
         One tuple of extra forms per answer, in answer order (empty tuples when nothing applies).
     """
+    plain = _PLAIN_REF.fullmatch
     if len(answers) == 1:
-        return (_overlay_one(answers[0], contract.bucket, question),)
-    forms = {a: _overlay_one(a, contract.bucket, question) for a in set(answers)}  # annotators repeat answers
+        only = answers[0]
+        return ((),) if plain(only) else (_overlay_one(only, contract.bucket, question),)
+    distinct = set(answers)  # annotators repeat answers
+    if all(map(plain, distinct)):
+        return ((),) * len(answers)
+    forms = {a: () if plain(a) else _overlay_one(a, contract.bucket, question) for a in distinct}
     return tuple(map(forms.__getitem__, answers))
+
+
+# A gold answer of ASCII letters, spaces, periods and apostrophes, starting and ending with a letter, has no overlay
+# form in any bucket (what _overlay_one would find): strip_trailing and unify_dashes leave it unchanged (an ASCII
+# text with a letter at each end), it has no digit (no number forms), no "-" (no identifier forms) and no list
+# separator (no span forms).
+_PLAIN_REF = re.compile(r"[A-Za-z](?:[A-Za-z .']*[A-Za-z])?")
 
 
 _evalai = fast_evalai_process
@@ -266,7 +281,8 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     """Scores of every row under each repair variant (same order as the inputs).
 
     A row's repaired scores are a pure function of (prediction, answers, question, bucket), so identical rows
-    are computed once.
+    are computed once. The cyclic garbage collector is paused meanwhile (the pass keeps every object it makes
+    alive and makes no reference cycle, so the collector would only rescan them).
 
     Args:
         predictions: model outputs.
@@ -281,17 +297,59 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     Returns:
         ``{variant: [score per row]}`` for the requested variants.
     """
-    out: dict[str, list[float]] = {v: [] for v in variants}
-    columns = [out[v] for v in variants]
-    seen: dict[tuple[str, tuple[str, ...], str, str], tuple[float, ...]] = {}
-    for pred, refs, question, contract in zip(predictions, answers, questions, contracts, strict=True):
-        key = (pred, refs if type(refs) is tuple else tuple(refs), question, contract.bucket)
-        scores = seen.get(key)
-        if scores is None:
-            scores = seen[key] = repair_row(pred, refs, question, contract, metric, variant, scorer, variants)
-        for column, value in zip(columns, scores, strict=True):
-            column.append(value)
+    with _gc_paused():
+        # The distinct rows, in first-occurrence order; ``where[k]`` is the first row equal to row k.
+        first: dict[tuple[str, tuple[str, ...], str, str], int] = {}
+        where = [first.setdefault(key, k) for k, key in enumerate(zip(
+            predictions, [a if type(a) is tuple else tuple(a) for a in answers], questions,
+            [c.bucket for c in contracts], strict=True))]
+        rows = list(first)
+        distinct = len(rows) == len(where)
+        contract_of = list(contracts) if distinct else [contracts[k] for k in first.values()]
+        preds = [r[0] for r in rows]
+        repaired = list(map(repair_output, preds, [r[3] for r in rows]))
+        anls_strip = _anls_strip(metric, variant, scorer)
+        overlays: dict[int, Overlay] = {}
+        out: dict[str, list[float]] = {}
+        for v in variants:
+            targets = repaired if v != "reference-only" else preds
+            values = list(map(scorer, targets, [r[1] for r in rows]))
+            if v != "output-only":
+                for i, base in enumerate(values):
+                    if base >= 1.0:
+                        continue
+                    _, refs, question, _ = rows[i]
+                    overlay = overlays.get(i)
+                    if overlay is None:
+                        if anls_strip is not None and _overlay_too_short(targets[i], refs, anls_strip):
+                            continue  # every overlay form would score 0 (see _overlay_too_short)
+                        overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
+                    values[i] = score_with_overlay(targets[i], refs, overlay, metric, variant, scorer)
+            if distinct:
+                out[v] = values
+            else:
+                by_first = dict(zip(first.values(), values))
+                out[v] = [by_first[k] for k in where]
     return out
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (restored afterwards), as ``vqaudit.shortanswer.audit`` does.
+
+    At the end, ``freeze()`` + ``unfreeze()`` moves the objects made meanwhile straight into the oldest
+    generation, so the next collection does not scan them all at once; they stay collectable.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:  # never unfreeze what a caller froze
+            gc.freeze()
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
@@ -309,11 +367,26 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
         scorer: the official scorer.
         variants: which of :data:`VARIANTS` to compute, in this order.
         overlay: the row's :func:`reference_overlay`, when the caller has it; else it is built only for a row
-            that the plain comparison does not already accept.
+            that the plain comparison does not already accept (and, under ANLS, only when one of its forms could
+            score at all: :func:`_overlay_too_short`).
 
     Returns:
         One score in [0, 1] per requested variant.
     """
+    return _repair_row(pred, refs, question, contract, metric, variant, scorer, variants, overlay,
+                       _anls_strip(metric, variant, scorer) if overlay is None else None)
+
+
+def _anls_strip(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> bool | None:
+    """The ANLS normalization of :data:`_ANLS_STRIP` when the length bound applies to this scorer, else None."""
+    if metric != "anls" or scorer_identity(scorer) != ("anls", variant):
+        return None
+    return _ANLS_STRIP.get(variant)
+
+
+def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
+                scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str], overlay: Overlay | None,
+                anls_strip: bool | None) -> tuple[float, ...]:
     repaired = repair_output(pred, contract.bucket)
     values = []
     for v in variants:
@@ -326,6 +399,29 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
             values.append(base)
             continue
         if overlay is None:
+            if anls_strip is not None and _overlay_too_short(target, refs, anls_strip):
+                values.append(base)  # every overlay form would score 0 (see _overlay_too_short)
+                continue
             overlay = reference_overlay(refs, contract, question)
         values.append(score_with_overlay(target, refs, overlay, metric, variant, scorer))
     return tuple(values)
+
+
+# ANLS variants whose distance is taken between ``lower()`` forms (True: also ``strip()``ped) and whose score is 0
+# once the normalized distance exceeds 0.5 (official.anls; the registry's scorers use the default threshold).
+_ANLS_STRIP: dict[str, bool] = {"paper": True, "mmf_stvqa": True, "pix2struct": False}
+
+
+def _overlay_too_short(target: str, refs: Sequence[str], strip: bool) -> bool:
+    """True when no overlay form of any reference can score above 0 against ``target`` under official ANLS.
+
+    Every form :func:`_overlay_one` makes from an ASCII reference of ``L`` characters has at most ``2 L + 4``
+    (a slice of it; a number regrouped with commas, one more digit from rounding, a sign and "%"; spans rejoined
+    with ", " or " and " in place of separators of at least one character each). A form of at most half the
+    compared prediction's length is at normalized distance over 0.5 (the distance is at least the length
+    difference), where every ANLS variant of :data:`_ANLS_STRIP` scores 0; the overlay then cannot change the
+    score and need not be built.
+    """
+    compared = target.lower().strip() if strip else target.lower()
+    limit = len(compared)
+    return all(r.isascii() and 2 * (2 * len(r) + 4) < limit for r in refs)
