@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rapidfuzz.distance import Levenshtein
+
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.official import (
     ANLS_VARIANTS,
@@ -153,6 +155,30 @@ def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequ
     return score
 
 
+def _anls_paper(prediction: str, answers: Sequence[str]) -> float:
+    """:func:`vqaudit.scoring.official.anls` with ``variant="paper"`` (threshold 0.5): the same float.
+
+    A tuple of strings skips the argument checks, and the distance is asked with ``score_cutoff=0.5``: rapidfuzz
+    then returns the same ``lev / max len`` up to 0.5 and 1.0 above it (documented), both of which score as
+    ``anls`` scores them (``1 - NL`` below 0.5, else 0), while it can stop early on a hopeless pair. Anything else
+    goes to ``anls`` itself. Equality is tested on every row of the DocVQA fixture.
+    """
+    if type(answers) is tuple and answers and type(prediction) is str:
+        pred = prediction.lower().strip()
+        if len(answers) == 1:
+            ref = answers[0]
+            if type(ref) is str:
+                nl = _normalized_distance(ref.lower().strip(), pred, score_cutoff=0.5)
+                return 1.0 - nl if nl < 0.5 else 0.0
+        elif all(type(r) is str for r in answers):
+            nl = min([_normalized_distance(r.lower().strip(), pred, score_cutoff=0.5) for r in answers])
+            return 1.0 - nl if nl < 0.5 else 0.0
+    return anls(prediction, answers, variant="paper")
+
+
+_normalized_distance = Levenshtein.normalized_distance
+
+
 def _raw_scorer(metric: str, variant: str) -> Callable[[str, Sequence[str]], float]:
     if metric == "vqa_accuracy" and variant == "mmf_textvqa":
         return _memo_vqa(_evalai_memo, True)
@@ -160,6 +186,8 @@ def _raw_scorer(metric: str, variant: str) -> Callable[[str, Sequence[str]], flo
         return _memo_vqa(_vqaeval_memo, False)
     if metric == "vqa_accuracy":
         return lambda p, a: vqa_accuracy(p, a, variant=variant)  # type: ignore[arg-type]
+    if metric == "anls" and variant == "paper":
+        return _anls_paper
     if metric == "anls":
         return lambda p, a: anls(p, a, variant=variant)  # type: ignore[arg-type]
     if metric == "relaxed_accuracy":

@@ -85,7 +85,9 @@ def repair_output(prediction: str, bucket: str) -> str:
     if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
-        if parse_plain_number(out) is not None or is_scalar_answer(out):
+        # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
+        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two).
+        if is_scalar_answer(out):
             return out
         yes_no = _YESNO.match(out)
         if yes_no:
@@ -423,5 +425,4 @@ def _overlay_too_short(target: str, refs: Sequence[str], strip: bool) -> bool:
     score and need not be built.
     """
     compared = target.lower().strip() if strip else target.lower()
-    limit = len(compared)
-    return all(r.isascii() and 2 * (2 * len(r) + 4) < limit for r in refs)
+    return bool(refs) and 4 * max(map(len, refs)) + 8 < len(compared) and all(map(str.isascii, refs))
