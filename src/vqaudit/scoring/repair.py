@@ -151,7 +151,14 @@ def _overlay_spans(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=262144)
 def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
-    cleaned = strip_trailing(unify_dashes(ref))
+    core = ref.strip()
+    if ref.isascii() and len(core) > 1 and core[0].isalnum() and core[-2:].isalnum():
+        # strip_trailing(unify_dashes(ref)) == core: an ASCII text is its own unify_dashes, and with an alnum at
+        # the start and two at the end of its stripped core, only the surrounding whitespace is trailing
+        # punctuation (the end is no single-letter word, so the "U.S." rule cannot keep the run).
+        cleaned = core
+    else:
+        cleaned = strip_trailing(unify_dashes(ref))
     forms = [cleaned] if cleaned and cleaned != ref else []
     if not cleaned.isascii() or _DIGIT.search(cleaned):  # an ASCII string without a digit is not a number
         forms += _number_forms(cleaned, question)
@@ -218,13 +225,26 @@ def score_with_overlay(prediction: str, answers: Sequence[str], overlay: Overlay
     Returns:
         A score in [0, 1], never below ``scorer(prediction, answers)``.
     """
-    base = scorer(prediction, answers)
+    return _widened(prediction, answers, overlay, metric, variant, scorer, scorer(prediction, answers), False)
+
+
+# VQA variants whose official scorer normalizes both sides with the same processor as the overlay comparison.
+_SAME_NORM_VQA = frozenset({"mmf_textvqa", "vlmevalkit"})
+
+
+def _widened(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
+             scorer: Callable[[str, Sequence[str]], float], base: float, official: bool) -> float:
+    """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``; ``official``: the scorer is
+    ``official_scorer(metric, variant)``."""
     extra = [f for forms in overlay for f in forms]
     if base >= 1.0 or not extra:
         return base
     if metric == "vqa_accuracy":
         norm = _evalai if variant == "mmf_textvqa" else _vqaeval
         p = norm(prediction)
+        if official and variant in _SAME_NORM_VQA and p not in map(norm, extra):
+            # No overlay form adds a hit, so the widened hits are the official ones and the score is ``base``.
+            return base
         hits = [norm(a) == p or any(norm(f) == p for f in forms) for a, forms in zip(answers, overlay, strict=True)]
         n, m = len(hits), sum(hits)
         widened = 0.0 if n < 2 else sum(min(1.0, (m - int(h)) / 3) for h in hits) / n
@@ -311,6 +331,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         preds = [r[0] for r in rows]
         repaired = list(map(repair_output, preds, [r[3] for r in rows]))
         anls_strip = _anls_strip(metric, variant, scorer)
+        official = scorer_identity(scorer) == (metric, variant)
         overlays: dict[int, Overlay] = {}
         out: dict[str, list[float]] = {}
         for v in variants:
@@ -326,7 +347,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                         if anls_strip is not None and _overlay_too_short(targets[i], refs, anls_strip):
                             continue  # every overlay form would score 0 (see _overlay_too_short)
                         overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
-                    values[i] = score_with_overlay(targets[i], refs, overlay, metric, variant, scorer)
+                    values[i] = _widened(targets[i], refs, overlay, metric, variant, scorer, base, official)
             if distinct:
                 out[v] = values
             else:
@@ -390,6 +411,7 @@ def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contrac
                 scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str], overlay: Overlay | None,
                 anls_strip: bool | None) -> tuple[float, ...]:
     repaired = repair_output(pred, contract.bucket)
+    official = scorer_identity(scorer) == (metric, variant)
     values = []
     for v in variants:
         if v == "output-only":
@@ -405,7 +427,7 @@ def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contrac
                 values.append(base)  # every overlay form would score 0 (see _overlay_too_short)
                 continue
             overlay = reference_overlay(refs, contract, question)
-        values.append(score_with_overlay(target, refs, overlay, metric, variant, scorer))
+        values.append(_widened(target, refs, overlay, metric, variant, scorer, base, official))
     return tuple(values)
 
 
