@@ -104,10 +104,15 @@ def repair_output(prediction: str, bucket: str) -> str:
 
 
 def _number_forms(ref: str, question: str) -> list[str]:
-    parsed = parse_plain_number(ref)
-    if parsed is None:
-        return []
-    value, percent, digits = parsed
+    if _PLAIN_DECIMAL.fullmatch(ref):
+        # What parse_plain_number reads from ASCII digits with an optional decimal part (its number pattern with
+        # no sign, "$", separator or percent): the value, no percent, the text itself as the digits.
+        value, percent, digits = float(ref), False, ref
+    else:
+        parsed = parse_plain_number(ref)
+        if parsed is None:
+            return []
+        value, percent, digits = parsed
     forms: list[str] = []
     core = ref.strip().rstrip("%").strip()
     if "," in core:
@@ -116,9 +121,18 @@ def _number_forms(ref: str, question: str) -> list[str]:
         forms.append(f"{int(value):,}" + ("%" if percent else ""))
     if percent:
         forms += [core, core + " %"]
-    elif _PERCENT_Q.search(question):
+    elif _percent_question(question):
         forms.append(core + "%")
     return forms
+
+
+_PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+@lru_cache(maxsize=1 << 16)
+def _percent_question(question: str) -> bool:
+    """The question asks for a percentage (``_PERCENT_Q``); memoized, as questions repeat across models."""
+    return _PERCENT_Q.search(question) is not None
 
 
 _LIST_MARK = re.compile(r"[,;/&]")
@@ -191,19 +205,31 @@ def reference_overlay(answers: Sequence[str], contract: Contract, question: str 
     plain = _PLAIN_REF.fullmatch
     if len(answers) == 1:
         only = answers[0]
-        return ((),) if plain(only) else (_overlay_one(only, contract.bucket, question),)
+        return ((),) if plain(only) else (_forms_of(only, contract.bucket, question),)
     distinct = set(answers)  # annotators repeat answers
     if all(map(plain, distinct)):
         return ((),) * len(answers)
-    forms = {a: () if plain(a) else _overlay_one(a, contract.bucket, question) for a in distinct}
+    forms = {a: () if plain(a) else _forms_of(a, contract.bucket, question) for a in distinct}
     return tuple(map(forms.__getitem__, answers))
 
 
 # A gold answer of ASCII letters, spaces, periods and apostrophes, starting and ending with a letter, has no overlay
 # form in any bucket (what _overlay_one would find): strip_trailing and unify_dashes leave it unchanged (an ASCII
 # text with a letter at each end), it has no digit (no number forms), no "-" (no identifier forms) and no list
-# separator (no span forms).
+# separator (no span forms). (Linear time: the one star can only give back characters to the final letter.)
 _PLAIN_REF = re.compile(r"[A-Za-z](?:[A-Za-z .']*[A-Za-z])?")
+
+
+def _forms_of(ref: str, bucket: str, question: str) -> tuple[str, ...]:
+    """``_overlay_one(ref, bucket, question)``; a plain gold padded with spaces is done without it.
+
+    Its one form is the gold without the spaces: strip_trailing removes them (the core ends with two letters, so
+    the single-letter rule cannot keep the trailing run), and the core has no other form (see _PLAIN_REF).
+    """
+    core = ref.strip(" ")
+    if len(core) > 1 and core[-2].isalpha() and _PLAIN_REF.fullmatch(core):
+        return (core,)
+    return _overlay_one(ref, bucket, question)
 
 
 _evalai = fast_evalai_process
@@ -330,7 +356,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         contract_of = list(contracts) if distinct else [contracts[k] for k in first.values()]
         preds = [r[0] for r in rows]
         repaired = list(map(repair_output, preds, [r[3] for r in rows]))
-        anls_strip = _anls_strip(metric, variant, scorer)
+        futile = _futility(metric, variant, scorer)
         official = scorer_identity(scorer) == (metric, variant)
         overlays: dict[int, Overlay] = {}
         out: dict[str, list[float]] = {}
@@ -344,8 +370,8 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                     _, refs, question, _ = rows[i]
                     overlay = overlays.get(i)
                     if overlay is None:
-                        if anls_strip is not None and _overlay_too_short(targets[i], refs, anls_strip):
-                            continue  # every overlay form would score 0 (see _overlay_too_short)
+                        if futile is not None and futile(targets[i], refs, rows[i][3]):
+                            continue  # no overlay form can raise the score (see _futility)
                         overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
                     values[i] = _widened(targets[i], refs, overlay, metric, variant, scorer, base, official)
             if distinct:
@@ -397,19 +423,58 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
         One score in [0, 1] per requested variant.
     """
     return _repair_row(pred, refs, question, contract, metric, variant, scorer, variants, overlay,
-                       _anls_strip(metric, variant, scorer) if overlay is None else None)
+                       _futility(metric, variant, scorer) if overlay is None else None)
 
 
-def _anls_strip(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> bool | None:
-    """The ANLS normalization of :data:`_ANLS_STRIP` when the length bound applies to this scorer, else None."""
-    if metric != "anls" or scorer_identity(scorer) != ("anls", variant):
+Futility = Callable[[str, Sequence[str], str], bool]
+
+
+def _futility(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> Futility | None:
+    """A test ``(target, refs, bucket) -> True`` when no overlay form of ``refs`` can raise ``target``'s score.
+
+    Only for the official scorers it is proven for (else None: every overlay is built): ANLS by the length bound
+    of :func:`_overlay_too_short`, VQA accuracy with one processor on both sides by :func:`_letters_missing`.
+    """
+    if scorer_identity(scorer) != (metric, variant):
         return None
-    return _ANLS_STRIP.get(variant)
+    if metric == "anls" and variant in _ANLS_STRIP:
+        strip = _ANLS_STRIP[variant]
+        return lambda target, refs, bucket: _overlay_too_short(target, refs, strip)
+    if metric == "vqa_accuracy" and variant in _SAME_NORM_VQA:
+        norm = _evalai if variant == "mmf_textvqa" else _vqaeval
+        return lambda target, refs, bucket: _letters_missing(norm(target), refs, norm, bucket == "multi-span")
+    return None
+
+
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LETTERS_NOT_IN_AND = _LETTERS - frozenset("and")
+
+
+def _letters_missing(normalized: str, refs: Sequence[str], norm: Callable[[str], str], spans: bool) -> bool:
+    """True when no overlay form of any of the ASCII ``refs`` can add an annotator match for ``normalized``.
+
+    An overlay form of an ASCII gold is a slice of it, the gold with commas, "%", spaces or hyphens added or
+    removed, or (multi-span bucket only) its spans rejoined with ", " / " and ": its letters are the gold's (and
+    "a", "n", "d" for spans). The VQA processors only lower-case, delete or replace punctuation, drop articles,
+    add apostrophes and map number words to digits, so they add no letter. A gold already matching the
+    prediction has its annotator; for every other gold, a prediction letter outside that set means no form of it
+    normalizes to the prediction. Then no annotator is added and the widened score is the official one.
+    """
+    if not normalized.isascii():
+        return False
+    extra = _LETTERS_NOT_IN_AND if spans else _LETTERS
+    wanted = set(normalized)
+    for ref in set(refs):
+        if not ref.isascii():
+            return False
+        if (extra.isdisjoint(wanted - set(ref.lower()))) and norm(ref) != normalized:
+            return False  # this gold might have a form that adds its annotator
+    return True
 
 
 def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
                 scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str], overlay: Overlay | None,
-                anls_strip: bool | None) -> tuple[float, ...]:
+                futile: Futility | None) -> tuple[float, ...]:
     repaired = repair_output(pred, contract.bucket)
     official = scorer_identity(scorer) == (metric, variant)
     values = []
@@ -423,8 +488,8 @@ def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contrac
             values.append(base)
             continue
         if overlay is None:
-            if anls_strip is not None and _overlay_too_short(target, refs, anls_strip):
-                values.append(base)  # every overlay form would score 0 (see _overlay_too_short)
+            if futile is not None and futile(target, refs, contract.bucket):
+                values.append(base)  # no overlay form can raise the score (see _futility)
                 continue
             overlay = reference_overlay(refs, contract, question)
         values.append(_widened(target, refs, overlay, metric, variant, scorer, base, official))
