@@ -86,8 +86,10 @@ def repair_output(prediction: str, bucket: str) -> str:
         return out
     if bucket == "scalar":
         # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
-        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two).
-        if is_scalar_answer(out):
+        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
+        # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
+        # number shape has at most two, its date shapes at most three).
+        if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
             return out
         yes_no = _YESNO.match(out)
         if yes_no:
@@ -109,7 +111,7 @@ def _number_forms(ref: str, question: str) -> list[str]:
         # no sign, "$", separator or percent): the value, no percent, the text itself as the digits.
         value, percent, digits = float(ref), False, ref
     else:
-        parsed = parse_plain_number(ref)
+        parsed = parse_plain_number(ref) if _may_be_number(ref) else None
         if parsed is None:
             return []
         value, percent, digits = parsed
@@ -127,6 +129,19 @@ def _number_forms(ref: str, question: str) -> list[str]:
 
 
 _PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_NUMBER_START = frozenset("+-$.0123456789")
+_NUMBER_END = frozenset("0123456789%")
+
+
+def _may_be_number(text: str) -> bool:
+    """False only when ``parse_plain_number(text)`` is None: an ASCII text it reads starts (once stripped) with a
+    sign, "$", "." or a digit and ends with a digit, "%" or "percent" (an optional sign and "$", digits, an
+    optional decimal part, then "%" or "percent"; thousands separators only between digits)."""
+    if not text.isascii():
+        return True
+    t = text.strip()
+    end = t[-1:]
+    return t[:1] in _NUMBER_START and (end in _NUMBER_END or (end in "tT" and t.lower().endswith("percent")))
 
 
 @lru_cache(maxsize=1 << 16)
