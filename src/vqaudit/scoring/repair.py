@@ -385,7 +385,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                     _, refs, question, _ = rows[i]
                     overlay = overlays.get(i)
                     if overlay is None:
-                        if futile is not None and futile(targets[i], refs, rows[i][3]):
+                        if futile is not None and futile(targets[i], refs):
                             continue  # no overlay form can raise the score (see _futility)
                         overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
                     values[i] = _widened(targets[i], refs, overlay, metric, variant, scorer, base, official)
@@ -441,50 +441,22 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
                        _futility(metric, variant, scorer) if overlay is None else None)
 
 
-Futility = Callable[[str, Sequence[str], str], bool]
+Futility = Callable[[str, Sequence[str]], bool]
 
 
 def _futility(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> Futility | None:
-    """A test ``(target, refs, bucket) -> True`` when no overlay form of ``refs`` can raise ``target``'s score.
+    """A test ``(target, refs) -> True`` when no overlay form of ``refs`` can raise ``target``'s score.
 
     Only for the official scorers it is proven for (else None: every overlay is built): ANLS by the length bound
-    of :func:`_overlay_too_short`, VQA accuracy with one processor on both sides by :func:`_letters_missing`.
+    of :func:`_overlay_too_short`. (A letter test for VQA accuracy - no form of a gold holds a letter it lacks -
+    skipped too few overlays on the benchmark pools to pay for itself.)
     """
     if scorer_identity(scorer) != (metric, variant):
         return None
     if metric == "anls" and variant in _ANLS_STRIP:
         strip = _ANLS_STRIP[variant]
-        return lambda target, refs, bucket: _overlay_too_short(target, refs, strip)
-    if metric == "vqa_accuracy" and variant in _SAME_NORM_VQA:
-        norm = _evalai if variant == "mmf_textvqa" else _vqaeval
-        return lambda target, refs, bucket: _letters_missing(norm(target), refs, norm, bucket == "multi-span")
+        return lambda target, refs: _overlay_too_short(target, refs, strip)
     return None
-
-
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_LETTERS_NOT_IN_AND = _LETTERS - frozenset("and")
-
-
-def _letters_missing(normalized: str, refs: Sequence[str], norm: Callable[[str], str], spans: bool) -> bool:
-    """True when no overlay form of any of the ASCII ``refs`` can add an annotator match for ``normalized``.
-
-    An overlay form of an ASCII gold is a slice of it, the gold with commas, "%", spaces or hyphens added or
-    removed, or (multi-span bucket only) its spans rejoined with ", " / " and ": its letters are the gold's (and
-    "a", "n", "d" for spans). The VQA processors only lower-case, delete or replace punctuation, drop articles,
-    add apostrophes and map number words to digits, so they add no letter. A gold already matching the
-    prediction has its annotator; for every other gold, a prediction letter outside that set means no form of it
-    normalizes to the prediction. Then no annotator is added and the widened score is the official one.
-    """
-    if not normalized.isascii():
-        return False
-    extra = _LETTERS_NOT_IN_AND if spans else _LETTERS
-    wanted = set(normalized)
-    for ref in set(refs):
-        if not ref.isascii():
-            return False
-        if (extra.isdisjoint(wanted - set(ref.lower()))) and norm(ref) != normalized:
-            return False  # this gold might have a form that adds its annotator
-    return True
 
 
 def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
@@ -503,7 +475,7 @@ def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contrac
             values.append(base)
             continue
         if overlay is None:
-            if futile is not None and futile(target, refs, contract.bucket):
+            if futile is not None and futile(target, refs):
                 values.append(base)  # no overlay form can raise the score (see _futility)
                 continue
             overlay = reference_overlay(refs, contract, question)
