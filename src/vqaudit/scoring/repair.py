@@ -134,9 +134,12 @@ _NUMBER_END = frozenset("0123456789%")
 
 
 def _may_be_number(text: str) -> bool:
-    """False only when ``parse_plain_number(text)`` is None: an ASCII text it reads starts (once stripped) with a
-    sign, "$", "." or a digit and ends with a digit, "%" or "percent" (an optional sign and "$", digits, an
-    optional decimal part, then "%" or "percent"; thousands separators only between digits)."""
+    """False only when ``parse_plain_number(text)`` is None (a prefilter; True means "read it").
+
+    An ASCII text the reader accepts starts, once stripped, with a sign, "$", "." or a digit and ends with a
+    digit, "%" or "percent" (an optional sign and "$", digits, an optional decimal part, then "%" or "percent";
+    thousands separators only between digits).
+    """
     if not text.isascii():
         return True
     t = text.strip()
@@ -275,8 +278,10 @@ _SAME_NORM_VQA = frozenset({"mmf_textvqa", "vlmevalkit"})
 
 def _widened(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
              scorer: Callable[[str, Sequence[str]], float], base: float, official: bool) -> float:
-    """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``; ``official``: the scorer is
-    ``official_scorer(metric, variant)``."""
+    """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``.
+
+    ``official``: the scorer is ``official_scorer(metric, variant)`` (enables the VQA shortcut below).
+    """
     extra = [f for forms in overlay for f in forms]
     if base >= 1.0 or not extra:
         return base
@@ -392,7 +397,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
             if distinct:
                 out[v] = values
             else:
-                by_first = dict(zip(first.values(), values))
+                by_first = dict(zip(first.values(), values, strict=True))
                 out[v] = [by_first[k] for k in where]
     return out
 
