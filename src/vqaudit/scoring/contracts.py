@@ -214,7 +214,7 @@ def classify(
 @lru_cache(maxsize=1 << 18)
 def _classify_cached(question: str, answers: tuple[str, ...], answer_type: str | None,
                      ocr_tokens: tuple[str, ...]) -> Contract:
-    return classify_item(question, answers, answer_type=answer_type, ocr_tokens=ocr_tokens)
+    return _classify(question, answers, answer_type, ocr_tokens)
 
 
 def classify_item(
@@ -235,6 +235,11 @@ def classify_item(
     Returns:
         The :class:`Contract`; ``rule`` names the rule that fired (e.g. ``"scalar:number"``).
     """
+    return _classify(question, answers, answer_type, ocr_tokens)
+
+
+def _classify(question: str, answers: Sequence[str], answer_type: str | None,
+              ocr_tokens: Sequence[str]) -> Contract:
     gold = representative_gold(answers)  # stripped
     # Without a digit, the only scalar shape is yes/no and the only identifier shape is "short upper" (every
     # other rule of is_scalar_answer and identifier_subtype needs one).

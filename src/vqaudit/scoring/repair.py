@@ -202,8 +202,10 @@ def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
             span_forms = [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
             if len(spans) == 2:
                 span_forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
-            words = _words(cleaned)
-            forms += [f for f in span_forms if _words(f) == words]  # never a word deleted or added
+            # Never a word deleted or added. Every span form has the same words (the spans', as each joiner holds a
+            # space, which no word crosses), so one comparison decides for all of them.
+            if _words(span_forms[0]) == _words(cleaned):
+                forms += span_forms
     if not forms:
         return ()
     return tuple(dict.fromkeys(f for f in forms if f and f != ref))
@@ -503,5 +505,8 @@ def _overlay_too_short(target: str, refs: Sequence[str], strip: bool) -> bool:
     difference), where every ANLS variant of :data:`_ANLS_STRIP` scores 0; the overlay then cannot change the
     score and need not be built.
     """
-    compared = target.lower().strip() if strip else target.lower()
+    if target.isascii():  # lower() keeps the length of an ASCII text
+        compared = target.strip() if strip else target
+    else:
+        compared = target.lower().strip() if strip else target.lower()
     return bool(refs) and 4 * max(map(len, refs)) + 8 < len(compared) and all(map(str.isascii, refs))
