@@ -15,6 +15,7 @@ import gzip
 import itertools
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -120,6 +121,29 @@ def test_fast_normalizers_equal_the_full_chains_on_hostile_strings(rows: dict[st
         words = [vqa_normalize.NUMBER_WORDS.get(w, w) for w in s.lower().split()]
         expected = " ".join(vqa_normalize.CONTRACTIONS.get(w, w) for w in words if w not in vqa_normalize.ARTICLES)
         assert vqa_normalize.process_digit_article(s) == expected, s
+
+
+def _reference_process_punctuation(text: str, comma: re.Pattern[str], period: re.Pattern[str]) -> str:
+    # vqaEval.py processPunctuation: one mark after the other, conditions read on the input text.
+    out = text
+    for p in vqa_normalize.PUNCTUATION:
+        if (p + " " in text or " " + p in text) or comma.search(text) is not None:
+            out = out.replace(p, "")
+        else:
+            out = out.replace(p, " ")
+    return period.sub("", out, count=32)
+
+
+def test_process_punctuation_equals_the_script_loop() -> None:
+    marks = "".join(vqa_normalize.PUNCTUATION) + ".a1 ,\t"
+    strings = _random_strings(16, 20_000, marks, 12) + ["1,000-2", "red,blue", "a" + "." * 40, "3.5.", ". ."]
+    for comma in (vqa_normalize.VQAEVAL_COMMA_CONDITION, vqa_normalize.EVALAI_COMMA_CONDITION):
+        for period in (vqa_normalize.PERIOD_STRIP, vqa_normalize.PERIOD_STRIP_928A95B0):
+            for s in strings:
+                assert vqa_normalize.process_punctuation(s, comma, period) == _reference_process_punctuation(
+                    s, comma, period), s
+    assert vqa_normalize.process_punctuation("1,000-2") == "10002"  # the digit comma switches all to deletion
+    assert vqa_normalize.process_punctuation("a" + "." * 40) == "a" + "." * 8  # at most 32 periods go
 
 
 # --- contracts.py ---

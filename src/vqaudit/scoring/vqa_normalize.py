@@ -110,13 +110,18 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
     Returns:
         The processed text.
     """
-    has_digit_comma = comma_condition.search(text) is not None
+    # Only the marks present matter (replacing an absent one changes nothing), and the replacements commute (each
+    # puts "" or " " for one mark, and no step inserts a mark), so one translate does them all.
+    present = _PUNCTUATION_SET.intersection(text)
     out = text
-    for p in PUNCTUATION:
-        if p in text:  # replacing an absent character changes nothing (and no step inserts one)
-            delete = has_digit_comma or (p + " ") in text or (" " + p) in text
-            out = out.replace(p, "" if delete else " ")
-    return period_strip.sub("", out, count=PERIOD_STRIP_COUNT)
+    if present:
+        has_digit_comma = comma_condition.search(text) is not None
+        out = text.translate({ord(p): "" if has_digit_comma or (p + " ") in text or (" " + p) in text else " "
+                              for p in present})
+    return period_strip.sub("", out, count=PERIOD_STRIP_COUNT) if "." in out else out
+
+
+_PUNCTUATION_SET = frozenset(PUNCTUATION)
 
 
 def process_digit_article(text: str) -> str:
@@ -211,7 +216,12 @@ def _digit_article_of_lower(lowered: str) -> str:
     if len(words) == 1:
         word = words[0]
         return "" if word in ARTICLES else _WORD_MAP.get(word, word)
+    if _CHANGED_WORDS.isdisjoint(words):  # no article, number word or contraction: the words as they are
+        return " ".join(words)
     return " ".join([_WORD_MAP.get(w, w) for w in words if w not in ARTICLES])
+
+
+_CHANGED_WORDS: frozenset[str] = frozenset(_WORD_MAP) | ARTICLES
 
 
 
