@@ -102,7 +102,9 @@ def representative_gold(answers: Sequence[str]) -> str:
     if not answers:
         return ""
     n = len(answers)
-    if n == 1 or answers.count(answers[0]) == n:
+    if n == 1 or 2 * answers.count(answers[0]) > n:
+        # One answer, or the first one is a raw majority: its light form wins whatever merges (the others hold
+        # fewer answers), and it is the first answer with that form.
         return answers[0].strip()
     distinct = list(dict.fromkeys(answers))
     raw_counts = list(map(answers.count, distinct))
@@ -120,7 +122,7 @@ def representative_gold(answers: Sequence[str]) -> str:
     counts: dict[str, int] = {}
     first: dict[str, str] = {}
     for a, count in zip(distinct, raw_counts, strict=True):
-        key = _light(a)
+        key = " ".join(a.lower().split()).rstrip(".")  # _light, inline
         if key in counts:
             counts[key] += count
         else:
