@@ -180,15 +180,17 @@ def anls(
     refs = _reference_list(answers)
     if variant == "paper":
         pred = prediction.lower().strip()
-        # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float.
+        # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float. With
+        # ``score_cutoff`` rapidfuzz returns the same NL up to the threshold and 1.0 above it (documented): both
+        # score as before, and a hopeless pair can stop early.
         if len(refs) == 1:
-            nl = _normalized_distance(refs[0].lower().strip(), pred)
+            nl = _normalized_distance(refs[0].lower().strip(), pred, score_cutoff=threshold)
         else:
-            nl = min([_normalized_distance(r.lower().strip(), pred) for r in refs])
+            nl = min([_normalized_distance(r.lower().strip(), pred, score_cutoff=threshold) for r in refs])
         return 1.0 - nl if nl < threshold else 0.0
     if variant == "pix2struct":
         pred = prediction.lower()
-        nl = min(_normalized_distance(r.lower(), pred) for r in refs)
+        nl = min(_normalized_distance(r.lower(), pred, score_cutoff=threshold) for r in refs)
         return 1.0 - nl if nl <= threshold else 0.0
     if variant == "mmf_stvqa":
         pred = prediction.lower().strip()
