@@ -63,8 +63,7 @@ _YESNO = re.compile(r"^(yes|no)\b[\s,.!]", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"%|percent|percentage|share|proportion", re.IGNORECASE)
 
 
-@lru_cache(maxsize=262144)
-def _basic(text: str) -> str:
+def _basic(text: str) -> str:  # not memoized: repair_output is, and a prediction rarely meets two buckets
     out = strip_trailing(strip_wrapper(unify_dashes(text)))
     return out if out else text.strip()
 
