@@ -102,9 +102,10 @@ def representative_gold(answers: Sequence[str]) -> str:
     if not answers:
         return ""
     n = len(answers)
-    if n == 1 or 2 * answers.count(answers[0]) > n:
-        # One answer, or the first one is a raw majority: its light form wins whatever merges (the others hold
-        # fewer answers), and it is the first answer with that form.
+    if 2 * answers.count(answers[0]) >= n:
+        # The first answer holds at least half of them: its light form gathers at least as many as any other
+        # (the others hold at most the rest) and comes first, so it wins ties too; and it is the first answer with
+        # that form. (One answer; two answers, whatever they are.)
         return answers[0].strip()
     distinct = list(dict.fromkeys(answers))
     raw_counts = list(map(answers.count, distinct))
