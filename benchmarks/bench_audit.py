@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vqaudit.scoring import canonical, contracts, ra_eval, repair, vqa_normalize
+from vqaudit.scoring import canonical, contracts, official, ra_eval, registry, repair, vqa_normalize
 from vqaudit.scoring.contracts import classify
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.shortanswer import benchmarks
@@ -122,7 +122,7 @@ def resampled_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 0) ->
 
 
 def clear_caches() -> None:
-    for module in (canonical, contracts, ra_eval, repair, vqa_normalize, benchmarks):
+    for module in (canonical, contracts, official, ra_eval, registry, repair, vqa_normalize, benchmarks):
         for value in vars(module).values():
             if hasattr(value, "cache_clear"):
                 value.cache_clear()

@@ -101,18 +101,33 @@ def representative_gold(answers: Sequence[str]) -> str:
     """
     if not answers:
         return ""
-    if len(answers) == 1 or answers.count(answers[0]) == len(answers):
+    n = len(answers)
+    if 2 * answers.count(answers[0]) >= n:
+        # The first answer holds at least half of them: its light form gathers at least as many as any other
+        # (the others hold at most the rest) and comes first, so it wins ties too; and it is the first answer with
+        # that form. (One answer; two answers, whatever they are.)
         return answers[0].strip()
+    distinct = list(dict.fromkeys(answers))
+    raw_counts = list(map(answers.count, distinct))
+    top = max(raw_counts)
+    if 2 * top > n:
+        # A raw majority: its light form wins whatever merges (the others hold n - top < top answers), and the
+        # answer kept is the first one in file order with that light form.
+        i = raw_counts.index(top)
+        if i == 0:
+            return answers[0].strip()
+        key = _light(distinct[i])
+        return next((a for a in distinct[:i] if _light(a) == key), distinct[i]).strip()
     # Count the distinct raw strings first (annotators repeat each other), then merge them by their light form.
     # Dicts keep first-occurrence order, so ``max`` (first maximum wins) picks the first answer in file order.
     counts: dict[str, int] = {}
     first: dict[str, str] = {}
-    for a in dict.fromkeys(answers):
-        key, n = _light(a), answers.count(a)
+    for a, count in zip(distinct, raw_counts, strict=True):
+        key = " ".join(a.lower().split()).rstrip(".")  # _light, inline
         if key in counts:
-            counts[key] += n
+            counts[key] += count
         else:
-            counts[key] = n
+            counts[key] = count
             first[key] = a
     return first[max(counts, key=counts.__getitem__)].strip()
 
@@ -182,6 +197,12 @@ def _in_ocr(gold: str, ocr_tokens: Sequence[str]) -> bool:
     return g in tokens or f" {g} " in joined
 
 
+@lru_cache(maxsize=1 << 16)
+def _readout_question(question: str) -> bool:
+    """The question asks to read text or a name (``_READOUT_Q``); memoized, as questions repeat across models."""
+    return _READOUT_Q.match(question) is not None
+
+
 def classify(
     question: str,
     answers: Sequence[str],
@@ -196,7 +217,7 @@ def classify(
 @lru_cache(maxsize=1 << 18)
 def _classify_cached(question: str, answers: tuple[str, ...], answer_type: str | None,
                      ocr_tokens: tuple[str, ...]) -> Contract:
-    return classify_item(question, answers, answer_type=answer_type, ocr_tokens=ocr_tokens)
+    return _classify(question, answers, answer_type, ocr_tokens)
 
 
 def classify_item(
@@ -217,17 +238,31 @@ def classify_item(
     Returns:
         The :class:`Contract`; ``rule`` names the rule that fired (e.g. ``"scalar:number"``).
     """
-    gold = representative_gold(answers)
-    if is_scalar_answer(gold):
+    return _classify(question, answers, answer_type, ocr_tokens)
+
+
+def _classify(question: str, answers: Sequence[str], answer_type: str | None,
+              ocr_tokens: Sequence[str]) -> Contract:
+    gold = representative_gold(answers)  # stripped
+    # Without a digit, the only scalar shape is yes/no and the only identifier shape is "short upper" (every
+    # other rule of is_scalar_answer and identifier_subtype needs one).
+    if _DIGIT.search(gold) is None:
+        if gold.rstrip(".").lower() in _YES_NO:
+            return _SCALAR
+        ident = "short upper" if _SHORT_UPPER.match(gold) else None
+    elif is_scalar_answer(gold):
         return _SCALAR
-    ident = identifier_subtype(gold)
+    else:
+        ident = identifier_subtype(gold)
     info_span = answer_type is not None and ("single span" in answer_type or "question span" in answer_type)
-    if ident is None and _in_ocr(gold, ocr_tokens):
+    if ident is None and ocr_tokens and _in_ocr(gold, ocr_tokens):
         return _READOUT_OCR
-    shape = multispan_subtype(gold)  # the shape alone (no answer type), as the readout rules ask
+    # The shape alone (no answer type), as the readout rules ask; every list shape needs one of these marks.
+    shape = (multispan_subtype(gold) if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
+             else None)
     if info_span and ident is None and shape is None:
         return _READOUT_TYPE
-    if shape is None and _READOUT_Q.match(question):
+    if shape is None and _readout_question(question):
         return _READOUT_QUESTION
     if ident is not None:
         return Contract("identifier", ident, "identifier:shape")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal, get_args
 
 from rapidfuzz.distance import Levenshtein
@@ -179,15 +180,17 @@ def anls(
     refs = _reference_list(answers)
     if variant == "paper":
         pred = prediction.lower().strip()
-        # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float.
+        # s(NL) is non-increasing in NL, so the max over references is s(min NL): one score, same float. With
+        # ``score_cutoff`` rapidfuzz returns the same NL up to the threshold and 1.0 above it (documented): both
+        # score as before, and a hopeless pair can stop early.
         if len(refs) == 1:
-            nl = _normalized_distance(refs[0].lower().strip(), pred)
+            nl = _normalized_distance(refs[0].lower().strip(), pred, score_cutoff=threshold)
         else:
-            nl = min([_normalized_distance(r.lower().strip(), pred) for r in refs])
+            nl = min([_normalized_distance(r.lower().strip(), pred, score_cutoff=threshold) for r in refs])
         return 1.0 - nl if nl < threshold else 0.0
     if variant == "pix2struct":
         pred = prediction.lower()
-        nl = min(_normalized_distance(r.lower(), pred) for r in refs)
+        nl = min(_normalized_distance(r.lower(), pred, score_cutoff=threshold) for r in refs)
         return 1.0 - nl if nl <= threshold else 0.0
     if variant == "mmf_stvqa":
         pred = prediction.lower().strip()
@@ -307,7 +310,32 @@ def exact_match(
 
 
 def _leave_one_out_accuracy(pred: str, refs: list[str]) -> float:
-    return leave_one_out_accuracy([ref == pred for ref in refs])
+    return leave_one_out_score(pred, refs)
+
+
+def leave_one_out_score(pred: str, refs: Sequence[str]) -> float:
+    """:func:`leave_one_out_accuracy` of the references equal to ``pred``, the same float, mostly without a loop.
+
+    With no match every term is 0.0 and with four or more every term is 1.0 (each left-out subset keeps at least
+    three matches), so the mean is exactly 0.0 or 1.0; one to three matches look up the sum of their hit pattern
+    (the terms are added in reference order, as vqaEval.py does).
+
+    Args:
+        pred: the normalized prediction.
+        refs: the normalized references (nonempty).
+
+    Returns:
+        A float in [0, 1].
+    """
+    matches = refs.count(pred)
+    if refs and (matches == 0 or matches > 3):
+        return 0.0 if matches == 0 else 1.0
+    return _hit_pattern_score(tuple([ref == pred for ref in refs]))
+
+
+@lru_cache(maxsize=4096)
+def _hit_pattern_score(hits: tuple[bool, ...]) -> float:
+    return leave_one_out_accuracy(hits)
 
 
 def leave_one_out_accuracy(hits: Sequence[bool]) -> float:

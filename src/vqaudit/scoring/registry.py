@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rapidfuzz.distance import Levenshtein
+
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.official import (
     ANLS_VARIANTS,
@@ -25,7 +27,7 @@ from vqaudit.scoring.official import (
     VQA_VARIANTS,
     anls,
     exact_match,
-    leave_one_out_accuracy,
+    leave_one_out_score,
     relaxed_accuracy,
     vqa_accuracy,
 )
@@ -105,13 +107,31 @@ def official_scorer(metric: str, variant: str, *, memo: int = 1 << 18) -> Callab
                            f"expected one of {', '.join(METRIC_VARIANTS[metric])}")
     base = _raw_scorer(metric, variant)
     if memo <= 0:
-        return base
-    cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
 
-    def score(prediction: str, answers: Sequence[str]) -> float:
-        return cached(prediction, answers if type(answers) is tuple else tuple(answers))
+        def score(prediction: str, answers: Sequence[str]) -> float:
+            return base(prediction, answers)
 
+    else:
+        cached: Callable[[str, tuple[str, ...]], float] = lru_cache(maxsize=memo)(base)
+
+        def score(prediction: str, answers: Sequence[str]) -> float:
+            return cached(prediction, answers if type(answers) is tuple else tuple(answers))
+
+    setattr(score, _IDENTITY, (metric, variant))  # noqa: B010 (a function attribute mypy would not accept)
     return score
+
+
+_IDENTITY = "_vqaudit_official_scorer"
+
+
+def scorer_identity(scorer: Callable[[str, Sequence[str]], float]) -> tuple[str, str] | None:
+    """``(metric, variant)`` when ``scorer`` came from :func:`official_scorer`, else None.
+
+    Lets a caller that receives a scorer take shortcuts that hold only for the official metric (e.g. the ANLS
+    length bound of :mod:`vqaudit.scoring.repair`); an unknown scorer gets no shortcut.
+    """
+    identity = getattr(scorer, _IDENTITY, None)
+    return identity if isinstance(identity, tuple) else None
 
 
 _evalai_memo = fast_evalai_process
@@ -122,7 +142,7 @@ def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequ
     """VQA accuracy for the variants that always normalize both sides (``mmf_textvqa``, ``vlmevalkit``).
 
     The same leave-one-out rule as :func:`vqaudit.scoring.official.vqa_accuracy`
-    (:func:`~vqaudit.scoring.official.leave_one_out_accuracy`), but each distinct string is normalized once
+    (:func:`~vqaudit.scoring.official.leave_one_out_score`), but each distinct string is normalized once
     (memoized). Equality with the official function is tested on every row of
     the TextVQA fixture.
     """
@@ -130,10 +150,33 @@ def _memo_vqa(norm: Callable[[str], str], need_ten: bool) -> Callable[[str, Sequ
     def score(prediction: str, answers: Sequence[str]) -> float:
         if isinstance(answers, str) or not answers or (need_ten and len(answers) != 10):
             return vqa_accuracy(prediction, answers, variant="mmf_textvqa" if need_ten else "vlmevalkit")
-        pred = norm(prediction)
-        return leave_one_out_accuracy([norm(a) == pred for a in answers])
+        return leave_one_out_score(norm(prediction), list(map(norm, answers)))
 
     return score
+
+
+def _anls_paper(prediction: str, answers: Sequence[str]) -> float:
+    """:func:`vqaudit.scoring.official.anls` with ``variant="paper"`` (threshold 0.5): the same float.
+
+    A tuple of strings skips the argument checks, and the distance is asked with ``score_cutoff=0.5``: rapidfuzz
+    then returns the same ``lev / max len`` up to 0.5 and 1.0 above it (documented), both of which score as
+    ``anls`` scores them (``1 - NL`` below 0.5, else 0), while it can stop early on a hopeless pair. Anything else
+    goes to ``anls`` itself. Equality is tested on every row of the DocVQA fixture.
+    """
+    if type(answers) is tuple and answers and type(prediction) is str:
+        pred = prediction.lower().strip()
+        if len(answers) == 1:
+            ref = answers[0]
+            if type(ref) is str:
+                nl = _normalized_distance(ref.lower().strip(), pred, score_cutoff=0.5)
+                return 1.0 - nl if nl < 0.5 else 0.0
+        elif all(type(r) is str for r in answers):
+            nl = min([_normalized_distance(r.lower().strip(), pred, score_cutoff=0.5) for r in answers])
+            return 1.0 - nl if nl < 0.5 else 0.0
+    return anls(prediction, answers, variant="paper")
+
+
+_normalized_distance = Levenshtein.normalized_distance
 
 
 def _raw_scorer(metric: str, variant: str) -> Callable[[str, Sequence[str]], float]:
@@ -143,6 +186,8 @@ def _raw_scorer(metric: str, variant: str) -> Callable[[str, Sequence[str]], flo
         return _memo_vqa(_vqaeval_memo, False)
     if metric == "vqa_accuracy":
         return lambda p, a: vqa_accuracy(p, a, variant=variant)  # type: ignore[arg-type]
+    if metric == "anls" and variant == "paper":
+        return _anls_paper
     if metric == "anls":
         return lambda p, a: anls(p, a, variant=variant)  # type: ignore[arg-type]
     if metric == "relaxed_accuracy":

@@ -29,8 +29,10 @@ negatives (judge-accepted errors) that the repair recovers.
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,6 +44,7 @@ from vqaudit.scoring.canonical import (
     unify_dashes,
 )
 from vqaudit.scoring.contracts import Contract, is_scalar_answer
+from vqaudit.scoring.registry import scorer_identity
 from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
@@ -60,8 +63,7 @@ _YESNO = re.compile(r"^(yes|no)\b[\s,.!]", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"%|percent|percentage|share|proportion", re.IGNORECASE)
 
 
-@lru_cache(maxsize=262144)
-def _basic(text: str) -> str:
+def _basic(text: str) -> str:  # not memoized: repair_output is, and a prediction rarely meets two buckets
     out = strip_trailing(strip_wrapper(unify_dashes(text)))
     return out if out else text.strip()
 
@@ -82,7 +84,11 @@ def repair_output(prediction: str, bucket: str) -> str:
     if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
-        if parse_plain_number(out) is not None or is_scalar_answer(out):
+        # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
+        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
+        # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
+        # number shape has at most two, its date shapes at most three).
+        if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
             return out
         yes_no = _YESNO.match(out)
         if yes_no:
@@ -99,10 +105,15 @@ def repair_output(prediction: str, bucket: str) -> str:
 
 
 def _number_forms(ref: str, question: str) -> list[str]:
-    parsed = parse_plain_number(ref)
-    if parsed is None:
-        return []
-    value, percent, digits = parsed
+    if _PLAIN_DECIMAL.fullmatch(ref):
+        # What parse_plain_number reads from ASCII digits with an optional decimal part (its number pattern with
+        # no sign, "$", separator or percent): the value, no percent, the text itself as the digits.
+        value, percent, digits = float(ref), False, ref
+    else:
+        parsed = parse_plain_number(ref) if _may_be_number(ref) else None
+        if parsed is None:
+            return []
+        value, percent, digits = parsed
     forms: list[str] = []
     core = ref.strip().rstrip("%").strip()
     if "," in core:
@@ -111,9 +122,34 @@ def _number_forms(ref: str, question: str) -> list[str]:
         forms.append(f"{int(value):,}" + ("%" if percent else ""))
     if percent:
         forms += [core, core + " %"]
-    elif _PERCENT_Q.search(question):
+    elif _percent_question(question):
         forms.append(core + "%")
     return forms
+
+
+_PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_NUMBER_START = frozenset("+-$.0123456789")
+_NUMBER_END = frozenset("0123456789%")
+
+
+def _may_be_number(text: str) -> bool:
+    """False only when ``parse_plain_number(text)`` is None (a prefilter; True means "read it").
+
+    An ASCII text the reader accepts starts, once stripped, with a sign, "$", "." or a digit and ends with a
+    digit, "%" or "percent" (an optional sign and "$", digits, an optional decimal part, then "%" or "percent";
+    thousands separators only between digits).
+    """
+    if not text.isascii():
+        return True
+    t = text.strip()
+    end = t[-1:]
+    return t[:1] in _NUMBER_START and (end in _NUMBER_END or (end in "tT" and t.lower().endswith("percent")))
+
+
+@lru_cache(maxsize=1 << 16)
+def _percent_question(question: str) -> bool:
+    """The question asks for a percentage (``_PERCENT_Q``); memoized, as questions repeat across models."""
+    return _PERCENT_Q.search(question) is not None
 
 
 _LIST_MARK = re.compile(r"[,;/&]")
@@ -146,7 +182,14 @@ def _overlay_spans(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=262144)
 def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
-    cleaned = strip_trailing(unify_dashes(ref))
+    core = ref.strip()
+    if ref.isascii() and len(core) > 1 and core[0].isalnum() and core[-2:].isalnum():
+        # strip_trailing(unify_dashes(ref)) == core: an ASCII text is its own unify_dashes, and with an alnum at
+        # the start and two at the end of its stripped core, only the surrounding whitespace is trailing
+        # punctuation (the end is no single-letter word, so the "U.S." rule cannot keep the run).
+        cleaned = core
+    else:
+        cleaned = strip_trailing(unify_dashes(ref))
     forms = [cleaned] if cleaned and cleaned != ref else []
     if not cleaned.isascii() or _DIGIT.search(cleaned):  # an ASCII string without a digit is not a number
         forms += _number_forms(cleaned, question)
@@ -158,8 +201,10 @@ def _overlay_one(ref: str, bucket: str, question: str) -> tuple[str, ...]:
             span_forms = [", ".join(spans), ", ".join(spans[:-1]) + " and " + spans[-1]]
             if len(spans) == 2:
                 span_forms += [f"{spans[1]}, {spans[0]}", f"{spans[1]} and {spans[0]}"]
-            words = _words(cleaned)
-            forms += [f for f in span_forms if _words(f) == words]  # never a word deleted or added
+            # Never a word deleted or added. Every span form has the same words (the spans', as each joiner holds a
+            # space, which no word crosses), so one comparison decides for all of them.
+            if _words(span_forms[0]) == _words(cleaned):
+                forms += span_forms
     if not forms:
         return ()
     return tuple(dict.fromkeys(f for f in forms if f and f != ref))
@@ -176,10 +221,34 @@ def reference_overlay(answers: Sequence[str], contract: Contract, question: str 
     Returns:
         One tuple of extra forms per answer, in answer order (empty tuples when nothing applies).
     """
+    plain = _PLAIN_REF.fullmatch
     if len(answers) == 1:
-        return (_overlay_one(answers[0], contract.bucket, question),)
-    forms = {a: _overlay_one(a, contract.bucket, question) for a in set(answers)}  # annotators repeat answers
+        only = answers[0]
+        return ((),) if plain(only) else (_forms_of(only, contract.bucket, question),)
+    distinct = set(answers)  # annotators repeat answers
+    if all(map(plain, distinct)):
+        return ((),) * len(answers)
+    forms = {a: () if plain(a) else _forms_of(a, contract.bucket, question) for a in distinct}
     return tuple(map(forms.__getitem__, answers))
+
+
+# A gold answer of ASCII letters, spaces, periods and apostrophes, starting and ending with a letter, has no overlay
+# form in any bucket (what _overlay_one would find): strip_trailing and unify_dashes leave it unchanged (an ASCII
+# text with a letter at each end), it has no digit (no number forms), no "-" (no identifier forms) and no list
+# separator (no span forms). (Linear time: the one star can only give back characters to the final letter.)
+_PLAIN_REF = re.compile(r"[A-Za-z](?:[A-Za-z .']*[A-Za-z])?")
+
+
+def _forms_of(ref: str, bucket: str, question: str) -> tuple[str, ...]:
+    """``_overlay_one(ref, bucket, question)``; a plain gold padded with spaces is done without it.
+
+    Its one form is the gold without the spaces: strip_trailing removes them (the core ends with two letters, so
+    the single-letter rule cannot keep the trailing run), and the core has no other form (see _PLAIN_REF).
+    """
+    core = ref.strip(" ")
+    if len(core) > 1 and core[-2].isalpha() and _PLAIN_REF.fullmatch(core):
+        return (core,)
+    return _overlay_one(ref, bucket, question)
 
 
 _evalai = fast_evalai_process
@@ -201,13 +270,28 @@ def score_with_overlay(prediction: str, answers: Sequence[str], overlay: Overlay
     Returns:
         A score in [0, 1], never below ``scorer(prediction, answers)``.
     """
-    base = scorer(prediction, answers)
+    return _widened(prediction, answers, overlay, metric, variant, scorer, scorer(prediction, answers), False)
+
+
+# VQA variants whose official scorer normalizes both sides with the same processor as the overlay comparison.
+_SAME_NORM_VQA = frozenset({"mmf_textvqa", "vlmevalkit"})
+
+
+def _widened(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
+             scorer: Callable[[str, Sequence[str]], float], base: float, official: bool) -> float:
+    """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``.
+
+    ``official``: the scorer is ``official_scorer(metric, variant)`` (enables the VQA shortcut below).
+    """
     extra = [f for forms in overlay for f in forms]
     if base >= 1.0 or not extra:
         return base
     if metric == "vqa_accuracy":
         norm = _evalai if variant == "mmf_textvqa" else _vqaeval
         p = norm(prediction)
+        if official and variant in _SAME_NORM_VQA and p not in map(norm, extra):
+            # No overlay form adds a hit, so the widened hits are the official ones and the score is ``base``.
+            return base
         hits = [norm(a) == p or any(norm(f) == p for f in forms) for a, forms in zip(answers, overlay, strict=True)]
         n, m = len(hits), sum(hits)
         widened = 0.0 if n < 2 else sum(min(1.0, (m - int(h)) / 3) for h in hits) / n
@@ -266,7 +350,8 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     """Scores of every row under each repair variant (same order as the inputs).
 
     A row's repaired scores are a pure function of (prediction, answers, question, bucket), so identical rows
-    are computed once.
+    are computed once. The cyclic garbage collector is paused meanwhile (the pass keeps every object it makes
+    alive and makes no reference cycle, so the collector would only rescan them).
 
     Args:
         predictions: model outputs.
@@ -281,17 +366,60 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     Returns:
         ``{variant: [score per row]}`` for the requested variants.
     """
-    out: dict[str, list[float]] = {v: [] for v in variants}
-    columns = [out[v] for v in variants]
-    seen: dict[tuple[str, tuple[str, ...], str, str], tuple[float, ...]] = {}
-    for pred, refs, question, contract in zip(predictions, answers, questions, contracts, strict=True):
-        key = (pred, refs if type(refs) is tuple else tuple(refs), question, contract.bucket)
-        scores = seen.get(key)
-        if scores is None:
-            scores = seen[key] = repair_row(pred, refs, question, contract, metric, variant, scorer, variants)
-        for column, value in zip(columns, scores, strict=True):
-            column.append(value)
+    with _gc_paused():
+        # The distinct rows, in first-occurrence order; ``where[k]`` is the first row equal to row k.
+        first: dict[tuple[str, tuple[str, ...], str, str], int] = {}
+        where = [first.setdefault(key, k) for k, key in enumerate(zip(
+            predictions, [a if type(a) is tuple else tuple(a) for a in answers], questions,
+            [c.bucket for c in contracts], strict=True))]
+        rows = list(first)
+        distinct = len(rows) == len(where)
+        contract_of = list(contracts) if distinct else [contracts[k] for k in first.values()]
+        preds = [r[0] for r in rows]
+        repaired = list(map(repair_output, preds, [r[3] for r in rows]))
+        futile = _futility(metric, variant, scorer)
+        official = scorer_identity(scorer) == (metric, variant)
+        overlays: dict[int, Overlay] = {}
+        out: dict[str, list[float]] = {}
+        for v in variants:
+            targets = repaired if v != "reference-only" else preds
+            values = list(map(scorer, targets, [r[1] for r in rows]))
+            if v != "output-only":
+                for i, base in enumerate(values):
+                    if base >= 1.0:
+                        continue
+                    _, refs, question, _ = rows[i]
+                    overlay = overlays.get(i)
+                    if overlay is None:
+                        if futile is not None and futile(targets[i], refs):
+                            continue  # no overlay form can raise the score (see _futility)
+                        overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
+                    values[i] = _widened(targets[i], refs, overlay, metric, variant, scorer, base, official)
+            if distinct:
+                out[v] = values
+            else:
+                by_first = dict(zip(first.values(), values, strict=True))
+                out[v] = [by_first[k] for k in where]
     return out
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (restored afterwards), as ``vqaudit.shortanswer.audit`` does.
+
+    At the end, ``freeze()`` + ``unfreeze()`` moves the objects made meanwhile straight into the oldest
+    generation, so the next collection does not scan them all at once; they stay collectable.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:  # never unfreeze what a caller froze
+            gc.freeze()
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
@@ -309,12 +437,39 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
         scorer: the official scorer.
         variants: which of :data:`VARIANTS` to compute, in this order.
         overlay: the row's :func:`reference_overlay`, when the caller has it; else it is built only for a row
-            that the plain comparison does not already accept.
+            that the plain comparison does not already accept (and, under ANLS, only when one of its forms could
+            score at all: :func:`_overlay_too_short`).
 
     Returns:
         One score in [0, 1] per requested variant.
     """
+    return _repair_row(pred, refs, question, contract, metric, variant, scorer, variants, overlay,
+                       _futility(metric, variant, scorer) if overlay is None else None)
+
+
+Futility = Callable[[str, Sequence[str]], bool]
+
+
+def _futility(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> Futility | None:
+    """A test ``(target, refs) -> True`` when no overlay form of ``refs`` can raise ``target``'s score.
+
+    Only for the official scorers it is proven for (else None: every overlay is built): ANLS by the length bound
+    of :func:`_overlay_too_short`. (A letter test for VQA accuracy - no form of a gold holds a letter it lacks -
+    skipped too few overlays on the benchmark pools to pay for itself.)
+    """
+    if scorer_identity(scorer) != (metric, variant):
+        return None
+    if metric == "anls" and variant in _ANLS_STRIP:
+        strip = _ANLS_STRIP[variant]
+        return lambda target, refs: _overlay_too_short(target, refs, strip)
+    return None
+
+
+def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
+                scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str], overlay: Overlay | None,
+                futile: Futility | None) -> tuple[float, ...]:
     repaired = repair_output(pred, contract.bucket)
+    official = scorer_identity(scorer) == (metric, variant)
     values = []
     for v in variants:
         if v == "output-only":
@@ -326,6 +481,31 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
             values.append(base)
             continue
         if overlay is None:
+            if futile is not None and futile(target, refs):
+                values.append(base)  # no overlay form can raise the score (see _futility)
+                continue
             overlay = reference_overlay(refs, contract, question)
-        values.append(score_with_overlay(target, refs, overlay, metric, variant, scorer))
+        values.append(_widened(target, refs, overlay, metric, variant, scorer, base, official))
     return tuple(values)
+
+
+# ANLS variants whose distance is taken between ``lower()`` forms (True: also ``strip()``ped) and whose score is 0
+# once the normalized distance exceeds 0.5 (official.anls; the registry's scorers use the default threshold).
+_ANLS_STRIP: dict[str, bool] = {"paper": True, "mmf_stvqa": True, "pix2struct": False}
+
+
+def _overlay_too_short(target: str, refs: Sequence[str], strip: bool) -> bool:
+    """True when no overlay form of any reference can score above 0 against ``target`` under official ANLS.
+
+    Every form :func:`_overlay_one` makes from an ASCII reference of ``L`` characters has at most ``2 L + 4``
+    (a slice of it; a number regrouped with commas, one more digit from rounding, a sign and "%"; spans rejoined
+    with ", " or " and " in place of separators of at least one character each). A form of at most half the
+    compared prediction's length is at normalized distance over 0.5 (the distance is at least the length
+    difference), where every ANLS variant of :data:`_ANLS_STRIP` scores 0; the overlay then cannot change the
+    score and need not be built.
+    """
+    if target.isascii():  # lower() keeps the length of an ASCII text
+        compared = target.strip() if strip else target
+    else:
+        compared = target.lower().strip() if strip else target.lower()
+    return bool(refs) and 4 * max(map(len, refs)) + 8 < len(compared) and all(map(str.isascii, refs))

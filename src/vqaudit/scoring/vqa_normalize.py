@@ -110,13 +110,18 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
     Returns:
         The processed text.
     """
-    has_digit_comma = comma_condition.search(text) is not None
+    # Only the marks present matter (replacing an absent one changes nothing), and the replacements commute (each
+    # puts "" or " " for one mark, and no step inserts a mark), so one translate does them all.
+    present = _PUNCTUATION_SET.intersection(text)
     out = text
-    for p in PUNCTUATION:
-        if p in text:  # replacing an absent character changes nothing (and no step inserts one)
-            delete = has_digit_comma or (p + " ") in text or (" " + p) in text
-            out = out.replace(p, "" if delete else " ")
-    return period_strip.sub("", out, count=PERIOD_STRIP_COUNT)
+    if present:
+        has_digit_comma = comma_condition.search(text) is not None
+        out = text.translate({ord(p): "" if has_digit_comma or (p + " ") in text or (" " + p) in text else " "
+                              for p in present})
+    return period_strip.sub("", out, count=PERIOD_STRIP_COUNT) if "." in out else out
+
+
+_PUNCTUATION_SET = frozenset(PUNCTUATION)
 
 
 def process_digit_article(text: str) -> str:
@@ -135,7 +140,7 @@ def process_digit_article(text: str) -> str:
     """
     # One lookup per word: the number words, articles and contraction keys are disjoint, and a number word's
     # digit is neither an article nor a contraction key, so the three passes of the scripts fold into one.
-    return " ".join([_WORD_MAP.get(w, w) for w in text.lower().split() if w not in ARTICLES])
+    return _digit_article_of_lower(text.lower())
 
 
 def vqaeval_process(text: str) -> str:
@@ -187,23 +192,36 @@ def fast_vqaeval_process(text: str) -> str:
     """Exactly :func:`vqaudit.scoring.vqa_normalize.vqaeval_process`, memoized, with one shortcut.
 
     ``process_punctuation`` is the identity on a string holding none of its punctuation characters and no
-    period (every replacement and the period regex then change nothing), so such strings skip it. Equality with
-    the official function is tested on every prediction and gold string of the fixtures.
+    period (every replacement and the period regex then change nothing), so such strings skip it and go straight
+    to the digit/article step (tabs, newlines and the outer strip change nothing there: it splits on whitespace).
+    Equality with the official function is tested on every prediction and gold string of the fixtures.
     """
-    stripped = text.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
+    if _NEEDS_PUNCT.search(text):
         return vqaeval_process(text)
-    return process_digit_article(stripped)
+    return _digit_article_of_lower(text.lower())
 
 
 @lru_cache(maxsize=1 << 18)
 def fast_evalai_process(text: str) -> str:
     """Exactly :func:`vqaudit.scoring.vqa_normalize.evalai_process`, memoized, with the same shortcut."""
-    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's").strip()
-    stripped = tokenized.replace("\n", " ").replace("\t", " ").strip()
-    if _NEEDS_PUNCT.search(stripped):
+    tokenized = text.lower().replace(",", "").replace("?", "").replace("'s", " 's")
+    if _NEEDS_PUNCT.search(tokenized):
         return evalai_process(text)
-    return process_digit_article(stripped)
+    return _digit_article_of_lower(tokenized)
+
+
+def _digit_article_of_lower(lowered: str) -> str:
+    """:func:`process_digit_article` of an already lower-cased text (``str.lower`` is idempotent), one word fast."""
+    words = lowered.split()
+    if len(words) == 1:
+        word = words[0]
+        return "" if word in ARTICLES else _WORD_MAP.get(word, word)
+    if _CHANGED_WORDS.isdisjoint(words):  # no article, number word or contraction: the words as they are
+        return " ".join(words)
+    return " ".join([_WORD_MAP.get(w, w) for w in words if w not in ARTICLES])
+
+
+_CHANGED_WORDS: frozenset[str] = frozenset(_WORD_MAP) | ARTICLES
 
 
 
