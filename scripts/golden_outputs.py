@@ -12,7 +12,8 @@ then copied to ``OUT`` (which must not exist), and ``OUT/MANIFEST.txt`` lists, p
 code, its stdout and stderr (the working folder and the repository root replaced by ``<WORK>`` and ``<REPO>``),
 and then every produced file with its SHA-256. What changes between two recordings of the same code is
 normalised in the copy (not in ``--work``): each ``*.sqlite`` is replaced by ``*.sqlite.dump.txt`` (sorted rows, no
-time columns); JSON values of time keys (``started``, ``finished``, ``seconds_*``, ...) become ``"<volatile>"``;
+time columns); a run folder's ``.vqaudit.lock`` (pid and time) becomes ``<volatile>``; JSON values of time keys
+(``started``, ``finished``, ``seconds_*``, ...) become ``"<volatile>"``;
 durations such as ``2.4 s`` in Markdown, text and the logs become ``<sec> s``. Compare two recordings with
 ``scripts/golden_compare.py BEFORE AFTER``.
 
@@ -256,6 +257,8 @@ def _normalise_tree(out: Path, work: Path) -> None:
             path.write_text(_VOLATILE_JSON.sub(r'\1"<volatile>"', text), encoding="utf-8")
         elif path.suffix in {".md", ".txt"}:
             path.write_text(_normalise(path.read_text(encoding="utf-8"), work), encoding="utf-8")
+        elif path.name == ".vqaudit.lock":  # a run folder's lock holds the last writer's pid and time
+            path.write_text("<volatile>\n", encoding="utf-8")
 
 
 def _sha256(path: Path) -> str:
