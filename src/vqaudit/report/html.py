@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -327,7 +328,7 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     sources = sorted({s for r in runs for s in r.answer_sources})
     context = {
         "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",
-                  "benchmark": str(r.bench_dir)} for r in runs],
+                  "benchmark": os.path.normpath(r.bench_dir)} for r in runs],
         "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
         "sections": [_source_section(s, runs, n_draws) for s in sources], "upd": _upd_section(runs),
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
