@@ -11,9 +11,7 @@ strings over the characters the rules look at (Unicode whitespace and case, digi
 
 from __future__ import annotations
 
-import gzip
 import itertools
-import json
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 from rapidfuzz.distance import Levenshtein
 
+from shortanswer.helpers import load_fixture_rows
 from vqaudit.scoring import contracts, official, repair, vqa_normalize
 from vqaudit.scoring.canonical import is_single_entity, parse_plain_number, strip_trailing, unify_dashes
 from vqaudit.scoring.contracts import Contract, classify_item, representative_gold
@@ -35,16 +34,8 @@ BUCKETS = ("scalar", "readout", "identifier", "multi-span", "other-open")
 
 @pytest.fixture(scope="module")
 def rows() -> dict[str, list[Row]]:
-    with gzip.open(FIXTURES / "textvqa_val_gold.json.gz", "rt", encoding="utf-8") as f:
-        gold = {g["question_id"]: g for g in json.load(f)["data"]}
-    with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
-        textvqa = [(gold[r["textvqa_question_id"]]["question"], r["prediction"], tuple(r["gt_answers"]),
-                    tuple(gold[r["textvqa_question_id"]]["ocr_tokens"])) for r in map(json.loads, f)]
-    with gzip.open(FIXTURES / "vila15_13b_chartqa_test.jsonl.gz", "rt", encoding="utf-8") as f:
-        chartqa = [("", r["prediction"] or "", (r["answer"],), ()) for r in map(json.loads, f)]
-    with gzip.open(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
-        docvqa = [(r["question"], r["answer"], tuple(r["gt_answers"]), ()) for r in json.load(f)]
-    return {"textvqa": textvqa[::4], "chartqa": chartqa, "docvqa": docvqa}
+    data = load_fixture_rows()
+    return {"textvqa": data["textvqa"][::4], "chartqa": data["chartqa"], "docvqa": data["docvqa"]}
 
 
 def _random_strings(seed: int, n: int, alphabet: str, longest: int = 10) -> list[str]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +38,22 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
     with pytest.raises(SystemExit) as exc:
         main()
     return int(exc.value.code or 0)
+
+
+FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
+FixtureRow = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)
+
+
+def load_fixture_rows() -> dict[str, list[FixtureRow]]:
+    """Every row of the three real prediction fixtures (LLaVA-1.5-13B TextVQA val, VILA1.5-13B ChartQA test,
+    mPLUG-Owl DocVQA val) as (question, prediction, answers, OCR tokens), TextVQA joined to its gold file."""
+    with gzip.open(FIXTURE_DIR / "textvqa_val_gold.json.gz", "rt", encoding="utf-8") as f:
+        gold = {g["question_id"]: g for g in json.load(f)["data"]}
+    with gzip.open(FIXTURE_DIR / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
+        textvqa = [(gold[r["textvqa_question_id"]]["question"], r["prediction"], tuple(r["gt_answers"]),
+                    tuple(gold[r["textvqa_question_id"]]["ocr_tokens"])) for r in map(json.loads, f)]
+    with gzip.open(FIXTURE_DIR / "vila15_13b_chartqa_test.jsonl.gz", "rt", encoding="utf-8") as f:
+        chartqa = [("", r["prediction"] or "", (r["answer"],), ()) for r in map(json.loads, f)]
+    with gzip.open(FIXTURE_DIR / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
+        docvqa = [(r["question"], r["answer"], tuple(r["gt_answers"]), ()) for r in json.load(f)]
+    return {"textvqa": textvqa, "chartqa": chartqa, "docvqa": docvqa}

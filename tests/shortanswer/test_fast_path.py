@@ -24,8 +24,6 @@ Two kinds of reference:
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
 import re
 from collections.abc import Sequence
@@ -35,6 +33,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 from golden.compare import assert_golden
+from shortanswer.helpers import load_fixture_rows
 from vqaudit.scoring import canonical, official, repair, vqa_normalize
 from vqaudit.scoring.canonical import canonical_score, parse_number, strip_trailing, strip_wrapper
 from vqaudit.scoring.contracts import classify, classify_item, representative_gold
@@ -60,16 +59,7 @@ METRICS = {"textvqa": ("vqa_accuracy", "mmf_textvqa"), "chartqa": ("relaxed_accu
 
 
 def _load() -> dict[str, list[Row]]:
-    with gzip.open(FIXTURES / "textvqa_val_gold.json.gz", "rt", encoding="utf-8") as f:
-        gold = {g["question_id"]: g for g in json.load(f)["data"]}
-    with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
-        textvqa = [(gold[r["textvqa_question_id"]]["question"], r["prediction"], tuple(r["gt_answers"]),
-                    tuple(gold[r["textvqa_question_id"]]["ocr_tokens"])) for r in map(json.loads, f)]
-    with gzip.open(FIXTURES / "vila15_13b_chartqa_test.jsonl.gz", "rt", encoding="utf-8") as f:
-        chartqa = [("", r["prediction"] or "", (r["answer"],), ()) for r in map(json.loads, f)]
-    with gzip.open(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
-        docvqa = [(r["question"], r["answer"], tuple(r["gt_answers"]), ()) for r in json.load(f)]
-    return {"textvqa": textvqa, "chartqa": chartqa, "docvqa": docvqa}
+    return load_fixture_rows()
 
 
 @pytest.fixture(scope="module")
