@@ -15,7 +15,6 @@ import itertools
 import random
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pytest
 from rapidfuzz.distance import Levenshtein
@@ -27,7 +26,6 @@ from vqaudit.scoring.contracts import Contract, classify_item, representative_go
 from vqaudit.scoring.registry import official_scorer, scorer_identity
 from vqaudit.scoring.repair import VARIANTS, reference_overlay, repair_output, repair_row, repair_scores
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)
 BUCKETS = ("scalar", "readout", "identifier", "multi-span", "other-open")
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 from rapidfuzz.distance import Levenshtein
@@ -51,7 +50,6 @@ from vqaudit.scoring.vqa_normalize import (
 from vqaudit.shortanswer import failures
 from vqaudit.shortanswer.benchmarks import official_scorer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)
 
 METRICS = {"textvqa": ("vqa_accuracy", "mmf_textvqa"), "chartqa": ("relaxed_accuracy", "vlmevalkit"),
