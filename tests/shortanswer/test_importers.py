@@ -86,7 +86,7 @@ def test_errors_name_file_row_and_field(tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match=r"p\.jsonl: row 2, field 'prediction': missing"):
         read_predictions(path)
     path.write_text('{"qid": 1, "prediction": "a"}\n{"qid": 1, "prediction": "b"}\n')
-    with pytest.raises(VqauditError, match=r"row 2, field 'question_id': duplicate id '1' \(first at row 1\)"):
+    with pytest.raises(VqauditError, match=r"row 2, field 'qid': duplicate id '1' \(first at row 1\)"):
         read_predictions(path)
     path.write_text('{"qid": 1, "prediction": {"nested": 1}}\n')
     with pytest.raises(VqauditError, match=r"row 1, field 'prediction': expected text"):

@@ -43,7 +43,7 @@ from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
-from vqaudit.shortanswer.join import gold_shape_notes, join_predictions
+from vqaudit.shortanswer.join import gold_locations, gold_shape_notes, join_predictions
 from vqaudit.shortanswer.judge import binary_agreement, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
@@ -198,6 +198,7 @@ def audit_rows(
     n_draws: int = 2000,
     judge_options: ModelOptions | None = None,
     seed: int = 0,
+    gold_where: Mapping[str, str] | None = None,
 ) -> AuditResult:
     """Run every audit layer over joined rows (module docstring).
 
@@ -218,6 +219,9 @@ def audit_rows(
         n_draws: bootstrap draws for the judge - official interval.
         judge_options: generic model options of both judges (``--judge-arg``, ``--api-key-env``).
         seed: bootstrap seed.
+        gold_where: ``qid -> "FILE: row N"``, where each row's gold was read
+            (:func:`vqaudit.shortanswer.join.gold_locations`), for the message of a gold the metric refuses;
+            rows not in it are named by their joined row number.
 
     Returns:
         The :class:`AuditResult`.
@@ -247,7 +251,7 @@ def audit_rows(
                            "--join-on and --format); nothing to audit")
     notes = gold_shape_notes(rows, spec.name, metric)
     with _gc_paused():
-        layers = _layers(rows, scorer, metric, variant)
+        layers = _layers(rows, scorer, metric, variant, gold_where)
     official, canon, contracts, overlays, repaired_rows, ra = layers
     repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
@@ -334,7 +338,7 @@ _LayerColumns = tuple[list[float], list[tuple[float, str | None]], list[Contract
 
 
 def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
-            variant: str) -> _LayerColumns:
+            variant: str, where: Mapping[str, str] | None = None) -> _LayerColumns:
     """Every gold-side and output-side layer of the rows before the judge, one pass per layer over all rows.
 
     Returns the columns official, canonical ``(score, kind)``, contract, overlay, repaired scores (in
@@ -342,7 +346,8 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
     share one memo of it, local to this call.
 
     Raises:
-        VqauditError: a gold the metric cannot take (naming the joined row and its question id).
+        VqauditError: a gold the metric cannot take (naming the file and row its gold was read from, from
+            ``where``, else the joined row, and its question id).
     """
     official: list[float] = []
     try:
@@ -350,8 +355,8 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
             official.append(scorer(row.prediction, row.answers))
     except ValueError as exc:
         bad = rows[len(official)]
-        raise VqauditError(f"joined row {len(official) + 1} (question id {bad.qid!r}), field 'answers': {exc}"
-                           ) from None
+        place = (where or {}).get(bad.qid, f"joined row {len(official) + 1}")
+        raise VqauditError(f"{place} (question id {bad.qid!r}), field 'answers': {exc}") from None
     contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
     overlays = [reference_overlay(r.answers, c, r.question) for r, c in zip(rows, contracts, strict=True)]
     repaired = [repair_row(r.prediction, r.answers, r.question, c, metric, variant, scorer, VARIANTS, o)
@@ -428,6 +433,7 @@ def run_audit(
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
+    where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
     return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
-                      all_outputs=[p.prediction for p in preds], **options)
+                      all_outputs=[p.prediction for p in preds], gold_where=where, **options)

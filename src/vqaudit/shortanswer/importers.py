@@ -3,7 +3,8 @@
 Formats (``fmt``; ``"auto"`` picks by file suffix and the first record's keys):
 
 - ``"generic"``: JSONL, a JSON list, CSV or TSV with a question id and a prediction. Id columns, first found:
-  ``question_id``, ``questionId``, ``qid``, ``id``, ``index``, ``doc_id`` (none: the 1-based row number).
+  ``question_id``, ``questionId``, ``qid``, ``id``, ``index``, ``doc_id``. Row numbers stand in for ids only
+  when the file has none of these fields at all; in a file that has one, a row without an id is refused.
   Prediction columns: ``prediction``, ``pred``, ``text`` (LLaVA ``answers/*.jsonl``), ``output``, ``response``,
   ``model_answer``; ``answer`` is read as the prediction only when a separate gold column exists
   (``gt_answers``/``answers``/``gold``/``label``/``target``), as in MultimodalOCR's ``answer_save`` files.
@@ -25,7 +26,10 @@ Formats (``fmt``; ``"auto"`` picks by file suffix and the first record's keys):
 A JSON file may also be an object keyed by question id whose values are records (MathVista's
 ``{"1": {...}, "2": {...}}``): it is read like a list of records, the key serving as the id when the record
 has none of the id fields. Any of these may be gzip-compressed (``.jsonl.gz``, ``.json.gz``, ``.csv.gz``, ``.tsv.gz``).
-A missing or null prediction becomes "" (an empty output, reported in the failure notes, never dropped).
+Prediction values (:func:`_prediction_text`): text is taken as is; a finite JSON number becomes its text as
+written (``1.50`` -> ``"1.50"``); a missing, null, empty or NaN prediction becomes "" (an empty output, reported
+in the failure notes, never dropped); booleans, infinite numbers (``1e999``), lists and objects are refused.
+Text files are read as UTF-8 with an optional leading byte order mark (``utf-8-sig``).
 Errors name the file, the 1-based row and the field.
 """
 
@@ -36,6 +40,7 @@ import csv
 import gzip
 import io
 import json
+import math
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +64,55 @@ answers, whose ``question_id`` is the image id; join those with ``on="image-ques
 
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
+
+
+class _JsonNumber(float):
+    """A JSON number with a fraction or exponent, carrying its text as written (``1.50`` stays ``"1.50"``).
+
+    It is a float everywhere else (``str()`` gives the float's repr, as before), so only the prediction rule
+    (:func:`_prediction_text`) sees the written text.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> _JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads`` keeping each fractional number's text (:class:`_JsonNumber`); integers stay ints."""
+    return json.loads(text, parse_float=_JsonNumber)
+
+
+def _prediction_text(path: Path, row: int, name: str, value: Any) -> str:
+    """A prediction cell as the output text (one rule for every format; docs/shortanswer.md "Inputs").
+
+    Text is taken as is; a finite number becomes its text as written in a JSON file (``1.50`` -> ``"1.50"``),
+    else its ``str()`` (integers: the digits); null, a missing cell and NaN (pandas' missing value in a sheet)
+    are an empty prediction (""). Booleans and infinite numbers (``1e999`` parses as ``inf``) are refused: no
+    model writes them, they mean the file was produced by something else.
+
+    Raises:
+        VqauditError: a boolean, an infinite number, a list or an object (naming the file, row and field).
+    """
+    if _is_missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the boolean "
+                           f"{str(value).lower()} (write the prediction as a string)")
+    if isinstance(value, float) and not math.isfinite(value):
+        written = value.text if isinstance(value, _JsonNumber) else str(value)
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
+                           f"{written} (write the prediction as a string)")
+    if isinstance(value, _JsonNumber):
+        return value.text
+    if isinstance(value, (int, float)):
+        return str(value)
+    raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {type(value).__name__}")
 
 
 def _scalar_text(path: Path, row: int, name: str, value: Any) -> str:
@@ -116,8 +170,8 @@ def _suffix(path: Path) -> str:
 
 def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return io.TextIOWrapper(path.open("rb"), encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return io.TextIOWrapper(path.open("rb"), encoding="utf-8-sig", newline="")
 
 
 def _iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
@@ -127,13 +181,13 @@ def _iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    yield row, json.loads(line)
+                    yield row, _json_loads(line)
                 except json.JSONDecodeError as exc:
                     raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
         return
     try:
         with _open_text(path) as handle:
-            data = json.loads(handle.read())
+            data = _json_loads(handle.read())
     except json.JSONDecodeError as exc:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
     if isinstance(data, dict) and isinstance(data.get("logs"), list):
@@ -183,8 +237,19 @@ def _detect(path: Path, first: Any) -> str:
     return "generic"
 
 
+def _file_id_key(records: list[tuple[int, Any]]) -> str | None:
+    """The first of :data:`ID_KEYS` that any record (any table column) has, or None: the file has no ids."""
+    present = {k for _, rec in records if isinstance(rec, dict) for k in ID_KEYS if k in rec}
+    return next((k for k in ID_KEYS if k in present), None)
+
+
 def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | None = None,
-             image_field: str | None = None) -> Prediction:
+             image_field: str | None = None, file_id_key: str | None = None) -> tuple[Prediction, str]:
+    """One generic / VLMEvalKit record as a prediction and the name of the field its id came from.
+
+    A row without an id in a file that has ids (``file_id_key``) is refused: numbering it would join it to
+    another question's gold.
+    """
     if not isinstance(rec, dict):
         raise VqauditError(f"{path}: row {row}: expected a JSON object")
     gold_key = next((k for k in GOLD_KEYS if k in rec), None)
@@ -199,6 +264,9 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
         if name is not None and name != ROW_ID and (name not in rec or _is_missing(rec[name])):
             raise VqauditError(f"{path}: row {row}, field '{name}': missing")
     id_key = id_field or next((k for k in ID_KEYS if k in rec and not _is_missing(rec[k])), None)
+    if id_key is None and file_id_key is not None:
+        raise VqauditError(f"{path}: row {row}, field '{file_id_key}': missing (the other rows have ids; a row "
+                           "number would join this prediction to another question)")
     qid = str(row) if id_key in (None, ROW_ID) else _scalar_text(path, row, str(id_key), rec[id_key])
     question = next((_scalar_text(path, row, k, rec[k]) for k in QUESTION_KEYS if k in rec), "")
     if not question and isinstance(rec.get("prompt"), str):
@@ -206,12 +274,12 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
     gold = () if gold_key is None else _gold_values(path, row, gold_key, rec[gold_key], expand_literal=False)
     image_key = image_field or next((k for k in IMAGE_KEYS if k in rec and isinstance(rec[k], (str, int))), None)
     image = "" if image_key is None or (vlmevalkit and image_field is None) else str(rec[image_key])
-    return Prediction(qid=qid, prediction=_scalar_text(path, row, pred_key, rec.get(pred_key)),
+    return Prediction(qid=qid, prediction=_prediction_text(path, row, pred_key, rec.get(pred_key)),
                       question=question, gold=gold, split=_scalar_text(path, row, "split", rec.get("split")),
-                      source=f"{path}:{row}", image=image)
+                      source=f"{path}:{row}", image=image), str(id_key or ROW_ID)
 
 
-def _lmms(path: Path, row: int, rec: Any) -> Prediction:
+def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
     if not isinstance(rec, dict):
         raise VqauditError(f"{path}: row {row}: expected a JSON object")
     doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
@@ -225,17 +293,18 @@ def _lmms(path: Path, row: int, rec: Any) -> Prediction:
             resp = None
             break
         resp = resp[0]
-    qid_value = next((doc[k] for k in ("question_id", "questionId") if k in doc), rec.get("doc_id"))
+    qid_name = next((f"doc.{k}" for k in ("question_id", "questionId") if k in doc), "doc_id")
+    qid_value = doc[qid_name[4:]] if qid_name != "doc_id" else rec.get("doc_id")
     if _is_missing(qid_value):
-        raise VqauditError(f"{path}: row {row}, field 'doc_id': missing")
+        raise VqauditError(f"{path}: row {row}, field '{qid_name}': missing")
     if "answers" in doc:
         gold = _gold_values(path, row, "doc.answers", doc["answers"], expand_literal=True)
     else:
         gold = _gold_values(path, row, "target", rec.get("target"), expand_literal=True)
     question = _scalar_text(path, row, "doc.question", doc.get("question", doc.get("query", "")))
-    return Prediction(qid=_scalar_text(path, row, "doc_id", qid_value),
-                      prediction=_scalar_text(path, row, name, resp), question=question, gold=gold,
-                      split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}")
+    return Prediction(qid=_scalar_text(path, row, qid_name, qid_value),
+                      prediction=_prediction_text(path, row, name, resp), question=question, gold=gold,
+                      split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
 
 
 def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
@@ -262,40 +331,44 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     if not path.is_file():
         raise VqauditError(f"{path}: prediction file not found")
     try:
-        out = _read_all(path, fmt, id_field, image_field)
+        read = _read_all(path, fmt, id_field, image_field)
     except UnicodeDecodeError as exc:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
-    if not out:
+    if not read:
         raise VqauditError(f"{path}: no prediction rows in the file")
     seen: dict[str, str] = {}
-    for pred in out:
+    for pred, id_name in read:
         if pred.qid in seen:
             raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
-                               f"'question_id': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
+                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
         seen[pred.qid] = pred.source.rsplit(":", 1)[1]
-    return out
+    return [pred for pred, _ in read]
 
 
-def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[Prediction]:
+def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[tuple[Prediction, str]]:
+    """Every row as ``(prediction, the field its id came from)``, in file order."""
     suffix = _suffix(path)
-    out: list[Prediction] = []
+    out: list[tuple[Prediction, str]] = []
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
         raise VqauditError(f"{path}: --format lmms-eval reads lmms-eval's JSON/JSONL sample logs, not a "
                            f"{suffix} table (use --format auto, generic or vlmevalkit)")
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
-        for row, rec in _iter_table(path):
-            out.append(_generic(path, row, rec, vlm, id_field, image_field))
+        table = list(_iter_table(path))
+        id_key = _file_id_key(table)
+        for row, rec in table:
+            out.append(_generic(path, row, rec, vlm, id_field, image_field, id_key))
     elif suffix in (".json", ".jsonl"):
         records = list(_iter_json_records(path))
         kind = fmt if fmt != "auto" else (_detect(path, records[0][1]) if records else "generic")
+        id_key = _file_id_key(records) if kind != "lmms-eval" else None
         for row, rec in records:
             if kind == "lmms-eval":
                 out.append(_lmms(path, row, rec))
             else:
-                out.append(_generic(path, row, rec, kind == "vlmevalkit", id_field, image_field))
+                out.append(_generic(path, row, rec, kind == "vlmevalkit", id_field, image_field, id_key))
     else:
         raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} "
                            "(use .jsonl, .json, .csv, .tsv or .xlsx)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
@@ -35,6 +36,29 @@ def _pred_key(pred: Prediction, on: str) -> str:
     return f"{pred.image}\n{q}" if on == "image-question" else q
 
 
+def _check_chartqa_numbering(predictions: Sequence[Prediction], gold: Sequence[GoldItem]) -> None:
+    """Refuse 0-based ChartQA ids: ``<split>:N`` is row N of the split counting from 1 (:func:`.load_chartqa`).
+
+    A prediction id ``test_human:0`` (or ``test_augmented:0``) can only come from 0-based numbering, which
+    would join every other prediction to the next question's gold; it is refused when the gold has that
+    split's ids. Nothing is guessed: other ids are left to the join.
+
+    Raises:
+        VqauditError: naming the prediction file and row holding the id 0.
+    """
+    gold_ids = {g.qid for g in gold}
+    for split in CHARTQA_SPLITS:
+        zero = f"{split}:0"
+        if f"{split}:1" not in gold_ids:
+            continue
+        bad = next((p for p in predictions if p.qid == zero), None)
+        if bad is not None:
+            place = _location(bad.source, Path("the prediction file"))
+            raise VqauditError(f"{place}, id {zero!r}: ChartQA ids are 1-based ({split}:N is row N of the "
+                               "split, counting from 1); these predictions number from 0 and would join shifted "
+                               "by one: renumber them from 1")
+
+
 def join_predictions(
     predictions: Sequence[Prediction],
     gold: Sequence[GoldItem] | None,
@@ -55,10 +79,13 @@ def join_predictions(
         without predictions (gold order), the gold source, and notes (ambiguous question keys).
 
     Raises:
-        VqauditError: ``on`` is neither ``"id"`` nor ``"question"``.
+        VqauditError: ``on`` is not one of :data:`JOIN_KEYS`, or a ChartQA id join whose predictions number the
+            rows of a split from 0 (:func:`_check_chartqa_numbering`).
     """
     if on not in JOIN_KEYS:
         raise VqauditError(f"join key must be one of {', '.join(JOIN_KEYS)}, got {on!r}")
+    if gold is not None and on == "id":
+        _check_chartqa_numbering(predictions, gold)
     if gold is None:
         rows = tuple(AuditRow(p.qid, p.question, p.prediction, p.gold, benchmark, p.split, image=p.image)
                      for p in predictions if p.gold)
@@ -94,6 +121,28 @@ def join_predictions(
                                   p.split, item.answer_type, item.ocr_tokens, item.image or p.image))
     without_pred = tuple(g.qid for g in gold if g.qid not in used and key_of_gold[g.qid] is not None)
     return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))
+
+
+def _location(source: str, fallback: Path) -> str:
+    path, _, row = source.rpartition(":")
+    return f"{path}: row {row}" if path and row.isdigit() else str(fallback)
+
+
+def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldItem] | None, *,
+                   predictions_path: Path, gold_path: Path | None, join_on: str) -> dict[str, str]:
+    """Where each joined row's gold was read, ``qid -> "FILE: row N"`` (for :func:`check_gold`'s messages).
+
+    Embedded gold: the prediction file's row. A gold file joined by id: the item's row as its loader recorded it
+    (else its 1-based position in the file, the row the loaders' own errors name). A gold file joined by question
+    text: the file and the prediction row it was joined to (the gold item is not recorded on the joined row).
+    """
+    if gold_items is None or gold_path is None:
+        return {p.qid: _location(p.source, predictions_path) for p in predictions}
+    if join_on == "id":
+        return {g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
+                for i, g in enumerate(gold_items, start=1)}
+    return {p.qid: f"{gold_path}, the gold item joined to {_location(p.source, predictions_path)}"
+            for p in predictions}
 
 
 _MANY_ANSWER_BENCHMARKS = ("textvqa", "vizwiz", "stvqa")

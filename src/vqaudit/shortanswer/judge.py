@@ -240,7 +240,7 @@ def read_labels(path: Path) -> dict[str, bool]:
 def _read_labels(path: Path) -> dict[str, bool]:
     records: list[tuple[int, Mapping[str, object]]] = []
     if path.suffix.lower() == ".jsonl":
-        for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for row, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
             if line.strip():
                 try:
                     rec = json.loads(line)
@@ -251,7 +251,7 @@ def _read_labels(path: Path) -> dict[str, bool]:
                 records.append((row, rec))
     else:
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             records = list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
     out: dict[str, bool] = {}
     first_row: dict[str, int] = {}

@@ -58,9 +58,9 @@ def _read_json(path: Path) -> Any:
         raise VqauditError(f"{path}: gold file not found")
     try:
         if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
+            with gzip.open(path, "rt", encoding="utf-8-sig") as handle:
                 return json.loads(handle.read())
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
     except UnicodeDecodeError as exc:

@@ -25,8 +25,9 @@ from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
 from vqaudit.shortanswer.benchmarks import official_scorer, resolve_metric
+from vqaudit.shortanswer.join import gold_locations as gold_locations  # re-exported: the CLI imports it here
 from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
-from vqaudit.shortanswer.records import AuditRow, GoldItem, Prediction
+from vqaudit.shortanswer.records import AuditRow
 from vqaudit.store import json_ready
 
 
@@ -115,28 +116,6 @@ def check_gold(rows: Sequence[AuditRow], metric: str, variant: str,
             place = (where or {}).get(row.qid, f"joined row {index}")
             raise VqauditError(f"{place} (question id {row.qid!r}), field 'answers': {exc} (metric {metric}, "
                                f"variant {variant})") from None
-
-
-def _location(source: str, fallback: Path) -> str:
-    path, _, row = source.rpartition(":")
-    return f"{path}: row {row}" if path and row.isdigit() else str(fallback)
-
-
-def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldItem] | None, *,
-                   predictions_path: Path, gold_path: Path | None, join_on: str) -> dict[str, str]:
-    """Where each joined row's gold was read, ``qid -> "FILE: row N"`` (for :func:`check_gold`'s messages).
-
-    Embedded gold: the prediction file's row. A gold file joined by id: the item's row as its loader recorded it
-    (else its 1-based position in the file, the row the loaders' own errors name). A gold file joined by question
-    text: the file and the prediction row it was joined to (the gold item is not recorded on the joined row).
-    """
-    if gold_items is None or gold_path is None:
-        return {p.qid: _location(p.source, predictions_path) for p in predictions}
-    if join_on == "id":
-        return {g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
-                for i, g in enumerate(gold_items, start=1)}
-    return {p.qid: f"{gold_path}, the gold item joined to {_location(p.source, predictions_path)}"
-            for p in predictions}
 
 
 def run_perturbation_audit(
