@@ -185,10 +185,9 @@ def perturb_cmd(
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.shortanswer.benchmarks import resolve_metric
     from vqaudit.shortanswer.importers import read_predictions
-    from vqaudit.shortanswer.join import join_predictions
+    from vqaudit.shortanswer.join import gold_locations, join_predictions
     from vqaudit.shortanswer.loaders import load_gold
     from vqaudit.shortanswer.perturb import (
-        gold_locations,
         perturbation_json,
         run_perturbation_audit,
         summary_markdown,

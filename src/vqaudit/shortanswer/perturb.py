@@ -25,7 +25,6 @@ from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
 from vqaudit.shortanswer.benchmarks import official_scorer, resolve_metric
-from vqaudit.shortanswer.join import gold_locations as gold_locations  # re-exported: the CLI imports it here
 from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
 from vqaudit.shortanswer.records import AuditRow
 from vqaudit.store import json_ready
