@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -174,6 +175,30 @@ def test_replay_run_records_missing_views_as_errors(make_bench: Callable[..., Pa
     responses = load_responses(out)
     assert responses[views[0].view_id].error == f"replay file has no reply for view {views[0].view_id!r}"
     assert all(responses[v.view_id].text == f"t-{v.view_id}" for v in views[1:])
+
+
+def test_an_edited_replay_file_is_asked_again(make_bench: Callable[..., Path], tmp_path: Path) -> None:
+    # New-user trial: the cache key held only the spec, so rerunning into the folder after editing the file
+    # reused every old reply. The identity now holds the SHA-256 of the file's bytes (computed here by hashlib).
+    bench = make_bench(2, 2)
+    views = load_benchmark(bench).views
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps({"view_id": v.view_id, "text": "old"}) + "\n" for v in views))
+    out = tmp_path / "run"
+    spec = f"replay:{replay}"
+    assert run_benchmark(bench, spec, out, progress=False).n_asked == 4
+    old_sha = sha256_file(replay)
+    assert json.loads((out / "run.json").read_text())["model_identity"] == f"{spec}@sha256:{old_sha}"
+    assert run_benchmark(bench, spec, out, progress=False).n_cached == 4  # same bytes: resumed, nothing asked
+
+    replay.write_text("".join(json.dumps({"view_id": v.view_id, "text": "new"}) + "\n" for v in views))
+    again = run_benchmark(bench, spec, out, progress=False)
+    assert (again.n_asked, again.n_cached) == (4, 0)
+    assert {r.text for r in load_responses(out).values()} == {"new"}
+    info = json.loads((out / "run.json").read_text())
+    assert info["model"] == spec  # the spec is unchanged; the identity names the new bytes
+    assert info["model_identity"] == f"{spec}@sha256:{hashlib.sha256(replay.read_bytes()).hexdigest()}"
+    assert info["model_identity"] != f"{spec}@sha256:{old_sha}"
 
 
 def test_load_responses_without_a_run(tmp_path: Path) -> None:

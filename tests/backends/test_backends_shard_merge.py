@@ -164,3 +164,28 @@ def test_merge_refuses_a_run_still_being_written(make_bench: Callable[..., Path]
         merge_runs(runs, tmp_path / "m")
     assert not (tmp_path / "m").exists()
     assert merge_runs(runs, tmp_path / "m").n_views == 9  # once the run is done
+
+
+def test_replay_shards_of_one_file_merge_and_of_an_edited_file_do_not(
+    make_bench: Callable[..., Path], tmp_path: Path
+) -> None:
+    # The replay identity holds the file's SHA-256: shards of the same bytes share it and merge into the run
+    # asked in one go; a shard asked after the file was edited is another model version, refused by merge.
+    bench = make_bench(4, 2)
+    views = [json.loads(line)["view_id"] for line in (bench / "views.jsonl").read_text().splitlines()]
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps({"view_id": v, "text": f"t-{v}"}) + "\n" for v in views))
+    spec = f"replay:{replay}"
+    run_benchmark(bench, spec, tmp_path / "whole", progress=False)
+    shards = [tmp_path / f"shard{i}" for i in (1, 2)]
+    for i, out in enumerate(shards, start=1):
+        run_benchmark(bench, spec, out, progress=False, shard=(i, 2))
+    merge_runs(shards, tmp_path / "merged")
+    merged, whole = load_responses(tmp_path / "merged"), load_responses(tmp_path / "whole")
+    assert {v: (r.text, r.cache_key) for v, r in merged.items()} == {v: (r.text, r.cache_key) for v, r in whole.items()}
+    assert json.loads((tmp_path / "merged" / "run.json").read_text())["model_identity"].startswith(f"{spec}@sha256:")
+
+    replay.write_text(replay.read_text().replace("t-", "u-"))
+    run_benchmark(bench, spec, tmp_path / "edited2", progress=False, shard=(2, 2))
+    with pytest.raises(VqauditError, match="field 'model_identity'"):
+        merge_runs([shards[0], tmp_path / "edited2"], tmp_path / "m2")

@@ -7,6 +7,8 @@ UnicodeEncodeError traceback, and at temperature 0 the same reply came back on e
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -103,3 +105,33 @@ def test_a_surrogate_pair_is_the_character_it_encodes(make_bench: Callable[..., 
     score_run(out, n_draws=10)
     assert load_outcomes(out)[0].raw == "smile \U0001f600 lone \ud800"  # written and read back exactly
     assert "smile \U0001f600 lone \\ud800".encode() in (out / "outcomes.jsonl").read_bytes()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_a_surrogate_reply_goes_through_run_score_report_and_eval(tmp_path: Path) -> None:
+    # New-user trial: score wrote outcomes.jsonl with a "\ud800" escape (as documented), but report and eval
+    # read it back with pydantic's JSON parser, which refuses lone surrogates ("unexpected end of hex escape").
+    bench = tmp_path / "bench"
+    done = _cli("build", "scenes", "--groups", "1", "--out", str(bench))
+    assert done.returncode == 0, done.stderr
+    view_ids = [json.loads(line)["view_id"] for line in (bench / "views.jsonl").read_text().splitlines()]
+    abstain = '{"answerable": false, "answer": null, "reason": "r\ud800"}'
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps({"view_id": v, "text": "\ud800" if i == 0 else abstain}) + "\n"
+                              for i, v in enumerate(view_ids)), encoding="utf-8")
+    run = tmp_path / "run"
+    for args in (("run", str(bench), "--model", f"replay:{replay}", "--out", str(run)),
+                 ("score", str(run)), ("report", str(run), "--out", str(tmp_path / "report"))):
+        done = _cli(*args)
+        assert done.returncode == 0, (args, done.stderr)
+    assert b'"raw":"\\ud800"' in (run / "outcomes.jsonl").read_bytes()
+    assert (tmp_path / "report" / "report.md").is_file()
+    assert (tmp_path / "report" / "index.html").is_file()
+    page = (tmp_path / "report" / "samples" / "page-00000.js").read_text(encoding="utf-8")  # strict UTF-8
+    assert '"raw":"\\ud800"' in page  # the HTML sample browser shows the reply, escaped as score wrote it
+    done = _cli("eval", "scenes", "--bench", str(bench), "--model", f"replay:{replay}", "--out", str(tmp_path / "eval"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "eval" / "report" / "report.md").is_file()

@@ -47,6 +47,13 @@ def test_strict_json_is_read_first_and_not_marked() -> None:
         ('{"answerable": true, "answer": NaN, "reason": "r"}', "finite"),
         ('{"answerable": true, "answer": Infinity, "reason": "r"}', "finite"),
         ('{"answerable": true, "answer": -Infinity, "reason": "r"}', "finite"),
+        # New-user trial: numbers beyond the float range (max about 1.8e308) decoded as "inf" / "-inf" answers;
+        # they are no more finite than Infinity, so they get its reason (also after the repair pass).
+        ('{"answerable": true, "answer": 1e999, "reason": "r"}', "'answer' is not a finite number"),
+        ('{"answerable": true, "answer": -1e999, "reason": "r"}', "'answer' is not a finite number"),
+        ('{"answerable": true, "answer": 1E400, "reason": "r"}', "'answer' is not a finite number"),
+        ("{'answerable': True, 'answer': 1e999, 'reason': 'r',}", "'answer' is not a finite number"),
+        ('Sure: {"answerable": true, "answer": -1.5e309, "reason": "r"} done', "'answer' is not a finite number"),
         ('{"answerable": true, "answer": "3", "reason": "\u200b\u200b"}', "nonempty"),  # zero-width spaces
         ('{"answerable": true, "answer": "3", "reason": "\ufeff \u2060\u3164"}', "nonempty"),
         ("{'answerable': true, 'answer': 'x', 'reason': 'never closed}", "no JSON object"),

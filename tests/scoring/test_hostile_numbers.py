@@ -51,7 +51,8 @@ def test_score_view_of_a_huge_exponent_is_a_wrong_answer() -> None:
         reply = json.dumps({"answerable": True, "answer": answer, "reason": "r"})
         outcome = score_view(view, Response(view_id="v", model="m", prompt_id="p", text=reply))
         assert (outcome.decision, outcome.decision_correct, outcome.answer_correct) == ("answer", True, False)
-    # a JSON number beyond the float range decodes as inf: not a number answer either
+    # a JSON number beyond the float range (Python decodes it as inf) is invalid, as the literal Infinity is
     reply = '{"answerable": true, "answer": 1e100000000, "reason": "r"}'
     outcome = score_view(view, Response(view_id="v", model="m", prompt_id="p", text=reply))
-    assert (outcome.answer, outcome.answer_correct) == ("inf", False)
+    assert (outcome.decision, outcome.answer, outcome.decision_correct) == ("invalid", None, False)
+    assert outcome.invalid_reason == "'answer' is not a finite number (NaN or Infinity)"

@@ -35,6 +35,15 @@ def test_json_answer_goes_through_the_final_rules(small_views: list[View]) -> No
     assert (verdict.meaning, verdict.decided_by) == ("option:C", "matcher:json-final-declaration")
 
 
+def test_json_answer_beyond_the_float_range_is_not_the_option_inf(small_views: list[View]) -> None:
+    # New-user trial: 1e999 decoded as float inf, whose text "inf" then matched an option reading "inf";
+    # it is undecided, as the literal Infinity always was (the answerability contract refuses both).
+    view = _standard(small_views).model_copy(update={"options": ("inf", "-inf", "0", "1")})
+    assert match_reply(view, '{"answerable": true, "answer": "inf", "reason": "r"}') is not None  # the text does
+    for number in ("1e999", "-1e999", "1E400", "Infinity", "-Infinity", "NaN"):
+        assert match_reply(view, '{"answerable": true, "answer": ' + number + ', "reason": "r"}') is None
+
+
 def test_judge_replies_in_fences_json_and_declarations(small_views: list[View]) -> None:
     view = _standard(small_views)
     jo = judge_options(view)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,15 +16,24 @@ from vqaudit.textsafe import decode_lenient
 
 @dataclass(frozen=True)
 class ReplayBackend:
-    """Replies read from a JSONL file of saved responses, looked up by view id."""
+    """Replies read from a JSONL file of saved responses, looked up by view id.
+
+    ``sha256``: SHA-256 (hex) of the file's bytes, part of :attr:`identity`.
+    """
 
     spec: str
     replies: Mapping[str, str | None]
+    sha256: str
 
     @property
     def identity(self) -> str:
-        """The spec (the file's path as given)."""
-        return self.spec
+        """``SPEC@sha256:HEX``: the spec and the SHA-256 of the file's bytes (as ``hf:`` pins its weights).
+
+        The response cache keys replies by it and run.json records it (``model_identity``), so rerunning into a
+        run folder after the file was edited asks every view again instead of reusing the old replies; shards of
+        one file share it, so ``vqaudit merge`` joins them (and refuses shards of different versions).
+        """
+        return f"{self.spec}@sha256:{self.sha256}"
 
     @classmethod
     def from_file(cls, spec: str, path: Path) -> ReplayBackend:
@@ -38,7 +49,8 @@ class ReplayBackend:
         if not path.is_file():
             raise VqauditError(f"{path}: replay file not found")
         replies: dict[str, str | None] = {}
-        with path.open("rb") as handle:
+        data = path.read_bytes()  # one read: the replies and the hash come from the same bytes
+        with io.BytesIO(data) as handle:
             for row, raw_line in enumerate(handle, start=1):
                 line = decode_lenient(raw_line)  # raw lone surrogates and non-UTF-8 bytes kept, never a traceback
                 if not line.strip():
@@ -58,7 +70,7 @@ class ReplayBackend:
                 if view_id in replies:
                     raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
                 replies[view_id] = text
-        return cls(spec=spec, replies=replies)
+        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest())
 
     async def complete(self, request: Request) -> str:
         """Return the saved reply of ``request.request_id``.

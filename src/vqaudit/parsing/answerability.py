@@ -12,8 +12,8 @@ literals (``True``/``False``/``None``, single-quoted strings) and typographic do
 content of a string; a reply read only after repair is marked ``decided_by = "json-repair"``.
 
 Validity is strict (seed 000, appendix A): the object must have a boolean ``answerable``, an ``answer`` that is
-a string, a number or null (the literals ``NaN`` and ``Infinity``, which Python's decoder accepts, are invalid; a
-number that overflows to infinity, such as ``1e400``, stays a number), and a
+a string, a number or null (the literals ``NaN`` and ``Infinity``, which Python's decoder accepts, are invalid, and
+so is a number that overflows the float range, such as ``1e400``, which Python decodes as infinity), and a
 ``reason`` that holds a visible character (one made only of spaces and invisible characters such as U+200B is
 empty);
 ``answerable: false`` with a non-null answer is invalid. ``answerable: true`` with a null answer is a valid
@@ -24,6 +24,7 @@ everywhere and are counted separately. Parsing never raises on model output.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -37,10 +38,11 @@ _OBJECT_START = re.compile(r"\{\s*[\"}]")
 
 @dataclass(frozen=True)
 class NonFinite:
-    """The literal ``NaN``, ``Infinity`` or ``-Infinity`` of a reply, decoded as this marker (not a float).
+    """A non-finite number of a reply (``NaN``, ``Infinity``, ``-Infinity``, ``1e400``), decoded as this marker.
 
-    They are JavaScript constants that Python's decoder accepts; an answer that is one is invalid. A number that
-    only overflows (``1e400``) stays a float.
+    The constants are JavaScript's, which Python's decoder accepts; an overflowing number Python decodes as
+    ``inf`` (``-1E999``: ``-inf``). An answer that is either is invalid (``'answer' is not a finite number``),
+    wherever the object is read (answerability, the UPD matcher, the judges). ``name`` is the literal as written.
     """
 
     name: str
@@ -50,7 +52,12 @@ def _constant(name: str) -> NonFinite:
     return NonFinite(name)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_constant)
+def _float(literal: str) -> float | NonFinite:
+    value = float(literal)
+    return value if math.isfinite(value) else NonFinite(literal)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
 
 MAX_REPLY_CHARS = 16_384
 """Longest reply parsed, in characters (code points): 512 tokens (the ``max_tokens`` budget of every call, see
@@ -204,7 +211,7 @@ def extract_json_object_repaired(text: str) -> tuple[dict[str, Any] | None, bool
         if fixed is None:
             continue
         try:
-            value = json.loads(fixed, parse_constant=_constant)
+            value = json.loads(fixed, parse_constant=_constant, parse_float=_float)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -243,7 +250,7 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
         if not candidate.startswith("{"):  # only an object is wanted: skip the decode
             continue
         try:
-            obj = json.loads(candidate, parse_constant=_constant)
+            obj = json.loads(candidate, parse_constant=_constant, parse_float=_float)
         except (ValueError, RecursionError):  # JSONDecodeError, or an integer literal over 4300 digits
             continue
         if isinstance(obj, dict):

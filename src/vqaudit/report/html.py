@@ -92,8 +92,9 @@ def load_run(run_dir: Path) -> LoadedRun:
         for key in METRIC_COLUMNS if source != "upd" else ():
             if m.get(key) is not None and not isinstance(m.get(key), int | float):
                 raise VqauditError(f"{folder.metrics}: field '{source}.{key}': expected a number or null")
+    outcomes = read_jsonl(folder.outcomes, Outcome, surrogates=True)  # score writes a lone surrogate as \udXXX
     return LoadedRun(run_dir=run_dir, label=run_dir.name, model=info.model, bench_dir=folder.benchmark(),
-                     metrics=metrics, diagnostics=diagnostics, outcomes=read_jsonl(folder.outcomes, Outcome),
+                     metrics=metrics, diagnostics=diagnostics, outcomes=outcomes,
                      answer_sources=sorted(s for s in metrics if s != "upd"))
 
 
