@@ -284,8 +284,9 @@ def parse_answerability(text: str | None, error: str | None = None) -> Parsed:
 
     Returns:
         A :class:`Parsed` with decision ``answer``, ``abstain`` or ``invalid`` (with ``invalid_reason``; a reply
-        over :data:`MAX_REPLY_CHARS` characters is ``too long``), the answer as text (numbers keep their exact
-        decimal text), the reason, and the raw text. Never raises; time linear in the reply's length.
+        over :data:`MAX_REPLY_CHARS` characters is ``too long``), the answer as text (a JSON number as the shortest
+        text of its float value, Python's repr: ``12.50`` -> ``"12.5"``, ``1e2`` -> ``"100.0"``; the raw text
+        keeps what was written), the reason, and the raw text. Never raises; time linear in the reply's length.
     """
     if error is not None or text is None:
         return Parsed(decision="invalid", invalid_reason=f"no reply: {error or 'missing'}", raw=text)
