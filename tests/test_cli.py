@@ -209,3 +209,20 @@ def test_eval_refuses_to_reuse_a_different_benchmark(chart_bench: Path, tmp_path
     _copy_bench(chart_bench, tmp_path / "bench")
     done = vqaudit("eval", "--out", str(tmp_path), "--groups", "30")
     assert done.returncode == 2 and "already holds a benchmark with 24 groups" in done.stderr
+
+
+def test_a_bad_judge_arg_is_named_as_the_user_typed_it(tmp_path: Path) -> None:
+    # New-user trial: `audit --judge-arg max_retries=0` said "unknown --model-arg"; the message must name the option
+    # given (--judge-arg). The openai: backend takes no --model-arg keys (backends/openai.py), so max_retries is
+    # unknown; the judge is refused at load, before any call (port 9 is never contacted).
+    fixture = Path(__file__).parent / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
+    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--judge", "openai:m@http://127.0.0.1:9/v1",
+                   "--judge-arg", "max_retries=0", "--out", str(tmp_path / "audit"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("error: model spec 'openai:m@http://127.0.0.1:9/v1': unknown --judge-arg "
+                                   "max_retries; this backend takes none")
+    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--judge", "openai:m@http://127.0.0.1:9/v1",
+                   "--judge-arg", "max_retries", "--out", str(tmp_path / "audit"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("error: --judge-arg 'max_retries': expected KEY=VALUE "
+                                   "(e.g. --judge-arg dtype=bfloat16)")

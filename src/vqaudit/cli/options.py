@@ -143,8 +143,11 @@ MetricName = _names_enum("MetricName", _metric_names())
 
 
 def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,
-                  max_retries: int = 5, args: list[str] | None = None) -> ModelOptions:
+                  max_retries: int = 5, args: list[str] | None = None,
+                  args_option: str = "--model-arg") -> ModelOptions:
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
+
+    ``args_option`` is the option ``args`` were given with (``--judge-arg`` for a judge), named in their errors.
 
     Raises:
         VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
@@ -152,7 +155,7 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
     """
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
-                        args=parse_model_args(args or []))
+                        args=parse_model_args(args or [], args_option), args_option=args_option)
 
 
 def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
