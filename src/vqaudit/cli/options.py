@@ -48,7 +48,7 @@ class ExecutorName(StrEnum):
 
 ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
                                                                       "(a Ray cluster; pip install "
-                                                                      "'vqaudit[ray]'). Same output bytes.")]
+                                                                      "'vqaudit\\[ray]'). Same output bytes.")]
 RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
                                                                       "--executor ray (default: start a local "
                                                                       "Ray instance).")]
