@@ -193,3 +193,8 @@ def progress(total: int, label: str) -> Progress:
 def error(message: str) -> None:
     """Print one plain error line (no markup, no traceback) on stderr."""
     typer.echo(f"error: {message}", err=True)
+
+
+def warning(message: str) -> None:
+    """Print one plain notice line on stderr: something the user should know that did not fail the command."""
+    typer.echo(f"warning: {message}", err=True)

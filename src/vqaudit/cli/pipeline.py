@@ -34,6 +34,7 @@ from vqaudit.cli.options import (
     executor,
     model_executor,
     model_options,
+    warning,
     with_endpoints,
 )
 from vqaudit.errors import VqauditError
@@ -97,7 +98,7 @@ def run(
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
     for url, why in summary.endpoints_out.items():
-        error(f"endpoint {url} {why}")
+        warning(f"endpoint {url} {why}")
     if summary.n_errors:
         error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
               "--retry-errors (scoring would count them as invalid)")
