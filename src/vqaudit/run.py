@@ -12,7 +12,6 @@ per view (see :mod:`vqaudit.backends.runner`).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import mimetypes
@@ -31,6 +30,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.executors import Executor, LocalExecutor
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response, View
+from vqaudit.signals import run_async
 from vqaudit.store import (
     GROUPS_FILE,
     VIEWS_FILE,
@@ -157,7 +157,7 @@ def run_benchmark(
             benchmark, ``out_dir`` being written by another run (its lock is held: ``vqaudit.folder_lock``), or
             ``out_dir`` not a folder, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
     """
-    return asyncio.run(
+    return run_async(
         run_benchmark_async(
             bench_dir,
             model_spec,

@@ -228,3 +228,24 @@ def test_backend_used_again_in_a_new_event_loop(fake_server: Any, make_bench: Ca
     asyncio.run(backend.aclose())
     assert json.loads(first)["answer"] == views[0].image_sha256[:8]
     assert json.loads(second)["answer"] == views[1].image_sha256[:8]
+
+
+def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(
+    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any
+) -> None:
+    # New-user trial: with URL2 dead the run succeeds (exit 0) yet stderr said "error: endpoint ...". A notice about
+    # a run that did not fail is a warning; "error:" is kept for what fails the command (cli/options.py::error).
+    from typer.testing import CliRunner
+
+    from vqaudit.cli import app
+
+    bench = make_bench(6, 4)  # 24 views: enough calls for the dead endpoint to fail DEAD_AFTER times in a row
+    dead = _closed_port_url()
+    result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url},{dead}",
+                                      "--out", str(tmp_path / "run"), "--concurrency", "4", "--timeout", "5"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("24 views: ")]  # the summary line
+    assert [line.split(" taken out")[0] for line in lines] == [f"warning: endpoint {dead}"]
+    assert not any(line.startswith("error:") for line in lines)
+    assert lines[0].startswith(f"warning: endpoint {dead} taken out of rotation after {DEAD_AFTER} failures in a "
+                               "row: connection error: ")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -107,3 +109,47 @@ def test_killed_process_resumes(
     for path in out.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(("sig", "status", "line"), [
+    (signal.SIGTERM, 143, "error: terminated (SIGTERM); rerun the same command to resume"),
+    (signal.SIGINT, 130, "error: interrupted; rerun the same command to resume"),
+])
+def test_sigterm_stops_the_cli_run_like_ctrl_c(
+    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, read_rows: Rows, sig: signal.Signals,
+    status: int, line: str,
+) -> None:
+    # New-user trial: `vqaudit run` died at once on SIGTERM (status -15, no message, 16 of 20 replies lost); a batch
+    # scheduler stops jobs so. SIGTERM must do what Ctrl-C does (asyncio.run cancels the main task, the runner
+    # flushes, the lock is released): 128 + 15 = 143, the status a shell gives a SIGTERM stop (signals.py).
+    # With concurrency 3 and the server answering 8 requests, then holding the rest, the client has received all 8
+    # replies once the server has seen 8 + 3 requests (a slot takes a new request only after its reply came).
+    fake_server.stall_after(8)
+    bench = make_bench(4, 5)  # 20 views
+    out = tmp_path / "run"
+    spec = f"openai:m@{fake_server.url}"
+    env = {**os.environ, KEY_ENV: SECRET}
+    proc = subprocess.Popen([sys.executable, "-m", "vqaudit", "run", str(bench), "--model", spec, "--out", str(out),
+                             "--concurrency", "3", "--api-key-env", KEY_ENV, "--max-retries", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while fake_server._seen < 8 + 3:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, stderr
+    assert stderr.splitlines() == [line]
+    assert sorted(text is not None and error is None for _, text, error in read_rows(out)) == [True] * 8
+    lock = out / ".vqaudit.lock"  # released: another process takes it at once (folder_lock.py: fcntl.flock)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    fake_server.unstall()
+    _check_resume(bench, out, fake_server, read_rows, spec)  # the rerun asks exactly the 12 views without a reply

@@ -69,6 +69,8 @@ class ModelOptions:
             shown how long they take (issue 18; :mod:`vqaudit.backends.deadlines`).
         request_deadline_s: wall-clock seconds within which all attempts of one request end.
         args: backend-specific ``KEY=VALUE`` pairs (``--model-arg``), e.g. ``device=cpu`` for ``hf:``.
+        args_option: the CLI option ``args`` came from (``--model-arg``, or ``--judge-arg`` for a judge), named in
+            the errors about them.
     """
 
     api_key_env: str = "OPENAI_API_KEY"
@@ -80,6 +82,7 @@ class ModelOptions:
     attempt_floor_s: float = 2.0
     request_deadline_s: float = 900.0
     args: tuple[tuple[str, str], ...] = ()
+    args_option: str = "--model-arg"
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -101,7 +104,7 @@ class ModelOptions:
 
         Read each key with its ``take_*`` method, then call ``finish()`` to refuse the keys not read.
         """
-        return ModelArgs(spec, self.arg_dict(), known)
+        return ModelArgs(spec, self.arg_dict(), known, self.args_option)
 
     def refuse_unknown_args(self, spec: str, known: tuple[str, ...] = ()) -> None:
         """Refuse every ``--model-arg`` key not in ``known`` (default: every key; the backend takes none).
@@ -110,7 +113,7 @@ class ModelOptions:
             VqauditError: naming the spec, the unknown keys and the keys the backend takes (the message of
                 :meth:`~vqaudit.backends.options.ModelArgs.finish`).
         """
-        ModelArgs(spec, {k: v for k, v in self.args if k not in known}, known).finish()
+        ModelArgs(spec, {k: v for k, v in self.args if k not in known}, known, self.args_option).finish()
 
 
 class BackendCallError(Exception):

@@ -15,12 +15,13 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-def parse_model_args(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def parse_model_args(pairs: Iterable[str], option: str = "--model-arg") -> tuple[tuple[str, str], ...]:
     """Parse repeated ``--model-arg KEY=VALUE`` strings (the one parser of them; ``--judge-arg`` too).
 
     Args:
         pairs: strings of the form ``KEY=VALUE``; the key is stripped, the value is kept as given (it may contain
             ``=`` and may be empty).
+        option: the CLI option the pairs were given with (``--model-arg`` or ``--judge-arg``), named in errors.
 
     Returns:
         ``((KEY, VALUE), ...)`` in the given order (:attr:`vqaudit.backends.base.ModelOptions.args`).
@@ -33,9 +34,9 @@ def parse_model_args(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise VqauditError(f"--model-arg {pair!r}: expected KEY=VALUE (e.g. --model-arg dtype=bfloat16)")
+            raise VqauditError(f"{option} {pair!r}: expected KEY=VALUE (e.g. {option} dtype=bfloat16)")
         if key in args:
-            raise VqauditError(f"--model-arg {pair!r}: key {key!r} is given twice ({args[key]!r} and {value!r})")
+            raise VqauditError(f"{option} {pair!r}: key {key!r} is given twice ({args[key]!r} and {value!r})")
         args[key] = value
     return tuple(args.items())
 
@@ -47,20 +48,22 @@ class ModelArgs:
     naming the keys the backend knows.
     """
 
-    def __init__(self, spec: str, args: Mapping[str, str], known: Iterable[str]) -> None:
+    def __init__(self, spec: str, args: Mapping[str, str], known: Iterable[str], option: str = "--model-arg") -> None:
         """Start reading ``args`` for the backend loaded from ``spec``.
 
         Args:
             spec: the model spec (named in every error).
             args: the ``--model-arg`` pairs.
             known: every key this backend accepts (listed in the error for an unknown key).
+            option: the CLI option the pairs were given with (``--model-arg`` or ``--judge-arg``), named in errors.
         """
         self.spec = spec
         self._args = dict(args)
         self._known = tuple(known)
+        self._option = option
 
     def _error(self, key: str, value: str, expected: str) -> VqauditError:
-        return VqauditError(f"model spec {self.spec!r}: --model-arg {key}={value!r}: expected {expected}")
+        return VqauditError(f"model spec {self.spec!r}: {self._option} {key}={value!r}: expected {expected}")
 
     def take_str(self, key: str, default: str | None = None, *, choices: Iterable[str] | None = None) -> str | None:
         """Return the value of ``key`` (``default`` when absent), checked against ``choices`` if given.
@@ -131,5 +134,5 @@ class ModelArgs:
         """
         if self._args:
             unknown = ", ".join(sorted(self._args))
-            raise VqauditError(f"model spec {self.spec!r}: unknown --model-arg {unknown}; this backend takes "
+            raise VqauditError(f"model spec {self.spec!r}: unknown {self._option} {unknown}; this backend takes "
                                f"{', '.join(self._known) or 'none'}")

@@ -25,6 +25,7 @@ from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
+from vqaudit.signals import SIGTERM_EXIT, Terminated, sigterm_like_ctrl_c
 
 
 class _InOrder(TyperGroup):
@@ -60,10 +61,15 @@ def main() -> None:
 
     Exit codes: 0 success; 1 a check failed (verify, audit-checker, audit-certifier) or a run ended with views
     whose reply is a recorded error; 2 a user error (bad input file, row or field, bad option, bad model spec);
-    130 interrupted (rerun the same command to resume).
+    130 interrupted (rerun the same command to resume); 143 stopped by SIGTERM, handled like Ctrl-C (a batch
+    scheduler's stop: the replies received are stored, the folder lock released; rerun to resume).
     """
     try:
-        code = app(standalone_mode=False)
+        with sigterm_like_ctrl_c():
+            code = app(standalone_mode=False)
+    except Terminated:
+        error("terminated (SIGTERM); rerun the same command to resume")
+        sys.exit(SIGTERM_EXIT)
     except VqauditError as exc:
         error(str(exc))
         sys.exit(2)

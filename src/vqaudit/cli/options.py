@@ -48,7 +48,7 @@ class ExecutorName(StrEnum):
 
 ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
                                                                       "(a Ray cluster; pip install "
-                                                                      "'vqaudit[ray]'). Same output bytes.")]
+                                                                      "'vqaudit\\[ray]'). Same output bytes.")]
 RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
                                                                       "--executor ray (default: start a local "
                                                                       "Ray instance).")]
@@ -143,8 +143,11 @@ MetricName = _names_enum("MetricName", _metric_names())
 
 
 def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,
-                  max_retries: int = 5, args: list[str] | None = None) -> ModelOptions:
+                  max_retries: int = 5, args: list[str] | None = None,
+                  args_option: str = "--model-arg") -> ModelOptions:
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
+
+    ``args_option`` is the option ``args`` were given with (``--judge-arg`` for a judge), named in their errors.
 
     Raises:
         VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
@@ -152,7 +155,7 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
     """
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
-                        args=parse_model_args(args or []))
+                        args=parse_model_args(args or [], args_option), args_option=args_option)
 
 
 def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
@@ -190,3 +193,8 @@ def progress(total: int, label: str) -> Progress:
 def error(message: str) -> None:
     """Print one plain error line (no markup, no traceback) on stderr."""
     typer.echo(f"error: {message}", err=True)
+
+
+def warning(message: str) -> None:
+    """Print one plain notice line on stderr: something the user should know that did not fail the command."""
+    typer.echo(f"warning: {message}", err=True)

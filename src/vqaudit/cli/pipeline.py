@@ -34,6 +34,7 @@ from vqaudit.cli.options import (
     executor,
     model_executor,
     model_options,
+    warning,
     with_endpoints,
 )
 from vqaudit.errors import VqauditError
@@ -97,7 +98,7 @@ def run(
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
     for url, why in summary.endpoints_out.items():
-        error(f"endpoint {url} {why}")
+        warning(f"endpoint {url} {why}")
     if summary.n_errors:
         error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
               "--retry-errors (scoring would count them as invalid)")
@@ -132,7 +133,8 @@ def score(
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
 
-    options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
+    options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
+                            args_option="--judge-arg")
     metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
                         seed=bootstrap_seed)
     _print_metrics(metrics)
@@ -269,7 +271,8 @@ def eval_cmd(
     on = model_executor(executor_name, ray_address, ray_replicas)
     options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                             max_retries=max_retries, args=model_arg)
-    judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg)
+    judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
+                                  args_option="--judge-arg")
     specs = model or list(row.eval_models)
     if judge is not None:  # bad specs fail here, before anything is built or run (no weights are loaded)
         check_backend(judge, judge_options)

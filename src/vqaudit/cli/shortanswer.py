@@ -111,8 +111,8 @@ def audit_cmd(
         wrong = [name for name, value in given.items() if value is not None]
         if wrong:
             raise VqauditError(f"{wrong[0]} does not apply to a multiple-choice audit (--benchmark {benchmark})")
-        _mc_audit(predictions, benchmark.lower(), target, judge, model_options(api_key_env=api_key_env,
-                                                                              args=judge_arg))
+        judge_options = model_options(api_key_env=api_key_env, args=judge_arg, args_option="--judge-arg")
+        _mc_audit(predictions, benchmark.lower(), target, judge, judge_options)
         return
     _refuse_other_audit(target, benchmark, model_name if model_name is not None else predictions.name.split(".")[0])
     _ready(target)
@@ -120,7 +120,8 @@ def audit_cmd(
                        image_field=image_field, model=model_name,
                        metric=metric.value if metric is not None else None, variant=variant, judge=judge,
                        cache_dir=target, labels=labels, second_judge=second_judge, n_draws=draws,
-                       judge_options=model_options(api_key_env=api_key_env, args=judge_arg))
+                       judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
+                                                   args_option="--judge-arg"))
     try:
         path = write_audit_report(result, target)
     except OSError as exc:

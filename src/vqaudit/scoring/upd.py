@@ -30,7 +30,6 @@ phrase or option, a JSON abstention) or names the removed correct option. For UP
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +63,7 @@ from vqaudit.prompts.upd import (
     judge_prompt,
 )
 from vqaudit.schema import Outcome, Response, UPDViewMeta, View
+from vqaudit.signals import run_async
 from vqaudit.store import RunFolder
 
 JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=16)
@@ -263,7 +263,7 @@ def score_upd_views(
             judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
         run_dir.mkdir(parents=True, exist_ok=True)
         with ResponseCache(RunFolder(run_dir).judge_cache) as cache:
-            judged = asyncio.run(_judge_all(pending, judge, backend, cache, concurrency))
+            judged = run_async(_judge_all(pending, judge, backend, cache, concurrency))
         for (view, _), verdict in zip(pending, judged, strict=True):
             verdicts[view.view_id] = verdict
     return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id]) for v in views]

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 import math
@@ -31,6 +30,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.parsing.answerability import extract_json_object, fenced_blocks
 from vqaudit.parsing.choice import extract_yes_no
 from vqaudit.shortanswer.records import AuditRow
+from vqaudit.signals import run_async
 
 JUDGE_PROMPT_ID = "shortanswer-judge-v1"
 JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=8)
@@ -154,7 +154,7 @@ def run_judge(
     judge = backend if backend is not None else _load_backend(spec, ModelOptions(concurrency=concurrency))
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     with ResponseCache(cache_path) as cache:
-        verdicts = asyncio.run(_ask_all(judge, spec, cache, rows, concurrency))
+        verdicts = run_async(_ask_all(judge, spec, cache, rows, concurrency))
     return {r.qid: v for r, v in zip(rows, verdicts, strict=True)}
 
 

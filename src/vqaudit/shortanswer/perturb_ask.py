@@ -6,7 +6,6 @@ through the one cached runner; :mod:`vqaudit.shortanswer.perturb` scores the rep
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import mimetypes
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +19,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.prompts.perturbations import PARAMS, VARIANT_IDS, PromptVariant, get_variant
 from vqaudit.schema import Response
 from vqaudit.shortanswer.records import AuditRow
+from vqaudit.signals import run_async
 from vqaudit.store import sha256_bytes
 
 ImageFor = Callable[[AuditRow], tuple[bytes, str]]
@@ -138,7 +138,7 @@ def ask_perturbations(
             finally:
                 await model.aclose()
 
-        asyncio.run(go())
+        run_async(go())
         answers = {k: cache.get(k) for k in set(keys)}
     last_error: str | None = None
     for view, key in zip(views, keys, strict=True):
