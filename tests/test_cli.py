@@ -258,3 +258,13 @@ def test_help_keeps_the_extras_in_square_brackets() -> None:
             assert text.replace("\\[", "[") in shown, (path, text)
             checked += 1
     assert checked >= 5  # --executor on build charts/photos/scenes, verify, run, eval, ... (cli/options.py)
+
+
+def test_report_of_a_benchmark_folder_says_it_is_not_a_run(chart_bench: Path, tmp_path: Path) -> None:
+    """`report BENCH` used to answer "not scored yet; run `vqaudit score BENCH`", which then refused it too
+    (new-user trial): a folder without run.json is named for what it is."""
+    done = vqaudit("report", str(chart_bench), "--out", str(tmp_path / "rep"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"error: {chart_bench}: a benchmark folder, not a run (no run.json); give the "
+                                   "folders `vqaudit run --out` wrote")
+    assert not (tmp_path / "rep").exists()

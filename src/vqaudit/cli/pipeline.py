@@ -172,12 +172,15 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     Raises:
         VqauditError: a run folder without ``run.json`` or not scored yet.
     """
-    from vqaudit.store import RunFolder
+    from vqaudit.store import BenchmarkFolder, RunFolder
     from vqaudit.suites.registry import get_source, report_for
 
     by_subdir: dict[str, list[Path]] = {}
     for run_dir in runs:
         folder = RunFolder(run_dir)
+        if not folder.info.is_file():
+            what = "a benchmark folder, not a run" if BenchmarkFolder(run_dir).exists() else "not a run folder"
+            raise VqauditError(f"{run_dir}: {what} (no run.json); give the folders `vqaudit run --out` wrote")
         if not folder.metrics.is_file():
             raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
         for name in _sources(folder):
