@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
 from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
@@ -209,6 +209,10 @@ async def run_benchmark_async(
     if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
                            "--out outside it")
+    served = backend_kind(model_spec).sources
+    if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
+        raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
+                           f"{', '.join(other)} views")
     base = options if options is not None else ModelOptions()
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)

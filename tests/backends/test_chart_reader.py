@@ -166,3 +166,20 @@ def test_real_chartqa_image_is_read_without_crashing() -> None:
     assert set(reply) == {"answerable", "answer", "reason"} and isinstance(reply["answerable"], bool)
     assert reply["reason"].strip()
     assert reply["answer"] is None or parse_number(str(reply["answer"])) is not None
+
+
+def test_run_refuses_a_non_chart_benchmark_before_asking(tmp_path: Path) -> None:
+    """The chart reader answers chart views only (its backend row: ``sources=("charts",)``): a scenes benchmark is
+    refused by ``run`` with one line before anything is loaded or written (new-user trial: it used to fail every
+    view and stop early with "Is the server up?")."""
+    from vqaudit.errors import VqauditError
+    from vqaudit.run import run_benchmark
+    from vqaudit.suites.scenes.build import build_scenes
+
+    bench = tmp_path / "scenes"
+    build_scenes(bench, n_groups=1, seed=0)
+    with pytest.raises(VqauditError) as info:
+        run_benchmark(bench, "baseline:chart-reader", tmp_path / "run", progress=False)
+    assert str(info.value) == (f"model spec 'baseline:chart-reader' answers only charts views; {bench} holds "
+                               "scenes views")
+    assert not (tmp_path / "run").exists()

@@ -39,6 +39,8 @@ class BackendKind:
         extra: the ``pip install 'vqaudit[EXTRA]'`` extra the module needs, or None.
         free_text: replies in free text (may be a judge or a perturbed model).
         by_id: replies depend on the request id or obligation; identical inputs are never merged into one call.
+        sources: the benchmark sources the backend can answer (``run`` refuses others before asking), or None
+            for any source.
     """
 
     name: str
@@ -47,6 +49,7 @@ class BackendKind:
     extra: str | None = None
     free_text: bool = True
     by_id: bool = False
+    sources: tuple[str, ...] | None = None
 
 
 BACKENDS: dict[str, BackendKind] = {
@@ -60,7 +63,8 @@ BACKENDS: dict[str, BackendKind] = {
         BackendKind("replay", "vqaudit.backends.replay",
                     ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
         BackendKind("baseline", "vqaudit.backends.baseline",
-                    ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",), extra="ocr"),
+                    ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",), extra="ocr",
+                    sources=("charts",)),
         BackendKind("hf", "vqaudit.backends.hf",
                     ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",), extra="hf"),
         BackendKind("vllm", "vqaudit.backends.vllm",
