@@ -306,8 +306,9 @@ def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: 
 def _unreachable(spec: str, n_done: int, response: Response) -> VqauditError:
     return VqauditError(
         f"{spec}: the first {n_done} requests all failed after their retries (last: "
-        f"{response.error}); stopped instead of failing every view. Is the server up? The failures "
-        "are recorded; rerun with --retry-errors once it answers"
+        f"{response.error}); stopped instead of failing every view. Check the cause in that error (a server "
+        "down, a wrong model name or URL, a replay file made for another benchmark); the failures are recorded, "
+        "rerun with --retry-errors once it is fixed"
     )
 
 
