@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
@@ -38,10 +38,17 @@ def sigterm_raises() -> Iterator[None]:
 
     Outside the main thread (where Python cannot set handlers) the block runs unchanged.
     """
+    with _sigterm_handler(_raise_exit):
+        yield
+
+
+@contextmanager
+def _sigterm_handler(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for SIGTERM within the block (main thread only; elsewhere unchanged), the old one restored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_exit)
+    previous = signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:
@@ -67,14 +74,8 @@ def sigterm_like_ctrl_c() -> Iterator[None]:
     The old handler is restored after; outside the main thread the block runs unchanged. A nested
     :func:`sigterm_raises` or :func:`run_async` sets its own handler meanwhile.
     """
-    if threading.current_thread() is not threading.main_thread():
+    with _sigterm_handler(_raise_terminated):
         yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_async(main: Coroutine[Any, Any, T]) -> T:
