@@ -97,9 +97,14 @@ def check(spec: str, target: str, options: ModelOptions) -> None:
     Raises:
         VqauditError: as :func:`load`, except failures that only loading the weights can show.
     """
-    HFOptions.from_args(spec, options.model_args(spec, KNOWN_ARGS))
+    _checked(spec, target, options)
+
+
+def _checked(spec: str, target: str, options: ModelOptions) -> tuple[HFOptions, ModelSource]:
+    """The backend's options and model source, after the checks :func:`check` and :func:`load` share."""
+    parsed = HFOptions.from_args(spec, options.model_args(spec, KNOWN_ARGS))
     require_extra("hf", "hf", ("torch", "transformers", "PIL"))
-    resolve_source(spec, target)
+    return parsed, resolve_source(spec, target)
 
 
 def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
@@ -118,9 +123,7 @@ def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
             ``pip install 'vqaudit[hf]'``); a missing or non-model folder; a model transformers cannot load as
             an image-text-to-text model (wrong architecture, missing files, out of memory, no chat template).
     """
-    hf_options = HFOptions.from_args(spec, options.model_args(spec, KNOWN_ARGS))
-    require_extra("hf", "hf", ("torch", "transformers", "PIL"))
-    source = resolve_source(spec, target)
+    hf_options, source = _checked(spec, target, options)
     return HFBackend(spec, source, hf_options)
 
 

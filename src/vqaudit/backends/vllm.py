@@ -98,9 +98,14 @@ def check(spec: str, target: str, options: ModelOptions) -> None:
     Raises:
         VqauditError: as :func:`load`, except failures that only loading the weights can show.
     """
-    VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS))
+    _checked(spec, target, options)
+
+
+def _checked(spec: str, target: str, options: ModelOptions) -> tuple[VLLMOptions, ModelSource]:
+    """The backend's options and model source, after the checks :func:`check` and :func:`load` share."""
+    parsed = VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS))
     require_extra("vllm", "vllm", ("vllm",))
-    resolve_source(spec, target)
+    return parsed, resolve_source(spec, target)
 
 
 def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
@@ -119,9 +124,7 @@ def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
             ``pip install 'vqaudit[vllm]'``); a missing or non-model folder; an engine that fails to start
             (unsupported architecture, no GPU, out of memory).
     """
-    vllm_options = VLLMOptions.from_args(options.model_args(spec, KNOWN_ARGS))
-    require_extra("vllm", "vllm", ("vllm",))
-    source = resolve_source(spec, target)
+    vllm_options, source = _checked(spec, target, options)
     return VLLMBackend(spec, source, vllm_options)
 
 
