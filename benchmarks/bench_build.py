@@ -8,7 +8,7 @@ before figures were reused).
 
 ``--png-levels`` also encodes up to 200 of the built images at every zlib level with the renderer's PNG writer
 (unfiltered rows) and with Pillow's encoder (adaptive filter per row, renderer /1 used its level 6), printing CPU
-time and size per image: how ``vqaudit.suites.charts.render.PNG_LEVEL`` was chosen.
+time and size per image: how ``vqaudit.suites.charts.png.PNG_LEVEL`` was chosen.
 
 Usage: python benchmarks/bench_build.py [--groups 1000] [--workers 2] [--out DIR] [--png-levels]
 """
@@ -64,7 +64,7 @@ def png_levels(images: list[Path]) -> None:
 
     from PIL import Image
 
-    from vqaudit.suites.charts.render import PNG_LEVEL, decode_png, png_bytes
+    from vqaudit.suites.charts.png import PNG_LEVEL, decode_png, png_bytes
 
     pixels = [decode_png(p.read_bytes()) for p in images]
 

@@ -25,7 +25,7 @@ from _timing import Timing, judge, timed
 from vqaudit.backends.chart_reader import Ocr, parse_lookup, read_chart, read_lookup
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
-from vqaudit.suites.charts.render import decode_png
+from vqaudit.suites.charts.png import decode_png
 
 TARGET_S_PER_VIEW = 0.3
 

@@ -16,7 +16,8 @@ import pytest
 from matplotlib.transforms import Bbox
 from PIL import Image
 
-from vqaudit.suites.charts.render import _apart, decode_png, png_bytes, render
+from vqaudit.suites.charts.png import decode_png, png_bytes
+from vqaudit.suites.charts.render import _apart, render
 from vqaudit.suites.charts.tables import load_table
 from vqaudit.suites.charts.witness import differing_pixels
 from vqaudit.suites.charts.world import sample_world

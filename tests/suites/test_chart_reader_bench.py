@@ -20,7 +20,7 @@ from vqaudit.backends.chart_reader import Ocr, parse_lookup, read_chart, read_lo
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
 from vqaudit.suites.charts.leaks import LEAKING_FAULTS, audit_fault_leaks, audit_leaks
-from vqaudit.suites.charts.render import decode_png
+from vqaudit.suites.charts.png import decode_png
 
 pytest.importorskip("rapidocr")  # the [ocr] extra
 

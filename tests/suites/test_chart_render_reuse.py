@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 
 from vqaudit.suites.charts.build import build_group
+from vqaudit.suites.charts.png import decode_png, pixel_sha256
 from vqaudit.suites.charts.render import (
     _PIXELS,
     _Canvas,
     _draw_reference,
     _pixel_rect,
-    decode_png,
-    pixel_sha256,
     render,
 )
 from vqaudit.suites.charts.tables import TABLE_NAMES, load_table

@@ -12,7 +12,8 @@ import pytest
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark, read_json
 from vqaudit.suites.charts.build import build_charts
-from vqaudit.suites.charts.render import apply_mask, category_mask, decode_png, pixel_sha256, render
+from vqaudit.suites.charts.png import decode_png, pixel_sha256
+from vqaudit.suites.charts.render import apply_mask, category_mask, render
 from vqaudit.suites.charts.tables import TABLE_NAMES, load_table
 from vqaudit.suites.charts.witness import lookup, verify_certificate
 from vqaudit.suites.charts.world import World, fraction_text, sample_world
@@ -140,7 +141,7 @@ def test_checker_rejects_tampered_certificates(chart_bench: Path) -> None:
 
     pixels = decode_png(image).copy()
     pixels[5, 5] = (0, 0, 0)
-    from vqaudit.suites.charts.render import png_bytes
+    from vqaudit.suites.charts.png import png_bytes
 
     assert any("differs from the saved image" in p for p in verify_certificate(cert, png_bytes(pixels)))
 

@@ -22,6 +22,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.store import sha256_bytes
 from vqaudit.suites.charts.certify import Certificate, certify_world
+from vqaudit.suites.charts.png import pixel_sha256, png_bytes
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
 from vqaudit.suites.charts.programs import (
     PROGRAM_KINDS,
@@ -39,8 +40,6 @@ from vqaudit.suites.charts.render import (
     Mask,
     apply_mask,
     category_mask,
-    pixel_sha256,
-    png_bytes,
     render,
 )
 from vqaudit.suites.charts.tables import TABLE_NAMES, RealTable, load_table
@@ -245,7 +244,7 @@ def image_versions() -> dict[str, str]:
     """The manifest's ``versions``: what labels, pixels and PNG bytes depend on.
 
     vqaudit, Python, matplotlib, numpy, Pillow, and the zlib that compresses the images
-    (:func:`vqaudit.suites.charts.render.png_bytes`).
+    (:func:`vqaudit.suites.charts.png.png_bytes`).
     """
     return dict(sorted({**versions("matplotlib", "numpy", "PIL"), "zlib": zlib.ZLIB_RUNTIME_VERSION}.items()))
 

@@ -24,7 +24,8 @@ from fractions import Fraction
 from typing import Any
 
 from vqaudit.schema import View
-from vqaudit.suites.charts.render import apply_mask, category_mask, decode_png, pixel_sha256, png_bytes, render
+from vqaudit.suites.charts.png import decode_png, pixel_sha256, png_bytes
+from vqaudit.suites.charts.render import apply_mask, category_mask, render
 from vqaudit.suites.charts.world import World, fraction_text
 
 FAULT_KINDS = (

@@ -36,7 +36,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark, read_json
 from vqaudit.suites.charts.faults import FAULT_KINDS, design_faults
-from vqaudit.suites.charts.render import decode_png
+from vqaudit.suites.charts.png import decode_png
 from vqaudit.suites.charts.world import World
 
 LEAKING_FAULTS = ("value_label_leak", "line_leak", "shifted_mask")
