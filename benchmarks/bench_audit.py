@@ -22,14 +22,18 @@ Every cache is cleared before each timed pass. Besides the target pass, the whol
 also the canonical layer, RA-Eval, overlays for every row, failure notes and the per-row records) is timed on
 the cold pool. CPU time is reported beside wall time: on this shared 2-core machine wall time varies with load.
 
-Run: ``.venv/bin/python benchmarks/bench_audit.py [--rows N] [--repeat K]``; the best of K runs is reported
-(default 3). Exit 1 ("TARGET MISSED") if the cold target pass takes more than 1.5 CPU-s, the whole audit more than
-3 CPU-s, or memory reaches 1 GB.
+Run: ``.venv/bin/python benchmarks/bench_audit.py [--rows N] [--repeat K] [--dump FILE]``; the best of K runs
+is reported (default 3). ``--dump FILE`` writes everything the two timed passes compute (per row and pooled, on
+the cold pool and on the real rows; floats by ``repr``) and exits, so a change meant to keep results identical
+can be checked with ``cmp`` against the dump of the code before it. Exit 1 ("TARGET MISSED") if the cold target
+pass takes more than 1.5 CPU-s, the whole audit more than 3 CPU-s, or memory reaches 1 GB.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import resource
 import sys
@@ -175,10 +179,54 @@ def distinct(pool: dict[str, list[AuditRow]]) -> tuple[int, int]:
     return len({(r.prediction, r.answers) for r in rows}), len({s for r in rows for s in (r.prediction, *r.answers)})
 
 
+def _plain(value: object) -> object:
+    """JSON-ready ``value``: dataclasses as dicts, tuples as lists, floats by ``repr`` (exact bits, NaN kept)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def dump(pools: dict[str, dict[str, list[AuditRow]]], path: Path) -> int:
+    """Write what :func:`target_pass` and :func:`full_audit` compute, row by row, for each pool; returns lines."""
+    lines = 0
+    with path.open("w", encoding="utf-8") as out:
+        for label, pool in pools.items():
+            for name, rows in pool.items():
+                clear_caches()
+                spec = get_benchmark(name)
+                scorer = official_scorer(spec.metric, spec.variant)
+                found = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens)
+                         for r in rows]
+                after = repair_scores([r.prediction for r in rows], [r.answers for r in rows],
+                                      [r.question for r in rows], found, spec.metric, spec.variant, scorer,
+                                      variants=("bidirectional",))["bidirectional"]
+                for r, c, a in zip(rows, found, after, strict=True):
+                    out.write(json.dumps(["target", label, name, r.qid, scorer(r.prediction, r.answers), c.bucket,
+                                          c.subtype, repr(a)], ensure_ascii=False) + "\n")
+                    lines += 1
+                clear_caches()
+                result = audit_rows(JoinReport(tuple(rows), gold_source="embedded"), name)
+                for row in result.rows:
+                    out.write(json.dumps(["row", label, name, _plain(row)], ensure_ascii=False) + "\n")
+                    lines += 1
+                pooled = {f.name: _plain(getattr(result, f.name)) for f in dataclasses.fields(result)
+                          if f.name not in ("rows", "join")}
+                out.write(json.dumps(["pooled", label, name, pooled], ensure_ascii=False, sort_keys=True) + "\n")
+                lines += 1
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=ROWS)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dump", type=Path, help="write every computed result to this file and exit")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     real = load_rows()
@@ -186,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {len(v):,}" for k, v in real.items()) + f") read and joined in "
           f"{time.perf_counter() - started:.2f} s")
     cold, warm = perturbed_pool(real, args.rows), resampled_pool(real, args.rows)
+    if args.dump is not None:
+        print(f"{dump({'cold': cold, 'real': real}, args.dump):,} lines written to {args.dump}")
+        return 0
     ok = True
     for label, pool in (("cold", cold), ("resampled", warm)):
         pairs, strings = distinct(pool)
