@@ -17,6 +17,7 @@ text is lower-cased first), and ``"somebody'd"`` maps to ``"somebodyd"`` (the re
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 # --- Tables (vqaEval.py ``self.contractions``, ``self.manualMap``, ``self.articles``, ``self.punct``;
@@ -111,17 +112,18 @@ def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_CO
         The processed text.
     """
     # Only the marks present matter (replacing an absent one changes nothing), and the replacements commute (each
-    # puts "" or " " for one mark, and no step inserts a mark), so one translate does them all.
-    present = _PUNCTUATION_SET.intersection(text)
+    # puts "" or " " for one mark, and no step inserts a mark), so each present mark is replaced once, in any
+    # order (str.replace per mark: 2.5x faster than one str.translate with a dict on the pool's long outputs).
+    marks = _FIND_PUNCTUATION(text)
     out = text
-    if present:
+    if marks:
         has_digit_comma = comma_condition.search(text) is not None
-        out = text.translate({ord(p): "" if has_digit_comma or (p + " ") in text or (" " + p) in text else " "
-                              for p in present})
+        for p in set(marks):
+            out = out.replace(p, "" if has_digit_comma or (p + " ") in text or (" " + p) in text else " ")
     return period_strip.sub("", out, count=PERIOD_STRIP_COUNT) if "." in out else out
 
 
-_PUNCTUATION_SET = frozenset(PUNCTUATION)
+_FIND_PUNCTUATION = re.compile("[" + re.escape("".join(PUNCTUATION)) + "]").findall
 
 
 def process_digit_article(text: str) -> str:
@@ -196,6 +198,11 @@ def fast_vqaeval_process(text: str) -> str:
     to the digit/article step (tabs, newlines and the outer strip change nothing there: it splits on whitespace).
     Equality with the official function is tested on every prediction and gold string of the fixtures.
     """
+    return _vqaeval_uncached(text)
+
+
+def _vqaeval_uncached(text: str) -> str:
+    """:func:`fast_vqaeval_process` without its cache (for callers that keep their own memo)."""
     if _NEEDS_PUNCT.search(text):
         return vqaeval_process(text)
     return _digit_article_of_lower(text.lower())
@@ -224,6 +231,27 @@ def _digit_article_of_lower(lowered: str) -> str:
 _CHANGED_WORDS: frozenset[str] = frozenset(_WORD_MAP) | ARTICLES
 
 
+def vqaeval_many(texts: Iterable[str], into: dict[str, str] | None = None) -> dict[str, str]:
+    """:func:`fast_vqaeval_process` of every distinct text of ``texts`` not yet a key of ``into``.
+
+    Args:
+        texts: any number of texts (repeats and texts already in ``into`` cost one dict lookup each).
+        into: a memo ``text -> normalized text`` to extend (a new one when None); existing entries are kept.
+
+    Returns:
+        ``into`` (or the new dict), holding ``fast_vqaeval_process(t)`` for every ``t`` of ``texts``.
+
+    The memo is the caller's (layers of one audit share it; nothing outlives it, unlike the module's LRU cache).
+    Each text is normalized on its own: a bulk digit/article pass over all texts joined into one string was
+    measured slower on the benchmark's cold pool (2.0 vs 1.25 CPU-s for 312,360 texts of 12.6 M characters:
+    the texts average 7 words, and splitting the joined result back costs more than the per-text calls save).
+    """
+    memo: dict[str, str] = {} if into is None else into
+    normalize = _vqaeval_uncached
+    for t in texts:
+        if t not in memo:
+            memo[t] = normalize(t)
+    return memo
 
 
 def _is_word_char(c: str) -> bool:
