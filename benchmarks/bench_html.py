@@ -26,11 +26,12 @@ from pathlib import Path
 
 from _timing import judge, timed
 
+from vqaudit.files import sha256_file, write_json, write_jsonl
 from vqaudit.metrics import answerability_metrics
 from vqaudit.report.html import write_html_report
 from vqaudit.schema import Group, Response, View
 from vqaudit.scoring import score_view
-from vqaudit.store import load_benchmark, sha256_file, write_json, write_jsonl
+from vqaudit.store import load_benchmark
 from vqaudit.suites.answerability import diagnostics
 from vqaudit.suites.charts.build import build_charts
 

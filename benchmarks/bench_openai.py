@@ -37,9 +37,9 @@ from _timing import Timing, judge, load_line, timed
 from PIL import Image
 
 from vqaudit.backends import GenerationParams, ModelOptions, Request, load_backend
+from vqaudit.files import sha256_bytes, write_json, write_jsonl
 from vqaudit.run import run_benchmark
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes, write_json, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "tests" / "fixtures" / "fake_openai_server.py"

@@ -49,13 +49,14 @@ from typing import Any
 from _timing import load_line, measure, timed
 from PIL import Image
 
+from vqaudit.files import sha256_bytes, write_json, write_jsonl
 from vqaudit.parsing.answerability import MAX_REPLY_CHARS, parse_answerability
 from vqaudit.run import load_responses, run_benchmark_async
 from vqaudit.schema import Group, Obligation, Outcome, Response, View
 from vqaudit.score import score_run
 from vqaudit.scoring import score_view
 from vqaudit.scoring.upd import score_upd_views
-from vqaudit.store import RESPONSES_FILE, sha256_bytes, write_json, write_jsonl
+from vqaudit.store import RESPONSES_FILE
 from vqaudit.textsafe import encode_utf8, join_pairs, model_json_line, validate_json_line
 
 ROOT = Path(__file__).resolve().parents[1]

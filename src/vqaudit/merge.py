@@ -7,7 +7,7 @@ replies for one key are a conflict, and the merge stops naming the key and the t
 asked the same call twice should not disagree; which reply is right is for the user to decide). Sharded inputs
 must together cover every shard ``1..N`` (an unsharded input covers all). The view -> key maps are joined too
 (a view mapped to two keys is refused). The merged run is written into a new folder all at once
-(:func:`vqaudit.store.staged_folder`): a refused merge leaves nothing behind. It is scored like any run.
+(:func:`vqaudit.files.staged_folder`): a refused merge leaves nothing behind. It is scored like any run.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from pathlib import Path
 
 from vqaudit.backends import ResponseCache
 from vqaudit.errors import VqauditError
+from vqaudit.files import staged_folder
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
-from vqaudit.store import RunFolder, RunInfo, parse_shard, relative_path, staged_folder
+from vqaudit.store import RunFolder, RunInfo, parse_shard, relative_path
 
 _SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params")
 """RunInfo fields every merged run must share."""

@@ -28,6 +28,7 @@ from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
 from vqaudit.executors import Executor, LocalExecutor
+from vqaudit.files import sha256_file
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response, View
 from vqaudit.signals import run_async
@@ -41,7 +42,6 @@ from vqaudit.store import (
     load_benchmark,
     manifest_problems,
     relative_path,
-    sha256_file,
     shard_of,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order

@@ -15,10 +15,11 @@ from typing import Any
 
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_jsonl, write_json, write_jsonl
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
-from vqaudit.store import RunFolder, load_benchmark, read_jsonl, write_json, write_jsonl
+from vqaudit.store import RunFolder, load_benchmark
 from vqaudit.suites.registry import ScoreContext, hooks, sources_in_order
 
 N_DRAWS = 10_000

@@ -111,7 +111,7 @@ def model_json_line(record: BaseModel) -> str:
     """One compact JSON line of a pydantic record, whatever strings it holds.
 
     Pydantic's own ``model_dump_json`` (used whenever it can) refuses a lone surrogate; such a record is dumped
-    with ``json.dumps`` instead, and :func:`encode_utf8` (which ``store.atomic_write_text`` applies) writes its
+    with ``json.dumps`` instead, and :func:`encode_utf8` (which ``files.atomic_write_text`` applies) writes its
     surrogates as JSON escapes.
     """
     try:

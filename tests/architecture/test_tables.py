@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes
+from vqaudit.files import sha256_bytes
 from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 from vqaudit.suites.common import GroupBuild, build_benchmark
 

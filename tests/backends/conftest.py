@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from fixture_modules import load_fixture_module
+from vqaudit.files import sha256_bytes, write_json, write_jsonl
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes, write_json, write_jsonl
 
 # The hf/vllm tests load only local folders; never let transformers or huggingface_hub reach the hub.
 os.environ["HF_HUB_OFFLINE"] = "1"

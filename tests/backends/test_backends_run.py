@@ -13,10 +13,11 @@ import pytest
 from vqaudit import __version__
 from vqaudit.backends import ModelOptions
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_jsonl, sha256_file, write_jsonl
 from vqaudit.prompts import ANSWERABILITY_PROMPT_ID
 from vqaudit.run import RunSummary, load_responses, run_benchmark
 from vqaudit.schema import View
-from vqaudit.store import load_benchmark, read_jsonl, sha256_file, write_jsonl
+from vqaudit.store import load_benchmark
 
 SECRET = "sk-test-SECRET-77e2b0"
 KEY_ENV = "VQAUDIT_TEST_API_KEY"

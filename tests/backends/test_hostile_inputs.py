@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_jsonl
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.score import score_run
-from vqaudit.store import RESPONSES_FILE, load_benchmark, manifest_problems, read_jsonl, write_benchmark
+from vqaudit.store import RESPONSES_FILE, load_benchmark, manifest_problems, write_benchmark
 
 
 def _hashed(bench: Path) -> Path:
@@ -87,7 +88,7 @@ def test_manifest_must_be_an_object_with_an_object_of_files(make_bench: Callable
 
 def test_sigterm_during_a_build_leaves_no_building_folder(tmp_path: Path) -> None:
     out = tmp_path / "bench"
-    code = ("import sys, time; from pathlib import Path; from vqaudit.store import staged_folder\n"
+    code = ("import sys, time; from pathlib import Path; from vqaudit.files import staged_folder\n"
             "with staged_folder(Path(sys.argv[1])) as tmp:\n"
             "    (tmp / 'views.jsonl').write_text('x'); print('building', flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from vqaudit.files import sha256_bytes, write_json, write_jsonl
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes, write_json, write_jsonl
 
 csv.field_size_limit(2**31 - 1)
 

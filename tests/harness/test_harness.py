@@ -18,11 +18,12 @@ from typer.testing import CliRunner
 from harness import helpers
 from vqaudit.cli import app
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.harness import export_benchmark, import_predictions
 from vqaudit.prompts.upd import INSTRUCTION
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.score import score_run
-from vqaudit.store import RunFolder, load_benchmark, sha256_bytes
+from vqaudit.store import RunFolder, load_benchmark
 from vqaudit.suites.registry import prompt_for
 
 DRAWS = 200

@@ -37,9 +37,9 @@ from typing import Any
 import pytest
 
 from golden.compare import assert_golden
+from vqaudit.files import json_ready
 from vqaudit.report.shortanswer import result_to_json
 from vqaudit.shortanswer.audit import AuditResult, run_audit
-from vqaudit.store import json_ready
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

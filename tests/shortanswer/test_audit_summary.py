@@ -19,13 +19,13 @@ import pytest
 
 from shortanswer.helpers import ScriptedBackend, run_cli
 from vqaudit.backends import Request
+from vqaudit.files import write_json
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
 from vqaudit.report.audit_summary import pearson_r, summarize_audits
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.shortanswer.audit import audit_rows, run_audit
 from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit
 from vqaudit.shortanswer.records import AuditRow, JoinReport
-from vqaudit.store import write_json
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "shortanswer"
 QUESTIONS = {"s": ("How many cats?", "4"), "o": ("What colour is the car?", "blue"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.files import read_json
+from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.certify import Domain, certify_enumeration
 from vqaudit.suites.charts.program_text import program_from_json
 from vqaudit.suites.charts.programs import answer_text, category_cells, evaluate_world, world_table

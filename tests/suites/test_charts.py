@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vqaudit.files import read_json
 from vqaudit.schema import View
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
 from vqaudit.suites.charts.png import decode_png, pixel_sha256
 from vqaudit.suites.charts.render import apply_mask, category_mask, render
@@ -182,7 +183,7 @@ def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 
 def test_a_build_that_fails_part_way_leaves_no_folder(tmp_path: Path) -> None:
-    # Builders write into a temporary sibling (store.staged_folder): a failure after group 0 was written leaves
+    # Builders write into a temporary sibling (files.staged_folder): a failure after group 0 was written leaves
     # no partial benchmark that would block ("not empty") or poison (eval reuses OUT/bench) a rerun.
     def fail_after_first(n: int) -> None:
         raise KeyboardInterrupt  # Ctrl-C after the first group was written

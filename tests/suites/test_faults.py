@@ -5,7 +5,8 @@ from __future__ import annotations
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.files import read_json
+from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.verify import check_certificate
 

@@ -15,11 +15,12 @@ from upd.helpers import respond
 from vqaudit.backends.reference import reference_reply
 from vqaudit.cli.build import build_upd_cmd
 from vqaudit.cli.upd import export_tuning_cmd
+from vqaudit.files import write_json
 from vqaudit.metrics.upd import upd_metrics
 from vqaudit.report.upd import write_upd_report
 from vqaudit.schema import View
 from vqaudit.scoring.upd import score_upd_views
-from vqaudit.store import RunFolder, RunInfo, write_json
+from vqaudit.store import RunFolder, RunInfo
 from vqaudit.suites.upd.tuning import CANNOT_ANSWER, TUNING_FILE, export_tuning, split_counts
 
 

@@ -43,8 +43,8 @@ def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
 
     Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the judge cache.
     """
+    from vqaudit.files import read_json
     from vqaudit.shortanswer.benchmarks import get_benchmark
-    from vqaudit.store import read_json
 
     report = target / "report.json"
     if not report.is_file():
@@ -183,6 +183,7 @@ def perturb_cmd(
     """
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.backends import require_free_text_model
+    from vqaudit.files import atomic_write_text, write_json
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.shortanswer.benchmarks import resolve_metric
     from vqaudit.shortanswer.importers import read_predictions
@@ -193,7 +194,7 @@ def perturb_cmd(
         run_perturbation_audit,
         summary_markdown,
     )
-    from vqaudit.store import RESPONSES_FILE, atomic_write_text, write_json
+    from vqaudit.store import RESPONSES_FILE
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
     chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from vqaudit.files import staged_folder
 from vqaudit.harness.common import ImportSummary, check_name, default_name, open_benchmark, write_imported_run
 from vqaudit.harness.formats import HARNESSES, Harness, get_harness
-from vqaudit.store import staged_folder
 
 __all__ = ["HARNESSES", "ExportSummary", "Harness", "ImportSummary", "export_benchmark", "get_harness",
            "import_predictions"]

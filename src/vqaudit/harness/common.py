@@ -27,6 +27,7 @@ from vqaudit.backends import ResponseCache
 from vqaudit.backends.cache import cache_key
 from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes, sha256_file, staged_folder
 from vqaudit.run import image_mime
 from vqaudit.schema import GenerationParams, Response, View
 from vqaudit.store import (
@@ -37,9 +38,6 @@ from vqaudit.store import (
     load_benchmark,
     manifest_problems,
     relative_path,
-    sha256_bytes,
-    sha256_file,
-    staged_folder,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order
 

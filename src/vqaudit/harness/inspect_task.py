@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows
-from vqaudit.store import Benchmark, atomic_write_text
+from vqaudit.store import Benchmark
 from vqaudit.textsafe import decode_lenient
 
 SAMPLES_FILE = "samples.jsonl"

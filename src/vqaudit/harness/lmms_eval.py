@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows, view_at
-from vqaudit.store import Benchmark, atomic_write_text
+from vqaudit.store import Benchmark
 from vqaudit.textsafe import decode_lenient
 
 UNTIL = "<|vqaudit-no-stop|>"

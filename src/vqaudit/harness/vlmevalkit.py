@@ -33,9 +33,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import ExportRow, Prediction, check_view_id, export_rows, view_at
 from vqaudit.shortanswer.xlsx import read_xlsx_rows
-from vqaudit.store import Benchmark, atomic_write_text
+from vqaudit.store import Benchmark
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 VQA_COLUMNS = ("index", "image", "question", "answer", "view_id", "group_id", "state", "source")

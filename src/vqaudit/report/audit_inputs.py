@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_json
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.store import read_json
 
 REPAIR_VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
 """The three contract-repair variants of seed 002 Table 7, in its row order."""

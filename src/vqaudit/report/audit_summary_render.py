@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_text, json_ready, write_json
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_perturbation
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.store import atomic_write_text, json_ready, write_json
 
 _BUCKET_LABELS = {"scalar": "Scalar", "readout": "Readout", "identifier": "Ident.", "multi-span": "Multi",
                   "other-open": "Other"}

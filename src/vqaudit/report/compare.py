@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.metrics import paired_difference
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
 COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read_jsonl
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
@@ -42,7 +43,7 @@ from vqaudit.report.html_tables import (
     upd_ability_tables,
 )
 from vqaudit.schema import Outcome
-from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, load_benchmark, read_json, read_jsonl
+from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
 METRIC_COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "invalid_rate")

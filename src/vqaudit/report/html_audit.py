@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.store import read_json
+from vqaudit.files import read_json
 
 BUCKET_ORDER = ("scalar", "readout", "identifier", "multi-span", "other-open")
 

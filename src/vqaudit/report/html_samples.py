@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from vqaudit.files import atomic_write_text, read_json
 from vqaudit.parsing import parse_answerability
 from vqaudit.report.html_tables import state_rank
 from vqaudit.schema import Outcome, View
-from vqaudit.store import atomic_write_text, read_json
 
 PAGE_GROUPS = 100
 MAX_REPLY_CHARS = 4000

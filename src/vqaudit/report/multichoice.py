@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vqaudit.files import atomic_write_text, write_json
 from vqaudit.shortanswer.multichoice import dumps_rows
-from vqaudit.store import atomic_write_text, write_json
 
 
 def _pct(value: float | None) -> str:

@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vqaudit.files import atomic_write_text, json_ready, write_json
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import AuditResult
-from vqaudit.store import atomic_write_text, json_ready, write_json
 
 _METRIC_NAMES = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "relaxed_accuracy": "relaxed accuracy",
                  "exact_match": "exact match", "containment": "whole-word containment"}

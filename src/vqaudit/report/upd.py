@@ -20,7 +20,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from vqaudit.errors import VqauditError
-from vqaudit.store import RunFolder, atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
 from vqaudit.suites.upd.variants import VARIANTS
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from vqaudit.backends import Backend, ModelOptions, require_free_text_model
 from vqaudit.errors import VqauditError
+from vqaudit.files import json_ready
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
 from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
@@ -27,7 +28,6 @@ from vqaudit.scoring.contracts import classify
 from vqaudit.shortanswer.benchmarks import official_scorer, resolve_metric
 from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
 from vqaudit.shortanswer.records import AuditRow
-from vqaudit.store import json_ready
 
 
 def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], metric: str,

@@ -16,11 +16,11 @@ from vqaudit.backends import Backend, ModelOptions, Request, ResponseCache, load
 from vqaudit.backends.registry import BACKENDS
 from vqaudit.backends.runner import EARLY_STOP_CALLS, Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.prompts.perturbations import PARAMS, VARIANT_IDS, PromptVariant, get_variant
 from vqaudit.schema import Response
 from vqaudit.shortanswer.records import AuditRow
 from vqaudit.signals import run_async
-from vqaudit.store import sha256_bytes
 
 ImageFor = Callable[[AuditRow], tuple[bytes, str]]
 """Returns ``(image bytes, MIME type)`` of a row's image."""

@@ -10,8 +10,9 @@ import pytest
 from PIL import Image
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_json, sha256_file
 from vqaudit.schema import Group, View
-from vqaudit.store import load_benchmark, read_json, sha256_file
+from vqaudit.store import load_benchmark
 from vqaudit.suites.photos.build import build_photos
 from vqaudit.suites.photos.gqa import answer_text, execute
 from vqaudit.suites.photos.graph import Step, parse_scene_graph

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_json, sha256_file
 from vqaudit.schema import Group, View
-from vqaudit.store import load_benchmark, read_json, sha256_file
+from vqaudit.store import load_benchmark
 from vqaudit.suites.scenes.build import build_group, build_scenes
 from vqaudit.suites.scenes.check import check_group
 from vqaudit.suites.scenes.programs import answer, dependency_set, execute, program_from_json

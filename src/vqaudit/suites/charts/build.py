@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.png import pixel_sha256, png_bytes
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.schema import Group, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
 from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table

@@ -33,8 +33,9 @@ from vqaudit.backends.chart_reader.layout import colour_distance, ticks_below, t
 from vqaudit.backends.chart_reader.measure import COLOUR_TOL, all_marks, choose_grid, measure, snap_value
 from vqaudit.backends.chart_reader.reader import series_colour
 from vqaudit.errors import VqauditError
+from vqaudit.files import read_json
 from vqaudit.schema import View
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.faults import FAULT_KINDS, design_faults
 from vqaudit.suites.charts.png import decode_png
 from vqaudit.suites.charts.world import World

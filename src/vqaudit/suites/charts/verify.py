@@ -13,8 +13,9 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.executors import current
+from vqaudit.files import read_json
 from vqaudit.schema import View
-from vqaudit.store import load_benchmark, read_json
+from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.declared_tables import declare_benchmark_tables
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
 from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, load_table

@@ -29,8 +29,8 @@ import numpy as np
 from PIL import Image
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes, sha256_file
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes, sha256_file
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues

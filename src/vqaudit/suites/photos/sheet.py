@@ -9,7 +9,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from vqaudit.errors import VqauditError
-from vqaudit.store import atomic_write_bytes, load_benchmark
+from vqaudit.files import atomic_write_bytes
+from vqaudit.store import load_benchmark
 
 COLUMNS = ("original", "control", "M", "matched")
 THUMB = 300

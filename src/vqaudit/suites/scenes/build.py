@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.schema import Group, Obligation, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated

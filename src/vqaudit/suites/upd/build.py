@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS, SETTINGS
 from vqaudit.schema import Group, Obligation, UPDViewMeta, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.common import versions as common_versions
 from vqaudit.suites.upd.abilities import ability_index

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import sha256_bytes
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.prompts.upd import EXTRA_OPTION, INSTRUCTION_LETTER, LETTERS
 from vqaudit.schema import Group, Obligation, UPDViewMeta, View
-from vqaudit.store import sha256_bytes
 from vqaudit.suites.common import GroupBuild, build_benchmark
 from vqaudit.suites.upd.abilities import ability_index
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, IMAGE_MAGIC, read_records, rotation_shift

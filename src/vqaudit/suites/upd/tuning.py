@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import atomic_write_bytes, atomic_write_text, sha256_bytes, write_json
 from vqaudit.prompts.upd import EXTRA_OPTION, LETTER_INSTRUCTION, LETTERS
-from vqaudit.store import MANIFEST_FILE, atomic_write_bytes, atomic_write_text, sha256_bytes, write_json
+from vqaudit.store import MANIFEST_FILE
 from vqaudit.suites.upd.build import bundled_path, image_name, versions
 from vqaudit.suites.upd.preprocess import preprocess
 from vqaudit.suites.upd.tsv import MCItem, load_tsv
