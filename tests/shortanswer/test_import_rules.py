@@ -93,6 +93,19 @@ def test_lmms_eval_response_follows_the_same_rule(tmp_path: Path) -> None:
     assert read_predictions(tmp_path / "s.jsonl")[0].prediction == "2.50"
 
 
+def test_embedded_gold_answers_follow_the_prediction_rule(tmp_path: Path) -> None:
+    # Before: a gold `true` became "True", `1e999` "inf", and `1.50` its float repr "1.5".
+    path = _lines(tmp_path / "g.jsonl", {"id": 1, "prediction": "a", "answers": ["a"]})
+    path.write_text(path.read_text() + '{"id": 2, "prediction": "1.5", "answers": [1.50, 7]}\n', encoding="utf-8")
+    assert [p.gold for p in read_predictions(path)] == [("a",), ("1.50", "7")]
+    for value, shown in (("true", "boolean true"), ("[\"a\", false]", "boolean false"),
+                         ("1e999", "non-finite number 1e999")):
+        path.write_text(f'{{"id": 1, "prediction": "a", "answers": {value}}}\n', encoding="utf-8")
+        with pytest.raises(VqauditError, match=rf"g\.jsonl: row 1, field 'answers': expected text, got the {shown} "
+                                               r"\(write the gold answer as a string\)"):
+            read_predictions(path)
+
+
 # 3. A UTF-8 byte order mark -------------------------------------------------------------------------------------
 
 

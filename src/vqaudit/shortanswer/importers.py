@@ -101,13 +101,20 @@ def _prediction_text(path: Path, row: int, name: str, value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    return _answer_text(path, row, name, value, "prediction")
+
+
+def _answer_text(path: Path, row: int, name: str, value: Any, what: str) -> str:
+    """A non-missing prediction or gold-answer cell as text (the rule of :func:`_prediction_text`)."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, bool):
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the boolean "
-                           f"{str(value).lower()} (write the prediction as a string)")
+                           f"{str(value).lower()} (write the {what} as a string)")
     if isinstance(value, float) and not math.isfinite(value):
         written = value.text if isinstance(value, _JsonNumber) else str(value)
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
-                           f"{written} (write the prediction as a string)")
+                           f"{written} (write the {what} as a string)")
     if isinstance(value, _JsonNumber):
         return value.text
     if isinstance(value, (int, float)):
@@ -133,8 +140,8 @@ def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal:
             if _is_missing(v):
                 raise VqauditError(f"{path}: row {row}, field '{name}': answer {i} is null or NaN (a gold answer "
                                    "must be text; drop it or give the row without gold)")
-        return tuple(_scalar_text(path, row, name, v) for v in value)
-    text = _scalar_text(path, row, name, value)
+        return tuple(_answer_text(path, row, name, v, "gold answer") for v in value)
+    text = _answer_text(path, row, name, value, "gold answer")
     stripped = text.strip()
     if stripped.startswith("[") and stripped.endswith("]") and ("'" in stripped or '"' in stripped):
         strings = _string_list(stripped)
