@@ -21,8 +21,9 @@ from vqaudit.backends.chart_reader.reader import answer_text, parse_lookup
 from vqaudit.errors import VqauditError
 from vqaudit.prompts.answerability import ANSWERABILITY_PROMPT_ID, answerability_prompt, question_from_prompt
 from vqaudit.schema import Obligation, View
+from vqaudit.suites.charts.masks import apply_mask, category_mask
 from vqaudit.suites.charts.png import png_bytes
-from vqaudit.suites.charts.render import apply_mask, category_mask, render
+from vqaudit.suites.charts.render import render
 from vqaudit.suites.charts.world import World
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chartqa"

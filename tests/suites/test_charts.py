@@ -13,8 +13,9 @@ from vqaudit.files import read_json
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
+from vqaudit.suites.charts.masks import apply_mask, category_mask
 from vqaudit.suites.charts.png import decode_png, pixel_sha256
-from vqaudit.suites.charts.render import apply_mask, category_mask, render
+from vqaudit.suites.charts.render import render
 from vqaudit.suites.charts.tables import TABLE_NAMES, load_table
 from vqaudit.suites.charts.witness import lookup, verify_certificate
 from vqaudit.suites.charts.world import World, fraction_text, sample_world

@@ -22,6 +22,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
 from vqaudit.schema import Group, Obligation, View
 from vqaudit.suites.charts.certify import Certificate, certify_world
+from vqaudit.suites.charts.masks import Mask, apply_mask, category_mask
 from vqaudit.suites.charts.png import pixel_sha256, png_bytes
 from vqaudit.suites.charts.program_text import answer_unit, program_to_json, question
 from vqaudit.suites.charts.programs import (
@@ -35,13 +36,7 @@ from vqaudit.suites.charts.programs import (
     is_numeric,
     sample_program,
 )
-from vqaudit.suites.charts.render import (
-    RENDERER,
-    Mask,
-    apply_mask,
-    category_mask,
-    render,
-)
+from vqaudit.suites.charts.render import RENDERER, render
 from vqaudit.suites.charts.tables import TABLE_NAMES, RealTable, load_table
 from vqaudit.suites.charts.witness import Witness, find_witness, make_certificate, make_determined_certificate
 from vqaudit.suites.charts.world import (

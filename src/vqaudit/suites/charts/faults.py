@@ -24,8 +24,9 @@ from fractions import Fraction
 from typing import Any
 
 from vqaudit.schema import View
+from vqaudit.suites.charts.masks import apply_mask, category_mask
 from vqaudit.suites.charts.png import decode_png, pixel_sha256, png_bytes
-from vqaudit.suites.charts.render import apply_mask, category_mask, render
+from vqaudit.suites.charts.render import render
 from vqaudit.suites.charts.world import World, fraction_text
 
 FAULT_KINDS = (

@@ -1,9 +1,9 @@
-"""Deterministic chart renderer and pixel-space masks.
+"""Deterministic chart renderer.
 
 A world is drawn with matplotlib's Agg canvas at a fixed figure size, a fixed axes rectangle and the world's
 declared axis range (never autoscaled), so the pixel rectangle of a category's column band is a function of the
 category's index and the chart layout alone, never of any value (seed 000, §3.2: "the mask position never
-depends on the hidden value"). Masks are opaque rectangles painted onto the rendered pixels.
+depends on the hidden value"); :mod:`vqaudit.suites.charts.masks` derives the masks from that layout.
 
 Images are RGB ``uint8`` arrays of shape (480, 640, 3); :mod:`vqaudit.suites.charts.png` encodes, decodes and
 hashes them.
@@ -12,7 +12,7 @@ hashes them.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import matplotlib
@@ -26,7 +26,6 @@ from matplotlib.transforms import Bbox
 from vqaudit.suites.charts.world import World
 
 WIDTH, HEIGHT, DPI = 640, 480, 100
-MASK_FILL = (150, 150, 150)
 RENDERER = "vqaudit-charts-agg/2"
 """Renderer and image-format version in the manifest; /2: unfiltered PNG at zlib level 1 (pixels as /1's)."""
 COLORS = ("#1f77b4", "#ff7f0e")
@@ -43,29 +42,12 @@ _RC: Any = {
 }
 
 
-@dataclass(frozen=True)
-class Mask:
-    """An opaque rectangle in pixel coordinates: columns ``x0:x1``, rows ``y0:y1`` (half-open, top-left origin).
+def axes_rect(world: World) -> tuple[float, float, float, float]:
+    """The axes rectangle ``(left, bottom, width, height)`` in figure fractions, fixed per chart kind.
 
-    ``name`` says how it was derived: ``slot`` (the category's own column band) or ``neighbors`` (the band from
-    the previous category's position to the next one's, which also hides the line segments entering the
-    hidden point).
+    Every pixel rectangle derived from it (the masks of :mod:`vqaudit.suites.charts.masks`) depends on the
+    layout alone.
     """
-
-    name: str
-    category_index: int
-    x0: int
-    y0: int
-    x1: int
-    y1: int
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {"name": self.name, "category_index": self.category_index,
-                "rect_px": [self.x0, self.y0, self.x1, self.y1], "fill": list(MASK_FILL)}
-
-
-def _axes_rect(world: World) -> tuple[float, float, float, float]:
     if world.kind == "hbar":
         return (0.30, 0.10, 0.64, 0.74)
     return (0.11, 0.24, 0.85, 0.60)
@@ -80,7 +62,7 @@ def _legend_handle(world: World, s: int) -> Any:
 
 def _value_label_row(fig: Figure, world: World) -> list[Any]:
     """Values as text under the plot area, one line per series (a leak the checker must catch)."""
-    left, _, w, _ = _axes_rect(world)
+    left, _, w, _ = axes_rect(world)
     texts = []
     for s, row in enumerate(world.values):
         text = "  ".join(f"{c}: {float(v):g}" for c, v in zip(world.categories, row, strict=True))
@@ -122,7 +104,7 @@ def _add_data(ax: Any, world: World) -> list[Any]:
 
 def _setup_axes(fig: Figure, world: World) -> Any:
     """The fixed axes of a world's layout: rectangle, declared range, ticks, tick labels, axis labels and grid."""
-    ax = fig.add_axes(_axes_rect(world))
+    ax = fig.add_axes(axes_rect(world))
     _configure_axes(ax, world)
     return ax
 
@@ -172,7 +154,7 @@ class _Canvas:
     def __init__(self, world: World) -> None:
         self.fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI, facecolor="white")
         self.canvas = FigureCanvasAgg(self.fig)
-        self.ax = self.fig.add_axes(_axes_rect(world))
+        self.ax = self.fig.add_axes(axes_rect(world))
         self.key: World | None = None
         self.overlay: list[Any] = []
         self.data: list[Any] = []
@@ -384,41 +366,3 @@ def render(world: World) -> np.ndarray:
     if len(_PIXELS) > _MAX_PIXELS:
         _PIXELS.popitem(last=False)
     return pixels
-
-
-def category_mask(world: World, category_index: int, name: str) -> Mask:
-    """The pixel rectangle of a named mask for one category; depends on layout and index only, never on values.
-
-    ``slot``: data interval ``[i - 0.5, i + 0.5]`` along the category axis; ``neighbors``: ``[i - 1, i + 1]``
-    (clipped to the plot area). Across the value axis the mask spans the whole plot area plus 2 px, so
-    the spines inside the band are covered too.
-
-    Raises:
-        ValueError: for an unknown mask name or an index outside the world's categories.
-    """
-    n = len(world.categories)
-    if not 0 <= category_index < n:
-        raise ValueError(f"category index {category_index} outside 0..{n - 1}")
-    half = {"slot": 0.5, "neighbors": 1.0}.get(name)
-    if half is None:
-        raise ValueError(f"unknown mask {name!r}")
-    left, bottom, w, h = _axes_rect(world)
-    ax0, ax1 = left * WIDTH, (left + w) * WIDTH  # display x of the plot area
-    ay0, ay1 = (1 - bottom - h) * HEIGHT, (1 - bottom) * HEIGHT  # image rows of the plot area (top, bottom)
-    a, b = max(category_index - half, -0.5), min(category_index + half, n - 0.5)
-    if world.kind == "hbar":  # categories run top to bottom along the y axis
-        r0 = ay0 + (a + 0.5) / n * (ay1 - ay0)
-        r1 = ay0 + (b + 0.5) / n * (ay1 - ay0)
-        return Mask(name, category_index, int(np.floor(ax0)) - 2, int(np.floor(r0)), int(np.ceil(ax1)) + 2,
-                    int(np.ceil(r1)))
-    c0 = ax0 + (a + 0.5) / n * (ax1 - ax0)
-    c1 = ax0 + (b + 0.5) / n * (ax1 - ax0)
-    return Mask(name, category_index, int(np.floor(c0)), int(np.floor(ay0)) - 2, int(np.ceil(c1)),
-                int(np.ceil(ay1)) + 2)
-
-
-def apply_mask(pixels: np.ndarray, mask: Mask) -> np.ndarray:
-    """A copy of ``pixels`` with the mask rectangle painted opaque ``MASK_FILL``."""
-    out = pixels.copy()
-    out[max(mask.y0, 0) : mask.y1, max(mask.x0, 0) : mask.x1] = MASK_FILL
-    return out

@@ -17,15 +17,11 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.certify import Certificate, recheck_certificate
+from vqaudit.suites.charts.masks import Mask, apply_mask, category_mask
 from vqaudit.suites.charts.png import decode_png, pixel_sha256
 from vqaudit.suites.charts.program_text import program_from_json, program_to_json
 from vqaudit.suites.charts.programs import Program, answer_text, evaluate_world, world_table
-from vqaudit.suites.charts.render import (
-    Mask,
-    apply_mask,
-    category_mask,
-    render,
-)
+from vqaudit.suites.charts.render import render
 from vqaudit.suites.charts.world import World, distinct_value, fraction_text
 
 MASK_ORDER = ("slot", "neighbors")
