@@ -1,32 +1,67 @@
 """The canonical layer of many rows at once: :func:`canonical_scores` (issue 19 part 3).
 
-The same ``(score, kind)`` per row as :func:`vqaudit.scoring.canonical.canonical_score`, each distinct string read
-once.
+The same ``(score, kind)`` per row as :func:`vqaudit.scoring.canonical.canonical_score`, whose definition on
+precomputed features is :func:`vqaudit.scoring.canonical_match._score_row` / ``_match``. Here the forms of every
+distinct string of the call come from one batch (:func:`vqaudit.scoring.canonical_forms.forms_many`), the
+features matching reads are plain dicts keyed by the string, and each metric scores its rows in one loop with the
+pair rule (``_match``) inlined: the raw equality, the numeric reading (only for a prediction that may be a
+number against a reference that is one), the four string steps, the list spans (only for a prediction that may
+be a list against a list reference). The rare parts (naming a numeric kind, containment) build the ``_Pred`` /
+``_Ref`` objects of the definition and call it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
-from vqaudit.scoring.canonical_match import _make_pred, _make_ref, _Pred, _Ref, _score_row
-from vqaudit.scoring.canonical_text import _light, separate_digit_commas
+from rapidfuzz.distance import Levenshtein
+
+from vqaudit.scoring.canonical_forms import FormsOf, canonical_vqaeval_many, forms_many
+from vqaudit.scoring.canonical_match import (
+    FAULT_KINDS,
+    _contained_kind,
+    _loo_score,
+    _numeric_kind,
+    _Pred,
+    _Ref,
+)
+from vqaudit.scoring.canonical_numbers import _DIGIT, _THOUSANDS, _number_of, _parsed_numbers_equal
+from vqaudit.scoring.canonical_text import (
+    _SPAN_SPLIT,
+    _Forms,
+    is_single_entity,
+    split_spans,
+    strip_trailing,
+    strip_wrapper,
+)
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
+
+_ONE_SIDED, _DASHES, _TRAILING, _WRAPPER_KIND = FAULT_KINDS[:4]
+_MULTI_SPAN = "multi-span"
+_ANLS_THRESHOLD = 0.5  # official.anls's default tau (paper rule), which canonical ANLS uses
+_normalized_distance = Levenshtein.normalized_distance  # official.anls's distance
+_UNSET: object = object()
+
+Kind = str | None
 
 
 def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str, *,
                      vqaeval: Callable[[str], str] | None = None) -> list[tuple[float, str | None]]:
     """:func:`canonical_score` of many rows: the same ``(score, kind)`` per row, each distinct string read once.
 
-    The forms of each distinct prediction and reference are computed once, in memos local to the call (so
-    nothing outlives it and no cache needs clearing), and the light forms only for ANLS, the one metric that
-    compares them.
+    The forms of each distinct prediction and reference are computed once, in batch passes over all of them
+    (:func:`vqaudit.scoring.canonical_forms.forms_many`), in memos local to the call (so nothing outlives it and
+    no cache needs clearing), and the light forms only for ANLS, the one metric that compares them.
 
     Args:
         predictions: the model outputs, one per row.
         answers: the reference answers per row (each at least one).
         metric: official metric name.
-        vqaeval: the vqaEval normalization to use, e.g. a memo the caller shares with other layers; it must
-            equal :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default).
+        vqaeval: the vqaEval normalization to use for the texts that take the per-text way (non-ASCII), e.g. a
+            memo the caller shares with other layers; it must equal
+            :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default), which the batch passes
+            use (:func:`vqaudit.scoring.vqa_normalize.vqaeval_many`).
 
     Returns:
         One ``(score in [0, 1], kind)`` per row, as :func:`canonical_score` returns it.
@@ -36,45 +71,197 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
     """
     if len(predictions) != len(answers):
         raise ValueError(f"{len(predictions)} predictions but {len(answers)} answer lists")
-    base = fast_vqaeval_process if vqaeval is None else vqaeval
-    normal: dict[str, str] = {}
+    if not all(answers):
+        raise ValueError("at least one reference answer is required")
+    light = metric == "anls"
+    canon: dict[str, str] = {}
+    forms = forms_many([*predictions, *chain.from_iterable(answers)], light, fast_vqaeval_process
+                       if vqaeval is None else vqaeval, canon)
+    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions)
+    return pair.rows(predictions, answers, metric)
 
-    def vq(text: str) -> str:  # _vqaeval, memoized in this call
-        out = normal.get(text)
+
+def _may_number(dashed: str) -> bool:
+    """``_Pred.may_number``: False when the prediction is surely no number (ASCII without a digit)."""
+    return not dashed.isascii() or _DIGIT.search(dashed) is not None
+
+
+def _maybe_list(dashed: str) -> bool:
+    """``_Pred.maybe_list``: whether ``split_spans`` of the prepared prediction can find 2 spans."""
+    return "," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed
+
+
+class _PairRule:
+    """``_match`` of the call's pairs on dict features (one instance per call; nothing outlives it).
+
+    ``pred_features[p]`` is ``(stripped, compared forms, may_number, maybe_list)`` (``_Pred``'s fields; the
+    compared forms are the light forms for ANLS, else the vqaEval surfaces), ``ref_features[r]`` is
+    ``(stripped, compared forms)``.
+    """
+
+    def __init__(self, forms: dict[str, FormsOf], canon: dict[str, str], light: bool, tolerance: float,
+                 predictions: Sequence[str]) -> None:
+        self.forms = forms
+        self.canon = canon
+        self.normal: dict[str, str] = {}
+        self.tolerance = tolerance
+        self.ref_features = {t: (t.strip(), f[3] if light else f[2]) for t, f in forms.items()}
+        self.pred_features = {p: (p.strip(), f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
+                              for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions))}
+        self.ref_numbers: dict[str, object] = {}
+        self.ref_spans: dict[str, list[str] | None] = {}
+        self.pred_prepared: dict[str, str] = {}
+        self.pred_numbers: dict[str, object] = {}
+        self.pred_objects: dict[str, _Pred] = {}
+        self.ref_objects: dict[str, _Ref] = {}
+
+    # --- the lazily read features (the _Pred / _Ref properties) ---
+
+    def vq(self, text: str) -> str:
+        out = self.canon.get(text)
         if out is None:
-            out = base(text if "," not in text else separate_digit_commas(text))
-            if not out and text.strip():
-                out = " ".join(text.lower().split())
-            normal[text] = out
+            canonical_vqaeval_many((text,), self.canon, self.normal)
+            out = self.canon[text]
         return out
 
-    light: Callable[[str], str] | None = None
-    if metric == "anls":
-        lights: dict[str, str] = {}
+    def prepared(self, p: str) -> str:
+        out = self.pred_prepared.get(p)
+        if out is None:
+            out = self.pred_prepared[p] = strip_trailing(strip_wrapper(self.forms[p][0]))
+        return out
 
-        def light_memo(text: str) -> str:
-            out = lights.get(text)
-            if out is None:
-                out = lights[text] = _light.__wrapped__(text)
-            return out
+    def pred_object(self, p: str) -> _Pred:
+        out = self.pred_objects.get(p)
+        if out is None:
+            f = self.forms[p]
+            out = self.pred_objects[p] = _Pred(p, f[0], f[2], f[3])
+        return out
 
-        light = light_memo
-    preds: dict[str, _Pred] = {}
-    refs: dict[str, _Ref] = {}
+    def ref_object(self, r: str) -> _Ref:
+        out = self.ref_objects.get(r)
+        if out is None:
+            f = self.forms[r]
+            out = self.ref_objects[r] = _Ref(r, f[0], f[1], f[2], f[3], self.vq)
+        return out
 
-    def ref_of(ref: str) -> _Ref:
-        r = refs.get(ref)
-        if r is None:
-            r = refs[ref] = _make_ref(ref, vq, light)
-        return r
+    def spans_of(self, r: str) -> list[str] | None:
+        """``_Ref.spans``: the sorted normalized spans of a list-like reference (2 or more), else None."""
+        out: list[str] | None = None
+        dashed = self.forms[r][0]
+        if _SPAN_SPLIT.search(dashed):
+            rs = split_spans(dashed)
+            if len(rs) >= 2 and not _THOUSANDS.match(r.strip()) and not is_single_entity(r):
+                out = sorted(map(self.vq, rs))
+        self.ref_spans[r] = out
+        return out
 
-    out: list[tuple[float, str | None]] = []
-    for prediction, row in zip(predictions, answers, strict=True):
-        if not row:
-            raise ValueError("at least one reference answer is required")
-        p = preds.get(prediction)
-        if p is None:
-            p = preds[prediction] = _make_pred(prediction, vq, light)
-        out.append(_score_row(p, row, metric, ref_of))
-    return out
+    def numeric(self, p: str, r: str) -> Kind | object:
+        """The numeric reading of the pair: its kind or None when both are numbers, else ``_UNSET``."""
+        rn = self.ref_numbers.get(r, _UNSET)
+        if rn is _UNSET:
+            rn = self.ref_numbers[r] = _number_of(self.forms[r][1])
+        if rn is None:
+            return _UNSET
+        pn = self.pred_numbers.get(p, _UNSET)
+        if pn is _UNSET:
+            pn = self.pred_numbers[p] = _number_of(self.prepared(p))
+        if pn is None:
+            return _UNSET
+        if _parsed_numbers_equal(pn, rn, self.tolerance):  # type: ignore[arg-type]
+            return _numeric_kind(self.pred_object(p), self.ref_object(r))
+        return None
 
+    def multi_span(self, p: str, r: str) -> bool:
+        """Whether the pair matches as lists (``_match``'s last step; ``p`` may be a list)."""
+        spans = self.ref_spans[r] if r in self.ref_spans else self.spans_of(r)
+        if spans is None:
+            return False
+        mine = split_spans(self.prepared(p))
+        return len(mine) == len(spans) and sorted(map(self.vq, mine)) == spans
+
+    def kind(self, p: str, pf: tuple[str, _Forms | None, bool, bool], r: str) -> Kind:
+        """``_match(pred features of p, ref features of r, tolerance, light)``; ``pf`` is ``pred_features[p]``."""
+        pst, ps, may_number, maybe_list = pf
+        rst, rs = self.ref_features[r]
+        if pst == rst:
+            return "exact"
+        if may_number:
+            k = self.numeric(p, r)
+            if k is not _UNSET:
+                return k  # type: ignore[return-value]
+        assert ps is not None and rs is not None
+        if ps[0] == rs[0]:
+            return _ONE_SIDED
+        if ps[1] == rs[1]:
+            return _DASHES
+        if ps[2] == rs[2]:
+            return _TRAILING
+        if ps[3] == rs[3]:
+            return _WRAPPER_KIND
+        if maybe_list and self.multi_span(p, r):
+            return _MULTI_SPAN
+        return None
+
+    # --- rows ---
+
+    def rows(self, predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str
+             ) -> list[tuple[float, str | None]]:
+        """``_score_row`` of every row (same aggregation per metric)."""
+        kind = self.kind
+        features = self.pred_features
+        out: list[tuple[float, str | None]] = []
+        append = out.append
+        vqa = metric == "vqa_accuracy"
+        for p, row in zip(predictions, answers, strict=True):
+            pf = features[p]
+            if len(row) == 1:
+                a = row[0]
+                k = kind(p, pf, a)
+                if vqa:
+                    append((0.0, k))
+                    continue
+                by_ref = {a: k}
+            else:
+                by_ref = {a: kind(p, pf, a) for a in dict.fromkeys(row)}
+                values = by_ref.values()
+                if "exact" in values:
+                    k = "exact"
+                else:
+                    k = None
+                    for v in values:
+                        if v is not None:
+                            k = v
+                            break
+                if vqa:
+                    append((0.0, None) if k is None else (_loo_score(tuple([by_ref[a] is not None for a in row])), k))
+                    continue
+            if k is not None:
+                append((1.0, k))
+            elif metric == "anls":
+                append((self.anls(p, by_ref), None))
+            elif metric == "containment":
+                contained = _contained_kind(self.pred_object(p), [self.ref_object(a) for a in by_ref])
+                append((1.0, contained) if contained is not None else (0.0, None))
+            else:
+                append((0.0, None))
+        return out
+
+    def anls(self, p: str, refs: dict[str, Kind]) -> float:
+        """The canonical ANLS of an unmatched row: ``_score_row``'s best paper-rule ANLS over the references."""
+        forms = self.forms
+        pf = forms[p]
+        ps4 = pf[2][3]
+        pl4 = pf[3][3]  # type: ignore[index]
+        best = 0.0
+        for a in refs:
+            rf = forms[a]
+            rs4 = rf[2][3]
+            # official.anls(x, [y]) (paper rule, tau 0.5) inlined
+            if ps4 == rs4:
+                nl = _normalized_distance(rf[3][3].lower().strip(), pl4.lower().strip(),  # type: ignore[index]
+                                          score_cutoff=_ANLS_THRESHOLD)
+            else:
+                nl = _normalized_distance(rs4.lower().strip(), ps4.lower().strip(), score_cutoff=_ANLS_THRESHOLD)
+            value = 1.0 - nl if nl < _ANLS_THRESHOLD else 0.0
+            best = value if value > best else best
+        return best

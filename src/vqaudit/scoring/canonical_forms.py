@@ -1,0 +1,159 @@
+r"""The step forms of many texts at once: :func:`forms_many`, identical per text to ``canonical_text._forms``.
+
+The canonical layer compares, per text, the vqaEval forms after string steps 1..4 (and for ANLS the light forms;
+rules in :mod:`vqaudit.scoring.canonical`). :func:`vqaudit.scoring.canonical_text._forms` computes them one text
+at a time; here every step is one pass over all texts of a call, and a step runs its rule only on the texts it can
+change (issue 19 part 3: the cost left is calls, about 1 us of Python per string per step):
+
+- dash unification is the identity on ASCII; a non-ASCII text takes the per-text way (``_forms``), so no
+  Unicode case, space or NFKC rule needs a fast path;
+- trailing punctuation (``strip_trailing``) can change only a text whose first character is a quote, backtick,
+  asterisk or space, or whose last one is one of those or ``. , ; : ! ?``;
+- the answer wrapper (``strip_wrapper``) only one that has outer spaces, begins (in lower case) with a word a
+  wrapper begins with, holds "answer is", or begins with a backslash (``\boxed{``);
+- the vqaEval normalizations of all step texts run in two batches (:func:`vqaeval_many`), with ``_forms``'s two
+  shortcuts (a dropped final period; a text without punctuation has equal vqaEval and light forms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from vqaudit.scoring.canonical_text import (
+    _PUNCT_OR_PERIOD,
+    _Forms,
+    _forms,
+    _light_without_final_period,
+    separate_digit_commas,
+    strip_trailing,
+    strip_wrapper,
+)
+from vqaudit.scoring.vqa_normalize import PERIOD_STRIP_COUNT, process_digit_article, vqaeval_many
+
+FormsOf = tuple[str, str, _Forms, _Forms | None]
+"""``(t2, t3, surfaces, light)`` of one text, as ``canonical_text._forms`` returns them."""
+
+_ASCII_SPACE = frozenset(c for c in map(chr, range(128)) if c.isspace())  # what str.isspace/strip see in ASCII
+_LEAD_OR_SPACE = frozenset("\"'`*") | _ASCII_SPACE  # strip_trailing's leading run (_LEAD)
+_TAIL_OR_SPACE = frozenset("\"'`*.,;:!?") | _ASCII_SPACE  # strip_trailing's trailing run (_TAIL)
+_WRAPPER_STARTS = ("the", "final", "correct", "short", "answer", "result", "it", "this", "that", "\\")
+"""Lower-cased beginnings of every text ``strip_wrapper`` can change apart from outer spaces and "answer is":
+the first words of ``_WRAPPER``'s alternatives (``it`` covers "it's" and "its") and ``\\boxed{``."""
+
+
+def canonical_vqaeval_many(texts: Sequence[str], into: dict[str, str], normal: dict[str, str]) -> None:
+    """``canonical_text._vqaeval`` of every text of ``texts`` not yet in ``into``, added to ``into``.
+
+    That is vqaEval.py's normalization (:func:`vqaeval_many`, memo ``normal``) of the text with its digit commas
+    read by :func:`separate_digit_commas`, or the raw text lower-cased with spaces folded when that leaves
+    nothing of a visible text (module docstring of :mod:`vqaudit.scoring.canonical`).
+    """
+    new = [t for t in texts if t not in into]
+    read = {t: s for t in new if "," in t and (s := separate_digit_commas(t)) != t}  # digit commas read
+    if read:
+        vqaeval_many(read.values(), normal)
+        into.update({t: normal[s] for t, s in read.items()})
+    vqaeval_many(new, into)  # skips the texts read above
+    for t in [t for t in new if not into[t]]:
+        if t.strip():
+            into[t] = " ".join(t.lower().split())
+
+
+def _light_many(texts: Sequence[str], into: dict[str, str]) -> None:
+    """``canonical_text._light`` (the digit/article step, raw fallback) of every text not yet in ``into``."""
+    for t in texts:
+        if t not in into:
+            out = process_digit_article(t)
+            into[t] = out if out or not t.strip() else " ".join(t.lower().split())
+
+
+def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
+               into: dict[str, str] | None = None) -> dict[str, FormsOf]:
+    """``canonical_text._forms`` of every distinct text of ``texts``, computed by batch passes (module docstring).
+
+    Args:
+        texts: the texts (repeats are read once).
+        light: whether to compute the light forms (ANLS); else the fourth field is None.
+        vqaeval: vqaEval.py's normalization (``fast_vqaeval_process`` or a memo of it) for the texts that take
+            the per-text way (non-ASCII).
+        into: a memo ``text -> canonical_text._vqaeval(text)`` to use and extend (a new one when None).
+
+    Returns:
+        ``text -> (t2, t3, surfaces, light)``, equal to ``_forms(text, _vqaeval, _light if light else None)``.
+    """
+    canon: dict[str, str] = {} if into is None else into
+    normal: dict[str, str] = {}
+    lights: dict[str, str] = {}
+    out: dict[str, FormsOf] = {}
+    distinct = list(dict.fromkeys(texts))
+    plain = [t for t in distinct if t.isascii()]
+    if len(plain) < len(distinct):
+        _other_forms([t for t in distinct if not t.isascii()], light, vqaeval, canon, lights, out)
+    t3s = [strip_trailing(t) if t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE else t for t in plain]
+    lows = "\n".join(t3s).lower().split("\n")
+    if len(lows) != len(t3s):  # a text holds the separator
+        lows = [t.lower() for t in t3s]
+    t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
+                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
+           for t, low in zip(t3s, lows, strict=True)]
+    canonical_vqaeval_many(plain, canon, normal)
+    # Step 3's text needs its own normalization unless it equals the text, or only drops a final period that
+    # vqaEval drops anyway (canonical_text._forms, first shortcut).
+    finals = [t3 and len(t) == len(t3) + 1 and t[-1] == "." and t.startswith(t3) and not t3[-1].isspace()
+              for t, t3 in zip(plain, t3s, strict=True)]
+    s1s = [canon[t] for t in plain]
+    own3 = [not (t3 == t or (final and s1 and s1[-1] != "." and t.count(".") <= PERIOD_STRIP_COUNT))
+            for t, t3, final, s1 in zip(plain, t3s, finals, s1s, strict=True)]
+    canonical_vqaeval_many([t3 for t3, own in zip(t3s, own3, strict=True) if own]
+                           + [t4 for t3, t4 in zip(t3s, t4s, strict=True) if t4 != t3], canon, normal)
+    for t, t3, t4, s1, own, final in zip(plain, t3s, t4s, s1s, own3, finals, strict=True):
+        s3 = canon[t3] if own else s1
+        s4 = s3 if t4 == t3 else canon[t4]
+        surfaces = (s1, s1, s3, s4)
+        if not light:
+            out[t] = (t, t3, surfaces, None)
+            continue
+        if _PUNCT_OR_PERIOD.search(t) is None:
+            l1 = s1
+        else:
+            _light_many((t,), lights)
+            l1 = lights[t]
+        if t3 == t:
+            l3 = l1
+        elif _PUNCT_OR_PERIOD.search(t3) is None:
+            l3 = s3
+        else:
+            l3 = (_light_without_final_period(l1, t3) if final else None) or ""
+            if not l3:
+                _light_many((t3,), lights)
+                l3 = lights[t3]
+        if t4 == t3:
+            l4 = l3
+        elif _PUNCT_OR_PERIOD.search(t4) is None:
+            l4 = s4
+        else:
+            _light_many((t4,), lights)
+            l4 = lights[t4]
+        out[t] = (t, t3, surfaces, (l1, l1, l3, l4))
+    return out
+
+
+def _other_forms(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str], canon: dict[str, str],
+                 lights: dict[str, str], out: dict[str, FormsOf]) -> None:
+    """``_forms`` of each text, one at a time, with memos local to the call (``canon``, ``lights``)."""
+
+    def vq(text: str) -> str:
+        got = canon.get(text)
+        if got is None:
+            got = vqaeval(separate_digit_commas(text) if "," in text else text)
+            if not got and text.strip():
+                got = " ".join(text.lower().split())
+            canon[text] = got
+        return got
+
+    def light_of(text: str) -> str:
+        _light_many((text,), lights)
+        return lights[text]
+
+    for t in texts:
+        out[t] = _forms(t, vq, light_of if light else None)
