@@ -124,3 +124,25 @@ def _variant(rng: random.Random, text: str) -> str:
         rng.shuffle(words)
         return " and ".join(words)
     return text[: len(text) // 2]
+
+
+def test_form_length_bounds_hold(strings: list[str]) -> None:
+    # The bound is below the length of every vqaEval and light form of steps 1-4 (that lets ANLS skip the forms
+    # of a prediction much longer than its references); on sentences it is not trivial.
+    texts = [s for s in strings if s.isascii()]
+    _, t4s = canonical_forms.step_texts(texts)
+    bounds = canonical_forms.form_length_bounds(t4s)
+    for s, bound in zip(texts, bounds, strict=True):
+        _, _, surfaces, light = canonical_text._forms(s, canonical_text._vqaeval, canonical_text._light)
+        assert light is not None
+        assert bound <= min(map(len, (*surfaces, *light))), repr(s)
+    assert canonical_forms.form_length_bounds(["The budget is $15,555.", "the a an", "", "Mr. Lloyd's 2 cups"]) == [
+        len("bd$15555") + 2 - 1, 0, 0, len("Mlldy2cp") + 4 - 1]
+
+
+def test_step_texts_equal_the_rules(strings: list[str]) -> None:
+    texts = [s for s in strings if s.isascii()]
+    t3s, t4s = canonical_forms.step_texts(texts)
+    for s, t3, t4 in zip(texts, t3s, t4s, strict=True):
+        assert t3 == canonical_text.strip_trailing(s), repr(s)
+        assert t4 == canonical_text.strip_trailing(canonical_text.strip_wrapper(t3)), repr(s)

@@ -17,7 +17,13 @@ from itertools import chain
 
 from rapidfuzz.distance import Levenshtein
 
-from vqaudit.scoring.canonical_forms import FormsOf, canonical_vqaeval_many, forms_many
+from vqaudit.scoring.canonical_forms import (
+    FormsOf,
+    canonical_vqaeval_many,
+    form_length_bounds,
+    forms_many,
+    step_texts,
+)
 from vqaudit.scoring.canonical_match import (
     FAULT_KINDS,
     _contained_kind,
@@ -74,11 +80,45 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
     if not all(answers):
         raise ValueError("at least one reference answer is required")
     light = metric == "anls"
+    base = fast_vqaeval_process if vqaeval is None else vqaeval
     canon: dict[str, str] = {}
-    forms = forms_many([*predictions, *chain.from_iterable(answers)], light, fast_vqaeval_process
-                       if vqaeval is None else vqaeval, canon)
-    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions)
+    deferred: set[str] = set()
+    if light:
+        forms = forms_many(list(chain.from_iterable(answers)), light, base, canon)
+        steps: dict[str, tuple[str, str]] = {}
+        deferred = _unmatchable(predictions, answers, forms, steps)
+        forms_many([p for p in predictions if p not in deferred], light, base, canon, forms, steps)
+    else:
+        forms = forms_many([*predictions, *chain.from_iterable(answers)], light, base, canon)
+    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base)
     return pair.rows(predictions, answers, metric)
+
+
+def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], forms: dict[str, FormsOf],
+                 steps: dict[str, tuple[str, str]]) -> set[str]:
+    """ANLS: the predictions that no reference of their rows can match or score above 0 (their forms are skipped).
+
+    By :func:`vqaudit.scoring.canonical_forms.form_length_bounds`, every form of such a prediction (an ASCII one
+    not among the references) is longer than each light form and than the step-4 form ``r4`` of every
+    reference of its rows, and at least ``2 * len(r4.lower().strip())`` long: so no string step matches, the
+    vqaEval forms differ (``_score_row`` then takes the ANLS of the vqaEval forms), and the normalized
+    Levenshtein distance, at least ``1 - len(r4) / len(p4)``, is at least the threshold 0.5 (ANLS 0).
+    ``steps`` gets the step texts of the ASCII predictions (for their forms, computed next).
+    """
+    need = {r: max(len(f[2][3]) + 1, 2 * len(f[2][3].lower().strip()), *[len(x) + 1 for x in f[3] or ()])
+            for r, f in forms.items()}
+    longest: dict[str, int] = {}
+    get = longest.get
+    for p, row in zip(predictions, answers, strict=True):
+        if p in forms:
+            continue
+        bound = need[row[0]] if len(row) == 1 else max(map(need.__getitem__, row))
+        if bound > get(p, 0):
+            longest[p] = bound
+    candidates = [p for p in longest if p.isascii()]
+    t3s, t4s = step_texts(candidates)
+    steps.update(zip(candidates, zip(t3s, t4s, strict=True), strict=True))
+    return {p for p, lb in zip(candidates, form_length_bounds(t4s), strict=True) if lb >= longest[p]}
 
 
 def _may_number(dashed: str) -> bool:
@@ -100,14 +140,19 @@ class _PairRule:
     """
 
     def __init__(self, forms: dict[str, FormsOf], canon: dict[str, str], light: bool, tolerance: float,
-                 predictions: Sequence[str]) -> None:
+                 predictions: Sequence[str], deferred: set[str], vqaeval: Callable[[str], str]) -> None:
         self.forms = forms
         self.canon = canon
+        self.light = light
+        self.deferred = deferred  # predictions without forms (_unmatchable)
+        self.base = vqaeval
         self.normal: dict[str, str] = {}
         self.tolerance = tolerance
         self.ref_features = {t: (t.strip(), f[3] if light else f[2]) for t, f in forms.items()}
         self.pred_features = {p: (p.strip(), f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
-                              for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions))}
+                              for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions) if p not in deferred)}
+        # A deferred prediction is ASCII (so its dash-unified text is itself) and has no compared forms.
+        self.pred_features.update({p: (p.strip(), None, _may_number(p), _maybe_list(p)) for p in deferred})
         self.ref_numbers: dict[str, object] = {}
         self.ref_spans: dict[str, list[str] | None] = {}
         self.pred_prepared: dict[str, str] = {}
@@ -127,12 +172,14 @@ class _PairRule:
     def prepared(self, p: str) -> str:
         out = self.pred_prepared.get(p)
         if out is None:
-            out = self.pred_prepared[p] = strip_trailing(strip_wrapper(self.forms[p][0]))
+            out = self.pred_prepared[p] = strip_trailing(strip_wrapper(p if p in self.deferred else self.forms[p][0]))
         return out
 
     def pred_object(self, p: str) -> _Pred:
         out = self.pred_objects.get(p)
         if out is None:
+            if p in self.deferred:
+                forms_many((p,), self.light, self.base, self.canon, self.forms)
             f = self.forms[p]
             out = self.pred_objects[p] = _Pred(p, f[0], f[2], f[3])
         return out
@@ -189,14 +236,16 @@ class _PairRule:
             k = self.numeric(p, r)
             if k is not _UNSET:
                 return k  # type: ignore[return-value]
-        assert ps is not None and rs is not None
-        if ps[0] == rs[0]:
+        assert rs is not None
+        if ps is None:  # a deferred prediction: no string step can match (_unmatchable)
+            pass
+        elif ps[0] == rs[0]:
             return _ONE_SIDED
-        if ps[1] == rs[1]:
+        elif ps[1] == rs[1]:
             return _DASHES
-        if ps[2] == rs[2]:
+        elif ps[2] == rs[2]:
             return _TRAILING
-        if ps[3] == rs[3]:
+        elif ps[3] == rs[3]:
             return _WRAPPER_KIND
         if maybe_list and self.multi_span(p, r):
             return _MULTI_SPAN
@@ -248,6 +297,8 @@ class _PairRule:
 
     def anls(self, p: str, refs: dict[str, Kind]) -> float:
         """The canonical ANLS of an unmatched row: ``_score_row``'s best paper-rule ANLS over the references."""
+        if p in self.deferred:
+            return 0.0  # every reference's ANLS is 0 (_unmatchable)
         forms = self.forms
         pf = forms[p]
         ps4 = pf[2][3]

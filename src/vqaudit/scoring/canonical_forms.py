@@ -17,6 +17,7 @@ change (issue 19 part 3: the cost left is calls, about 1 us of Python per string
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from vqaudit.scoring.canonical_text import (
@@ -28,7 +29,15 @@ from vqaudit.scoring.canonical_text import (
     strip_trailing,
     strip_wrapper,
 )
-from vqaudit.scoring.vqa_normalize import PERIOD_STRIP_COUNT, process_digit_article, vqaeval_many
+from vqaudit.scoring.vqa_normalize import (
+    ARTICLES,
+    CONTRACTIONS,
+    NUMBER_WORDS,
+    PERIOD_STRIP_COUNT,
+    PUNCTUATION,
+    process_digit_article,
+    vqaeval_many,
+)
 
 FormsOf = tuple[str, str, _Forms, _Forms | None]
 """``(t2, t3, surfaces, light)`` of one text, as ``canonical_text._forms`` returns them."""
@@ -67,8 +76,54 @@ def _light_many(texts: Sequence[str], into: dict[str, str]) -> None:
             into[t] = out if out or not t.strip() else " ".join(t.lower().split())
 
 
+def step_texts(texts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The texts after string steps 3 and 4 of ASCII ``texts``, each rule run only where it can act.
+
+    ``t3 = strip_trailing(t)``, ``t4 = strip_trailing(strip_wrapper(t3))``, as in ``canonical_text._forms``.
+    """
+    t3s = [strip_trailing(t) if t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE else t for t in texts]
+    lows = "\n".join(t3s).lower().split("\n")  # ASCII: lower() maps character by character
+    if len(lows) != len(t3s):  # a text holds the separator
+        lows = [t.lower() for t in t3s]
+    t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
+                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
+           for t, low in zip(t3s, lows, strict=True)]
+    return t3s, t4s
+
+
+_WEAK_LETTERS = "".join(sorted(set("".join(NUMBER_WORDS) + "".join(ARTICLES))))  # "aefghinorstuvwxz"
+_NOT_STRONG = ("".join(PUNCTUATION) + ".'" + _WEAK_LETTERS + _WEAK_LETTERS.upper() + "\x1c\x1d\x1e\x1f").encode()
+# Every contraction (the lower-case keys: the text is lower-cased first) keeps the strong characters of its key.
+assert all(not Counter(c for c in k.encode() if c not in _NOT_STRONG) - Counter(v.encode())
+           for k, v in CONTRACTIONS.items() if k == k.lower())
+
+
+def form_length_bounds(t4s: Sequence[str]) -> list[int]:
+    r"""A lower bound of the length of every form ``_forms`` gives an ASCII text, from its step-4 text ``t4``.
+
+    ``C + S - 1`` (0 when ``S`` is 0): ``C`` strong characters in ``S`` whitespace-separated words of ``t4``, a
+    *strong* character being one that is neither a space, nor a vqaEval punctuation mark (:data:`PUNCTUATION`),
+    nor a period or an apostrophe, nor a letter of an article or a number word (``aefghinorstuvwxz``, either
+    case). Proof: the step texts are substrings of the text, so each holds at least these ``C`` characters in
+    ``S`` distinct words; ``separate_digit_commas`` deletes commas or adds spaces, the punctuation step deletes
+    marks and periods or replaces marks by spaces, neither touching a strong character or joining two words;
+    a word holding a strong character is neither an article nor a number word, and a contraction keeps the
+    strong characters of its key (checked at import), so the digit/article step keeps every strong
+    character (lower-cased) in at least ``S`` words joined by single spaces; the light form skips the
+    punctuation step, and a text with a strong character never takes the raw fallback.
+    (``\x1c``-``\x1f``, spaces for ``str.split`` but not for ``bytes.split``, are dropped: fewer words, a
+    smaller bound.)
+    """
+    out = []
+    for t in t4s:
+        words = t.encode().translate(None, _NOT_STRONG).split()
+        out.append(sum(map(len, words)) + len(words) - 1 if words else 0)
+    return out
+
+
 def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
-               into: dict[str, str] | None = None) -> dict[str, FormsOf]:
+               into: dict[str, str] | None = None, out: dict[str, FormsOf] | None = None,
+               steps: dict[str, tuple[str, str]] | None = None) -> dict[str, FormsOf]:
     """``canonical_text._forms`` of every distinct text of ``texts``, computed by batch passes (module docstring).
 
     Args:
@@ -77,25 +132,29 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
         vqaeval: vqaEval.py's normalization (``fast_vqaeval_process`` or a memo of it) for the texts that take
             the per-text way (non-ASCII).
         into: a memo ``text -> canonical_text._vqaeval(text)`` to use and extend (a new one when None).
+        out: forms to extend (a new dict when None); its texts are not computed again.
+        steps: ``text -> (t3, t4)`` of ASCII texts already known (:func:`step_texts`).
 
     Returns:
-        ``text -> (t2, t3, surfaces, light)``, equal to ``_forms(text, _vqaeval, _light if light else None)``.
+        ``out``: ``text -> (t2, t3, surfaces, light)``, equal to ``_forms(text, _vqaeval, _light if light else
+        None)``.
     """
     canon: dict[str, str] = {} if into is None else into
     normal: dict[str, str] = {}
     lights: dict[str, str] = {}
-    out: dict[str, FormsOf] = {}
-    distinct = list(dict.fromkeys(texts))
+    out = {} if out is None else out
+    distinct = [t for t in dict.fromkeys(texts) if t not in out]
     plain = [t for t in distinct if t.isascii()]
     if len(plain) < len(distinct):
         _other_forms([t for t in distinct if not t.isascii()], light, vqaeval, canon, lights, out)
-    t3s = [strip_trailing(t) if t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE else t for t in plain]
-    lows = "\n".join(t3s).lower().split("\n")
-    if len(lows) != len(t3s):  # a text holds the separator
-        lows = [t.lower() for t in t3s]
-    t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
-                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
-           for t, low in zip(t3s, lows, strict=True)]
+    if steps:
+        known = [steps.get(t) for t in plain]
+        todo = [t for t, k in zip(plain, known, strict=True) if k is None]
+        more = iter(zip(*step_texts(todo), strict=True))
+        pairs = [k if k is not None else next(more) for k in known]
+        t3s, t4s = [p[0] for p in pairs], [p[1] for p in pairs]
+    else:
+        t3s, t4s = step_texts(plain)
     canonical_vqaeval_many(plain, canon, normal)
     # Step 3's text needs its own normalization unless it equals the text, or only drops a final period that
     # vqaEval drops anyway (canonical_text._forms, first shortcut).
