@@ -18,8 +18,9 @@ from itertools import chain
 from rapidfuzz.distance import Levenshtein
 
 from vqaudit.scoring.canonical_forms import (
+    _ASCII_SPACE,
     FormsOf,
-    canonical_vqaeval_many,
+    _wrapper_hint,
     form_length_bounds,
     forms_many,
     step_texts,
@@ -32,16 +33,23 @@ from vqaudit.scoring.canonical_match import (
     _Pred,
     _Ref,
 )
-from vqaudit.scoring.canonical_numbers import _DIGIT, _THOUSANDS, _number_of, _parsed_numbers_equal
+from vqaudit.scoring.canonical_numbers import (
+    _DIGIT,
+    _MAX_NUMBER_TOKENS,
+    _THOUSANDS,
+    _number_of,
+    _parsed_numbers_equal,
+)
 from vqaudit.scoring.canonical_text import (
     _SPAN_SPLIT,
     _Forms,
     is_single_entity,
+    separate_digit_commas,
     split_spans,
     strip_trailing,
     strip_wrapper,
 )
-from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
+from vqaudit.scoring.vqa_normalize import fast_vqaeval_process, vqaeval_many
 
 _ONE_SIDED, _DASHES, _TRAILING, _WRAPPER_KIND = FAULT_KINDS[:4]
 _MULTI_SPAN = "multi-span"
@@ -83,14 +91,15 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
     base = fast_vqaeval_process if vqaeval is None else vqaeval
     canon: dict[str, str] = {}
     deferred: set[str] = set()
+    steps: dict[str, tuple[str, str]] = {}
     if light:
         forms = forms_many(list(chain.from_iterable(answers)), light, base, canon)
-        steps: dict[str, tuple[str, str]] = {}
         deferred = _unmatchable(predictions, answers, forms, steps)
         forms_many([p for p in predictions if p not in deferred], light, base, canon, forms, steps)
     else:
         forms = forms_many([*predictions, *chain.from_iterable(answers)], light, base, canon)
-    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base)
+    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base,
+                     steps)
     return pair.rows(predictions, answers, metric)
 
 
@@ -105,8 +114,11 @@ def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], f
     Levenshtein distance, at least ``1 - len(r4) / len(p4)``, is at least the threshold 0.5 (ANLS 0).
     ``steps`` gets the step texts of the ASCII predictions (for their forms, computed next).
     """
-    need = {r: max(len(f[2][3]) + 1, 2 * len(f[2][3].lower().strip()), *[len(x) + 1 for x in f[3] or ()])
-            for r, f in forms.items()}
+    need: dict[str, int] = {}
+    for r, f in forms.items():
+        r4 = f[2][3]
+        l1, l2, l3, l4 = f[3]  # type: ignore[misc]
+        need[r] = max(len(l1) + 1, len(l2) + 1, len(l3) + 1, len(l4) + 1, len(r4) + 1, 2 * len(r4.lower().strip()))
     longest: dict[str, int] = {}
     get = longest.get
     for p, row in zip(predictions, answers, strict=True):
@@ -135,26 +147,29 @@ class _PairRule:
     """``_match`` of the call's pairs on dict features (one instance per call; nothing outlives it).
 
     ``pred_features[p]`` is ``(stripped, compared forms, may_number, maybe_list)`` (``_Pred``'s fields; the
-    compared forms are the light forms for ANLS, else the vqaEval surfaces), ``ref_features[r]`` is
-    ``(stripped, compared forms)``.
+    compared forms are the light forms for ANLS, else the vqaEval surfaces: ``forms[r][at]``).
     """
 
     def __init__(self, forms: dict[str, FormsOf], canon: dict[str, str], light: bool, tolerance: float,
-                 predictions: Sequence[str], deferred: set[str], vqaeval: Callable[[str], str]) -> None:
+                 predictions: Sequence[str], deferred: set[str], vqaeval: Callable[[str], str],
+                 steps: dict[str, tuple[str, str]]) -> None:
         self.forms = forms
         self.canon = canon
         self.light = light
         self.deferred = deferred  # predictions without forms (_unmatchable)
+        self.steps = steps  # their step texts
         self.base = vqaeval
         self.normal: dict[str, str] = {}
         self.tolerance = tolerance
-        self.ref_features = {t: (t.strip(), f[3] if light else f[2]) for t, f in forms.items()}
-        self.pred_features = {p: (p.strip(), f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
+        self.at = 3 if light else 2
+        self.pred_features = {p: (f[4], f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
                               for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions) if p not in deferred)}
         # A deferred prediction is ASCII (so its dash-unified text is itself) and has no compared forms.
         self.pred_features.update({p: (p.strip(), None, _may_number(p), _maybe_list(p)) for p in deferred})
         self.ref_numbers: dict[str, object] = {}
-        self.ref_spans: dict[str, list[str] | None] = {}
+        self.ref_splits: dict[str, object] = {}
+        self.ref_spans: dict[str, list[str]] = {}
+        self.pred_splits: dict[str, tuple[str, ...]] = {}
         self.pred_prepared: dict[str, str] = {}
         self.pred_numbers: dict[str, object] = {}
         self.pred_objects: dict[str, _Pred] = {}
@@ -163,16 +178,27 @@ class _PairRule:
     # --- the lazily read features (the _Pred / _Ref properties) ---
 
     def vq(self, text: str) -> str:
+        """``canonical_text._vqaeval`` of one text (a list span), memoized in the call."""
         out = self.canon.get(text)
         if out is None:
-            canonical_vqaeval_many((text,), self.canon, self.normal)
-            out = self.canon[text]
+            source = separate_digit_commas(text) if "," in text else text
+            out = vqaeval_many((source,), self.normal)[source]
+            if not out and text.strip():
+                out = " ".join(text.lower().split())
+            self.canon[text] = out
         return out
 
     def prepared(self, p: str) -> str:
+        """``_Pred.prepared``: ``strip_trailing(strip_wrapper(dashed))``."""
         out = self.pred_prepared.get(p)
         if out is None:
-            out = self.pred_prepared[p] = strip_trailing(strip_wrapper(p if p in self.deferred else self.forms[p][0]))
+            if not p.isascii():
+                out = strip_trailing(strip_wrapper(self.forms[p][0]))
+            elif p[:1] in _ASCII_SPACE or p[-1:] in _ASCII_SPACE or _wrapper_hint(p.lower()):
+                out = strip_trailing(strip_wrapper(p))
+            else:  # strip_wrapper leaves p as it is, so this is step 3's text strip_trailing(p)
+                out = self.steps[p][0] if p in self.deferred else self.forms[p][1]
+            self.pred_prepared[p] = out
         return out
 
     def pred_object(self, p: str) -> _Pred:
@@ -191,16 +217,18 @@ class _PairRule:
             out = self.ref_objects[r] = _Ref(r, f[0], f[1], f[2], f[3], self.vq)
         return out
 
-    def spans_of(self, r: str) -> list[str] | None:
-        """``_Ref.spans``: the sorted normalized spans of a list-like reference (2 or more), else None."""
-        out: list[str] | None = None
-        dashed = self.forms[r][0]
-        if _SPAN_SPLIT.search(dashed):
-            rs = split_spans(dashed)
-            if len(rs) >= 2 and not _THOUSANDS.match(r.strip()) and not is_single_entity(r):
-                out = sorted(map(self.vq, rs))
-        self.ref_spans[r] = out
-        return out
+    def ref_split(self, r: str) -> tuple[str, ...] | None:
+        """The raw spans behind ``_Ref.spans`` (2 or more, a list-like reference), else None."""
+        out = self.ref_splits.get(r, _UNSET)
+        if out is _UNSET:
+            out = None
+            dashed = self.forms[r][0]
+            if _SPAN_SPLIT.search(dashed):  # else split_spans finds one span at most
+                rs = split_spans(dashed)
+                if len(rs) >= 2 and not _THOUSANDS.match(self.forms[r][4]) and not is_single_entity(r):
+                    out = rs
+            self.ref_splits[r] = out
+        return out  # type: ignore[return-value]
 
     def numeric(self, p: str, r: str) -> Kind | object:
         """The numeric reading of the pair: its kind or None when both are numbers, else ``_UNSET``."""
@@ -211,7 +239,10 @@ class _PairRule:
             return _UNSET
         pn = self.pred_numbers.get(p, _UNSET)
         if pn is _UNSET:
-            pn = self.pred_numbers[p] = _number_of(self.prepared(p))
+            x = self.prepared(p)
+            # _number_of's and parse_number's early exits (an ASCII text: no digit, or a sentence of many words)
+            pn = self.pred_numbers[p] = (None if x.isascii() and (_DIGIT.search(x) is None or (
+                "(" not in x and len(x.split(None, _MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS)) else _number_of(x))
         if pn is None:
             return _UNSET
         if _parsed_numbers_equal(pn, rn, self.tolerance):  # type: ignore[arg-type]
@@ -219,17 +250,29 @@ class _PairRule:
         return None
 
     def multi_span(self, p: str, r: str) -> bool:
-        """Whether the pair matches as lists (``_match``'s last step; ``p`` may be a list)."""
-        spans = self.ref_spans[r] if r in self.ref_spans else self.spans_of(r)
+        """Whether the pair matches as lists (``_match``'s last step; ``p`` may be a list).
+
+        The span counts are compared before any span is normalized (sorting keeps the count).
+        """
+        spans = self.ref_split(r)
         if spans is None:
             return False
-        mine = split_spans(self.prepared(p))
-        return len(mine) == len(spans) and sorted(map(self.vq, mine)) == spans
+        mine = self.pred_splits.get(p)
+        if mine is None:
+            mine = self.pred_splits[p] = split_spans(self.prepared(p))
+        if len(mine) != len(spans):
+            return False
+        normal = self.ref_spans.get(r)
+        if normal is None:
+            normal = self.ref_spans[r] = sorted(map(self.vq, spans))
+        return sorted(map(self.vq, mine)) == normal
 
     def kind(self, p: str, pf: tuple[str, _Forms | None, bool, bool], r: str) -> Kind:
         """``_match(pred features of p, ref features of r, tolerance, light)``; ``pf`` is ``pred_features[p]``."""
         pst, ps, may_number, maybe_list = pf
-        rst, rs = self.ref_features[r]
+        rf = self.forms[r]
+        rst = rf[4]
+        rs: _Forms = rf[self.at]  # type: ignore[assignment]
         if pst == rst:
             return "exact"
         if may_number:
@@ -255,47 +298,67 @@ class _PairRule:
 
     def rows(self, predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str
              ) -> list[tuple[float, str | None]]:
-        """``_score_row`` of every row (same aggregation per metric)."""
+        """``_score_row`` of every row (same aggregation per metric).
+
+        The pair rule is inlined for a prediction that is surely neither a number nor a list (``kind``'s
+        numeric and list steps cannot apply): the raw equality, then the four string steps.
+        """
         kind = self.kind
         features = self.pred_features
+        forms = self.forms
+        at = self.at
         out: list[tuple[float, str | None]] = []
         append = out.append
         vqa = metric == "vqa_accuracy"
+        loo: dict[tuple[Kind, ...], float] = {}  # the leave-one-out score by the row's kinds (answer order)
         for p, row in zip(predictions, answers, strict=True):
             pf = features[p]
+            pst, ps, may_number, maybe_list = pf
             if len(row) == 1:
-                a = row[0]
-                k = kind(p, pf, a)
+                k = kind(p, pf, row[0])
                 if vqa:
                     append((0.0, k))
                     continue
-                by_ref = {a: k}
+                refs: Sequence[str] = row
             else:
-                by_ref = {a: kind(p, pf, a) for a in dict.fromkeys(row)}
-                values = by_ref.values()
-                if "exact" in values:
-                    k = "exact"
+                by_ref: dict[str, Kind] = {}
+                if may_number or maybe_list or ps is None:
+                    for a in dict.fromkeys(row):
+                        by_ref[a] = kind(p, pf, a)
                 else:
-                    k = None
-                    for v in values:
-                        if v is not None:
-                            k = v
-                            break
+                    ps0, ps1, ps2, ps3 = ps
+                    for a in dict.fromkeys(row):
+                        rf = forms[a]
+                        rs: _Forms = rf[at]  # type: ignore[assignment]
+                        by_ref[a] = ("exact" if pst == rf[4] else _ONE_SIDED if ps0 == rs[0] else _DASHES
+                                     if ps1 == rs[1] else _TRAILING if ps2 == rs[2] else _WRAPPER_KIND
+                                     if ps3 == rs[3] else None)
+                values = by_ref.values()
+                # The first "exact" kind, else the first matched kind, in answer order (_score_row).
+                k = "exact" if "exact" in values else next(filter(None, values), None)
                 if vqa:
-                    append((0.0, None) if k is None else (_loo_score(tuple([by_ref[a] is not None for a in row])), k))
+                    if k is None:
+                        append((0.0, None))
+                        continue
+                    key = tuple(map(by_ref.__getitem__, row))
+                    score = loo.get(key)
+                    if score is None:
+                        score = loo[key] = _loo_score(tuple([x is not None for x in key]))
+                    append((score, k))
                     continue
+                refs = list(by_ref)
             if k is not None:
                 append((1.0, k))
             elif metric == "anls":
-                append((self.anls(p, by_ref), None))
+                append((self.anls(p, refs), None))
             elif metric == "containment":
-                contained = _contained_kind(self.pred_object(p), [self.ref_object(a) for a in by_ref])
+                contained = _contained_kind(self.pred_object(p), [self.ref_object(a) for a in refs])
                 append((1.0, contained) if contained is not None else (0.0, None))
             else:
                 append((0.0, None))
         return out
 
-    def anls(self, p: str, refs: dict[str, Kind]) -> float:
+    def anls(self, p: str, refs: Sequence[str]) -> float:
         """The canonical ANLS of an unmatched row: ``_score_row``'s best paper-rule ANLS over the references."""
         if p in self.deferred:
             return 0.0  # every reference's ANLS is 0 (_unmatchable)

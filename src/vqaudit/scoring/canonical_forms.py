@@ -39,8 +39,9 @@ from vqaudit.scoring.vqa_normalize import (
     vqaeval_many,
 )
 
-FormsOf = tuple[str, str, _Forms, _Forms | None]
-"""``(t2, t3, surfaces, light)`` of one text, as ``canonical_text._forms`` returns them."""
+FormsOf = tuple[str, str, _Forms, _Forms | None, str]
+"""``(t2, t3, surfaces, light, stripped)`` of one text: ``canonical_text._forms``'s four fields and
+``text.strip()`` (the raw equality of the canonical layer)."""
 
 _ASCII_SPACE = frozenset(c for c in map(chr, range(128)) if c.isspace())  # what str.isspace/strip see in ASCII
 _LEAD_OR_SPACE = frozenset("\"'`*") | _ASCII_SPACE  # strip_trailing's leading run (_LEAD)
@@ -76,17 +77,34 @@ def _light_many(texts: Sequence[str], into: dict[str, str]) -> None:
             into[t] = out if out or not t.strip() else " ".join(t.lower().split())
 
 
+def _one_final_period(t: str) -> bool:
+    r"""Whether ``strip_trailing`` of the ASCII text ``t`` only drops its final period.
+
+    True when ``t`` ends in a letter or digit and ``.``, has no leading character to strip, and the period follows
+    no lone letter: ``_TAIL``'s lookbehinds ``(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])`` pass (the character before the
+    period is a digit, or a letter after a word character, so no ``\b`` precedes it).
+    """
+    return (len(t) >= 3 and t[-1] == "." and t[-2].isalnum() and t[0] not in _LEAD_OR_SPACE
+            and (t[-2].isdigit() or t[-3].isalnum() or t[-3] == "_"))
+
+
+def _wrapper_hint(low: str) -> bool:
+    """Whether ``strip_wrapper`` can change a stripped ASCII text whose lower-case form is ``low``."""
+    return low.startswith(_WRAPPER_STARTS) or "answer is" in low
+
+
 def step_texts(texts: Sequence[str]) -> tuple[list[str], list[str]]:
     """The texts after string steps 3 and 4 of ASCII ``texts``, each rule run only where it can act.
 
     ``t3 = strip_trailing(t)``, ``t4 = strip_trailing(strip_wrapper(t3))``, as in ``canonical_text._forms``.
     """
-    t3s = [strip_trailing(t) if t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE else t for t in texts]
+    t3s = [(t[:-1] if _one_final_period(t) else strip_trailing(t)) if t[:1] in _LEAD_OR_SPACE
+           or t[-1:] in _TAIL_OR_SPACE else t for t in texts]
     lows = "\n".join(t3s).lower().split("\n")  # ASCII: lower() maps character by character
     if len(lows) != len(t3s):  # a text holds the separator
         lows = [t.lower() for t in t3s]
     t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
-                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
+                                               or _wrapper_hint(low)) else t
            for t, low in zip(t3s, lows, strict=True)]
     return t3s, t4s
 
@@ -136,8 +154,8 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
         steps: ``text -> (t3, t4)`` of ASCII texts already known (:func:`step_texts`).
 
     Returns:
-        ``out``: ``text -> (t2, t3, surfaces, light)``, equal to ``_forms(text, _vqaeval, _light if light else
-        None)``.
+        ``out``: ``text -> (t2, t3, surfaces, light, stripped)``, the first four equal to ``_forms(text,
+        _vqaeval, _light if light else None)``, then ``text.strip()``.
     """
     canon: dict[str, str] = {} if into is None else into
     normal: dict[str, str] = {}
@@ -156,6 +174,24 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
     else:
         t3s, t4s = step_texts(plain)
     canonical_vqaeval_many(plain, canon, normal)
+    # Most texts no step changes: all their forms are one vqaEval form (and one light form).
+    unchanged = [t3 == t and t4 == t for t, t3, t4 in zip(plain, t3s, t4s, strict=True)]
+    simple = [t for t, u in zip(plain, unchanged, strict=True) if u]
+    if not light:
+        # an unchanged text has no outer space (strip_trailing would drop it): it is its own stripped text
+        out.update({t: (t, t, (s, s, s, s), None, t) for t, s in zip(simple, map(canon.__getitem__, simple),
+                                                                     strict=True)})
+    else:
+        marked = [t for t in simple if _PUNCT_OR_PERIOD.search(t) is not None]
+        _light_many(marked, lights)
+        for t, f in zip(simple, [(s, s, s, s) for s in map(canon.__getitem__, simple)], strict=True):
+            out[t] = (t, t, f, f, t)
+        for t in marked:
+            x = lights[t]
+            out[t] = (t, t, out[t][2], (x, x, x, x), t)
+    if len(simple) == len(plain):
+        return out
+    plain, t3s, t4s = ([x for x, u in zip(xs, unchanged, strict=True) if not u] for xs in (plain, t3s, t4s))
     # Step 3's text needs its own normalization unless it equals the text, or only drops a final period that
     # vqaEval drops anyway (canonical_text._forms, first shortcut).
     finals = [t3 and len(t) == len(t3) + 1 and t[-1] == "." and t.startswith(t3) and not t3[-1].isspace()
@@ -170,7 +206,7 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
         s4 = s3 if t4 == t3 else canon[t4]
         surfaces = (s1, s1, s3, s4)
         if not light:
-            out[t] = (t, t3, surfaces, None)
+            out[t] = (t, t3, surfaces, None, t.strip())
             continue
         if _PUNCT_OR_PERIOD.search(t) is None:
             l1 = s1
@@ -193,7 +229,7 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
         else:
             _light_many((t4,), lights)
             l4 = lights[t4]
-        out[t] = (t, t3, surfaces, (l1, l1, l3, l4))
+        out[t] = (t, t3, surfaces, (l1, l1, l3, l4), t.strip())
     return out
 
 
@@ -215,4 +251,4 @@ def _other_forms(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str
         return lights[text]
 
     for t in texts:
-        out[t] = _forms(t, vq, light_of if light else None)
+        out[t] = (*_forms(t, vq, light_of if light else None), t.strip())
