@@ -162,16 +162,20 @@ class _PairRule:
         self.normal: dict[str, str] = {}
         self.tolerance = tolerance
         self.at = 3 if light else 2
+        self.pred_prepared: dict[str, str] = {}
+        self.pred_numbers: dict[str, object] = {}
         self.pred_features = {p: (f[4], f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
                               for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions) if p not in deferred)}
         # A deferred prediction is ASCII (so its dash-unified text is itself) and has no compared forms.
         self.pred_features.update({p: (p.strip(), None, _may_number(p), _maybe_list(p)) for p in deferred})
+        # A prediction that may be a number but is none reads no reference as a number (_match's numeric step).
+        for p, (pst, ps, may_number, maybe_list) in self.pred_features.items():
+            if may_number and self.pred_number(p) is None:
+                self.pred_features[p] = (pst, ps, False, maybe_list)
         self.ref_numbers: dict[str, object] = {}
         self.ref_splits: dict[str, object] = {}
         self.ref_spans: dict[str, list[str]] = {}
         self.pred_splits: dict[str, tuple[str, ...]] = {}
-        self.pred_prepared: dict[str, str] = {}
-        self.pred_numbers: dict[str, object] = {}
         self.pred_objects: dict[str, _Pred] = {}
         self.ref_objects: dict[str, _Ref] = {}
 
@@ -230,20 +234,28 @@ class _PairRule:
             self.ref_splits[r] = out
         return out  # type: ignore[return-value]
 
-    def numeric(self, p: str, r: str) -> Kind | object:
-        """The numeric reading of the pair: its kind or None when both are numbers, else ``_UNSET``."""
-        rn = self.ref_numbers.get(r, _UNSET)
-        if rn is _UNSET:
-            rn = self.ref_numbers[r] = _number_of(self.forms[r][1])
-        if rn is None:
-            return _UNSET
+    def pred_number(self, p: str) -> object:
+        """``_Pred.number`` (``_number_of`` of the prepared prediction), memoized."""
         pn = self.pred_numbers.get(p, _UNSET)
         if pn is _UNSET:
             x = self.prepared(p)
             # _number_of's and parse_number's early exits (an ASCII text: no digit, or a sentence of many words)
             pn = self.pred_numbers[p] = (None if x.isascii() and (_DIGIT.search(x) is None or (
                 "(" not in x and len(x.split(None, _MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS)) else _number_of(x))
+        return pn
+
+    def numeric(self, p: str, r: str) -> Kind | object:
+        """The numeric reading of the pair: its kind or None when both are numbers, else ``_UNSET``.
+
+        The prediction's number is read first: a prediction that is no number needs no reference read.
+        """
+        pn = self.pred_number(p)
         if pn is None:
+            return _UNSET
+        rn = self.ref_numbers.get(r, _UNSET)
+        if rn is _UNSET:
+            rn = self.ref_numbers[r] = _number_of(self.forms[r][1])
+        if rn is None:
             return _UNSET
         if _parsed_numbers_equal(pn, rn, self.tolerance):  # type: ignore[arg-type]
             return _numeric_kind(self.pred_object(p), self.ref_object(r))
@@ -322,9 +334,12 @@ class _PairRule:
                 refs: Sequence[str] = row
             else:
                 by_ref: dict[str, Kind] = {}
-                if may_number or maybe_list or ps is None:
+                if may_number or maybe_list:
                     for a in dict.fromkeys(row):
                         by_ref[a] = kind(p, pf, a)
+                elif ps is None:  # deferred: only the raw equality can hold
+                    for a in dict.fromkeys(row):
+                        by_ref[a] = "exact" if pst == forms[a][4] else None
                 else:
                     ps0, ps1, ps2, ps3 = ps
                     for a in dict.fromkeys(row):

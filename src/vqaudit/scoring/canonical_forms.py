@@ -58,15 +58,18 @@ def canonical_vqaeval_many(texts: Sequence[str], into: dict[str, str], normal: d
     read by :func:`separate_digit_commas`, or the raw text lower-cased with spaces folded when that leaves
     nothing of a visible text (module docstring of :mod:`vqaudit.scoring.canonical`).
     """
-    new = [t for t in texts if t not in into]
-    read = {t: s for t in new if "," in t and (s := separate_digit_commas(t)) != t}  # digit commas read
-    if read:
-        vqaeval_many(read.values(), normal)
-        into.update({t: normal[s] for t, s in read.items()})
+    new = [t for t in texts if t not in into] if into else list(texts)
+    if "," in "".join(new):  # digit commas read first
+        read = {t: s for t in new if "," in t and (s := separate_digit_commas(t)) != t}
+        if read:
+            vqaeval_many(read.values(), normal)
+            into.update({t: normal[s] for t, s in read.items()})
     vqaeval_many(new, into)  # skips the texts read above
-    for t in [t for t in new if not into[t]]:
-        if t.strip():
-            into[t] = " ".join(t.lower().split())
+    outs = list(map(into.__getitem__, new))
+    if "" in outs:
+        for t in [t for t, out in zip(new, outs, strict=True) if not out]:
+            if t.strip():
+                into[t] = " ".join(t.lower().split())
 
 
 def _light_many(texts: Sequence[str], into: dict[str, str]) -> None:
@@ -104,8 +107,8 @@ def step_texts(texts: Sequence[str]) -> tuple[list[str], list[str]]:
     if len(lows) != len(t3s):  # a text holds the separator
         lows = [t.lower() for t in t3s]
     t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
-                                               or _wrapper_hint(low)) else t
-           for t, low in zip(t3s, lows, strict=True)]
+                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
+           for t, low in zip(t3s, lows, strict=True)]  # _wrapper_hint inlined
     return t3s, t4s
 
 
@@ -161,8 +164,8 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
     normal: dict[str, str] = {}
     lights: dict[str, str] = {}
     out = {} if out is None else out
-    distinct = [t for t in dict.fromkeys(texts) if t not in out]
-    plain = [t for t in distinct if t.isascii()]
+    distinct = [t for t in dict.fromkeys(texts) if t not in out] if out else list(dict.fromkeys(texts))
+    plain = distinct if "".join(distinct).isascii() else [t for t in distinct if t.isascii()]
     if len(plain) < len(distinct):
         _other_forms([t for t in distinct if not t.isascii()], light, vqaeval, canon, lights, out)
     if steps:
@@ -191,7 +194,8 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
             out[t] = (t, t, out[t][2], (x, x, x, x), t)
     if len(simple) == len(plain):
         return out
-    plain, t3s, t4s = ([x for x, u in zip(xs, unchanged, strict=True) if not u] for xs in (plain, t3s, t4s))
+    changed = [i for i, u in enumerate(unchanged) if not u]
+    plain, t3s, t4s = ([xs[i] for i in changed] for xs in (plain, t3s, t4s))
     # Step 3's text needs its own normalization unless it equals the text, or only drops a final period that
     # vqaEval drops anyway (canonical_text._forms, first shortcut).
     finals = [t3 and len(t) == len(t3) + 1 and t[-1] == "." and t.startswith(t3) and not t3[-1].isspace()
