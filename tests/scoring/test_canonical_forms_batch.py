@@ -140,8 +140,10 @@ def test_form_length_bounds_hold(strings: list[str]) -> None:
         _, _, surfaces, light = canonical_text._forms(s, canonical_text._vqaeval, canonical_text._light)
         assert light is not None
         assert bound <= min(map(len, (*surfaces, *light))), repr(s)
+    # By hand: strong characters "bd" "$15555" in 2 words, plus the letters u g e t of the long piece "budget";
+    # "M" "Lld" "2" "cp" in 4 words, plus o s of "Lloyd's" (the apostrophe is not counted).
     assert canonical_forms.form_length_bounds(["The budget is $15,555.", "the a an", "", "Mr. Lloyd's 2 cups"]) == [
-        len("bd$15555") + 2 - 1, 0, 0, len("Mlldy2cp") + 4 - 1]
+        8 + 1 + 4, 0, 0, 8 + 3 + 2]
 
 
 def test_step_texts_equal_the_rules(strings: list[str]) -> None:
@@ -150,3 +152,9 @@ def test_step_texts_equal_the_rules(strings: list[str]) -> None:
     for s, t3, t4 in zip(texts, t3s, t4s, strict=True):
         assert t3 == canonical_text.strip_trailing(s), repr(s)
         assert t4 == canonical_text.strip_trailing(canonical_text.strip_wrapper(t3)), repr(s)
+
+
+def test_strong_bounds_are_smaller(strings: list[str]) -> None:
+    _, t4s = canonical_forms.step_texts([s for s in strings if s.isascii()])
+    assert all(a <= b for a, b in zip(canonical_forms.strong_bounds(t4s), canonical_forms.form_length_bounds(t4s),
+                                      strict=True))

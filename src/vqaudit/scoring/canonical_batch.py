@@ -24,6 +24,7 @@ from vqaudit.scoring.canonical_forms import (
     form_length_bounds,
     forms_many,
     step_texts,
+    strong_bounds,
 )
 from vqaudit.scoring.canonical_match import (
     FAULT_KINDS,
@@ -130,7 +131,12 @@ def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], f
     candidates = [p for p in longest if p.isascii()]
     t3s, t4s = step_texts(candidates)
     steps.update(zip(candidates, zip(t3s, t4s, strict=True), strict=True))
-    return {p for p, lb in zip(candidates, form_length_bounds(t4s), strict=True) if lb >= longest[p]}
+    # the faster, smaller bound first; the other one where it does not suffice
+    out = {p for p, lb in zip(candidates, strong_bounds(t4s), strict=True) if lb >= longest[p]}
+    rest = [(p, t4) for p, t4 in zip(candidates, t4s, strict=True) if p not in out]
+    out.update(p for (p, _), lb in zip(rest, form_length_bounds([t4 for _, t4 in rest]), strict=True)
+               if lb >= longest[p])
+    return out
 
 
 def _may_number(dashed: str) -> bool:

@@ -17,6 +17,7 @@ change (issue 19 part 3: the cost left is calls, about 1 us of Python per string
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -114,27 +115,48 @@ def step_texts(texts: Sequence[str]) -> tuple[list[str], list[str]]:
 
 _WEAK_LETTERS = "".join(sorted(set("".join(NUMBER_WORDS) + "".join(ARTICLES))))  # "aefghinorstuvwxz"
 _NOT_STRONG = ("".join(PUNCTUATION) + ".'" + _WEAK_LETTERS + _WEAK_LETTERS.upper() + "\x1c\x1d\x1e\x1f").encode()
-# Every contraction (the lower-case keys: the text is lower-cased first) keeps the strong characters of its key.
-assert all(not Counter(c for c in k.encode() if c not in _NOT_STRONG) - Counter(v.encode())
-           for k, v in CONTRACTIONS.items() if k == k.lower())
+_WEAK_LETTER_BYTES = (_WEAK_LETTERS + _WEAK_LETTERS.upper()).encode()
+_MARKS = "".join(PUNCTUATION) + "." + "\x1c\x1d\x1e\x1f"
+_LONG_PIECE = 1 + max(map(len, (*NUMBER_WORDS, *ARTICLES)))  # 6: no longer token is an article or number word
+# The long pieces: maximal runs (a shorter run has no long suffix) of bytes that are no space (bytes' \s: the
+# ASCII spaces but \x1c-\x1f, which are marks here) and no mark.
+_LONG_PIECES = re.compile(b"[^\\s" + re.escape(_MARKS.encode()) + b"]{%d,}" % _LONG_PIECE)
+# Every contraction (the lower-case keys: the text is lower-cased first) keeps every character of its key but
+# apostrophes ("somebody'd" -> "somebodyd").
+assert all(not Counter(k.replace("'", "")) - Counter(v) for k, v in CONTRACTIONS.items() if k == k.lower())
 
 
 def form_length_bounds(t4s: Sequence[str]) -> list[int]:
     r"""A lower bound of the length of every form ``_forms`` gives an ASCII text, from its step-4 text ``t4``.
 
-    ``C + S - 1`` (0 when ``S`` is 0): ``C`` strong characters in ``S`` whitespace-separated words of ``t4``, a
-    *strong* character being one that is neither a space, nor a vqaEval punctuation mark (:data:`PUNCTUATION`),
-    nor a period or an apostrophe, nor a letter of an article or a number word (``aefghinorstuvwxz``, either
-    case). Proof: the step texts are substrings of the text, so each holds at least these ``C`` characters in
-    ``S`` distinct words; ``separate_digit_commas`` deletes commas or adds spaces, the punctuation step deletes
-    marks and periods or replaces marks by spaces, neither touching a strong character or joining two words;
-    a word holding a strong character is neither an article nor a number word, and a contraction keeps the
-    strong characters of its key (checked at import), so the digit/article step keeps every strong
-    character (lower-cased) in at least ``S`` words joined by single spaces; the light form skips the
-    punctuation step, and a text with a strong character never takes the raw fallback.
-    (``\x1c``-``\x1f``, spaces for ``str.split`` but not for ``bytes.split``, are dropped: fewer words, a
-    smaller bound.)
+    ``C + max(S - 1, 0)``. A *strong* character is one that is neither a space, nor a vqaEval punctuation mark
+    (:data:`PUNCTUATION`), nor a period or an apostrophe, nor a letter of an article or a number word
+    (``aefghinorstuvwxz``, either case); a *piece* is a maximal run of characters that are neither spaces nor
+    marks nor periods, *long* from 6 characters on. ``C`` counts the strong characters of ``t4`` and the
+    article/number-word letters of its long pieces; ``S`` the whitespace-separated words of ``t4`` holding a
+    strong character. Proof: the step texts are substrings of the text, so each holds these characters in as
+    many distinct words; ``separate_digit_commas`` deletes commas or adds spaces after them, the punctuation
+    step deletes marks and periods or replaces marks by spaces: no piece is cut and no two words are joined, so
+    a long piece stays inside a token of 6 or more characters. The digit/article step drops only articles
+    and maps only number words (none of them holds a strong character or has 6 characters) and contractions
+    (which keep every character of the key but apostrophes, checked at import): so every counted character
+    survives (lower-cased), in at least ``S`` words joined by single spaces. The light form skips the
+    punctuation step (its words are the text's), and a form holding a counted character never takes the raw
+    fallback. ````-````, spaces for ``str.split`` but not for ``bytes.split``, are dropped or read as
+    marks (fewer words, shorter pieces: a smaller bound).
     """
+    out = []
+    for t in t4s:
+        b = t.encode()
+        words = b.translate(None, _NOT_STRONG).split()
+        pieces = b"".join(_LONG_PIECES.findall(b))
+        out.append(sum(map(len, words)) + (len(words) - 1 if words else 0)
+                   + len(pieces) - len(pieces.translate(None, _WEAK_LETTER_BYTES)))
+    return out
+
+
+def strong_bounds(t4s: Sequence[str]) -> list[int]:
+    """:func:`form_length_bounds` without the long pieces' letters (a smaller bound, faster to compute)."""
     out = []
     for t in t4s:
         words = t.encode().translate(None, _NOT_STRONG).split()
