@@ -45,6 +45,7 @@ import numpy as np
 
 from vqaudit.scoring import canonical, contracts, official, ra_eval, registry, repair, vqa_normalize
 from vqaudit.scoring.contracts import classify
+from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.shortanswer import benchmarks
 from vqaudit.shortanswer.audit import audit_rows
@@ -139,10 +140,11 @@ def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
     for name, rows in pool.items():
         spec = get_benchmark(name)
         scorer = official_scorer(spec.metric, spec.variant)
-        before = [scorer(r.prediction, r.answers) for r in rows]
+        predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
+        before = official_scores(predictions, answers, spec.metric, spec.variant)
         found = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
-        after = repair_scores([r.prediction for r in rows], [r.answers for r in rows], [r.question for r in rows],
-                              found, spec.metric, spec.variant, scorer, variants=("bidirectional",))["bidirectional"]
+        after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric, spec.variant,
+                              scorer, variants=("bidirectional",), official=before)["bidirectional"]
         official += sum(before)
         bidirectional += sum(after)
         recovered += sum(1 for b, a in zip(before, after, strict=True) if b < 1.0 <= a)
@@ -201,14 +203,16 @@ def dump(pools: dict[str, dict[str, list[AuditRow]]], path: Path) -> int:
                 clear_caches()
                 spec = get_benchmark(name)
                 scorer = official_scorer(spec.metric, spec.variant)
+                predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
+                before = official_scores(predictions, answers, spec.metric, spec.variant)
                 found = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens)
                          for r in rows]
-                after = repair_scores([r.prediction for r in rows], [r.answers for r in rows],
-                                      [r.question for r in rows], found, spec.metric, spec.variant, scorer,
-                                      variants=("bidirectional",))["bidirectional"]
-                for r, c, a in zip(rows, found, after, strict=True):
-                    out.write(json.dumps(["target", label, name, r.qid, scorer(r.prediction, r.answers), c.bucket,
-                                          c.subtype, repr(a)], ensure_ascii=False) + "\n")
+                after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric,
+                                      spec.variant, scorer, variants=("bidirectional",),
+                                      official=before)["bidirectional"]
+                for r, b, c, a in zip(rows, before, found, after, strict=True):
+                    out.write(json.dumps(["target", label, name, r.qid, b, c.bucket, c.subtype, repr(a)],
+                                         ensure_ascii=False) + "\n")
                     lines += 1
                 clear_caches()
                 result = audit_rows(JoinReport(tuple(rows), gold_source="embedded"), name)

@@ -36,72 +36,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vqaudit.scoring.canonical import (
-    is_single_entity,
-    parse_plain_number,
-    strip_trailing,
-    strip_wrapper,
-    unify_dashes,
-)
-from vqaudit.scoring.contracts import Contract, is_scalar_answer
+from vqaudit.scoring.canonical import is_single_entity, parse_plain_number, strip_trailing, unify_dashes
+from vqaudit.scoring.contracts import Contract
+from vqaudit.scoring.official_batch import official_scores
+from vqaudit.scoring.output_repair import _NUM_TOKEN as _NUM_TOKEN  # re-exported (tests read it here)
+from vqaudit.scoring.output_repair import SENTENCE_WORDS as SENTENCE_WORDS
+from vqaudit.scoring.output_repair import repair_output as repair_output
+from vqaudit.scoring.output_repair import repair_outputs
 from vqaudit.scoring.registry import scorer_identity
 from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
-SENTENCE_WORDS = 4
-"""Number/code extraction only touches outputs of at least this many words (a sentence, not a short answer)."""
 Overlay = tuple[tuple[str, ...], ...]
 """Per reference answer, its extra accepted forms (same order as the answers)."""
 
-# The leading lookahead names the only possible first characters; it changes no match but lets the scan skip the
-# other positions quickly (about 1.7x faster on long answers).
-_NUM_TOKEN = re.compile(r"(?=[-+$\d])(?<![\w.])[-+]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?(?![\w])")
-_CODE_TOKEN = re.compile(r"(?<![\w-])(?:[A-Za-z0-9]+-[A-Za-z0-9-]*\d[A-Za-z0-9-]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z]+"
-                         r"[A-Za-z0-9]*|[A-Za-z0-9]*\d[A-Za-z0-9]*-[A-Za-z0-9]+)(?![\w-])")
 _DIGIT = re.compile(r"\d")
-_YESNO = re.compile(r"^(yes|no)\b[\s,.!]", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"%|percent|percentage|share|proportion", re.IGNORECASE)
-
-
-def _basic(text: str) -> str:  # not memoized: repair_output is, and a prediction rarely meets two buckets
-    out = strip_trailing(strip_wrapper(unify_dashes(text)))
-    return out if out else text.strip()
-
-
-@lru_cache(maxsize=262144)
-def repair_output(prediction: str, bucket: str) -> str:
-    """Conservative output rewrite of one prediction for a contract bucket (module docstring rules).
-
-    Args:
-        prediction: the raw model output.
-        bucket: the item's contract bucket (``scalar``, ``readout``, ``identifier``, ``multi-span``,
-            ``other-open``).
-
-    Returns:
-        The rewritten output (the input itself when no rule applies).
-    """
-    out = _basic(prediction)
-    if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
-        return out
-    if bucket == "scalar":
-        # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
-        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
-        # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
-        # number shape has at most two, its date shapes at most three).
-        if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
-            return out
-        yes_no = _YESNO.match(out)
-        if yes_no:
-            return str(yes_no.group(1)).lower()
-        # Both token patterns need a digit: a digit-free sentence skips their position-by-position scan.
-        numbers = _NUM_TOKEN.findall(out) if _DIGIT.search(out) else []
-        if len(numbers) == 1:
-            return str(numbers[0]).strip()
-    elif bucket == "identifier":
-        codes = _CODE_TOKEN.findall(out) if _DIGIT.search(out) else []
-        if len(codes) == 1:
-            return str(codes[0])
-    return out
 
 
 def _number_forms(ref: str, question: str) -> list[str]:
@@ -346,7 +296,9 @@ def summarize_repair(variant: str, before: Sequence[float], after: Sequence[floa
 def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
                   contracts: Sequence[Contract], metric: str, variant: str,
                   scorer: Callable[[str, Sequence[str]], float],
-                  variants: Sequence[str] = VARIANTS) -> Mapping[str, list[float]]:
+                  variants: Sequence[str] = VARIANTS, *,
+                  official: Sequence[float] | None = None,
+                  overlays_given: Sequence[Overlay] | None = None) -> Mapping[str, list[float]]:
     """Scores of every row under each repair variant (same order as the inputs).
 
     A row's repaired scores are a pure function of (prediction, answers, question, bucket), so identical rows
@@ -362,6 +314,11 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         variant: its variant.
         scorer: the official scorer.
         variants: which of :data:`VARIANTS` to compute.
+        official: ``scorer(prediction, answers)`` of every row, when the caller has it (e.g. from
+            :func:`vqaudit.scoring.official_batch.official_scores`): an output the rewrite leaves unchanged is
+            then not scored again.
+        overlays_given: :func:`reference_overlay` of every row, when the caller has it (else each is built
+            only for a row the plain comparison does not accept and whose overlay could raise its score).
 
     Returns:
         ``{variant: [score per row]}`` for the requested variants.
@@ -376,31 +333,63 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         distinct = len(rows) == len(where)
         contract_of = list(contracts) if distinct else [contracts[k] for k in first.values()]
         preds = [r[0] for r in rows]
-        repaired = list(map(repair_output, preds, [r[3] for r in rows]))
+        repaired = repair_outputs(preds, [r[3] for r in rows])
         futile = _futility(metric, variant, scorer)
-        official = scorer_identity(scorer) == (metric, variant)
+        is_official = scorer_identity(scorer) == (metric, variant)
         overlays: dict[int, Overlay] = {}
         out: dict[str, list[float]] = {}
+        golds = [r[1] for r in rows]
+        if official is not None:
+            before = list(official) if distinct else [official[k] for k in first.values()]
+        else:
+            before = _scores(preds, golds, metric, variant, scorer, is_official)
+        given = None if overlays_given is None else (
+            list(overlays_given) if distinct else [overlays_given[k] for k in first.values()])
+        anls_strip = _ANLS_STRIP.get(variant) if futile is not None else None
         for v in variants:
-            targets = repaired if v != "reference-only" else preds
-            values = list(map(scorer, targets, [r[1] for r in rows]))
+            if v == "reference-only":
+                targets, values = preds, list(before)
+            else:
+                # Only an output the rewrite changed is scored again (in one batch for the official scorer).
+                targets, values = repaired, list(before)
+                changed = [i for i, (t, p) in enumerate(zip(repaired, preds, strict=True)) if t != p]
+                if changed:
+                    fresh = _scores([repaired[i] for i in changed], [golds[i] for i in changed], metric, variant,
+                                    scorer, is_official)
+                    for i, value in zip(changed, fresh, strict=True):
+                        values[i] = value
             if v != "output-only":
                 for i, base in enumerate(values):
                     if base >= 1.0:
                         continue
-                    _, refs, question, _ = rows[i]
-                    overlay = overlays.get(i)
+                    refs = golds[i]
+                    target = targets[i]
+                    if anls_strip is not None:
+                        # _overlay_too_short, inline: no overlay form can score above 0 under official ANLS.
+                        if target.isascii():
+                            n = len(target.strip() if anls_strip else target)
+                        else:
+                            n = len(target.lower().strip() if anls_strip else target.lower())
+                        if refs and 4 * max(map(len, refs)) + 8 < n and all(map(str.isascii, refs)):
+                            continue
+                    overlay = overlays.get(i) if given is None else given[i]
                     if overlay is None:
-                        if futile is not None and futile(targets[i], refs):
-                            continue  # no overlay form can raise the score (see _futility)
-                        overlay = overlays[i] = reference_overlay(refs, contract_of[i], question)
-                    values[i] = _widened(targets[i], refs, overlay, metric, variant, scorer, base, official)
+                        overlay = overlays[i] = reference_overlay(refs, contract_of[i], rows[i][2])
+                    values[i] = _widened(target, refs, overlay, metric, variant, scorer, base, is_official)
             if distinct:
                 out[v] = values
             else:
                 by_first = dict(zip(first.values(), values, strict=True))
                 out[v] = [by_first[k] for k in where]
     return out
+
+
+def _scores(predictions: list[str], golds: list[tuple[str, ...]], metric: str, variant: str,
+            scorer: Callable[[str, Sequence[str]], float], is_official: bool) -> list[float]:
+    """``scorer`` of every row; the official scorer's floats come from one batch (the same floats)."""
+    if is_official:
+        return official_scores(predictions, golds, metric, variant)
+    return list(map(scorer, predictions, golds))
 
 
 @contextmanager
