@@ -43,8 +43,19 @@ from pathlib import Path
 
 import numpy as np
 
-from vqaudit.scoring import canonical, contracts, official, ra_eval, registry, repair, vqa_normalize
-from vqaudit.scoring.contracts import classify
+from vqaudit.scoring import (
+    canonical,
+    contracts,
+    official,
+    official_batch,
+    output_repair,
+    overlay,
+    ra_eval,
+    registry,
+    repair,
+    vqa_normalize,
+)
+from vqaudit.scoring.contracts import classify_many
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.shortanswer import benchmarks
@@ -127,7 +138,8 @@ def resampled_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 0) ->
 
 
 def clear_caches() -> None:
-    for module in (canonical, contracts, official, ra_eval, registry, repair, vqa_normalize, benchmarks):
+    for module in (canonical, contracts, official, official_batch, output_repair, overlay, ra_eval, registry, repair,
+                   vqa_normalize, benchmarks):
         for value in vars(module).values():
             if hasattr(value, "cache_clear"):
                 value.cache_clear()
@@ -142,7 +154,8 @@ def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
         scorer = official_scorer(spec.metric, spec.variant)
         predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
         before = official_scores(predictions, answers, spec.metric, spec.variant)
-        found = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
+        found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
+                              [r.ocr_tokens for r in rows])
         after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric, spec.variant,
                               scorer, variants=("bidirectional",), official=before)["bidirectional"]
         official += sum(before)
@@ -205,8 +218,8 @@ def dump(pools: dict[str, dict[str, list[AuditRow]]], path: Path) -> int:
                 scorer = official_scorer(spec.metric, spec.variant)
                 predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
                 before = official_scores(predictions, answers, spec.metric, spec.variant)
-                found = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens)
-                         for r in rows]
+                found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
+                                      [r.ocr_tokens for r in rows])
                 after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric,
                                       spec.variant, scorer, variants=("bidirectional",),
                                       official=before)["bidirectional"]

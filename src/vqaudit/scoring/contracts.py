@@ -272,6 +272,88 @@ def _classify(question: str, answers: Sequence[str], answer_type: str | None,
     return _OTHER
 
 
+def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
+                  answer_types: Sequence[str | None] | None = None,
+                  ocr_tokens: Sequence[Sequence[str]] | None = None) -> list[Contract]:
+    """``classify(q, a, answer_type=t, ocr_tokens=o)`` of every row, in row order (equal contracts, no memo).
+
+    The rules of :func:`classify_item` (module docstring, in priority order), with what depends on the
+    representative gold alone (its scalar, identifier and list shapes) computed once per distinct gold, what
+    depends on the question once per distinct question, and the normalized OCR index once per OCR token list;
+    the rest runs inline, row by row. The representative gold takes the shortcut of
+    :func:`representative_gold` inline (the first answer holding at least half of them).
+
+    Args:
+        questions: the question of each row.
+        answers: the gold answers of each row.
+        answer_types: benchmark-native answer types (None: none for every row).
+        ocr_tokens: OCR tokens per row (None: none for every row).
+
+    Returns:
+        One :class:`Contract` per row.
+
+    Raises:
+        ValueError: columns of different lengths.
+    """
+    n = len(questions)
+    types: Sequence[str | None] = [None] * n if answer_types is None else answer_types
+    ocrs: Sequence[Sequence[str]] = [()] * n if ocr_tokens is None else ocr_tokens
+    if not len(answers) == len(types) == len(ocrs) == n:
+        raise ValueError("questions, answers, answer types and OCR tokens must have one entry per row")
+    golds = [a[0].strip() if len(a) and 2 * a.count(a[0]) >= len(a) else representative_gold(a) for a in answers]
+    shape_of = {g: _gold_shape(g) for g in set(golds)}
+    readout_q = {q: _READOUT_Q.match(q) is not None for q in set(questions)}
+    ocr_index: dict[int, tuple[frozenset[str], str]] = {}  # by id: the input columns keep every list alive
+    normalized: dict[str, str] = {}
+    out: list[Contract] = []
+    append = out.append
+    for gold, question, answer_type, ocr in zip(golds, questions, types, ocrs, strict=True):
+        scalar, ident, shape = shape_of[gold]
+        if scalar:
+            append(_SCALAR)
+            continue
+        if ident is None and ocr:
+            index = ocr_index.get(id(ocr))
+            if index is None:
+                index = ocr_index[id(ocr)] = _ocr_index(ocr if type(ocr) is tuple else tuple(ocr))
+            g = normalized.get(gold)
+            if g is None:
+                g = normalized[gold] = _vqaeval(gold)
+            if g and (g in index[0] or f" {g} " in index[1]):
+                append(_READOUT_OCR)
+                continue
+        if answer_type is not None and ident is None and shape is None and (
+                "single span" in answer_type or "question span" in answer_type):
+            append(_READOUT_TYPE)
+        elif shape is None and readout_q[question]:
+            append(_READOUT_QUESTION)
+        elif ident is not None:
+            append(Contract("identifier", ident, "identifier:shape"))
+        else:
+            multi = shape if shape is not None or answer_type is None else multispan_subtype(gold, answer_type)
+            append(_OTHER if multi is None else Contract("multi-span", multi, "multi-span:shape"))
+    return out
+
+
+def _gold_shape(gold: str) -> tuple[bool, str | None, str | None]:
+    """``(True, None, None)`` for a scalar gold, else False, its identifier subtype and its list shape.
+
+    The first steps of :func:`_classify`, which depend on the (stripped) representative gold alone (the list
+    shape is the one without answer type).
+    """
+    if _DIGIT.search(gold) is None:
+        if gold.rstrip(".").lower() in _YES_NO:
+            return True, None, None
+        ident = "short upper" if _SHORT_UPPER.match(gold) else None
+    elif is_scalar_answer(gold):
+        return True, None, None
+    else:
+        ident = identifier_subtype(gold)
+    shape = (multispan_subtype(gold) if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
+             else None)
+    return False, ident, shape
+
+
 def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:
     """Per-bucket counts in :data:`BUCKETS` order (Table 5 layout); every bucket present, zeros included."""
     counts = Counter(c.bucket for c in contracts)

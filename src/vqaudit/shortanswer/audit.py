@@ -36,9 +36,10 @@ from vqaudit.scoring.canonical import (
     gain_kind,
     refusal_cause,
 )
-from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify, subtype_counts
+from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify_many, subtype_counts
+from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.ra_eval import ra_eval_layer
-from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlay, repair_row, summarize_repair
+from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
@@ -349,18 +350,24 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
         VqauditError: a gold the metric cannot take (naming the file and row its gold was read from, from
             ``where``, else the joined row, and its question id).
     """
-    official: list[float] = []
+    outputs, golds, questions = [r.prediction for r in rows], [r.answers for r in rows], [r.question for r in rows]
     try:
-        for row in rows:
-            official.append(scorer(row.prediction, row.answers))
-    except ValueError as exc:
-        bad = rows[len(official)]
-        place = (where or {}).get(bad.qid, f"joined row {len(official) + 1}")
-        raise VqauditError(f"{place} (question id {bad.qid!r}), field 'answers': {exc}") from None
-    contracts = [classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens) for r in rows]
-    overlays = [reference_overlay(r.answers, c, r.question) for r, c in zip(rows, contracts, strict=True)]
-    repaired = [repair_row(r.prediction, r.answers, r.question, c, metric, variant, scorer, VARIANTS, o)
-                for r, c, o in zip(rows, contracts, overlays, strict=True)]
+        official = official_scores(outputs, golds, metric, variant)
+    except ValueError:  # the first row the metric refuses, found row by row to name it
+        official = []
+        try:
+            for row in rows:
+                official.append(scorer(row.prediction, row.answers))
+        except ValueError as exc:
+            bad = rows[len(official)]
+            place = (where or {}).get(bad.qid, f"joined row {len(official) + 1}")
+            raise VqauditError(f"{place} (question id {bad.qid!r}), field 'answers': {exc}") from None
+        raise
+    contracts = classify_many(questions, golds, [r.answer_type for r in rows], [r.ocr_tokens for r in rows])
+    overlays = reference_overlays(golds, contracts, questions)
+    by_variant = repair_scores(outputs, golds, questions, contracts, metric, variant, scorer, VARIANTS,
+                               official=official, overlays_given=overlays)
+    repaired = list(zip(*(by_variant[v] for v in VARIANTS), strict=True))
     vqaeval = _memo(fast_vqaeval_process)
     predictions = [r.prediction for r in rows]
     answers = [r.answers for r in rows]
