@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import is_single_entity
+from vqaudit.scoring.columns import repeated_rows
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 
 BUCKETS: tuple[str, ...] = ("scalar", "readout", "identifier", "multi-span", "other-open")
@@ -300,6 +301,13 @@ def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
     ocrs: Sequence[Sequence[str]] = [()] * n if ocr_tokens is None else ocr_tokens
     if not len(answers) == len(types) == len(ocrs) == n:
         raise ValueError("questions, answers, answer types and OCR tokens must have one entry per row")
+    shared = repeated_rows(questions, answers, types, ocrs)
+    if shared is not None:  # the same row objects again (a resampled pool): each is classified once
+        firsts, where = shared
+        found = classify_many([questions[k] for k in firsts], [answers[k] for k in firsts],
+                              [types[k] for k in firsts], [ocrs[k] for k in firsts])
+        by_first = dict(zip(firsts, found, strict=True))
+        return [by_first[k] for k in where]
     golds = [a[0].strip() if len(a) and 2 * a.count(a[0]) >= len(a) else representative_gold(a) for a in answers]
     shape_of = {g: _gold_shape(g) for g in set(golds)}
     readout_q = {q: _READOUT_Q.match(q) is not None for q in set(questions)}

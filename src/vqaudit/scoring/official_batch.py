@@ -16,6 +16,7 @@ from itertools import chain
 
 from rapidfuzz.distance import Levenshtein
 
+from vqaudit.scoring.columns import repeated_rows
 from vqaudit.scoring.official import _hit_pattern_score
 from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.vqa_normalize import fast_evalai_process
@@ -78,6 +79,12 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
     scorer = official_scorer(metric, variant, memo=0)
     if len(predictions) != len(answers):
         raise ValueError(f"{len(predictions)} predictions but {len(answers)} gold rows")
+    shared = repeated_rows(predictions, answers)
+    if shared is not None:  # the same row objects again (a resampled pool): each is scored once
+        firsts, where = shared
+        values = official_scores([predictions[k] for k in firsts], [answers[k] for k in firsts], metric, variant)
+        by_first = dict(zip(firsts, values, strict=True))
+        return [by_first[k] for k in where]
     was_enabled = gc.isenabled()
     gc.disable()
     try:
