@@ -301,7 +301,7 @@ def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
     ocrs: Sequence[Sequence[str]] = [()] * n if ocr_tokens is None else ocr_tokens
     if not len(answers) == len(types) == len(ocrs) == n:
         raise ValueError("questions, answers, answer types and OCR tokens must have one entry per row")
-    shared = repeated_rows(questions, answers, types, ocrs)
+    shared = repeated_rows(answers, questions, types, ocrs)
     if shared is not None:  # the same row objects again (a resampled pool): each is classified once
         firsts, where = shared
         found = classify_many([questions[k] for k in firsts], [answers[k] for k in firsts],

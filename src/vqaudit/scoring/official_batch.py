@@ -79,7 +79,7 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
     scorer = official_scorer(metric, variant, memo=0)
     if len(predictions) != len(answers):
         raise ValueError(f"{len(predictions)} predictions but {len(answers)} gold rows")
-    shared = repeated_rows(predictions, answers)
+    shared = repeated_rows(answers, predictions)
     if shared is not None:  # the same row objects again (a resampled pool): each is scored once
         firsts, where = shared
         values = official_scores([predictions[k] for k in firsts], [answers[k] for k in firsts], metric, variant)
@@ -123,7 +123,12 @@ def _mmf_textvqa(predictions: Sequence[str], answers: Sequence[Sequence[str]], n
 
 
 def _anls_paper(predictions: Sequence[str], answers: Sequence[Sequence[str]], score: Scorer) -> list[float]:
-    """The registry's ``anls``/``paper`` scorer row by row, inline (same rapidfuzz calls, same floats)."""
+    """The registry's ``anls``/``paper`` scorer row by row, inline (same rapidfuzz calls, same floats).
+
+    A prediction (lower-cased, stripped) more than twice as long as every ASCII reference scores 0.0 without a
+    distance: the reference's compared form is at most as long (``lower`` keeps an ASCII text's length, ``strip``
+    only shortens it), and the distance is at least the length difference, so NL > 0.5, which scores 0.0.
+    """
     nd = Levenshtein.normalized_distance
     out: list[float] = []
     append = out.append
@@ -133,10 +138,16 @@ def _anls_paper(predictions: Sequence[str], answers: Sequence[Sequence[str]], sc
             if len(a) == 1:
                 ref = a[0]
                 if type(ref) is str:
+                    if len(pred) > 2 * len(ref) and ref.isascii():
+                        append(0.0)
+                        continue
                     nl = nd(ref.lower().strip(), pred, score_cutoff=0.5)
                     append(1.0 - nl if nl < 0.5 else 0.0)
                     continue
             elif all(type(r) is str for r in a):
+                if len(pred) > 2 * max(map(len, a)) and all(map(str.isascii, a)):
+                    append(0.0)
+                    continue
                 nl = min([nd(r.lower().strip(), pred, score_cutoff=0.5) for r in a])
                 append(1.0 - nl if nl < 0.5 else 0.0)
                 continue

@@ -90,7 +90,8 @@ def repair_outputs(predictions: Sequence[str], buckets: Sequence[str]) -> list[s
     rules) run inline in one loop: an ASCII text is its own ``unify_dashes``; a stripped text whose first
     character is no quote/asterisk and whose last is no trailing mark is its own ``strip_trailing`` (only
     whitespace, quotes, backticks, asterisks and ``.,;:!?`` are ever removed, and the stripped text has no
-    surrounding whitespace).
+    surrounding whitespace), and of a text ending in one period after two alphanumerics it removes just that
+    period (no single-letter word precedes it, so neither "U.S." rule applies).
 
     Args:
         predictions: raw model outputs.
@@ -123,7 +124,10 @@ def repair_outputs(predictions: Sequence[str], buckets: Sequence[str]) -> list[s
             if box:
                 t = box.group(1).strip()
         if t and (t[-1] in tail or t[0] in lead or t[-1].isspace() or t[0].isspace()):
-            t = strip_trailing(t)
+            if t[-1] == "." and t[-2:-1].isalnum() and t[-3:-2].isalnum() and t[0] not in lead and not t[0].isspace():
+                t = t[:-1]  # strip_trailing of "...xy.": the final period alone (two word characters before it)
+            else:
+                t = strip_trailing(t)
         if not t:
             t = prediction.strip()
         if len(t.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS or (bucket != "scalar" and

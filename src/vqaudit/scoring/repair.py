@@ -200,36 +200,47 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         given = None if overlays_given is None else (
             list(overlays_given) if distinct else [overlays_given[k] for k in first.values()])
         anls_strip = _ANLS_STRIP.get(variant) if futile is not None else None
+        rescored: list[float] | None = None  # the rewritten outputs' plain scores (output-only, bidirectional)
         for v in variants:
             if v == "reference-only":
                 targets, values = preds, list(before)
             else:
-                # Only an output the rewrite changed is scored again (in one batch for the official scorer).
-                targets, values = repaired, list(before)
-                changed = [i for i, (t, p) in enumerate(zip(repaired, preds, strict=True)) if t != p]
-                if changed:
-                    fresh = _scores([repaired[i] for i in changed], [golds[i] for i in changed], metric, variant,
-                                    scorer, is_official)
-                    for i, value in zip(changed, fresh, strict=True):
-                        values[i] = value
+                targets = repaired
+                if rescored is None:
+                    # Only an output the rewrite changed is scored again (in one batch for the official scorer).
+                    rescored = list(before)
+                    changed = [i for i, (t, p) in enumerate(zip(repaired, preds, strict=True)) if t != p]
+                    if changed:
+                        fresh = _scores([repaired[i] for i in changed], [golds[i] for i in changed], metric,
+                                        variant, scorer, is_official)
+                        for i, value in zip(changed, fresh, strict=True):
+                            rescored[i] = value
+                values = list(rescored)
             if v != "output-only":
+                need = []
                 for i, base in enumerate(values):
                     if base >= 1.0:
                         continue
-                    refs = golds[i]
-                    target = targets[i]
                     if anls_strip is not None:
                         # _overlay_too_short, inline: no overlay form can score above 0 under official ANLS.
+                        refs, target = golds[i], targets[i]
                         if target.isascii():
                             n = len(target.strip() if anls_strip else target)
                         else:
                             n = len(target.lower().strip() if anls_strip else target.lower())
                         if refs and 4 * max(map(len, refs)) + 8 < n and all(map(str.isascii, refs)):
                             continue
-                    overlay = overlays.get(i) if given is None else given[i]
-                    if overlay is None:
-                        overlay = overlays[i] = reference_overlay(refs, contract_of[i], rows[i][2])
-                    values[i] = _widened(target, refs, overlay, metric, variant, scorer, base, is_official)
+                    need.append(i)
+                if given is None:
+                    todo = [i for i in need if i not in overlays]
+                    if todo:
+                        overlays.update(zip(todo, reference_overlays(
+                            [golds[i] for i in todo], [contract_of[i] for i in todo], [rows[i][2] for i in todo]),
+                            strict=True))
+                overlay_of: Mapping[int, Overlay] | list[Overlay] = overlays if given is None else given
+                for i in need:
+                    values[i] = _widened(targets[i], golds[i], overlay_of[i], metric, variant, scorer, values[i],
+                                         is_official)
             if distinct:
                 out[v] = values
             else:
