@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 from vqaudit.scoring.columns import repeated_rows
 from vqaudit.scoring.official import _hit_pattern_score
 from vqaudit.scoring.registry import official_scorer
-from vqaudit.scoring.vqa_normalize import fast_evalai_process
+from vqaudit.scoring.vqa_normalize import _WORD_MAP, ARTICLES, fast_evalai_process
 
 # m4c_evaluators.py ``TextVQAAccuracyEvaluator``: exactly 10 answers per question.
 _TEN = 10
@@ -29,7 +29,9 @@ def evalai_many(texts: Iterable[str], into: dict[str, str] | None = None) -> dic
     """``evalai_process(t)`` (mmf ``EvalAIAnswerProcessor`` at 2dc099a) of every distinct text not yet in ``into``.
 
     Each text goes through ``fast_evalai_process``'s rule without its memo (a text holding a punctuation mark or
-    period through :func:`evalai_process`, the others through its digit/article step alone). (Measured: word-
+    period through :func:`evalai_process`, the others through its digit/article step alone); one ASCII
+    alphanumeric word is only lower-cased and looked up in the word tables (number words, contractions,
+    articles), all the digit/article step does to it. (Measured: word-
     tokenizing all texts joined by newlines in three C calls, then splitting back, was slower here than the
     per-text calls, which take the ASCII fast paths of ``str.lower``.)
 
@@ -45,9 +47,19 @@ def evalai_many(texts: Iterable[str], into: dict[str, str] | None = None) -> dic
     """
     out: dict[str, str] = {} if into is None else into
     one = _evalai_one
-    distinct = texts if isinstance(texts, set | frozenset | dict) else dict.fromkeys(texts)
-    out.update({t: one(t) for t in distinct if t not in out})
+    word = _ONE_WORD.get
+    for t in texts:
+        if t not in out:
+            if t.isalnum() and t.isascii():  # one ASCII word: no mark to tokenize, only the word tables apply
+                low = t.lower()
+                out[t] = word(low, low)
+            else:
+                out[t] = one(t)
     return out
+
+
+# ``process_digit_article`` of one lower-case word: its digit, its contraction, or "" for an article.
+_ONE_WORD: dict[str, str] = {**_WORD_MAP, **dict.fromkeys(ARTICLES, "")}
 
 
 _evalai_one = fast_evalai_process.__wrapped__
