@@ -106,7 +106,10 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
             if all(type(s) is str for s in strings):
                 return _mmf_textvqa(predictions, answers, evalai_many(strings), scorer)
         elif metric == "anls" and variant == "paper":
-            return _anls_paper(predictions, answers, scorer)
+            types = set(map(type, predictions))
+            types.update(map(type, chain.from_iterable(a for a in answers if type(a) is tuple)))
+            if types <= {str}:  # then only the tuple test is left per row
+                return _anls_paper(predictions, answers, scorer)
         return [scorer(p, a) for p, a in zip(predictions, answers, strict=True)]
     finally:
         if was_enabled:
@@ -137,6 +140,9 @@ def _mmf_textvqa(predictions: Sequence[str], answers: Sequence[Sequence[str]], n
 def _anls_paper(predictions: Sequence[str], answers: Sequence[Sequence[str]], score: Scorer) -> list[float]:
     """The registry's ``anls``/``paper`` scorer row by row, inline (same rapidfuzz calls, same floats).
 
+    The caller checked that every prediction and every reference of a tuple gold is a ``str``; a row whose gold is
+    not a nonempty tuple goes to the per-row scorer.
+
     A prediction (lower-cased, stripped) more than twice as long as every ASCII reference scores 0.0 without a
     distance: the reference's compared form is at most as long (``lower`` keeps an ASCII text's length, ``strip``
     only shortens it), and the distance is at least the length difference, so NL > 0.5, which scores 0.0.
@@ -145,23 +151,21 @@ def _anls_paper(predictions: Sequence[str], answers: Sequence[Sequence[str]], sc
     out: list[float] = []
     append = out.append
     for p, a in zip(predictions, answers, strict=True):
-        if type(a) is tuple and type(p) is str and a:
+        if type(a) is tuple and a:
             pred = p.lower().strip()
             if len(a) == 1:
                 ref = a[0]
-                if type(ref) is str:
-                    if len(pred) > 2 * len(ref) and ref.isascii():
-                        append(0.0)
-                        continue
-                    nl = nd(ref.lower().strip(), pred, score_cutoff=0.5)
-                    append(1.0 - nl if nl < 0.5 else 0.0)
-                    continue
-            elif all(type(r) is str for r in a):
-                if len(pred) > 2 * max(map(len, a)) and all(map(str.isascii, a)):
+                if len(pred) > 2 * len(ref) and ref.isascii():
                     append(0.0)
                     continue
-                nl = min([nd(r.lower().strip(), pred, score_cutoff=0.5) for r in a])
+                nl = nd(ref.lower().strip(), pred, score_cutoff=0.5)
                 append(1.0 - nl if nl < 0.5 else 0.0)
                 continue
+            if len(pred) > 2 * max(map(len, a)) and all(map(str.isascii, a)):
+                append(0.0)
+                continue
+            nl = min([nd(r.lower().strip(), pred, score_cutoff=0.5) for r in a])
+            append(1.0 - nl if nl < 0.5 else 0.0)
+            continue
         append(score(p, a))
     return out
