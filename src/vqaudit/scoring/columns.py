@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 
 def repeated_rows(*columns: Sequence[object]) -> tuple[list[int], list[int]] | None:
@@ -23,3 +25,25 @@ def repeated_rows(*columns: Sequence[object]) -> tuple[list[int], list[int]] | N
     first: dict[tuple[int, ...], int] = {}
     where = [first.setdefault(key, k) for k, key in enumerate(zip(*(map(id, c) for c in columns), strict=True))]
     return (list(first.values()), where) if len(first) < n else None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a column pass runs (restored afterwards).
+
+    The passes allocate several small objects per row and keep them alive, so the collector's generational
+    passes would rescan every row already done (as ``vqaudit.shortanswer.audit`` explains for the audit).
+
+    At the end, ``freeze()`` + ``unfreeze()`` moves the objects made meanwhile straight into the oldest
+    generation, so the next collection does not scan them all at once; they stay collectable.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:  # never unfreeze what a caller froze
+            gc.freeze()
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()

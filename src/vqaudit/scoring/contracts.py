@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import is_single_entity
-from vqaudit.scoring.columns import repeated_rows
+from vqaudit.scoring.columns import gc_paused, repeated_rows
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 
 BUCKETS: tuple[str, ...] = ("scalar", "readout", "identifier", "multi-span", "other-open")
@@ -282,7 +282,9 @@ def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
     representative gold alone (its scalar, identifier and list shapes) computed once per distinct gold, what
     depends on the question once per distinct question, and the normalized OCR index once per OCR token list;
     the rest runs inline, row by row. The representative gold takes the shortcut of
-    :func:`representative_gold` inline (the first answer holding at least half of them).
+    :func:`representative_gold` inline (the first answer holding at least half of them). Rows made of the same
+    objects as an earlier row (a resampled pool) are classified once; the cyclic garbage collector is paused
+    meanwhile (:func:`vqaudit.scoring.columns.gc_paused`).
 
     Args:
         questions: the question of each row.
@@ -301,11 +303,17 @@ def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
     ocrs: Sequence[Sequence[str]] = [()] * n if ocr_tokens is None else ocr_tokens
     if not len(answers) == len(types) == len(ocrs) == n:
         raise ValueError("questions, answers, answer types and OCR tokens must have one entry per row")
+    with gc_paused():
+        return _classify_rows(questions, answers, types, ocrs)
+
+
+def _classify_rows(questions: Sequence[str], answers: Sequence[Sequence[str]], types: Sequence[str | None],
+                   ocrs: Sequence[Sequence[str]]) -> list[Contract]:
     shared = repeated_rows(answers, questions, types, ocrs)
     if shared is not None:  # the same row objects again (a resampled pool): each is classified once
         firsts, where = shared
-        found = classify_many([questions[k] for k in firsts], [answers[k] for k in firsts],
-                              [types[k] for k in firsts], [ocrs[k] for k in firsts])
+        found = _classify_rows([questions[k] for k in firsts], [answers[k] for k in firsts],
+                               [types[k] for k in firsts], [ocrs[k] for k in firsts])
         by_first = dict(zip(firsts, found, strict=True))
         return [by_first[k] for k in where]
     golds = [a[0].strip() if len(a) and 2 * a.count(a[0]) >= len(a) else representative_gold(a) for a in answers]

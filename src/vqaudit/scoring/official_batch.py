@@ -10,13 +10,12 @@ on every fixture row and on random hostile strings (``tests/scoring/test_target_
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 
 from rapidfuzz.distance import Levenshtein
 
-from vqaudit.scoring.columns import repeated_rows
+from vqaudit.scoring.columns import gc_paused, repeated_rows
 from vqaudit.scoring.official import _hit_pattern_score
 from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.vqa_normalize import _WORD_MAP, ARTICLES, fast_evalai_process
@@ -97,9 +96,7 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
         values = official_scores([predictions[k] for k in firsts], [answers[k] for k in firsts], metric, variant)
         by_first = dict(zip(firsts, values, strict=True))
         return [by_first[k] for k in where]
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         if metric == "vqa_accuracy" and variant == "mmf_textvqa":
             strings = set(predictions)
             strings.update(chain.from_iterable(a for a in answers if type(a) is tuple))
@@ -111,9 +108,6 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
             if types <= {str}:  # then only the tuple test is left per row
                 return _anls_paper(predictions, answers, scorer)
         return [scorer(p, a) for p, a in zip(predictions, answers, strict=True)]
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 Scorer = Callable[[str, Sequence[str]], float]

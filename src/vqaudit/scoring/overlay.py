@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from vqaudit.scoring.canonical import is_single_entity, parse_plain_number, strip_trailing, unify_dashes
+from vqaudit.scoring.columns import gc_paused
 from vqaudit.scoring.contracts import Contract
 
 Overlay = tuple[tuple[str, ...], ...]
@@ -179,7 +180,8 @@ def reference_overlays(answers: Sequence[Sequence[str]], contracts: Sequence[Con
     The rule of :func:`reference_overlay` inline in one loop, and a short gold of ASCII digits (under 10,000: no
     thousands form) takes its one possible form (``N%`` for a percent question) without the overlay builder.
     (Measured: collecting the distinct golds of the whole column first and testing each once cost more than the
-    per-row tests, which stop at the first gold that is not plain; cold-pool rows share few golds.)
+    per-row tests, which stop at the first gold that is not plain; cold-pool rows share few golds.) The cyclic
+    garbage collector is paused meanwhile (:func:`vqaudit.scoring.columns.gc_paused`).
 
     Args:
         answers: the original gold answers of each row.
@@ -192,6 +194,12 @@ def reference_overlays(answers: Sequence[Sequence[str]], contracts: Sequence[Con
     Raises:
         ValueError: columns of different lengths.
     """
+    with gc_paused():
+        return _overlay_rows(answers, contracts, questions)
+
+
+def _overlay_rows(answers: Sequence[Sequence[str]], contracts: Sequence[Contract],
+                  questions: Sequence[str]) -> list[Overlay]:
     plain = _PLAIN_REF.fullmatch
     percent: dict[str, bool] = {}
     out: list[Overlay] = []

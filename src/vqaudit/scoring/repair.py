@@ -29,11 +29,10 @@ negatives (judge-accepted errors) that the repair recovers.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from vqaudit.scoring.columns import gc_paused
 from vqaudit.scoring.contracts import Contract
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.output_repair import _NUM_TOKEN as _NUM_TOKEN  # re-exported (tests read it here)
@@ -177,7 +176,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     Returns:
         ``{variant: [score per row]}`` for the requested variants.
     """
-    with _gc_paused():
+    with gc_paused():
         # The distinct rows, in first-occurrence order; ``where[k]`` is the first row equal to row k.
         first: dict[tuple[str, tuple[str, ...], str, str], int] = {}
         where = [first.setdefault(key, k) for k, key in enumerate(zip(
@@ -255,25 +254,6 @@ def _scores(predictions: list[str], golds: list[tuple[str, ...]], metric: str, v
     if is_official:
         return official_scores(predictions, golds, metric, variant)
     return list(map(scorer, predictions, golds))
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (restored afterwards), as ``vqaudit.shortanswer.audit`` does.
-
-    At the end, ``freeze()`` + ``unfreeze()`` moves the objects made meanwhile straight into the oldest
-    generation, so the next collection does not scan them all at once; they stay collectable.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:  # never unfreeze what a caller froze
-            gc.freeze()
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
