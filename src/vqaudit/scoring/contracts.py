@@ -121,10 +121,13 @@ def representative_gold(answers: Sequence[str]) -> str:
         return next((a for a in distinct[:i] if _light(a) == key), distinct[i]).strip()
     # Count the distinct raw strings first (annotators repeat each other), then merge them by their light form.
     # Dicts keep first-occurrence order, so ``max`` (first maximum wins) picks the first answer in file order.
+    keys = [" ".join(a.lower().split()).rstrip(".") for a in distinct]  # _light, inline
+    if len(set(keys)) == len(keys):
+        # No two answers share a light form: the counts are the raw ones, and the first maximum wins.
+        return distinct[raw_counts.index(top)].strip()
     counts: dict[str, int] = {}
     first: dict[str, str] = {}
-    for a, count in zip(distinct, raw_counts, strict=True):
-        key = " ".join(a.lower().split()).rstrip(".")  # _light, inline
+    for a, key, count in zip(distinct, keys, raw_counts, strict=True):
         if key in counts:
             counts[key] += count
         else:

@@ -100,7 +100,7 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
         if metric == "vqa_accuracy" and variant == "mmf_textvqa":
             strings = set(predictions)
             strings.update(chain.from_iterable(a for a in answers if type(a) is tuple))
-            if all(type(s) is str for s in strings):
+            if set(map(type, strings)) <= {str}:
                 return _mmf_textvqa(predictions, answers, evalai_many(strings), scorer)
         elif metric == "anls" and variant == "paper":
             types = set(map(type, predictions))
