@@ -146,7 +146,11 @@ def clear_caches() -> None:
 
 
 def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
-    """Official score, bucket and bidirectional repair of every row (library functions); returns pool totals."""
+    """Official score, bucket and bidirectional repair of every row; returns pool totals.
+
+    The column passes `vqaudit audit` uses: ``official_scores``, ``classify_many``, ``repair_scores`` (given the
+    official scores).
+    """
     official = bidirectional = 0.0
     recovered = breaks = n = 0
     for name, rows in pool.items():

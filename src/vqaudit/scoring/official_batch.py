@@ -30,9 +30,9 @@ def evalai_many(texts: Iterable[str], into: dict[str, str] | None = None) -> dic
     Each text goes through ``fast_evalai_process``'s rule without its memo (a text holding a punctuation mark or
     period through :func:`evalai_process`, the others through its digit/article step alone); one ASCII
     alphanumeric word is only lower-cased and looked up in the word tables (number words, contractions,
-    articles), all the digit/article step does to it. (Measured: word-
-    tokenizing all texts joined by newlines in three C calls, then splitting back, was slower here than the
-    per-text calls, which take the ASCII fast paths of ``str.lower``.)
+    articles), all the digit/article step does to it. (Measured: word-tokenizing all the texts joined by
+    newlines in three C calls, then splitting them back, was slower than the per-text calls, which take the ASCII
+    fast paths of ``str.lower``.)
 
     Args:
         texts: strings (any order, repeats allowed).
@@ -71,7 +71,8 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
     Rules: those of :func:`vqaudit.scoring.registry.official_scorer` (sources in :mod:`vqaudit.scoring.official`).
     ``vqa_accuracy``/``mmf_textvqa`` normalizes each distinct string once (:func:`evalai_many`) and scores the
     leave-one-out rule inline; ``anls``/``paper`` runs its per-row rule inline; the other metrics call the
-    per-row scorer. The cyclic garbage collector is paused meanwhile (the pass makes no reference cycle).
+    per-row scorer. Rows made of the same objects as an earlier row (a resampled pool) are scored once. The
+    cyclic garbage collector is paused meanwhile (the pass makes no reference cycle).
 
     Args:
         predictions: one model output per row.
