@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from vqaudit.scoring.columns import gc_paused
+from vqaudit.scoring.columns import gc_paused, repeated_rows
 from vqaudit.scoring.contracts import Contract
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.output_repair import _NUM_TOKEN as _NUM_TOKEN  # re-exported (tests read it here)
@@ -154,9 +154,11 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                   overlays_given: Sequence[Overlay] | None = None) -> Mapping[str, list[float]]:
     """Scores of every row under each repair variant (same order as the inputs).
 
-    A row's repaired scores are a pure function of (prediction, answers, question, bucket), so identical rows
-    are computed once. The cyclic garbage collector is paused meanwhile (the pass keeps every object it makes
-    alive and makes no reference cycle, so the collector would only rescan them).
+    A row's repaired scores are a pure function of (prediction, answers, question, bucket), so rows made of the
+    same objects as an earlier row (a resampled pool) are computed once
+    (:func:`vqaudit.scoring.columns.repeated_rows`; measured: finding rows of equal values by hashing every row
+    cost the cold benchmark pool three times what its few equal rows saved). The cyclic garbage collector is paused meanwhile (the pass keeps
+    every object it makes alive and makes no reference cycle, so the collector would only rescan them).
 
     Args:
         predictions: model outputs.
@@ -177,27 +179,28 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
         ``{variant: [score per row]}`` for the requested variants.
     """
     with gc_paused():
-        # The distinct rows, in first-occurrence order; ``where[k]`` is the first row equal to row k.
-        first: dict[tuple[str, tuple[str, ...], str, str], int] = {}
-        where = [first.setdefault(key, k) for k, key in enumerate(zip(
-            predictions, [a if type(a) is tuple else tuple(a) for a in answers], questions,
-            [c.bucket for c in contracts], strict=True))]
-        rows = list(first)
-        distinct = len(rows) == len(where)
-        contract_of = list(contracts) if distinct else [contracts[k] for k in first.values()]
-        preds = [r[0] for r in rows]
-        repaired = repair_outputs(preds, [r[3] for r in rows])
+        if not len(predictions) == len(answers) == len(questions) == len(contracts):
+            raise ValueError("predictions, answers, questions and contracts must have one entry per row")
+        # Rows made of the same objects as an earlier row are computed once (``where[k]``: that first row).
+        shared = repeated_rows(answers, predictions, questions, contracts)
+        distinct = shared is None
+        firsts: Sequence[int] = range(len(predictions)) if shared is None else shared[0]
+        where = [] if shared is None else shared[1]
+        preds = list(predictions) if distinct else [predictions[k] for k in firsts]
+        golds = [a if type(a) is tuple else tuple(a) for a in (answers if distinct else [answers[k] for k in firsts])]
+        asked = list(questions) if distinct else [questions[k] for k in firsts]
+        contract_of = list(contracts) if distinct else [contracts[k] for k in firsts]
+        repaired = repair_outputs(preds, [c.bucket for c in contract_of])
         futile = _futility(metric, variant, scorer)
         is_official = scorer_identity(scorer) == (metric, variant)
         overlays: dict[int, Overlay] = {}
         out: dict[str, list[float]] = {}
-        golds = [r[1] for r in rows]
         if official is not None:
-            before = list(official) if distinct else [official[k] for k in first.values()]
+            before = list(official) if distinct else [official[k] for k in firsts]
         else:
             before = _scores(preds, golds, metric, variant, scorer, is_official)
         given = None if overlays_given is None else (
-            list(overlays_given) if distinct else [overlays_given[k] for k in first.values()])
+            list(overlays_given) if distinct else [overlays_given[k] for k in firsts])
         anls_strip = _ANLS_STRIP.get(variant) if futile is not None else None
         rescored: list[float] | None = None  # the rewritten outputs' plain scores (output-only, bidirectional)
         for v in variants:
@@ -234,7 +237,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                     todo = [i for i in need if i not in overlays]
                     if todo:
                         overlays.update(zip(todo, reference_overlays(
-                            [golds[i] for i in todo], [contract_of[i] for i in todo], [rows[i][2] for i in todo]),
+                            [golds[i] for i in todo], [contract_of[i] for i in todo], [asked[i] for i in todo]),
                             strict=True))
                 overlay_of: Mapping[int, Overlay] | list[Overlay] = overlays if given is None else given
                 for i in need:
@@ -243,7 +246,7 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
             if distinct:
                 out[v] = values
             else:
-                by_first = dict(zip(first.values(), values, strict=True))
+                by_first = dict(zip(firsts, values, strict=True))
                 out[v] = [by_first[k] for k in where]
     return out
 
