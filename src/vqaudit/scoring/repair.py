@@ -157,8 +157,9 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     A row's repaired scores are a pure function of (prediction, answers, question, bucket), so rows made of the
     same objects as an earlier row (a resampled pool) are computed once
     (:func:`vqaudit.scoring.columns.repeated_rows`; measured: finding rows of equal values by hashing every row
-    cost the cold benchmark pool three times what its few equal rows saved). The cyclic garbage collector is paused meanwhile (the pass keeps
-    every object it makes alive and makes no reference cycle, so the collector would only rescan them).
+    cost the cold benchmark pool three times what its few equal rows saved). The cyclic garbage collector is
+    paused meanwhile (the pass keeps every object it makes alive and makes no reference cycle, so the collector
+    would only rescan them).
 
     Args:
         predictions: model outputs.
