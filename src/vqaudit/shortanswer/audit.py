@@ -28,19 +28,16 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
-from vqaudit.scoring.canonical import (
-    GAIN_KINDS,
-    PARTIAL,
-    REFUSAL_CAUSES,
-    canonical_scores,
-    gain_kind,
-    refusal_cause,
-)
-from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts, classify_many, subtype_counts
+from vqaudit.scoring.canonical import canonical_scores
+from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.ra_eval import ra_eval_layer
 from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
+from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
+from vqaudit.shortanswer.audit_columns import RowResult as RowResult
+from vqaudit.shortanswer.audit_columns import bucket_tables, by_split, canonical_changes, ra_eval_info, row_results
+from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
@@ -48,25 +45,6 @@ from vqaudit.shortanswer.join import gold_locations, gold_shape_notes, join_pred
 from vqaudit.shortanswer.judge import binary_agreement, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
-
-OVERALL = "Overall"
-
-
-@dataclass(frozen=True)
-class RowResult:
-    """Every layer's result for one joined row (written to ``rows.jsonl``; overlay = new gold columns)."""
-
-    qid: str
-    split: str
-    official: float
-    canonical: float
-    canonical_kind: str | None
-    bucket: str
-    subtype: str | None
-    overlay: tuple[tuple[str, ...], ...]
-    repaired: dict[str, float]
-    ra_eval: bool | None = None
-    judge: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -110,19 +88,6 @@ class AuditResult:
     notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
     canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
-
-
-def _mean100(values: Sequence[float]) -> float:
-    # sum / n * 100, in VLMEvalKit's order of operations (its Overall 58.720000000000006 depends on it).
-    return sum(values) / len(values) * 100.0 if values else math.nan
-
-
-def _by_split(rows: Sequence[AuditRow], values: Sequence[float]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for split in dict.fromkeys(r.split for r in rows if r.split):
-        out[split] = _mean100([v for r, v in zip(rows, values, strict=True) if r.split == split])
-    out[OVERALL] = _mean100(values)
-    return out
 
 
 def _share(verdicts: Mapping[str, bool | None]) -> float:
@@ -263,52 +228,20 @@ def audit_rows(
         judge_audit, verdicts = _judge_layer(rows, official, contracts, judge, cache_dir, judge_backend, labels,
                                              second_judge, second_backend, n_draws, seed)
     with _gc_paused():
-        counts = bucket_counts(contracts)
-        mix: dict[str, dict[str, float]] = {}
-        by_bucket: dict[str, dict[str, float]] = {}
-        rows_of: dict[str, list[int]] = {bucket: [] for bucket in BUCKETS}
-        for i, contract in enumerate(contracts):
-            rows_of[contract.bucket].append(i)
-        for bucket in BUCKETS:
-            idx = rows_of[bucket]
-            mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
-                           "errors": sum(1 for i in idx if official[i] < 1.0),
-                           "official": _mean100([official[i] for i in idx]),
-                           "canonical": _mean100([canon[i][0] for i in idx])}
-            by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
-        kinds = dict.fromkeys(GAIN_KINDS, 0)
-        causes = dict.fromkeys(REFUSAL_CAUSES, 0)
-        lost = 0
-        for row, s, (c, kind) in zip(rows, official, canon, strict=True):
-            if c > s:  # every gained row, under its fault kind (issue 17 item 4)
-                named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
-                         if kind == "exact" else kind)
-                kinds[named] += 1
-            elif c < s:
-                lost += 1
-                causes[refusal_cause(row.prediction, row.answers, metric)] += 1
-        errors = [i for i, s in enumerate(official) if s < 1.0]
-        zero = [i for i in errors if official[i] == 0.0 and ra[i] is not None]
-        partial = [i for i in errors if official[i] > 0.0 and ra[i] is not None]
-        recovered = sum(1 for i in zero if ra[i])
-        ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
-                   "share": 100.0 * recovered / len(zero) if zero else math.nan,
-                   "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
-                   "partial_credit_matched": float(sum(1 for i in partial if ra[i])),
-                   "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
-                   "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
+        canonical = [c for c, _ in canon]
+        mix, by_bucket = bucket_tables([c.bucket for c in contracts], official, canonical, repaired)
+        kinds, lost, causes = canonical_changes(rows, official, canonical, [k for _, k in canon], metric)
+        ra_info = ra_eval_info(official, ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
-        results = tuple(
-            RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
-                      overlays[i], dict(zip(VARIANTS, repaired_rows[i], strict=True)), ra[i], verdicts[i])
-            for i, r in enumerate(rows))
+        results = row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts)
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
+        splits = [r.split for r in rows]
+        scores = by_split(splits, official) if rows else {}
+        canonical_by_split = by_split(splits, canonical) if rows else {}
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
-                       join,
-                       _by_split(rows, official) if rows else {},
-                       _by_split(rows, [c[0] for c in canon]) if rows else {}, mix, subtype_counts(contracts), kinds,
-                       lost, ra_info, repair, by_bucket, failures, judge_audit, tuple(notes), results,
+                       join, scores, canonical_by_split, mix, subtype_counts(contracts), kinds, lost, ra_info, repair,
+                       by_bucket, failures, judge_audit, tuple(notes), results,
                        {k: v for k, v in causes.items() if v})
 
 

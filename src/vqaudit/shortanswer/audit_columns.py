@@ -1,0 +1,227 @@
+"""The short-answer audit's pooled figures and per-row records, computed from its layer columns.
+
+:func:`vqaudit.shortanswer.audit.audit_rows` computes each layer as one column over the joined rows (official
+score, canonical ``(score, kind)``, contract, overlay, repaired scores, RA-Eval); this module turns those columns
+into what the Table 13 report shows: the mean score per split (:func:`by_split`), the contract mix with official
+and canonical scores and repair gains per bucket (Tables 4/5/7), the canonical fault kinds of gained rows and the
+causes of lost ones (issue 17 item 4), the RA-Eval counts (seed 002 §3.3; issue 17 item 5) and the
+:class:`RowResult` record of every row.
+
+Every pooled mean is ``sum(values) / n * 100`` over the same values in row order as the per-row definitions
+(``sum`` of a list, so the float result is bit-identical on every Python version), and the columns are read
+in C-level passes (``operator.itemgetter`` over each bucket's row numbers, comprehensions over ``zip``) instead
+of one small Python call per row and figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from itertools import compress
+from operator import itemgetter, ne
+
+from vqaudit.scoring.canonical import GAIN_KINDS, PARTIAL, REFUSAL_CAUSES, gain_kind, refusal_cause
+from vqaudit.scoring.contracts import BUCKETS, Contract
+from vqaudit.scoring.repair import VARIANTS, Overlay
+from vqaudit.shortanswer.records import AuditRow
+
+OVERALL = "Overall"
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """Every layer's result for one joined row (written to ``rows.jsonl``; overlay = new gold columns)."""
+
+    qid: str
+    split: str
+    official: float
+    canonical: float
+    canonical_kind: str | None
+    bucket: str
+    subtype: str | None
+    overlay: tuple[tuple[str, ...], ...]
+    repaired: dict[str, float]
+    ra_eval: bool | None = None
+    judge: bool | None = None
+
+
+_ROW_FIELDS = ("qid", "split", "official", "canonical", "canonical_kind", "bucket", "subtype", "overlay", "repaired",
+               "ra_eval", "judge")
+assert tuple(f.name for f in fields(RowResult)) == _ROW_FIELDS  # row_results writes exactly these, in this order
+_OUTPUT_ONLY, _REFERENCE_ONLY, _BIDIRECTIONAL = VARIANTS  # row_results builds RowResult.repaired in this order
+
+
+def mean100(values: Sequence[float]) -> float:
+    """``sum(values) / len(values) * 100`` (NaN for no values), in VLMEvalKit's order of operations.
+
+    Its Overall 58.720000000000006 depends on that order (``vlmeval/dataset/utils/vqa_eval.py``), so every pooled
+    score of the audit is computed this way.
+    """
+    return sum(values) / len(values) * 100.0 if values else math.nan
+
+
+def by_split(splits: Sequence[str], values: Sequence[float]) -> dict[str, float]:
+    """:func:`mean100` of ``values`` per split (first-seen order; rows with an empty split in none) and Overall.
+
+    Args:
+        splits: the split name of each row ("" when unknown).
+        values: one score per row (same order).
+
+    Returns:
+        ``{split: mean, ..., "Overall": mean}``.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(splits) != len(values):
+        raise ValueError("splits and values differ in length")
+    out: dict[str, float] = {}
+    for split in dict.fromkeys(s for s in splits if s):
+        if splits.count(split) == len(splits):  # one split holds every row: its values are all of them
+            out[split] = mean100(values)
+        else:
+            out[split] = mean100([v for s, v in zip(splits, values, strict=True) if s == split])
+    out[OVERALL] = mean100(values)
+    return out
+
+
+def _pick(values: Sequence[float], rows: Sequence[int]) -> list[float]:
+    """``[values[i] for i in rows]``, read by one ``itemgetter`` call."""
+    if len(rows) > 1:
+        return list(itemgetter(*rows)(values))
+    return [values[i] for i in rows]
+
+
+def bucket_tables(buckets: Sequence[str], official: Sequence[float], canonical: Sequence[float],
+                  repaired: dict[str, list[float]]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """The contract mix (Tables 4/5) and the repair gain per bucket (Table 7), every bucket of :data:`BUCKETS`.
+
+    Args:
+        buckets: the contract bucket of each row.
+        official: official score per row.
+        canonical: canonical score per row.
+        repaired: for each of :data:`VARIANTS`, the repaired score per row.
+
+    Returns:
+        ``mix``: per bucket ``n``, ``share`` (percent of rows; NaN for no rows), ``errors`` (official score
+        below 1), ``official`` and ``canonical`` (:func:`mean100`; NaN for an empty bucket); and ``by_bucket``:
+        per bucket and variant, the repaired mean minus the official mean (points).
+    """
+    rows_of: dict[str, list[int]] = {bucket: [] for bucket in BUCKETS}
+    for i, bucket in enumerate(buckets):
+        rows_of[bucket].append(i)
+    mix: dict[str, dict[str, float]] = {}
+    by_bucket: dict[str, dict[str, float]] = {}
+    n = len(buckets)
+    for bucket in BUCKETS:
+        idx = rows_of[bucket]
+        scores = _pick(official, idx)
+        mix[bucket] = {"n": len(idx), "share": 100.0 * len(idx) / n if n else math.nan,
+                       "errors": sum([s < 1.0 for s in scores]), "official": mean100(scores),
+                       "canonical": mean100(_pick(canonical, idx))}
+        by_bucket[bucket] = {v: mean100(_pick(repaired[v], idx)) - mix[bucket]["official"] for v in VARIANTS}
+    return mix, by_bucket
+
+
+def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
+                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
+    """The fault kinds of the rows the canonical layer gains and the causes of those it loses (issue 17 item 4).
+
+    A gained row (canonical above official) counts under its canonical kind: :data:`PARTIAL` for no kind, the
+    kind of :func:`vqaudit.scoring.canonical.gain_kind` for ``exact``, else the kind itself. A lost row counts
+    under :func:`vqaudit.scoring.canonical.refusal_cause`.
+
+    Args:
+        rows: the joined rows (prediction and answers of the changed ones are read).
+        official: official score per row.
+        canonical: canonical score per row.
+        kinds_of_rows: canonical kind per row (None: no canonical match).
+        metric: the official metric name.
+
+    Returns:
+        ``(kinds, lost, causes)``: every one of :data:`GAIN_KINDS` with its count of gained rows, the number of
+        lost rows, and every one of :data:`REFUSAL_CAUSES` with its count.
+    """
+    kinds = dict.fromkeys(GAIN_KINDS, 0)
+    causes = dict.fromkeys(REFUSAL_CAUSES, 0)
+    lost = 0
+    if not len(rows) == len(official) == len(canonical) == len(kinds_of_rows):
+        raise ValueError("rows, official and canonical scores and kinds differ in length")
+    for i in compress(range(len(rows)), map(ne, official, canonical)):  # NaN != NaN: neither branch below takes it
+        s, c, row = official[i], canonical[i], rows[i]
+        if c > s:
+            kind = kinds_of_rows[i]
+            named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
+                     if kind == "exact" else kind)
+            kinds[named] += 1
+        elif c < s:
+            lost += 1
+            causes[refusal_cause(row.prediction, row.answers, metric)] += 1
+    return kinds, lost, causes
+
+
+def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[str, float]:
+    """The RA-Eval figures of an audit (seed 002 §3.3; issue 17 item 5), all as floats.
+
+    ``errors``: rows with official score below 1; ``zero_credit_errors`` / ``partial_credit_rows``: the tested
+    ones (RA-Eval not None) scoring 0 / above 0; ``recovered``: zero-credit errors RA-Eval recovers, ``share`` of
+    them in percent (NaN for none); ``partial_credit_matched``: partial-credit rows it matches;
+    ``multiple_choice_skipped``: errors not tested; ``score``: :func:`mean100` with every recovered or matched row
+    counted as 1.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(official) != len(ra):
+        raise ValueError("official scores and RA-Eval results differ in length")
+    is_error = [s < 1.0 for s in official]
+    errors = list(zip(compress(official, is_error), compress(ra, is_error), strict=True))
+    zero = [r for s, r in errors if s == 0.0 and r is not None]
+    partial = [r for s, r in errors if s > 0.0 and r is not None]
+    recovered = zero.count(True)
+    return {"errors": float(len(errors)), "recovered": float(recovered),
+            "share": 100.0 * recovered / len(zero) if zero else math.nan,
+            "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
+            "partial_credit_matched": float(partial.count(True)),
+            "multiple_choice_skipped": float(sum([r is None for _, r in errors])),
+            "score": mean100([1.0 if r else s for s, r in zip(official, ra, strict=True)])}
+
+
+def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[tuple[float, str | None]],
+                contracts: Sequence[Contract], overlays: Sequence[Overlay],
+                repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
+                verdicts: Sequence[bool | None]) -> tuple[RowResult, ...]:
+    """The :class:`RowResult` of every row, equal field for field to ``RowResult(qid, split, ...)``.
+
+    ``repaired_rows`` holds each row's repaired scores in :data:`VARIANTS` order; the record's ``repaired`` maps
+    each variant to its score. The records are built without the dataclass ``__init__`` (a frozen dataclass
+    sets each of the 11 fields through ``object.__setattr__``, a Python call each): a new instance's attribute
+    dict gets the fields in declaration order, which is all that ``__init__`` does (RowResult has no
+    ``__post_init__``), so the records are equal, compare and print alike, and ``dataclasses.asdict`` gives the
+    same dict.
+
+    Raises:
+        ValueError: the columns differ in length, or a row has not one repaired score per variant.
+    """
+    new = object.__new__
+    out: list[RowResult] = []
+    append = out.append
+    for row, s, (c, kind), contract, overlay, (r0, r1, r2), r, v in zip(rows, official, canonical, contracts,
+                                                                          overlays, repaired_rows, ra, verdicts,
+                                                                          strict=True):
+        rec = new(RowResult)
+        d = rec.__dict__
+        d["qid"] = row.qid
+        d["split"] = row.split
+        d["official"] = s
+        d["canonical"] = c
+        d["canonical_kind"] = kind
+        d["bucket"] = contract.bucket
+        d["subtype"] = contract.subtype
+        d["overlay"] = overlay
+        d["repaired"] = {_OUTPUT_ONLY: r0, _REFERENCE_ONLY: r1, _BIDIRECTIONAL: r2}
+        d["ra_eval"] = r
+        d["judge"] = v
+        append(rec)
+    return tuple(out)
