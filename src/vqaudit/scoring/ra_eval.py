@@ -14,10 +14,13 @@ of 0.6) apart from the recovered errors (official score 0), and does not apply R
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import accumulate, chain, compress, repeat
+from operator import contains
 
-from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries
+from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries, vqaeval_many
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process as vqaeval_process
 
 MIN_GOLD_CHARS = 3
@@ -61,27 +64,38 @@ def is_multiple_choice(question: str, answers: Sequence[str] = ()) -> bool:
     "Options:"/"Choices:" block. Containment would credit an output that merely repeats the listed options, or
     names a wrong option whose text contains the gold. A single-letter gold alone does not make a row multiple
     choice (TextVQA's "what letter is under the clock?"); such golds are too short for RA-Eval anyway.
+
+    Both patterns need a ``.``, ``)`` or ``:`` after the label or the word, so a question without any of the three
+    is not multiple choice without running them (tested against the patterns alone).
     """
+    if "." not in question and ")" not in question and ":" not in question:
+        return False
     if _OPTIONS_WORD.search(question):
         return True
     return len({m.group(1) for m in _OPTION_MARK.finditer(question)}) >= 2
 
 
 def ra_eval_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
-                  official: Sequence[float], *, vqaeval: Callable[[str], str] | None = None) -> list[bool | None]:
+                  official: Sequence[float], *, vqaeval: Callable[[str], str] | None = None,
+                  forms: dict[str, str] | None = None) -> list[bool | None]:
     """The RA-Eval layer of an audit: :func:`ra_eval_recovered` of every official error, None elsewhere.
 
     A row gets None when its official score is 1 or more (not an error) or it is multiple choice
-    (:func:`is_multiple_choice`, issue 17 item 5); otherwise whether it is recovered. Each distinct question,
-    output and gold is read once (memos local to the call).
+    (:func:`is_multiple_choice`, issue 17 item 5); otherwise whether it is recovered. Each distinct question is
+    tested once; the outputs and golds of the tested rows are normalized in one batch
+    (:func:`vqaudit.scoring.vqa_normalize.vqaeval_many`), and a gold is searched for at word boundaries only where
+    it occurs in the output at all.
 
     Args:
         predictions: model outputs, one per row.
         answers: gold answers per row.
         questions: question texts per row.
         official: official scores per row (in [0, 1]).
-        vqaeval: the vqaEval normalization, e.g. a memo shared with other layers; it must equal
-            :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process` (the default).
+        vqaeval: the vqaEval normalization as a function, e.g. a memo shared with other layers; it must equal
+            :func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process`. Default: the batch normalization into
+            ``forms``.
+        forms: a memo ``text -> vqaEval form`` shared with other layers (see ``vqaeval_many``): read, and
+            extended with the texts this layer normalizes (ignored when ``vqaeval`` is given).
 
     Returns:
         Per row: True (recovered), False (not recovered) or None (not tested).
@@ -91,30 +105,27 @@ def ra_eval_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     """
     if not len(predictions) == len(answers) == len(questions) == len(official):
         raise ValueError("predictions, answers, questions and official scores differ in length")
-    norm = vqaeval_process if vqaeval is None else vqaeval
-    choice: dict[str, bool] = {}
-    golds: dict[str, str | None] = {}
-    out: list[bool | None] = []
-    for prediction, refs, question, score in zip(predictions, answers, questions, official, strict=True):
-        if score >= 1.0:
-            out.append(None)
-            continue
-        mc = choice.get(question)
-        if mc is None:
-            mc = choice[question] = is_multiple_choice(question)
-        if mc:
-            out.append(None)
-            continue
-        output = norm(prediction)
-        found = False
-        for gold in set(refs):
-            if gold in golds:
-                g = golds[gold]
-            else:
-                g = norm(gold)
-                g = golds[gold] = g if len(g) > MIN_GOLD_CHARS else None
-            if g is not None and contains_at_word_boundaries(output, g):
-                found = True
-                break
-        out.append(found)
+    # NaN scores are tested too, as ``score >= 1.0`` fails for them.
+    tested = [not score >= 1.0 for score in official]
+    choice = {q: is_multiple_choice(q) for q in set(compress(questions, tested))}
+    if any(choice.values()):
+        tested = [t and not choice[q] for t, q in zip(tested, questions, strict=True)]
+    outputs = list(compress(predictions, tested))
+    refs = list(compress(answers, tested))
+    flat = list(chain.from_iterable(refs))  # every (tested row, gold) pair, row by row
+    texts = set(flat)
+    texts.update(outputs)
+    norm = vqaeval_many(texts, forms) if vqaeval is None else {t: vqaeval(t) for t in texts}
+    # One C-level pass tests "gold form in output form" for every pair; only the pairs that pass are checked for
+    # the length floor and the word boundaries (rare), and mark their row.
+    pair_golds = list(map(norm.__getitem__, flat))
+    pair_outputs = list(chain.from_iterable(map(repeat, map(norm.__getitem__, outputs), map(len, refs))))
+    row_ends = list(accumulate(map(len, refs)))  # pair k belongs to the first row whose end exceeds k
+    found = [False] * len(outputs)
+    for k in compress(range(len(flat)), map(contains, pair_outputs, pair_golds)):
+        g = pair_golds[k]
+        if len(g) > MIN_GOLD_CHARS and contains_at_word_boundaries(pair_outputs[k], g):
+            found[bisect_right(row_ends, k)] = True
+    recovered = iter(found)
+    out: list[bool | None] = [next(recovered) if t else None for t in tested]
     return out

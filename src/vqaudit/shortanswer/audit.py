@@ -301,17 +301,21 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
     by_variant = repair_scores(outputs, golds, questions, contracts, metric, variant, scorer, VARIANTS,
                                official=official, overlays_given=overlays)
     repaired = list(zip(*(by_variant[v] for v in VARIANTS), strict=True))
-    vqaeval = _memo(fast_vqaeval_process)
+    forms: dict[str, str] = {}  # vqaEval forms, shared by RA-Eval and the canonical layer
     predictions = [r.prediction for r in rows]
     answers = [r.answers for r in rows]
-    ra = ra_eval_layer(predictions, answers, [r.question for r in rows], official, vqaeval=vqaeval)
-    canon = canonical_scores(predictions, answers, metric, vqaeval=vqaeval)
+    ra = ra_eval_layer(predictions, answers, [r.question for r in rows], official, forms=forms)
+    canon = canonical_scores(predictions, answers, metric, vqaeval=_memo(fast_vqaeval_process, forms))
     return official, canon, contracts, overlays, repaired, ra
 
 
-def _memo(fn: Callable[[str], str]) -> Callable[[str], str]:
-    """``fn`` memoized in a dict that lives as long as the returned function (no global cache to clear)."""
-    cache: dict[str, str] = {}
+def _memo(fn: Callable[[str], str], cache: dict[str, str] | None = None) -> Callable[[str], str]:
+    """``fn`` memoized in ``cache`` (default: a new dict, living as long as the returned function).
+
+    No global cache to clear; a given ``cache`` may already hold results of ``fn`` (e.g. ``vqaeval_many``'s).
+    """
+    if cache is None:
+        cache = {}
 
     def memo(text: str) -> str:
         out = cache.get(text)
