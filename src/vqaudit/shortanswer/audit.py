@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ def audit_rows(
     with _gc_paused():
         layers = _layers(rows, scorer, metric, variant, gold_where)
     official, canon, contracts, overlays, repaired_rows, ra = layers
-    repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
+    repaired = {v: list(map(itemgetter(k), repaired_rows)) for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
     verdicts: list[bool | None] = [None] * len(rows)
     if judge is not None:
@@ -228,15 +229,15 @@ def audit_rows(
         judge_audit, verdicts = _judge_layer(rows, official, contracts, judge, cache_dir, judge_backend, labels,
                                              second_judge, second_backend, n_draws, seed)
     with _gc_paused():
-        canonical = [c for c, _ in canon]
-        mix, by_bucket = bucket_tables([c.bucket for c in contracts], official, canonical, repaired)
-        kinds, lost, causes = canonical_changes(rows, official, canonical, [k for _, k in canon], metric)
+        canonical = list(map(itemgetter(0), canon))
+        mix, by_bucket = bucket_tables(list(map(attrgetter("bucket"), contracts)), official, canonical, repaired)
+        kinds, lost, causes = canonical_changes(rows, official, canonical, list(map(itemgetter(1), canon)), metric)
         ra_info = ra_eval_info(official, ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
         results = row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts)
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
-        splits = [r.split for r in rows]
+        splits = list(map(attrgetter("split"), rows))
         scores = by_split(splits, official) if rows else {}
         canonical_by_split = by_split(splits, canonical) if rows else {}
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),

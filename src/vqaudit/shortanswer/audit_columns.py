@@ -176,15 +176,16 @@ def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[s
     if len(official) != len(ra):
         raise ValueError("official scores and RA-Eval results differ in length")
     is_error = [s < 1.0 for s in official]
-    errors = list(zip(compress(official, is_error), compress(ra, is_error), strict=True))
-    zero = [r for s, r in errors if s == 0.0 and r is not None]
-    partial = [r for s, r in errors if s > 0.0 and r is not None]
+    error_scores = list(compress(official, is_error))
+    error_ra = list(compress(ra, is_error))
+    zero = [r for s, r in zip(error_scores, error_ra, strict=True) if s == 0.0 and r is not None]
+    partial = [r for s, r in zip(error_scores, error_ra, strict=True) if s > 0.0 and r is not None]
     recovered = zero.count(True)
-    return {"errors": float(len(errors)), "recovered": float(recovered),
+    return {"errors": float(len(error_scores)), "recovered": float(recovered),
             "share": 100.0 * recovered / len(zero) if zero else math.nan,
             "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
             "partial_credit_matched": float(partial.count(True)),
-            "multiple_choice_skipped": float(sum([r is None for _, r in errors])),
+            "multiple_choice_skipped": float(error_ra.count(None)),
             "score": mean100([1.0 if r else s for s, r in zip(official, ra, strict=True)])}
 
 
