@@ -42,8 +42,9 @@ def test_undecodable_files_name_the_file(tmp_path: Path) -> None:
     [
         ("question_id,prediction,answer\n1,a,a\n2,b\n", r"row 3, field 'answer': missing \(the row has fewer"),
         ("question_id,prediction,answer\n1,a,a,extra\n", r"row 2: 4 fields where the header has 3"),
-        # An unterminated quote swallows the rest of the file into one field: the row comes out short.
-        ('question_id,prediction,answer\n1,"a,a\n', r"preds\.csv: row 2, field 'answer': missing"),
+        # An unterminated quote would swallow the rest of the file into one field: refused where it opens.
+        ('question_id,prediction,answer\n1,"a,a\n', r"preds\.csv: row 2 \(line 2\), field 'prediction': a quoted "
+         "field starts here and is never closed"),
         ("", r"preds\.csv: no prediction rows in the file"),
     ],
 )

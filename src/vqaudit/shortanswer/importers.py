@@ -219,14 +219,99 @@ def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     delimiter, kind = ("\t", "TSV") if suffix in (".tsv", ".tab") else (",", "CSV")
     with _open_text(path) as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter, restval=_SHORT_ROW)
-        row = 1  # row 1 is the header
+        reader = csv.DictReader(handle, delimiter=delimiter, restval=_SHORT_ROW, strict=True)
+        row, start = 1, 2  # row 1 is the header; ``start`` is the physical line the next row starts on
         try:
             for row, rec in enumerate(reader, start=2):
-                _check_width(path, row, rec, len(reader.fieldnames or ()))
+                header = reader.fieldnames or ()
+                _check_width(path, row, rec, len(header))
+                if reader.line_num > start:
+                    _check_spanning(path, row, start, rec, header, delimiter)
+                start = reader.line_num + 1
                 yield row, {k: (None if v == "" else v) for k, v in rec.items()}
         except csv.Error as exc:
-            raise VqauditError(f"{path}: row {row + 1}: not valid {kind}: {exc}") from None
+            raise _quote_error(path, row + 1, start, reader.fieldnames or (), delimiter, kind, exc) from None
+
+
+_QUOTING_HINT = ("write the file with a CSV writer (Python's csv module, pandas to_csv), which quotes such fields "
+                 "and doubles the quotes inside them")
+
+
+def _quote_error(path: Path, row: int, line: int, header: Any, delimiter: str, kind: str,
+                 exc: csv.Error) -> VqauditError:
+    """The one-line error for a CSV/TSV record the strict reader refuses (an unterminated or misplaced quote)."""
+    field = _quoted_field(path, line, delimiter)
+    name = f", field '{header[field]}'" if header and field is not None and field < len(header) else ""
+    where = f"{path}: row {row} (line {line}){name}"
+    if "unexpected end of data" in str(exc):
+        return VqauditError(f"{where}: a quoted field starts here and is never closed (an unmatched '\"' swallows "
+                            f"the rest of the file); {_QUOTING_HINT}")
+    return VqauditError(f"{where}: not valid {kind}: {exc} (a '\"' ends a quoted field in the middle of it); "
+                        f"{_QUOTING_HINT}")
+
+
+def _quoted_field(path: Path, line: int, delimiter: str) -> int | None:
+    """The 0-based index of the field on physical line ``line`` whose quoting is broken, or None.
+
+    Broken: a quote opened at the start of the field and never closed on the line, or closed and followed by
+    something other than the delimiter or the line's end.
+    """
+    try:
+        with _open_text(path) as handle:
+            text = next((t for n, t in enumerate(handle, start=1) if n == line), "")
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error):
+        return None
+    text = text.rstrip("\r\n")
+    field, quoted, closed, at_start, i = 0, False, False, True, 0
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == '"' and text[i + 1:i + 2] == '"':
+                i += 1
+            elif ch == '"':
+                quoted, closed = False, True
+        elif ch == delimiter:
+            field, at_start, closed = field + 1, True, False
+            i += 1
+            continue
+        elif closed:
+            return field
+        elif ch == '"' and at_start:
+            quoted = True
+        at_start = False
+        i += 1
+    return field if quoted else None
+
+
+def _check_spanning(path: Path, row: int, line: int, rec: dict[Any, Any], header: Any, delimiter: str) -> None:
+    """Refuse a quoted field running over lines that look like rows of their own (a stray quote's swallow).
+
+    A field legitimately spanning lines (a multi-line prediction, written by a CSV writer) is kept. A stray
+    ``"`` at the start of a field and another one at the end of a later row make one field of the rows
+    between: the field's lines then have the header's number of fields, and (when the header has an id
+    column) an id of the row's own kind in that column (digits when the row's id is digits). Such a line is
+    refused, naming it.
+    """
+    width = len(header)
+    id_col = next((header.index(k) for k in ID_KEYS if k in header), None)
+    own_id = rec.get(header[id_col]) if id_col is not None else None
+    for name, value in rec.items():
+        if not isinstance(value, str) or "\n" not in value and "\r" not in value:
+            continue
+        for offset, inner in enumerate(value.splitlines()[1:], start=1):
+            parts = inner.split(delimiter)
+            if width < 2 or len(parts) != width:
+                continue
+            if id_col is not None:
+                cell = parts[id_col].strip()
+                if not cell or any(c.isspace() for c in cell):
+                    continue
+                if isinstance(own_id, str) and own_id.isdigit() and not cell.isdigit():
+                    continue
+            raise VqauditError(f"{path}: row {row} (line {line}), field '{name}': this quoted field runs over "
+                               f"line {line + offset}, which looks like a row of its own ({width} fields); an "
+                               f"unmatched '\"' at the start of the field joins the rows between into one; "
+                               f"{_QUOTING_HINT}")
 
 
 def _check_width(path: Path, row: int, rec: dict[Any, Any], header: int) -> None:
