@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 def test_undecodable_files_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "preds.jsonl"
     bad.write_bytes(b'{"question_id": 1, "prediction": "caf\xff"}\n')
-    with pytest.raises(VqauditError, match=r"preds\.jsonl: not UTF-8 text"):
+    with pytest.raises(VqauditError, match=r"preds\.jsonl: row 1: not UTF-8 text"):
         read_predictions(bad)
     fake = tmp_path / "preds.jsonl.gz"
     fake.write_bytes(b"not gzip at all")

@@ -82,3 +82,48 @@ def test_quoted_fields_written_by_a_csv_writer_still_read(tmp_path: Path) -> Non
         w.writerow(["3", "5", "5"])
     got = [(p.qid, p.prediction) for p in read_predictions(path)]
     assert got == [("1", "3\nreally, three"), ("2", 'He said "no", twice,\nthen, "no", again, ok'), ("3", "5")]
+
+
+# 8, 12. Gold files that cannot be read; paths that are not files; bytes that are not UTF-8 ------------------------
+
+
+def test_a_truncated_or_fake_gzip_gold_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    from vqaudit.shortanswer.loaders import load_gold
+
+    full = gzip.compress(json.dumps({"data": [{"question_id": 1, "question": "q", "answers": ["a"] * 10,
+                                               "image_id": "i"}] * 1}).encode())
+    truncated = tmp_path / "gold.json.gz"
+    truncated.write_bytes(full[: len(full) // 2])  # before: EOFError traceback, exit 1
+    with pytest.raises(VqauditError, match=r"gold\.json\.gz: not a readable gzip file \(it ends before the end of "
+                       r"the compressed data: the file is truncated\)"):
+        load_gold(truncated, "textvqa")
+    fake = tmp_path / "fake.json.gz"
+    fake.write_text("no gzip here")  # before: "BadGzipFile: Not a gzipped file (b'no')", no file name
+    with pytest.raises(VqauditError, match=r"fake\.json\.gz: not a readable gzip file \(it is not gzip data"):
+        load_gold(fake, "textvqa")
+
+
+def test_a_folder_or_a_pipe_is_named_for_what_it_is(tmp_path: Path) -> None:
+    from vqaudit.shortanswer.loaders import load_gold
+
+    folder = tmp_path / "preds.jsonl"
+    folder.mkdir()
+    with pytest.raises(VqauditError, match=r"preds\.jsonl: is a folder, not a prediction file"):
+        read_predictions(folder)
+    with pytest.raises(VqauditError, match=r"preds\.jsonl: is a folder, not a gold file"):
+        load_gold(folder, "textvqa")
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(VqauditError, match=r"pipe\.jsonl: not a regular file \(a pipe or device"):
+        read_predictions(fifo)
+
+
+def test_bytes_that_are_not_utf8_name_the_row(tmp_path: Path) -> None:
+    # Latin-1 'é' (0xe9) on the third line; before: "not UTF-8 text (byte 37: ...)", no row.
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"question_id": 1, "prediction": "a"}\n{"question_id": 2, "prediction": "b"}\n'
+                     b'{"question_id": 3, "prediction": "caf\xe9"}\n')
+    with pytest.raises(VqauditError, match=r"p\.jsonl: row 3: not UTF-8 text \(invalid continuation byte\)"):
+        read_predictions(path)

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.shortanswer.loaders import check_input_file, gzip_reason, undecodable_line
 from vqaudit.shortanswer.records import Prediction
 from vqaudit.xlsx import read_xlsx_rows
 
@@ -420,14 +421,16 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     """
     if fmt not in FORMATS:
         raise VqauditError(f"unknown prediction format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise VqauditError(f"{path}: prediction file not found")
+    check_input_file(path, "prediction file")
     try:
         read = _read_all(path, fmt, id_field, image_field)
     except UnicodeDecodeError as exc:
-        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        line = undecodable_line(path)
+        at = f"row {line}: " if line is not None and _suffix(path) == ".jsonl" else (
+            f"line {line}: " if line is not None else "")
+        raise VqauditError(f"{path}: {at}not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
+        raise VqauditError(f"{path}: not a readable gzip file ({gzip_reason(exc)})") from None
     if not read:
         raise VqauditError(f"{path}: no prediction rows in the file")
     seen: dict[str, str] = {}
