@@ -224,7 +224,7 @@ def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         row, start = 1, 2  # row 1 is the header; ``start`` is the physical line the next row starts on
         try:
             for row, rec in enumerate(reader, start=2):
-                header = reader.fieldnames or ()
+                header = list(reader.fieldnames or ())
                 _check_width(path, row, rec, len(header))
                 if reader.line_num > start:
                     _check_spanning(path, row, start, rec, header, delimiter)
