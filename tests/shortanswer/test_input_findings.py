@@ -127,3 +127,35 @@ def test_bytes_that_are_not_utf8_name_the_row(tmp_path: Path) -> None:
                      b'{"question_id": 3, "prediction": "caf\xe9"}\n')
     with pytest.raises(VqauditError, match=r"p\.jsonl: row 3: not UTF-8 text \(invalid continuation byte\)"):
         read_predictions(path)
+
+
+# 2. The ChartQA split of a gold file is read from its name, never guessed -----------------------------------------
+
+CHART_ROWS = [{"imgname": "a.png", "query": "q1?", "label": "3"}, {"imgname": "b.png", "query": "q2?", "label": "5"}]
+
+
+def test_a_chartqa_gold_name_that_tells_no_split_is_refused(tmp_path: Path) -> None:
+    from vqaudit.shortanswer.loaders import load_chartqa, load_gold
+
+    # Before the fix any name without "human" was labelled test_augmented: a renamed human slice joined the
+    # augmented predictions (60 joined, exit 0).
+    for name, said in (("my_chartqa_gold.json", "neither"), ("human_vs_augmented.json", "both")):
+        path = tmp_path / name
+        path.write_text(json.dumps(CHART_ROWS), encoding="utf-8")
+        with pytest.raises(VqauditError, match=rf"{name}: a ChartQA gold file's split is read from its name, and "
+                           rf"this name says {said} of 'human' and 'augmented'.*--benchmark chartqa-human"):
+            load_gold(path, "chartqa")
+    # the explicit split (--benchmark chartqa-human / chartqa-machine) needs no name
+    neutral = tmp_path / "my_chartqa_gold.json"
+    assert [g.qid for g in load_gold(neutral, "chartqa-human")] == ["test_human:1", "test_human:2"]
+    assert [g.qid for g in load_gold(neutral, "chartqa-machine")] == ["test_augmented:1", "test_augmented:2"]
+    # ChartQA's own names, and the paper's "machine"
+    for name, split in (("test_human.json", "test_human"), ("test_augmented.json", "test_augmented"),
+                        ("chartqa_machine.json", "test_augmented")):
+        path = tmp_path / name
+        path.write_text(json.dumps(CHART_ROWS), encoding="utf-8")
+        assert load_chartqa(path)[0].qid == f"{split}:1"
+    # a name saying the other split than the one asked for is refused
+    with pytest.raises(VqauditError, match=r"test_human\.json: the file's name says it is ChartQA's test_human "
+                       "split, but chartqa-machine audits test_augmented"):
+        load_gold(tmp_path / "test_human.json", "chartqa-machine")

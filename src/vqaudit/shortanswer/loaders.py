@@ -292,18 +292,20 @@ def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "char
 
     Args:
         path: ``test_human.json``, ``test_augmented.json`` or a slice of either.
-        split: split name for the ids; default: ``test_human`` if the file name mentions "human", else
-            ``test_augmented`` ("machine" and "augmented" are the same split).
+        split: split name for the ids; default: from the file name (:func:`chartqa_split_of`).
         benchmark: benchmark name recorded on the items.
 
     Raises:
-        VqauditError: a file of another benchmark's layout (:func:`detect_layout`), or naming the file, row and
-            field of a missing or mistyped field.
+        VqauditError: a file of another benchmark's layout (:func:`detect_layout`), a file whose name does not
+            tell its split (``split`` not given), or naming the file, row and field of a missing or mistyped field.
     """
-    name = path.name.lower()
-    split_name = split or ("test_human" if "human" in name else "test_augmented")
     data = _read_json(path)
     _check_layout(path, data, "chartqa")
+    split_name = split or chartqa_split_of(path)
+    named = _named_split(path)
+    if split is not None and named is not None and named != split:
+        raise VqauditError(f"{path}: the file's name says it is ChartQA's {named} split, but {benchmark} audits "
+                           f"{split}: give the {split} gold file, or --benchmark chartqa")
     items = []
     for row, rec in enumerate(_records(path, data), start=1):
         question = _text(path, row, _field(path, row, rec, ("query", "question")), "query")
@@ -311,6 +313,33 @@ def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "char
         items.append(GoldItem(f"{split_name}:{row}", question, answers, benchmark, None, (), f"{path}:{row}",
                               str(rec.get("imgname", ""))))
     return items
+
+
+def _named_split(path: Path) -> str | None:
+    """``test_human`` / ``test_augmented`` when the file name says exactly one of them, else None."""
+    name = path.name.lower()
+    human = "human" in name
+    augmented = "augmented" in name or "machine" in name
+    if human == augmented:
+        return None
+    return "test_human" if human else "test_augmented"
+
+
+def chartqa_split_of(path: Path) -> str:
+    """The ChartQA split a gold file holds, from its name: ChartQA distributes ``test_human.json`` and
+    ``test_augmented.json`` (the "machine" split of the paper), and the rows themselves do not say.
+
+    Raises:
+        VqauditError: the name says neither "human" nor "augmented"/"machine", or both (nothing is guessed).
+    """
+    named = _named_split(path)
+    if named is not None:
+        return named
+    said = "both" if "human" in path.name.lower() else "neither"
+    raise VqauditError(f"{path}: a ChartQA gold file's split is read from its name, and this name says {said} of "
+                       "'human' and 'augmented': name the file after its split (test_human.json or "
+                       "test_augmented.json, as ChartQA ships them), or give --benchmark chartqa-human or "
+                       "chartqa-machine")
 
 
 GOLD_LOADERS: dict[str, Callable[[Path], list[GoldItem]]] = {
