@@ -159,3 +159,112 @@ def test_a_chartqa_gold_name_that_tells_no_split_is_refused(tmp_path: Path) -> N
     with pytest.raises(VqauditError, match=r"test_human\.json: the file's name says it is ChartQA's test_human "
                        "split, but chartqa-machine audits test_augmented"):
         load_gold(tmp_path / "test_human.json", "chartqa-machine")
+
+
+# 3, 4. Row-number joins are checked against the questions; unanswered gold is noted ------------------------------
+
+DOC_GOLD = {"data": [{"questionId": 1, "question": "What is the date?", "answers": ["1968"]},
+                     {"questionId": 2, "question": "Who signed it?", "answers": ["Smith"]},
+                     {"questionId": 3, "question": "What is the total?", "answers": ["12"]}]}
+
+
+def test_rows_joined_by_row_number_must_ask_the_gold_question(tmp_path: Path) -> None:
+    from vqaudit.shortanswer.join import join_predictions
+    from vqaudit.shortanswer.loaders import load_docvqa
+
+    gold_path = tmp_path / "val.json"
+    gold_path.write_text(json.dumps(DOC_GOLD), encoding="utf-8")
+    gold = load_docvqa(gold_path)
+    # no id column, rows shuffled: row 1 asks gold question 2. Before: joined to questionId 1 silently.
+    shuffled = read_predictions(_lines(tmp_path / "p.jsonl", {"question": "Who signed it?", "response": "Smith"},
+                                       {"question": "What is the date?", "response": "1968"}))
+    with pytest.raises(VqauditError, match=r"p\.jsonl: row 1, field 'question': joined by its row number to gold "
+                       r"id '1' \(.*val\.json: row 1\), but the questions differ \('Who signed it\?' vs 'What is the "
+                       r"date\?'\)"):
+        join_predictions(shuffled, gold, benchmark="docvqa")
+    # in the gold's order: joined, with a note saying row numbers were used; gold 3 unanswered is noted too
+    ordered = read_predictions(_lines(tmp_path / "q.jsonl", {"question": "What is the date?", "response": "1968"},
+                                      {"question": "WHO signed  it?", "response": "Smith"}))
+    report = join_predictions(ordered, gold, benchmark="docvqa")
+    assert [r.qid for r in report.rows] == ["1", "2"]
+    assert report.notes == (
+        "2 predictions have no id in the file: their row numbers were used as ids and joined to the gold ids of the "
+        "same number (the question texts agree on the 2 joined rows that carry one)",
+        "the scores average the 2 joined rows only: the gold has 3 questions, 1 of them without a prediction (ids "
+        "in report.json, join.gold_without_predictions)")
+    # ids written by the file: no row-number note
+    with_ids = read_predictions(_lines(tmp_path / "r.jsonl", *[{"questionId": i, "prediction": "x"}
+                                                               for i in (1, 2, 3)]))
+    assert join_predictions(with_ids, gold, benchmark="docvqa").notes == ()
+
+
+# 11, 12. VLMEvalKit's ChartQA index; what the ids looked like when nothing joins ---------------------------------
+
+
+def test_a_vlmevalkit_chartqa_sheet_joins_the_official_split_files(tmp_path: Path) -> None:
+    from vqaudit.shortanswer.audit import run_audit
+    from vqaudit.shortanswer.loaders import load_chartqa
+
+    sheet = FIXTURES / "vila15_13b_chartqa_test.xlsx"
+    # The fixture's test_human rows are index 1-1250, its test_augmented rows 1251-2500 (ChartQA_TEST numbers
+    # over both splits). The fixture slice of test_human.json holds its rows 1-46 verbatim, then rows from
+    # further on (row 47 of the slice is row 55 of the file: its question is the sheet's index 55).
+    entries = json.loads((FIXTURES / "chartqa_test_human_slice.json").read_text(encoding="utf-8"))
+    human = tmp_path / "test_human.json"
+    human.write_text(json.dumps(entries[:46]), encoding="utf-8")
+    result = run_audit(sheet, "chartqa", gold=human, variant="vlmevalkit")
+    assert len(result.join.rows) == 46 and result.join.rows[0].qid == "test_human:1"
+    assert result.join.notes[0].startswith("VLMEvalKit ChartQA_TEST index mapped to the split's rows")
+    # hand check: row 1 of test_human.json is "How many food item is shown in the bar graph?" (label 14); the
+    # sheet's index 1 asks it and answers "10"
+    assert (result.join.rows[0].question, result.join.rows[0].answers, result.join.rows[0].prediction) == (
+        "How many food item is shown in the bar graph?", ("14",), "10")
+    # the whole slice numbers row 55 as its row 47: the question check refuses it (sheet row 48 = index 47)
+    human.write_text(json.dumps(entries), encoding="utf-8")
+    with pytest.raises(VqauditError, match=r"vila15_13b_chartqa_test\.xlsx: row 48, field 'question': joined by its "
+                       r"VLMEvalKit index to gold id 'test_human:47'"):
+        run_audit(sheet, "chartqa", gold=human)
+    # test_augmented: index 1251 is row 1 of test_augmented.json (hand-written sheet, VLMEvalKit's columns)
+    aug = tmp_path / "test_augmented.json"
+    aug.write_text(json.dumps([{"imgname": "x.png", "query": "How many stores?", "label": "47"},
+                               {"imgname": "y.png", "query": "Which year?", "label": "2013"}]), encoding="utf-8")
+    table = tmp_path / "m_ChartQA_TEST.csv"
+    table.write_text("index,question,answer,split,prediction\n1251,How many stores?,47,test_augmented,47\n"
+                     "1252,Which year?,2013,test_augmented,2014\n1,Other,3,test_human,3\n", encoding="utf-8")
+    joined = run_audit(table, "chartqa", gold=aug, fmt="vlmevalkit").join
+    assert [(r.qid, r.prediction) for r in joined.rows] == [("test_augmented:1", "47"), ("test_augmented:2", "2014")]
+    assert joined.predictions_without_gold == ("test_human:1",)
+    # an index whose question is not the gold row's is refused, never joined
+    table.write_text("index,question,answer,split,prediction\n1252,How many stores?,47,test_augmented,47\n",
+                     encoding="utf-8")
+    with pytest.raises(VqauditError, match=r"m_ChartQA_TEST\.csv: row 2, field 'question': joined by its "
+                       "VLMEvalKit index to gold id 'test_augmented:2'"):
+        run_audit(table, "chartqa", gold=aug, fmt="vlmevalkit")
+    assert load_chartqa(aug)[0].qid == "test_augmented:1"
+
+
+@pytest.mark.parametrize(("pred_id", "gold_name", "hint"), [
+    (34602.0, "tv", r"prediction ids look like '34602\.0' \(.*p\.jsonl: row 1\), gold ids like '34602' "
+     r"\(.*gold\.json: row 1\); the prediction ids are written as decimals"),
+    ("test_augmented:1", "test_human.json", r"prediction ids look like 'test_augmented:1'.*gold ids like "
+     r"'test_human:1'.*the predictions are ChartQA's test_augmented split and the gold file holds test_human"),
+    (1, "test_human.json", r"prediction ids look like '1'.*gold ids like 'test_human:1'.*ChartQA gold ids are "
+     r"<split>:<row>"),
+])
+def test_when_no_id_joins_the_message_shows_both_ids(tmp_path: Path, pred_id: object, gold_name: str,
+                                                      hint: str) -> None:
+    from vqaudit.shortanswer.join import join_predictions
+    from vqaudit.shortanswer.loaders import load_gold
+
+    if gold_name == "tv":
+        gold_path = tmp_path / "gold.json"
+        gold_path.write_text(json.dumps({"data": [{"question_id": 34602, "question": "q", "image_id": "i",
+                                                   "answers": ["a"] * 10}]}), encoding="utf-8")
+        gold, bench = load_gold(gold_path, "textvqa"), "textvqa"
+    else:
+        gold_path = tmp_path / gold_name
+        gold_path.write_text(json.dumps(CHART_ROWS), encoding="utf-8")
+        gold, bench = load_gold(gold_path, "chartqa"), "chartqa"
+    preds = read_predictions(_lines(tmp_path / "p.jsonl", {"question_id": pred_id, "prediction": "x"}))
+    with pytest.raises(VqauditError, match=rf"no prediction id is a gold id: {hint}"):
+        join_predictions(preds, gold, benchmark=bench)

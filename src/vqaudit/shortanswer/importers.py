@@ -369,7 +369,7 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
     image = "" if image_key is None or (vlmevalkit and image_field is None) else str(rec[image_key])
     return Prediction(qid=qid, prediction=_prediction_text(path, row, pred_key, rec.get(pred_key)),
                       question=question, gold=gold, split=_scalar_text(path, row, "split", rec.get("split")),
-                      source=f"{path}:{row}", image=image), str(id_key or ROW_ID)
+                      source=f"{path}:{row}", image=image, row_id=id_key in (None, ROW_ID)), str(id_key or ROW_ID)
 
 
 def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:

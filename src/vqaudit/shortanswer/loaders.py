@@ -326,8 +326,10 @@ def _named_split(path: Path) -> str | None:
 
 
 def chartqa_split_of(path: Path) -> str:
-    """The ChartQA split a gold file holds, from its name: ChartQA distributes ``test_human.json`` and
-    ``test_augmented.json`` (the "machine" split of the paper), and the rows themselves do not say.
+    """The ChartQA split a gold file holds, read from its name.
+
+    ChartQA distributes ``test_human.json`` and ``test_augmented.json`` (the paper's "machine" split); the rows
+    themselves do not say which split they are.
 
     Raises:
         VqauditError: the name says neither "human" nor "augmented"/"machine", or both (nothing is guessed).

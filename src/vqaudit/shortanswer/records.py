@@ -49,6 +49,8 @@ class Prediction:
         split: split name when the file has one (ChartQA ``test_human`` / ``test_augmented``), else "".
         source: ``"file:row"`` of the row.
         image: the image name, path or id when the file has one, else "".
+        row_id: the id is the row's number (the file has no id column, or ``--id-field row``), not an id the
+            file wrote.
     """
 
     qid: str
@@ -58,6 +60,7 @@ class Prediction:
     split: str = ""
     source: str = ""
     image: str = ""
+    row_id: bool = False
 
 
 @dataclass(frozen=True)
