@@ -5,6 +5,11 @@ third-party package: an .xlsx file is a zip of XML parts (ECMA-376 Part 1, §18.
 strings). Only what result sheets use is supported: shared strings, inline strings, formula string results,
 booleans and numbers. Numbers are rendered as pandas + ``str()`` renders them in VLMEvalKit: an integral value
 as an integer ("3"), other values by Python's shortest ``repr`` of the float ("0.57").
+
+:func:`read_xlsx_rows` gives every cell as text (a boolean as "True"/"False", a date as its serial number);
+:func:`read_xlsx_cells` keeps what the cell is: a boolean as a Python bool and a number in a date or time format
+(ECMA-376 §18.8.30 built-in formats 14-22, 27-36, 45-47, 50-58, or a custom format with d, m, y, h or s) as an
+:class:`XlsxDate`, so that callers can refuse what no model writes.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -21,6 +27,58 @@ _NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PKG_REL_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _CELL_REF = re.compile(r"^([A-Z]+)(\d+)$")
+
+
+@dataclass(frozen=True)
+class XlsxDate:
+    """A number cell shown as a date or time: ``serial`` is the stored number as text (days since 1899-12-30)."""
+
+    serial: str
+
+    def __str__(self) -> str:
+        return self.serial
+
+
+Cell = str | bool | XlsxDate | None
+"""One cell of :func:`read_xlsx_cells`: text, a boolean, a date-formatted number, or None (empty)."""
+
+_DATE_FORMATS = frozenset((*range(14, 23), *range(27, 37), *range(45, 48), *range(50, 59)))
+_FORMAT_LITERALS = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
+
+
+def _date_styles(archive: zipfile.ZipFile) -> frozenset[int]:
+    """The indices of the cell styles (``cellXfs``) that show a number as a date or time."""
+    if "xl/styles.xml" not in archive.namelist():
+        return frozenset()
+    root = ElementTree.fromstring(archive.read("xl/styles.xml"))
+    custom = set()
+    for fmt in root.iter(f"{_NS}numFmt"):
+        code = _FORMAT_LITERALS.sub("", fmt.get("formatCode", "")).lower()
+        if any(c in code for c in "dmyhs") and "general" not in code:
+            custom.add(int(fmt.get("numFmtId", "-1")))
+    xfs = root.find(f"{_NS}cellXfs")
+    if xfs is None:
+        return frozenset()
+    out = set()
+    for i, xf in enumerate(xfs.iter(f"{_NS}xf")):
+        fmt_id = int(xf.get("numFmtId", "0"))
+        if fmt_id in _DATE_FORMATS or fmt_id in custom:
+            out.add(i)
+    return frozenset(out)
+
+
+def sheet_names(path: Path) -> list[str]:
+    """The names of the workbook's sheets, in order (only the first is read).
+
+    Raises:
+        VqauditError: the file is not a readable workbook.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            workbook = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, OSError) as exc:
+        raise VqauditError(f"{path}: not a readable .xlsx workbook: {exc}") from None
+    return [s.get("name", "") for s in workbook.iter(f"{_NS}sheet")]
 
 
 def _column_index(letters: str) -> int:
@@ -66,7 +124,24 @@ def read_xlsx_rows(path: Path) -> list[list[str | None]]:
         path: the .xlsx file.
 
     Returns:
-        One list per sheet row (the header included), each as long as the widest row; an empty cell is None.
+        One list per sheet row (the header included), each as long as the widest row; an empty cell is None,
+        a boolean "True" / "False", a date its serial number.
+
+    Raises:
+        VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
+    """
+    return [[c if c is None or isinstance(c, str) else str(c) for c in row] for row in read_xlsx_cells(path)]
+
+
+def read_xlsx_cells(path: Path) -> list[list[Cell]]:
+    """Read the first worksheet of an .xlsx file as rows of cells, booleans and dates kept as such.
+
+    Args:
+        path: the .xlsx file.
+
+    Returns:
+        One list per sheet row (the header included), each as long as the widest row: text (numbers as
+        :func:`read_xlsx_rows` renders them), a bool, an :class:`XlsxDate`, or None for an empty cell.
 
     Raises:
         VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
@@ -79,13 +154,14 @@ def read_xlsx_rows(path: Path) -> list[list[str | None]]:
             if "xl/sharedStrings.xml" in archive.namelist():
                 root = ElementTree.fromstring(archive.read("xl/sharedStrings.xml"))
                 shared = [_text_of(si) for si in root.iter(f"{_NS}si")]
+            dates = _date_styles(archive)
             sheet = ElementTree.fromstring(archive.read(_first_sheet_path(archive)))
     except (zipfile.BadZipFile, KeyError, ValueError, ElementTree.ParseError) as exc:
         raise VqauditError(f"{path}: not a readable .xlsx workbook: {exc}") from None
-    rows: list[list[str | None]] = []
+    rows: list[list[Cell]] = []
     width = 0
     for row_el in sheet.iter(f"{_NS}row"):
-        cells: dict[int, str | None] = {}
+        cells: dict[int, Cell] = {}
         for position, cell in enumerate(row_el.iter(f"{_NS}c")):
             match = _CELL_REF.match(cell.get("r", ""))
             col = _column_index(match.group(1)) if match else position
@@ -101,12 +177,21 @@ def read_xlsx_rows(path: Path) -> list[list[str | None]]:
                 is_el = cell.find(f"{_NS}is")
                 cells[col] = _text_of(is_el) if is_el is not None else ""
             elif kind == "b" and raw is not None:
-                cells[col] = "True" if raw == "1" else "False"
+                cells[col] = raw == "1"
             elif kind in ("str", "e"):
                 cells[col] = raw
+            elif raw is not None and kind in ("n", "d") and _style(cell) in dates:
+                cells[col] = XlsxDate(_number_text(raw) if kind == "n" else raw)
             else:
                 cells[col] = None if raw is None else _number_text(raw)
         row_width = max(cells) + 1 if cells else 0
         width = max(width, row_width)
         rows.append([cells.get(i) for i in range(row_width)])
     return [r + [None] * (width - len(r)) for r in rows]
+
+
+def _style(cell: ElementTree.Element) -> int:
+    try:
+        return int(cell.get("s", "0"))
+    except ValueError:
+        return 0

@@ -268,3 +268,106 @@ def test_when_no_id_joins_the_message_shows_both_ids(tmp_path: Path, pred_id: ob
     preds = read_predictions(_lines(tmp_path / "p.jsonl", {"question_id": pred_id, "prediction": "x"}))
     with pytest.raises(VqauditError, match=rf"no prediction id is a gold id: {hint}"):
         join_predictions(preds, gold, benchmark=bench)
+
+
+# 12, 13. Sheets: booleans, dates, other sheets; odd ids; LLaVA's repeated ids ------------------------------------
+
+NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def _workbook(path: Path, rows: list[str], sheets: tuple[str, ...] = ("Sheet1",)) -> Path:
+    """An .xlsx whose first sheet holds ``rows`` (raw <row> XML); style 1 is Excel's built-in date format 14
+    (ECMA-376 §18.8.30: "mm-dd-yy"), as Excel writes a typed-in date."""
+    import zipfile
+
+    listed = "".join(f'<sheet name="{n}" sheetId="{i}" r:id="rId{i}"/>' for i, n in enumerate(sheets, start=1))
+    rels = "".join(f'<Relationship Id="rId{i}" Type="{REL}/worksheet" Target="worksheets/sheet{i}.xml"/>'
+                   for i in range(1, len(sheets) + 1))
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("xl/workbook.xml", f'<workbook xmlns="{NS}" xmlns:r="{REL}"><sheets>{listed}</sheets>'
+                         "</workbook>")
+        archive.writestr("xl/_rels/workbook.xml.rels", f'<Relationships xmlns="{PKG}">{rels}</Relationships>')
+        archive.writestr("xl/styles.xml", f'<styleSheet xmlns="{NS}"><cellXfs count="2"><xf numFmtId="0"/>'
+                         '<xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>')
+        for i in range(1, len(sheets) + 1):
+            body = "".join(rows) if i == 1 else '<row r="1"><c r="A1" t="inlineStr"><is><t>x</t></is></c></row>'
+            archive.writestr(f"xl/worksheets/sheet{i}.xml", f'<worksheet xmlns="{NS}"><sheetData>{body}'
+                             "</sheetData></worksheet>")
+    return path
+
+
+def _text(ref: str, value: str) -> str:
+    return f'<c r="{ref}" t="inlineStr"><is><t>{value}</t></is></c>'
+
+
+HEAD = f'<row r="1">{_text("A1", "index")}{_text("B1", "answer")}{_text("C1", "prediction")}</row>'
+
+
+def test_sheet_booleans_and_dates_are_refused_like_json_booleans(tmp_path: Path) -> None:
+    from vqaudit.xlsx import XlsxDate, read_xlsx_cells, read_xlsx_rows
+
+    # A TRUE cell (t="b"): before, the prediction "True"; JSON true was already refused (docs "Inputs").
+    boolean = _workbook(tmp_path / "b.xlsx", [HEAD, f'<row r="2">{_text("A2", "1")}{_text("B2", "Yes")}'
+                                                    '<c r="C2" t="b"><v>1</v></c></row>'])
+    with pytest.raises(VqauditError, match=r"b\.xlsx: row 2, field 'prediction': expected text, got the boolean "
+                       "true"):
+        read_predictions(boolean)
+    # A date typed into a cell (the number 43832 in date format 14 = 2020-01-02): before, the prediction "43832".
+    date = _workbook(tmp_path / "d.xlsx", [HEAD, f'<row r="2">{_text("A2", "1")}{_text("B2", "2020")}'
+                                                 '<c r="C2" s="1"><v>43832</v></c></row>'])
+    with pytest.raises(VqauditError, match=r"d\.xlsx: row 2, field 'prediction': expected text, got a date cell "
+                       r"\(serial number 43832"):
+        read_predictions(date)
+    assert read_xlsx_cells(date)[1][2] == XlsxDate("43832")
+    assert read_xlsx_rows(date)[1][2] == "43832" and read_xlsx_rows(boolean)[1][2] == "True"  # text API unchanged
+    # the same number without a date style stays the number's text
+    plain = _workbook(tmp_path / "n.xlsx", [HEAD, f'<row r="2">{_text("A2", "1")}{_text("B2", "2020")}'
+                                                  '<c r="C2"><v>43832</v></c></row>'])
+    assert read_predictions(plain)[0].prediction == "43832"
+
+
+def test_a_sheet_without_predictions_says_only_the_first_sheet_is_read(tmp_path: Path) -> None:
+    book = _workbook(tmp_path / "two.xlsx", [f'<row r="1">{_text("A1", "note")}</row>'], ("Summary", "Predictions"))
+    with pytest.raises(VqauditError, match=r"two\.xlsx: row 1, field 'prediction': missing .*only the first of the "
+                       r"workbook's 2 sheets, 'Summary', is read; the others are 'Predictions'"):
+        read_predictions(book)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (True, "expected a string or integer id, got the boolean true"),
+    ("", "the id is empty text"),
+    ("  ", "the id is empty text"),
+    ([1], "expected a string or integer id, got a JSON list"),
+    ({"a": 1}, "expected a string or integer id, got a JSON object"),
+])
+def test_odd_ids_are_refused(tmp_path: Path, value: object, message: str) -> None:
+    # Before: true became the id "True" and "" an id of its own; lists read "got list".
+    path = _lines(tmp_path / "p.jsonl", {"question_id": 1, "prediction": "a"},
+                  {"question_id": value, "prediction": "b"})
+    with pytest.raises(VqauditError, match=rf"p\.jsonl: row 2, field 'question_id': {message}"):
+        read_predictions(path)
+
+
+def test_prediction_types_are_named_as_json_names_them(tmp_path: Path) -> None:
+    for value, kind in (([1], "a JSON list"), ({"a": 1}, "a JSON object")):
+        path = _lines(tmp_path / "p.jsonl", {"question_id": 1, "prediction": value})
+        with pytest.raises(VqauditError, match=rf"row 1, field 'prediction': expected text, got {kind}$"):
+            read_predictions(path)
+
+
+def test_llava_answer_files_with_repeated_ids_get_the_flags_that_read_them(tmp_path: Path) -> None:
+    # LLaVA's answers/*.jsonl: question_id is the image id, repeated per question (docs/shortanswer.md names
+    # the flags that read them).
+    llava = _lines(tmp_path / "answers.jsonl",
+                   {"question_id": "003a", "prompt": "What brand?\nAnswer briefly.", "text": "Dakota"},
+                   {"question_id": "003a", "prompt": "What year?\nAnswer briefly.", "text": "2014"})
+    with pytest.raises(VqauditError, match=r"answers\.jsonl: row 2, field 'question_id': duplicate id '003a' \(first "
+                       r"at row 1\); LLaVA's answer files repeat the image id as 'question_id': read them with "
+                       "--id-field row --image-field question_id --join-on image-question"):
+        read_predictions(llava)
+    assert [p.qid for p in read_predictions(llava, id_field="row", image_field="question_id")] == ["1", "2"]
+    other = _lines(tmp_path / "p.jsonl", {"question_id": 1, "prediction": "a"}, {"question_id": 1, "prediction": "b"})
+    with pytest.raises(VqauditError, match=r"duplicate id '1' \(first at row 1\)$"):
+        read_predictions(other)

@@ -49,7 +49,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.loaders import check_input_file, gzip_reason, undecodable_line
 from vqaudit.shortanswer.records import Prediction
-from vqaudit.xlsx import read_xlsx_rows
+from vqaudit.xlsx import XlsxDate, read_xlsx_cells, sheet_names
 
 FORMATS = ("auto", "generic", "vlmevalkit", "lmms-eval")
 ID_KEYS = ("question_id", "questionId", "qid", "id", "index", "doc_id", "textvqa_question_id")
@@ -116,21 +116,51 @@ def _answer_text(path: Path, row: int, name: str, value: Any, what: str) -> str:
         written = value.text if isinstance(value, _JsonNumber) else str(value)
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
                            f"{written} (write the {what} as a string)")
+    if isinstance(value, XlsxDate):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got a date cell (serial number "
+                           f"{value.serial}; format the column as text and write the {what} there)")
     if isinstance(value, _JsonNumber):
         return value.text
     if isinstance(value, (int, float)):
         return str(value)
-    raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {type(value).__name__}")
+    raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    """What a value is, in the words of the file that held it ("a JSON list", "a JSON object", ...)."""
+    if isinstance(value, list):
+        return "a JSON list"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, XlsxDate):
+        return f"a date cell (serial number {value.serial})"
+    return f"a value of type {type(value).__name__}"
 
 
 def _scalar_text(path: Path, row: int, name: str, value: Any) -> str:
+    """A question, split or image cell as text (missing: ""); booleans, dates, lists and objects are refused."""
     if _is_missing(value):
         return ""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (str, int, float)):
-        return str(value)
-    raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {type(value).__name__}")
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got {_kind(value)}")
+    return str(value)
+
+
+def _id_text(path: Path, row: int, name: str, value: Any) -> str:
+    """An id cell as text: a string or a number; booleans, dates, lists, objects and blank text are refused."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id, got "
+                           f"{_kind(value)}")
+    text = str(value)
+    if not text.strip():
+        raise VqauditError(f"{path}: row {row}, field '{name}': the id is empty text (a row without an id cannot "
+                           "be joined; give every row its id)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id, got the "
+                           f"non-finite number {text}")
+    return text
 
 
 def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal: bool) -> tuple[str, ...]:
@@ -211,10 +241,17 @@ def _iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
 def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     suffix = _suffix(path)
     if suffix == ".xlsx":
-        rows = read_xlsx_rows(path)
+        rows = read_xlsx_cells(path)
+        sheets = sheet_names(path)
+        more = (f" (only the first of the workbook's {len(sheets)} sheets, {sheets[0]!r}, is read; the others are "
+                f"{', '.join(repr(n) for n in sheets[1:])}: put the predictions in the first sheet)"
+                if len(sheets) > 1 else "")
         if not rows:
-            raise VqauditError(f"{path}: the sheet is empty")
+            raise VqauditError(f"{path}: the sheet is empty{more}")
         header = [str(h) if h is not None else "" for h in rows[0]]
+        if more and not any(k in header for k in PRED_KEYS):
+            raise VqauditError(f"{path}: row 1, field 'prediction': missing (looked for {', '.join(PRED_KEYS)})"
+                               f"{more}")
         for row, values in enumerate(rows[1:], start=2):
             yield row, dict(zip(header, values, strict=False))
         return
@@ -360,7 +397,7 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
     if id_key is None and file_id_key is not None:
         raise VqauditError(f"{path}: row {row}, field '{file_id_key}': missing (the other rows have ids; a row "
                            "number would join this prediction to another question)")
-    qid = str(row) if id_key in (None, ROW_ID) else _scalar_text(path, row, str(id_key), rec[id_key])
+    qid = str(row) if id_key in (None, ROW_ID) else _id_text(path, row, str(id_key), rec[id_key])
     question = next((_scalar_text(path, row, k, rec[k]) for k in QUESTION_KEYS if k in rec), "")
     if not question and isinstance(rec.get("prompt"), str):
         question = rec["prompt"].split("\n", 1)[0]
@@ -395,7 +432,7 @@ def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
     else:
         gold = _gold_values(path, row, "target", rec.get("target"), expand_literal=True)
     question = _scalar_text(path, row, "doc.question", doc.get("question", doc.get("query", "")))
-    return Prediction(qid=_scalar_text(path, row, qid_name, qid_value),
+    return Prediction(qid=_id_text(path, row, qid_name, qid_value),
                       prediction=_prediction_text(path, row, name, resp), question=question, gold=gold,
                       split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
 
@@ -436,10 +473,24 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     seen: dict[str, str] = {}
     for pred, id_name in read:
         if pred.qid in seen:
+            hint = ("; LLaVA's answer files repeat the image id as 'question_id': read them with --id-field row "
+                    "--image-field question_id --join-on image-question" if _looks_like_llava(path, id_name) else "")
             raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
-                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {seen[pred.qid]})")
+                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {seen[pred.qid]}){hint}")
         seen[pred.qid] = pred.source.rsplit(":", 1)[1]
     return [pred for pred, _ in read]
+
+
+def _looks_like_llava(path: Path, id_name: str) -> bool:
+    """Whether a file is LLaVA's ``answers/*.jsonl`` (``question_id``, ``prompt``, ``text``; the id is the image's)."""
+    if id_name != "question_id" or _suffix(path) != ".jsonl":
+        return False
+    try:
+        with _open_text(path) as handle:
+            first = json.loads(next((line for line in handle if line.strip()), "{}"))
+    except (OSError, ValueError, EOFError, zlib.error):
+        return False
+    return isinstance(first, dict) and {"question_id", "prompt", "text"} <= set(first)
 
 
 def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[tuple[Prediction, str]]:
