@@ -1,6 +1,7 @@
 """A small stdlib reader for the first worksheet of an .xlsx file (VLMEvalKit result sheets).
 
-VLMEvalKit writes its per-item results (``<model>_<dataset>.xlsx``) with pandas/openpyxl. Reading them needs no
+VLMEvalKit writes its per-item results (``<model>_<dataset>.xlsx``) with pandas/openpyxl (gzip-compressed
+``.xlsx.gz`` copies are read too). Reading them needs no
 third-party package: an .xlsx file is a zip of XML parts (ECMA-376 Part 1, §18.3 worksheets, §18.4 shared
 strings). Only what result sheets use is supported: shared strings, inline strings, formula string results,
 booleans and numbers. Numbers are rendered as pandas + ``str()`` renders them in VLMEvalKit: an integral value
@@ -14,9 +15,12 @@ as an integer ("3"), other values by Python's shortest ``repr`` of the float ("0
 
 from __future__ import annotations
 
+import gzip
+import io
 import posixpath
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
@@ -67,6 +71,18 @@ def _date_styles(archive: zipfile.ZipFile) -> frozenset[int]:
     return frozenset(out)
 
 
+def _archive(path: Path) -> zipfile.ZipFile:
+    """The workbook's zip; a gzip-compressed workbook (``.xlsx.gz``, gzip magic bytes) is decompressed first."""
+    with path.open("rb") as handle:
+        magic = handle.read(2)
+    if magic == b"\x1f\x8b":
+        try:
+            return zipfile.ZipFile(io.BytesIO(gzip.decompress(path.read_bytes())))
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
+    return zipfile.ZipFile(path)
+
+
 def sheet_names(path: Path) -> list[str]:
     """The names of the workbook's sheets, in order (only the first is read).
 
@@ -74,7 +90,7 @@ def sheet_names(path: Path) -> list[str]:
         VqauditError: the file is not a readable workbook.
     """
     try:
-        with zipfile.ZipFile(path) as archive:
+        with _archive(path) as archive:
             workbook = ElementTree.fromstring(archive.read("xl/workbook.xml"))
     except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, OSError) as exc:
         raise VqauditError(f"{path}: not a readable .xlsx workbook: {exc}") from None
@@ -149,7 +165,7 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with _archive(path) as archive:
             shared: list[str] = []
             if "xl/sharedStrings.xml" in archive.namelist():
                 root = ElementTree.fromstring(archive.read("xl/sharedStrings.xml"))

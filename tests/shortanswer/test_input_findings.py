@@ -371,3 +371,17 @@ def test_llava_answer_files_with_repeated_ids_get_the_flags_that_read_them(tmp_p
     other = _lines(tmp_path / "p.jsonl", {"question_id": 1, "prediction": "a"}, {"question_id": 1, "prediction": "b"})
     with pytest.raises(VqauditError, match=r"duplicate id '1' \(first at row 1\)$"):
         read_predictions(other)
+
+
+def test_a_gzip_compressed_sheet_reads_as_the_sheet(tmp_path: Path) -> None:
+    # vila15_13b_chartqa_test.xlsx gzip-compressed: before, "not a readable .xlsx workbook: File is not a zip file"
+    sheet = FIXTURES / "vila15_13b_chartqa_test.xlsx"
+    packed = tmp_path / "vila.xlsx.gz"
+    packed.write_bytes(gzip.compress(sheet.read_bytes()))
+    assert read_predictions(packed) == [
+        p.__class__(**{**p.__dict__, "source": p.source.replace(str(sheet), str(packed))})
+        for p in read_predictions(sheet)]
+    cut = tmp_path / "cut.xlsx.gz"
+    cut.write_bytes(packed.read_bytes()[:1000])
+    with pytest.raises(VqauditError, match=r"cut\.xlsx\.gz: not a readable gzip file"):
+        read_predictions(cut)
