@@ -29,6 +29,9 @@ has none of the id fields. Any of these may be gzip-compressed (``.jsonl.gz``, `
 Prediction values (:func:`_prediction_text`): text is taken as is; a finite JSON number becomes its text as
 written (``1.50`` -> ``"1.50"``); a missing, null, empty or NaN prediction becomes "" (an empty output, reported
 in the failure notes, never dropped); booleans, infinite numbers (``1e999``), lists and objects are refused.
+Sheet cells holding a boolean or a date-formatted number are refused like JSON booleans; ids must be
+non-blank strings or numbers. CSV/TSV are read strictly (:func:`_iter_table`): an unterminated quote, a quote
+closing a field early, and a quoted field swallowing lines that look like rows are refused.
 Text files are read as UTF-8 with an optional leading byte order mark (``utf-8-sig``).
 Errors name the file, the 1-based row and the field.
 """

@@ -11,11 +11,12 @@ Layouts (the files the benchmarks distribute):
 - InfographicVQA (``infographicsVQA_val_v1.0.json``; Mathew et al. 2022): DocVQA's layout plus ``answer_type``,
   a list such as ``["multi-span"]`` (appendix A: single span, multi-span, question span, non-extractive).
 - ChartQA (``test_human.json`` / ``test_augmented.json``; Masry et al. 2022): a list of ``{"imgname", "query",
-  "label"}``. There is no question id: the id is ``"<split>:<1-based position>"`` (VLMEvalKit numbers the rows of
-  ``ChartQA_TEST`` the same way within each split); joins may also go by question text.
+  "label"}``. There is no question id: the id is ``"<split>:<1-based position>"``, the split read from the
+  file name (:func:`chartqa_split_of`; VLMEvalKit's ``ChartQA_TEST`` index runs over both splits and is mapped
+  by :mod:`.join`); joins may also go by question text.
 
 Every error names the file, the 1-based row (position in ``data``) and the field. Files may be gzip-compressed
-(``.json.gz``).
+(``.json.gz``); a truncated or non-gzip file, a folder or a pipe is refused naming the file.
 
 Each loader first checks that the file is not another benchmark's gold (:func:`detect_layout` on the first row,
 and ``dataset_name`` when the file has one): a DocVQA file given as InfographicVQA gold (or the reverse), a
