@@ -275,7 +275,7 @@ def _iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 _QUOTING_HINT = ("write the file with a CSV writer (Python's csv module, pandas to_csv), which quotes such fields "
-                 "and doubles the quotes inside them")
+                 "and doubles the quotes inside them, or as JSON Lines, which needs no quoting")
 
 
 def _quote_error(path: Path, row: int, line: int, header: Any, delimiter: str, kind: str,
