@@ -14,8 +14,9 @@ import json
 import math
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,6 +96,59 @@ def staged_folder(out: Path) -> Iterator[Path]:
 def atomic_write_text(path: Path, text: str) -> None:
     r"""Write UTF-8 ``text`` to ``path`` atomically; a lone surrogate is written as ``\udXXX`` (see textsafe)."""
     atomic_write_bytes(path, encode_utf8(text))
+
+
+def _temp_file(path: Path, chunks: Iterable[str]) -> Path:
+    """Write the UTF-8 ``chunks`` to a new fsynced temporary file beside ``path``; return its path."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(encode_utf8(chunk))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, _MODE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
+    r"""Write several files of one folder as one set, so a stopped writer never leaves a mix of two versions.
+
+    Every file is first written in full to a temporary file beside it (UTF-8, lone surrogates as ``\udXXX``,
+    fsynced), while the old files stay as they were; a failure or a stop (Ctrl-C, SIGTERM) meanwhile removes the
+    temporary files and changes nothing. Then the files are renamed into place one after another with SIGINT
+    and SIGTERM held back (delivered once the last rename is done). The **last** file of ``files`` is the set's
+    marker (the file a reader checks first): its old version is removed before the others are renamed and the
+    new one is renamed last, so even a process killed outright (SIGKILL) between two renames leaves a folder
+    without the marker, visibly incomplete, never the new files beside an old marker.
+
+    Args:
+        files: ``(path, chunks)`` pairs in rename order, the marker last; ``chunks`` are the file's text.
+    """
+    if not files:
+        return
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, chunks in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            staged.append((_temp_file(path, chunks), path))
+        held = {signal.SIGINT, signal.SIGTERM}
+        block = hasattr(signal, "pthread_sigmask")
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held) if block else set()
+        try:
+            staged[-1][1].unlink(missing_ok=True)
+            for tmp, path in staged:
+                os.replace(tmp, path)
+        finally:
+            if block:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 def json_ready(value: Any) -> Any:

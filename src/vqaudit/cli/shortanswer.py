@@ -5,6 +5,7 @@ Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("au
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -38,28 +39,78 @@ def _ready(folder: Path) -> Path:
     return folder
 
 
-def _refuse_other_audit(target: Path, benchmark: str, model: str) -> None:
-    """Refuse an output folder that already holds the audit of another model or benchmark (it would be lost).
+_AUDIT_HEADINGS = ("# Short-answer score audit:", "# Multiple-choice audit:")
+"""The first line of every ``report.md`` of ``vqaudit audit`` (:mod:`vqaudit.report.shortanswer`, ``.multichoice``)."""
 
-    Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the judge cache.
+
+def _first_line(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.strip():
+                    return line.strip()
+    except OSError:
+        return ""
+    return ""
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``report.md`` / ``rows.jsonl`` at ``path`` looks written by ``vqaudit audit`` (first line only)."""
+    first = _first_line(path)
+    if path.name == "report.md":
+        return first.startswith(_AUDIT_HEADINGS)
+    if not first:
+        return True  # an audit with no joined rows writes an empty rows.jsonl
+    try:
+        rec = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(rec, dict) and "qid" in rec
+
+
+def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_name: str | None) -> None:
+    """Refuse an output folder whose files the audit would overwrite and that the user may still need.
+
+    Refused: a ``report.md`` or ``rows.jsonl`` not written by ``vqaudit audit``; a ``report.json`` that is not an
+    audit report; the audit of another model or benchmark; the audit of the same model name made from another
+    prediction file (``predictions_file`` in ``report.json``: ``runs/step1000/predictions.jsonl`` and
+    ``runs/step2000/predictions.jsonl`` are both model ``predictions``) unless ``--model-name`` names the model
+    explicitly. Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the
+    judge cache.
     """
     from vqaudit.files import read_json
+    from vqaudit.shortanswer.audit import model_name_of
     from vqaudit.shortanswer.benchmarks import get_benchmark
 
+    for mine in ("report.md", "rows.jsonl"):
+        if (target / mine).is_file() and not _ours(target / mine):
+            raise VqauditError(f"{target / mine}: exists and was not written by `vqaudit audit`; the audit would "
+                               "overwrite it: choose another --out")
     report = target / "report.json"
-    if not report.is_file():
+    if not report.exists():
         return
     try:
-        old = read_json(report)
+        old = read_json(report) if report.is_file() else None
     except VqauditError:
         old = None
-    if not isinstance(old, dict):
-        raise VqauditError(f"{report}: exists but is not an audit report; choose another --out")
+    if isinstance(old, dict) and "choice" in old and isinstance(old.get("benchmark"), str):
+        raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
+                           f"{old['benchmark']!r}; this one would overwrite it: choose another --out")
+    if not isinstance(old, dict) or not isinstance(old.get("benchmark"), str) \
+            or not isinstance(old.get("model"), str):
+        raise VqauditError(f"{report}: exists and is not the report.json of a `vqaudit audit` (no benchmark and "
+                           "model fields); the audit would overwrite it: choose another --out")
+    model = model_name if model_name is not None else model_name_of(predictions)
     name = get_benchmark(benchmark).name
-    if (old.get("benchmark"), old.get("model")) != (name, model):
-        raise VqauditError(f"{target}: holds the audit of {old.get('model')!r} on {old.get('benchmark')!r}; this "
+    if (old["benchmark"], old["model"]) != (name, model):
+        raise VqauditError(f"{target}: holds the audit of {old['model']!r} on {old['benchmark']!r}; this "
                            f"one ({model!r} on {name!r}) would overwrite it: choose another --out (or "
                            "--model-name)")
+    stored, current = old.get("predictions_file"), str(predictions.resolve())
+    if isinstance(stored, str) and stored != current and model_name is None:
+        raise VqauditError(f"{target}: holds the audit of {model!r} on {name!r} made from {stored}; this one reads "
+                           f"another file under the same model name ({current}) and would overwrite it: choose "
+                           f"another --out, or give --model-name (--model-name {model} replaces that audit)")
 
 
 def audit_cmd(
@@ -114,7 +165,7 @@ def audit_cmd(
         judge_options = model_options(api_key_env=api_key_env, args=judge_arg, args_option="--judge-arg")
         _mc_audit(predictions, benchmark.lower(), target, judge, judge_options)
         return
-    _refuse_other_audit(target, benchmark, model_name if model_name is not None else predictions.name.split(".")[0])
+    _refuse_other_audit(target, benchmark, predictions, model_name)
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt.value, join_on=join_on.value, id_field=id_field,
                        image_field=image_field, model=model_name,
@@ -123,10 +174,16 @@ def audit_cmd(
                        judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
                                                    args_option="--judge-arg"))
     try:
-        path = write_audit_report(result, target)
+        path = write_audit_report(result, target, predictions=predictions.resolve())
     except OSError as exc:
         raise VqauditError(f"{target}: cannot write the report: {exc}") from None
     typer.echo(path.read_text(encoding="utf-8"))
+    missing = len(result.join.gold_without_predictions)
+    if missing:  # exit 0 all the same: LLaVA's eval_textvqa.py also averages over the predictions it has
+        source = gold if gold is not None else "the gold"
+        typer.echo(f"warning: {missing} gold question{'s' if missing != 1 else ''} of {source} "
+                   f"{'have' if missing != 1 else 'has'} no prediction in {predictions}; the scores average the "
+                   f"{len(result.join.rows)} joined rows only", err=True)
     typer.echo(f"report written to {path}", err=True)
 
 

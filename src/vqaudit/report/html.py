@@ -252,8 +252,9 @@ def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
             "label": label, "benchmark": str(rep.get("benchmark", "?")), "model": str(rep.get("model", "?")),
             "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
             "judge": str(judge.get("spec")) if judge else None,
-            "scores": [(split, _points(scores.get(split)), _points(canonical.get(split))) for split in scores],
-            "mix": [(b, m.get("n"), _points(m.get("share")), _points(m.get("official")), _points(m.get("canonical")))
+            "scores": [(split, _points(scores.get(split), 2), _points(canonical.get(split), 2)) for split in scores],
+            "mix": [(b, m.get("n"), _points(m.get("share")), _points(m.get("official"), 2),
+                     _points(m.get("canonical"), 2))
                     for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0])) if isinstance(m, dict)],
             "mix_plot": _data_uri("image/svg+xml", contract_mix_svg(f"{label}: contract mix", shares))
             if shares else None,
@@ -273,10 +274,11 @@ def _bucket_rank(bucket: str) -> tuple[int, str]:
     return (BUCKET_ORDER.index(bucket) if bucket in BUCKET_ORDER else len(BUCKET_ORDER), bucket)
 
 
-def _points(value: object) -> str:
+def _points(value: object, digits: int = 1) -> str:
+    """A number of points or percent; scores with 2 digits, as report.md shows them (61.25, not 61.3)."""
     if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
         return "n/a"
-    return f"{value:.1f}"
+    return f"{value:.{digits}f}"
 
 
 def _signed_points(value: float) -> str:

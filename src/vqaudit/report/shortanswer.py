@@ -14,12 +14,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vqaudit.files import atomic_write_text, json_ready, write_json
+from vqaudit.files import atomic_write_set, json_ready
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.shortanswer.audit import AuditResult
+from vqaudit.shortanswer.audit import OVERALL, AuditResult
 
 _METRIC_NAMES = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "relaxed_accuracy": "relaxed accuracy",
                  "exact_match": "exact match", "containment": "whole-word containment"}
@@ -40,6 +41,13 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+def scores_unit(metric: str, overall: float) -> str:
+    """The line saying the scores are in points: ANLS 0.41 read as 0-1 looks like 41% (new-user trial, finding 10)."""
+    name = _METRIC_NAMES.get(metric, metric)
+    example = "" if math.isnan(overall) else f" (Overall {_f(overall)} = mean {name} {overall / 100:.4g})"
+    return f"Scores in points: the mean per-row {name} (0 to 1) x 100{example}."
+
+
 def render_markdown(result: AuditResult) -> str:
     """Render the Table 13 report as Markdown."""
     r = result
@@ -54,11 +62,12 @@ def render_markdown(result: AuditResult) -> str:
     lines += ["## Benchmark score", ""]
     if r.scores:
         splits = list(r.scores)
+        lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
         lines += _table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
                                              ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
-    lines += ["", "## Contract mix", ""]
+    lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
     lines += _table(["bucket", "n", "share %", "official", "canonical"],
                     [[b, str(int(r.contract_mix[b]["n"])), _f(r.contract_mix[b]["share"], 1),
                       _f(r.contract_mix[b]["official"]), _f(r.contract_mix[b]["canonical"])] for b in BUCKETS])
@@ -123,33 +132,76 @@ def render_markdown(result: AuditResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def result_to_json(result: AuditResult) -> dict[str, Any]:
-    """The report as JSON-able data (rows excluded; NaN becomes null)."""
-    data = dataclasses.asdict(result)
+def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
+    """The report as JSON-able data (rows excluded; NaN becomes null).
+
+    ``predictions``: the prediction file's resolved path, stored as ``predictions_file`` (the overwrite guard
+    of ``vqaudit audit`` compares it with the next run's file); left out when None.
+    """
+    # The rows (up to ~170k) are left out before the copy: dataclasses.asdict of them only to drop them took
+    # more CPU than reading, joining and scoring the file (new-user trial, finding 14).
+    slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
+    data = dataclasses.asdict(slim)
     data.pop("rows")
     join = data.pop("join")
-    data["join"] = {"joined": len(join["rows"]), "predictions_without_gold": join["predictions_without_gold"],
+    data["join"] = {"joined": len(result.join.rows), "predictions_without_gold": join["predictions_without_gold"],
                     "gold_without_predictions": join["gold_without_predictions"],
                     "gold_source": join["gold_source"], "notes": join["notes"]}
+    if predictions is not None:
+        data["predictions_file"] = str(predictions)
     cleaned: dict[str, Any] = json_ready(data)
     return cleaned
 
 
-def write_audit_report(result: AuditResult, out: Path) -> Path:
-    """Write ``report.md``, ``report.json`` and ``rows.jsonl`` into ``out`` (atomically); return the .md path."""
-    out.mkdir(parents=True, exist_ok=True)
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, check_circular=False)
+_CHUNK_ROWS = 10_000
+
+
+def _nan_none(value: float) -> float | None:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _row_chunks(result: AuditResult) -> Iterator[str]:
+    """The lines of ``rows.jsonl``, ``_CHUNK_ROWS`` lines per chunk (the whole file is never held as one string).
+
+    Each line is the row's :class:`~vqaudit.shortanswer.audit.RowResult` as ``json_ready(dataclasses.asdict(row))``
+    gives it (built field by field here: asdict's deep copy cost seconds per 100k rows), ``overlay`` renamed
+    ``canonical_answers``, plus the joined row's question, prediction and gold ``answers``; keys sorted.
+    """
     joined = {row.qid: row for row in result.join.rows}
-    lines = []
+    encode = _ROW_ENCODER.encode
+    lines: list[str] = []
     for row in result.rows:
-        rec = json_ready(dataclasses.asdict(row))
         source = joined[row.qid]
-        rec["question"] = source.question
-        rec["prediction"] = source.prediction
-        rec["answers"] = list(source.answers)
-        rec["canonical_answers"] = rec.pop("overlay")
-        lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
-    atomic_write_text(out / "rows.jsonl", "".join(line + "\n" for line in lines))
-    write_json(out / "report.json", result_to_json(result))
+        lines.append(encode({
+            "qid": row.qid, "split": row.split, "official": _nan_none(row.official),
+            "canonical": _nan_none(row.canonical), "canonical_kind": row.canonical_kind, "bucket": row.bucket,
+            "subtype": row.subtype, "canonical_answers": [list(o) for o in row.overlay],
+            "repaired": {str(k): _nan_none(v) for k, v in row.repaired.items()},
+            "ra_eval": row.ra_eval, "judge": row.judge, "question": source.question,
+            "prediction": source.prediction, "answers": list(source.answers)}))
+        if len(lines) == _CHUNK_ROWS:
+            yield "\n".join(lines) + "\n"
+            lines = []
+    if lines:
+        yield "\n".join(lines) + "\n"
+
+
+REPORT_FILES = ("rows.jsonl", "report.md", "report.json")
+"""The files of an audit folder, in the order :func:`write_audit_report` renames them (``report.json`` last)."""
+
+
+def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | None = None) -> Path:
+    """Write ``rows.jsonl``, ``report.md`` and ``report.json`` into ``out`` as one set; return the .md path.
+
+    All three are written to temporary files first and then renamed together (:func:`vqaudit.files.atomic_write_set`,
+    ``report.json`` last and removed first): a run stopped part-way leaves the previous audit whole, never the new
+    rows beside the old report (new-user trial, finding 5). ``predictions``: see :func:`result_to_json`.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    report = json.dumps(result_to_json(result, predictions=predictions), indent=2, sort_keys=True,
+                        ensure_ascii=False) + "\n"
     md = out / "report.md"
-    atomic_write_text(md, render_markdown(result))
+    atomic_write_set([(out / "rows.jsonl", _row_chunks(result)), (md, [render_markdown(result)]),
+                      (out / "report.json", [report])])
     return md
