@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -114,16 +115,39 @@ def _temp_file(path: Path, chunks: Iterable[str]) -> Path:
     return Path(tmp)
 
 
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Within the block SIGINT and SIGTERM are only recorded; once it ends they are raised again, in order.
+
+    Python runs signal handlers in the main thread, between bytecodes, so a recording handler keeps the block
+    whole; the handlers in place before (the CLI's Ctrl-C and SIGTERM handling) then act as usual. Outside the
+    main thread no handler runs in this thread anyway, and the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)  # None: not set from Python
+        for sig in dict.fromkeys(pending):
+            signal.raise_signal(sig)
+
+
 def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
     r"""Write several files of one folder as one set, so a stopped writer never leaves a mix of two versions.
 
     Every file is first written in full to a temporary file beside it (UTF-8, lone surrogates as ``\udXXX``,
     fsynced), while the old files stay as they were; a failure or a stop (Ctrl-C, SIGTERM) meanwhile removes the
     temporary files and changes nothing. Then the files are renamed into place one after another with SIGINT
-    and SIGTERM held back (delivered once the last rename is done). The **last** file of ``files`` is the set's
-    marker (the file a reader checks first): its old version is removed before the others are renamed and the
-    new one is renamed last, so even a process killed outright (SIGKILL) between two renames leaves a folder
-    without the marker, visibly incomplete, never the new files beside an old marker.
+    and SIGTERM held back (raised again once the last rename is done: :func:`_signals_held`). The **last** file
+    of ``files`` is the set's marker (the file a reader checks first): its old version is removed before the
+    others are renamed and the new one is renamed last, so even a process killed outright (SIGKILL) between two
+    renames leaves a folder without the marker, visibly incomplete, never the new files beside an old marker.
 
     Args:
         files: ``(path, chunks)`` pairs in rename order, the marker last; ``chunks`` are the file's text.
@@ -135,16 +159,10 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
         for path, chunks in files:
             path.parent.mkdir(parents=True, exist_ok=True)
             staged.append((_temp_file(path, chunks), path))
-        held = {signal.SIGINT, signal.SIGTERM}
-        block = hasattr(signal, "pthread_sigmask")
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held) if block else set()
-        try:
+        with _signals_held():
             staged[-1][1].unlink(missing_ok=True)
             for tmp, path in staged:
                 os.replace(tmp, path)
-        finally:
-            if block:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)

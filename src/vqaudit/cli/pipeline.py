@@ -152,7 +152,12 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Scored run folders to compare (and `vqaudit audit` folders).")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default: the first run's report/).")] = None,
 ) -> None:
-    """Write the Markdown report (Jk/Bk or UPD radar charts, with intervals) and the HTML report with its browser."""
+    """Write the HTML report with its sample browser, and for scored run folders the Markdown report too.
+
+    Scored run folders get report.md (Jk/Bk or UPD radar charts, with intervals) and index.html; `vqaudit audit`
+    folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
+    shows them.
+    """
     from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
     from vqaudit.report.html_audit import is_audit_folder  # issue 16: seed 002 audit folders
 

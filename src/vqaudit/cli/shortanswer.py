@@ -26,6 +26,7 @@ from vqaudit.cli.options import (
     model_options,
 )
 from vqaudit.errors import VqauditError
+from vqaudit.shortanswer.importers import GOLD_KEYS, ID_KEYS, PRED_KEYS
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions
@@ -113,19 +114,35 @@ def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_n
                            f"another --out, or give --model-name (--model-name {model} replaces that audit)")
 
 
+_ID_COLUMNS = ", ".join(ID_KEYS)
+_PREDICTION_COLUMNS = ", ".join(PRED_KEYS) + " (answer when a gold column is present too)"
+_GOLD_COLUMNS = ", ".join((*GOLD_KEYS, "answer"))
+_BENCHMARKS = ", ".join(m.value for m in AuditBenchmarkName)  # type: ignore[attr-defined]
+_METRICS = ", ".join(m.value for m in MetricName)  # type: ignore[attr-defined]
+
+
 def audit_cmd(
-    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL/JSON/CSV/TSV, lmms-eval sample log, "
-                                                     "VLMEvalKit .xlsx (optionally .gz).")],
+    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL, JSON or CSV/TSV (each optionally "
+                                                     ".gz), an lmms-eval sample log, or a VLMEvalKit .xlsx (not "
+                                                     "gzipped: .xlsx.gz is refused). Columns looked for: id "
+                                                     f"{_ID_COLUMNS} (else the row number); prediction "
+                                                     f"{_PREDICTION_COLUMNS}; embedded gold {_GOLD_COLUMNS} "
+                                                     "(docs/shortanswer.md).")],
     bench_choice: Annotated[AuditBenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
-                                                             help="Benchmark name (decides the official metric); "
-                                                                  "mmbench, mmmu, mathvista or mc audit "
-                                                                  "multiple-choice predictions.")],
+                                                             metavar="<name>",
+                                                             help="Benchmark name (decides the official metric): "
+                                                                  f"{_BENCHMARKS}; mmbench, mmmu, mathvista or mc "
+                                                                  "audit multiple-choice predictions.")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
                                                    "pool (text-only, cached).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Report folder (default: <predictions>.audit/).")] = None,
-    metric: Annotated[MetricName | None, typer.Option(help="Official metric override.")] = None,  # type: ignore[valid-type]
+    out: Annotated[Path | None, typer.Option(help="Report folder (default: PREDICTIONS.audit/ beside the "
+                                                  "prediction file, e.g. preds.jsonl.audit/). It may hold only "
+                                                  "an earlier audit of the same model, benchmark and file.")]
+    = None,
+    metric: Annotated[MetricName | None, typer.Option(metavar="<metric>",  # type: ignore[valid-type]
+                                                      help=f"Official metric override: {_METRICS}.")] = None,
     variant: Annotated[str | None, typer.Option("--metric-variant",
                                                 help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
     = None,
@@ -146,7 +163,8 @@ def audit_cmd(
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
-    Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md.
+    Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md. Scores
+    are in points: the mean per-row score (0 to 1) x 100, so an ANLS of 0.41 is a mean per-row ANLS of 0.0041.
     """
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.report.shortanswer import write_audit_report

@@ -153,33 +153,34 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     return cleaned
 
 
-_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, check_circular=False)
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)  # keys come sorted (see _row_chunks)
 _CHUNK_ROWS = 10_000
-
-
-def _nan_none(value: float) -> float | None:
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _row_chunks(result: AuditResult) -> Iterator[str]:
     """The lines of ``rows.jsonl``, ``_CHUNK_ROWS`` lines per chunk (the whole file is never held as one string).
 
-    Each line is the row's :class:`~vqaudit.shortanswer.audit.RowResult` as ``json_ready(dataclasses.asdict(row))``
-    gives it (built field by field here: asdict's deep copy cost seconds per 100k rows), ``overlay`` renamed
-    ``canonical_answers``, plus the joined row's question, prediction and gold ``answers``; keys sorted.
+    Each line is the row's :class:`~vqaudit.shortanswer.audit.RowResult` as
+    ``json.dumps(json_ready(dataclasses.asdict(row)), ensure_ascii=False, sort_keys=True)`` gives it, ``overlay``
+    renamed ``canonical_answers``, plus the joined row's question, prediction and gold ``answers``. The record is
+    built field by field with its keys already in sorted order and NaN as null (asdict's deep copy and the key
+    sort took most of the writing time: new-user trial, finding 14); ``tests/shortanswer/test_audit_output.py``
+    checks it against that formula.
     """
     joined = {row.qid: row for row in result.join.rows}
     encode = _ROW_ENCODER.encode
     lines: list[str] = []
     for row in result.rows:
         source = joined[row.qid]
-        lines.append(encode({
-            "qid": row.qid, "split": row.split, "official": _nan_none(row.official),
-            "canonical": _nan_none(row.canonical), "canonical_kind": row.canonical_kind, "bucket": row.bucket,
-            "subtype": row.subtype, "canonical_answers": [list(o) for o in row.overlay],
-            "repaired": {str(k): _nan_none(v) for k, v in row.repaired.items()},
-            "ra_eval": row.ra_eval, "judge": row.judge, "question": source.question,
-            "prediction": source.prediction, "answers": list(source.answers)}))
+        official, canonical = row.official, row.canonical
+        lines.append(encode({  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
+            "answers": source.answers, "bucket": row.bucket,  # tuples: JSON arrays, as lists
+            "canonical": canonical if canonical == canonical else None,  # NaN -> null, as json_ready
+            "canonical_answers": row.overlay, "canonical_kind": row.canonical_kind,
+            "judge": row.judge, "official": official if official == official else None,
+            "prediction": source.prediction, "qid": row.qid, "question": source.question, "ra_eval": row.ra_eval,
+            "repaired": {str(k): v if v == v else None for k, v in sorted(row.repaired.items())},
+            "split": row.split, "subtype": row.subtype}))
         if len(lines) == _CHUNK_ROWS:
             yield "\n".join(lines) + "\n"
             lines = []
