@@ -134,8 +134,8 @@ def _signals_held() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)  # None: not set from Python
-        for sig in dict.fromkeys(pending):
-            signal.raise_signal(sig)
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)
 
 
 def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:

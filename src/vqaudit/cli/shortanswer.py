@@ -117,8 +117,8 @@ def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_n
 _ID_COLUMNS = ", ".join(ID_KEYS)
 _PREDICTION_COLUMNS = ", ".join(PRED_KEYS) + " (answer when a gold column is present too)"
 _GOLD_COLUMNS = ", ".join((*GOLD_KEYS, "answer"))
-_BENCHMARKS = ", ".join(m.value for m in AuditBenchmarkName)  # type: ignore[attr-defined]
-_METRICS = ", ".join(m.value for m in MetricName)  # type: ignore[attr-defined]
+_BENCHMARKS = ", ".join(m.value for m in AuditBenchmarkName)
+_METRICS = ", ".join(m.value for m in MetricName)
 
 
 def audit_cmd(
