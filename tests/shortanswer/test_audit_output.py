@@ -327,3 +327,30 @@ def test_audit_help_says_columns_default_out_units_and_xlsx_gz(monkeypatch: pyte
     assert run_cli(monkeypatch, "report", "--help") == 0
     text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", capsys.readouterr().out).split())
     assert "`vqaudit audit` folders appear in index.html only" in text
+
+
+def test_the_multiple_choice_branch_keeps_the_same_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # Before: `audit --benchmark mmbench` checked nothing and overwrote any report.md / rows.jsonl / report.json.
+    sheet = tmp_path / "mc.csv"
+    sheet.write_text("index,question,A,B,answer,prediction\n1,q,x,y,A,A\n2,q,x,y,B,A\n", encoding="utf-8")
+
+    def mc(out: Path) -> int:
+        return run_cli(monkeypatch, "audit", str(sheet), "--benchmark", "mmbench", "--out", str(out))
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "report.md").write_text("# My notes\n")
+    assert mc(own) == 2 and "report.md: exists and was not written by `vqaudit audit`" in capsys.readouterr().err
+    assert _snapshot(own) == {"report.md": b"# My notes\n"}
+    short = tmp_path / "short"
+    assert _audit(monkeypatch, _preds(tmp_path / "p.jsonl"), short) == 0
+    before = _snapshot(short)
+    capsys.readouterr()
+    assert mc(short) == 2 and "holds the audit of 'p' on 'textvqa'" in capsys.readouterr().err
+    assert _snapshot(short) == before
+    folder = tmp_path / "mc"
+    assert mc(folder) == 0 and mc(folder) == 0  # rerunning the same multiple-choice audit is allowed
+    capsys.readouterr()
+    assert _audit(monkeypatch, _preds(tmp_path / "p.jsonl"), folder) == 2
+    assert "holds the multiple-choice audit of 'mc.csv' on 'mmbench'" in capsys.readouterr().err

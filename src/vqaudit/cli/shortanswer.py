@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -66,7 +66,50 @@ def _ours(path: Path) -> bool:
         rec = json.loads(first)
     except ValueError:
         return False
-    return isinstance(rec, dict) and "qid" in rec
+    return isinstance(rec, dict) and ("qid" in rec or {"id", "group", "kind"} <= rec.keys())  # short-answer, MC
+
+
+def _old_report(target: Path) -> dict[str, Any] | None:
+    """The ``report.json`` of the audit in ``target`` (None: there is none); refuse files the audit did not write.
+
+    Refused: a ``report.md`` or ``rows.jsonl`` not written by ``vqaudit audit`` (the user's own files), a
+    ``report.json`` that is not a JSON object with a ``benchmark`` field.
+    """
+    from vqaudit.files import read_json
+
+    for mine in ("report.md", "rows.jsonl"):
+        if (target / mine).is_file() and not _ours(target / mine):
+            raise VqauditError(f"{target / mine}: exists and was not written by `vqaudit audit`; the audit would "
+                               "overwrite it: choose another --out")
+    report = target / "report.json"
+    if not report.exists():
+        return None
+    try:
+        old = read_json(report) if report.is_file() else None
+    except VqauditError:
+        old = None
+    if not isinstance(old, dict) or not isinstance(old.get("benchmark"), str):
+        raise VqauditError(f"{report}: exists and is not the report.json of a `vqaudit audit` (no benchmark and "
+                           "model fields); the audit would overwrite it: choose another --out")
+    return old
+
+
+def _refuse_other_mc_audit(target: Path, benchmark: str, predictions: Path) -> None:
+    """The guard of the multiple-choice branch: the user's own files, or another audit, are never overwritten.
+
+    Its ``report.json`` names the prediction file by its name only (``predictions``); the same benchmark and file
+    name may rewrite the folder.
+    """
+    old = _old_report(target)
+    if old is None:
+        return
+    if "choice" not in old:
+        raise VqauditError(f"{target}: holds the audit of {old.get('model')!r} on {old['benchmark']!r}; this "
+                           "multiple-choice audit would overwrite it: choose another --out")
+    if (old["benchmark"], old.get("predictions")) != (benchmark, predictions.name):
+        raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
+                           f"{old['benchmark']!r}; this one ({predictions.name!r} on {benchmark!r}) would "
+                           "overwrite it: choose another --out")
 
 
 def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_name: str | None) -> None:
@@ -79,28 +122,18 @@ def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_n
     explicitly. Rerunning the same audit into its own folder is allowed: it rewrites the report and reuses the
     judge cache.
     """
-    from vqaudit.files import read_json
     from vqaudit.shortanswer.audit import model_name_of
     from vqaudit.shortanswer.benchmarks import get_benchmark
 
-    for mine in ("report.md", "rows.jsonl"):
-        if (target / mine).is_file() and not _ours(target / mine):
-            raise VqauditError(f"{target / mine}: exists and was not written by `vqaudit audit`; the audit would "
-                               "overwrite it: choose another --out")
-    report = target / "report.json"
-    if not report.exists():
+    old = _old_report(target)
+    if old is None:
         return
-    try:
-        old = read_json(report) if report.is_file() else None
-    except VqauditError:
-        old = None
-    if isinstance(old, dict) and "choice" in old and isinstance(old.get("benchmark"), str):
+    if "choice" in old:
         raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
                            f"{old['benchmark']!r}; this one would overwrite it: choose another --out")
-    if not isinstance(old, dict) or not isinstance(old.get("benchmark"), str) \
-            or not isinstance(old.get("model"), str):
-        raise VqauditError(f"{report}: exists and is not the report.json of a `vqaudit audit` (no benchmark and "
-                           "model fields); the audit would overwrite it: choose another --out")
+    if not isinstance(old.get("model"), str):
+        raise VqauditError(f"{target / 'report.json'}: exists and is not the report.json of a `vqaudit audit` (no "
+                           "benchmark and model fields); the audit would overwrite it: choose another --out")
     model = model_name if model_name is not None else model_name_of(predictions)
     name = get_benchmark(benchmark).name
     if (old["benchmark"], old["model"]) != (name, model):
@@ -213,6 +246,7 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
 
     if judge is not None:
         require_free_text_model(judge, "--judge")
+    _refuse_other_mc_audit(target, benchmark, predictions)
     summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
                                     judge_options=options)
     path = write_mc_report(summary, records, target)
