@@ -320,7 +320,7 @@ def test_audit_help_says_columns_default_out_units_and_xlsx_gz(monkeypatch: pyte
     assert run_cli(monkeypatch, "audit", "--help") == 0
     text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", capsys.readouterr().out).split())
     for said in ("question_id, questionId", "prediction, pred, text", "gt_answers, answers",
-                 "beside the prediction file", "Scores are in points", ".xlsx.gz is refused"):
+                 "beside the prediction file", "Scores are in points", ".xlsx (each optionally .gz)"):
         assert said in text
     for name in ("textvqa", "docvqa", "infovqa", "chartqa-human", "chartqa-machine", "mathvista"):
         assert re.search(rf"(^|[ ,:]){re.escape(name)}[,;]", text), name  # whole, not wrapped mid-word

@@ -27,6 +27,7 @@ from vqaudit.cli.options import (
 )
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.importers import GOLD_KEYS, ID_KEYS, PRED_KEYS
+from vqaudit.shortanswer.loaders import check_input_file
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions
@@ -155,9 +156,9 @@ _METRICS = ", ".join(m.value for m in MetricName)
 
 
 def audit_cmd(
-    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL, JSON or CSV/TSV (each optionally "
-                                                     ".gz), an lmms-eval sample log, or a VLMEvalKit .xlsx (not "
-                                                     "gzipped: .xlsx.gz is refused). Columns looked for: id "
+    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL, JSON, CSV/TSV or a VLMEvalKit "
+                                                     ".xlsx (each optionally .gz), or an lmms-eval sample log. "
+                                                     "Columns looked for: id "
                                                      f"{_ID_COLUMNS} (else the row number); prediction "
                                                      f"{_PREDICTION_COLUMNS}; embedded gold {_GOLD_COLUMNS} "
                                                      "(docs/shortanswer.md).")],
@@ -205,8 +206,7 @@ def audit_cmd(
     from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
-    if not predictions.is_file():
-        raise VqauditError(f"{predictions}: prediction file not found")
+    check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
     if benchmark.lower() in MC_BENCHMARKS:
         given = {"--gold": gold, "--metric": metric, "--metric-variant": variant, "--labels": labels,
                  "--second-judge": second_judge, "--id-field": id_field, "--image-field": image_field}

@@ -52,9 +52,11 @@ def render_markdown(result: AuditResult) -> str:
     """Render the Table 13 report as Markdown."""
     r = result
     j = r.join
+    gold = ("no gold: the predictions carry none and no gold file was given" if j.gold_source == "none"
+            else f"{j.gold_source} gold")
     lines = [f"# Short-answer score audit: {r.benchmark}", "",
              f"Model: {r.model or 'unnamed'}. Metric: {_METRIC_NAMES.get(r.metric, r.metric)} (variant `{r.variant}`). "
-             f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({j.gold_source} gold); "
+             f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({gold}); "
              f"{len(j.predictions_without_gold)} predictions without gold, "
              f"{len(j.gold_without_predictions)} gold questions without a prediction.", ""]
     lines += [f"- note: {n}" for n in (*j.notes, *r.notes)]

@@ -31,6 +31,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 from vqaudit.shortanswer.importers import _iter_json_records, _suffix
+from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
 
 __all__ = ["MC_LETTERS", "MCRow", "read_mc_predictions"]
@@ -231,8 +232,7 @@ def read_mc_predictions(path: Path, benchmark: str) -> list[MCRow]:
     """
     if benchmark not in MC_BENCHMARKS:
         raise VqauditError(f"unknown multiple-choice benchmark {benchmark!r}; expected {', '.join(MC_BENCHMARKS)}")
-    if not path.is_file():
-        raise VqauditError(f"{path}: prediction file not found")
+    check_input_file(path, "prediction file")
     rows: list[MCRow] = []
     seen: dict[str, int] = {}
     try:
