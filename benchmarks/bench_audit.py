@@ -55,7 +55,7 @@ from vqaudit.scoring import (
     repair,
     vqa_normalize,
 )
-from vqaudit.scoring.contracts import classify_many
+from vqaudit.scoring.contracts import Contract, classify_many
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.shortanswer import benchmarks
@@ -145,6 +145,19 @@ def clear_caches() -> None:
                 value.cache_clear()
 
 
+def target_columns(name: str, rows: Sequence[AuditRow]) -> tuple[list[float], list[Contract], list[float]]:
+    """Official scores, contracts and bidirectional repair scores of one dataset's rows (the target pass)."""
+    spec = get_benchmark(name)
+    scorer = official_scorer(spec.metric, spec.variant)
+    predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
+    before = official_scores(predictions, answers, spec.metric, spec.variant)
+    found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
+                          [r.ocr_tokens for r in rows])
+    after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric, spec.variant,
+                          scorer, variants=("bidirectional",), official=before)["bidirectional"]
+    return before, found, after
+
+
 def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
     """Official score, bucket and bidirectional repair of every row; returns pool totals.
 
@@ -154,14 +167,7 @@ def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
     official = bidirectional = 0.0
     recovered = breaks = n = 0
     for name, rows in pool.items():
-        spec = get_benchmark(name)
-        scorer = official_scorer(spec.metric, spec.variant)
-        predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
-        before = official_scores(predictions, answers, spec.metric, spec.variant)
-        found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
-                              [r.ocr_tokens for r in rows])
-        after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric, spec.variant,
-                              scorer, variants=("bidirectional",), official=before)["bidirectional"]
+        before, _, after = target_columns(name, rows)
         official += sum(before)
         bidirectional += sum(after)
         recovered += sum(1 for b, a in zip(before, after, strict=True) if b < 1.0 <= a)
@@ -218,15 +224,7 @@ def dump(pools: dict[str, dict[str, list[AuditRow]]], path: Path) -> int:
         for label, pool in pools.items():
             for name, rows in pool.items():
                 clear_caches()
-                spec = get_benchmark(name)
-                scorer = official_scorer(spec.metric, spec.variant)
-                predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
-                before = official_scores(predictions, answers, spec.metric, spec.variant)
-                found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
-                                      [r.ocr_tokens for r in rows])
-                after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric,
-                                      spec.variant, scorer, variants=("bidirectional",),
-                                      official=before)["bidirectional"]
+                before, found, after = target_columns(name, rows)
                 for r, b, c, a in zip(rows, before, found, after, strict=True):
                     out.write(json.dumps(["target", label, name, r.qid, b, c.bucket, c.subtype, repr(a)],
                                          ensure_ascii=False) + "\n")

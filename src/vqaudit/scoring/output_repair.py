@@ -62,25 +62,12 @@ def repair_output(prediction: str, bucket: str) -> str:
     if len(out.split(maxsplit=SENTENCE_WORDS - 1)) < SENTENCE_WORDS:  # fewer words; splits 3 times at most
         return out
     if bucket == "scalar":
-        # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
-        # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
-        # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
-        # number shape has at most two, its date shapes at most three).
-        if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
-            return out
-        yes_no = _YESNO.match(out)
-        if yes_no:
-            return str(yes_no.group(1)).lower()
-        # Both token patterns need a digit: a digit-free sentence skips their position-by-position scan.
-        numbers = _NUM_TOKEN.findall(out) if _DIGIT.search(out) else []
-        if len(numbers) == 1:
-            return str(numbers[0]).strip()
-    elif bucket == "identifier":
+        return _scalar_sentence(out)
+    if bucket == "identifier":
         codes = _CODE_TOKEN.findall(out) if _DIGIT.search(out) else []
         if len(codes) == 1:
             return str(codes[0])
     return out
-
 
 
 def repair_outputs(predictions: Sequence[str], buckets: Sequence[str]) -> list[str]:
@@ -143,6 +130,11 @@ def repair_outputs(predictions: Sequence[str], buckets: Sequence[str]) -> list[s
 
 def _scalar_sentence(out: str) -> str:
     """The scalar rule of :func:`repair_output` for a text of at least :data:`SENTENCE_WORDS` words."""
+    # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
+    # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
+    # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
+    # number shape has at most two, its date shapes at most three). Both token patterns need a digit: a
+    # digit-free sentence skips their position-by-position scan.
     if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
         return out
     yes_no = _YESNO.match(out)
