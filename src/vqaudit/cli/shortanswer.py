@@ -26,8 +26,8 @@ from vqaudit.cli.options import (
     model_options,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.importers import GOLD_KEYS, ID_KEYS, PRED_KEYS
 from vqaudit.shortanswer.loaders import check_input_file
+from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions

@@ -30,8 +30,8 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
-from vqaudit.shortanswer.importers import _iter_json_records, _suffix
 from vqaudit.shortanswer.loaders import check_input_file
+from vqaudit.shortanswer.record_files import file_suffix, iter_json_records
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
 
 __all__ = ["MC_LETTERS", "MCRow", "read_mc_predictions"]
@@ -77,7 +77,7 @@ class MCRow:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    suffix = _suffix(path)
+    suffix = file_suffix(path)
     if suffix in (".xlsx", ".tsv", ".csv", ".tab"):
         _, rows = read_records(path)
         for row, rec in enumerate(rows, start=1):
@@ -86,7 +86,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if suffix not in (".json", ".jsonl"):
         raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} (use .xlsx, .tsv, .csv, .json "
                            "or .jsonl)")
-    for row, rec in _iter_json_records(path):
+    for row, rec in iter_json_records(path):
         if not isinstance(rec, dict):
             raise VqauditError(f"{path}: row {row}: expected a JSON object")
         yield row, rec
