@@ -63,7 +63,7 @@ def test_second_run_on_a_busy_folder_is_refused(make_bench: Callable[..., Path],
         assert err.strip().splitlines() == [
             f"error: {out}: vqaudit run --model openai:model-a@{fake_server.url} (pid {first.pid} on "
             f"{holder['host']}, since {holder['started']}) is writing this run folder; wait for it to finish, "
-            "or use another --out (one run folder holds one run at a time)"
+            "or use another --out (one run folder is written by one process at a time)"
         ]
         assert first.wait(120) == 0
     finally:

@@ -21,6 +21,7 @@ import pytest
 
 from shortanswer.helpers import run_cli
 from vqaudit.files import json_ready
+from vqaudit.folder_lock import LOCK_FILE
 from vqaudit.report import shortanswer as report_module
 from vqaudit.report.shortanswer import result_to_json, write_audit_report
 from vqaudit.shortanswer.audit import run_audit
@@ -45,7 +46,7 @@ def _audit(monkeypatch: pytest.MonkeyPatch, preds: Path, out: Path, *extra: str)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != LOCK_FILE}
 
 
 # 5. An interrupted re-run never leaves a folder mixing two audits -------------------------------------------------
@@ -92,7 +93,7 @@ def test_a_sigterm_during_the_renames_waits_until_the_new_set_is_complete(tmp_pa
     assert calls == ["rows.jsonl", "report.md", "report.json"]  # report.json, the file the guard reads, last
     assert json.loads((out / "report.json").read_text())["scores"]["Overall"] == 0.0  # the second audit
     assert (out / "rows.jsonl").read_text().count('"official": 0.0') == 3
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == sorted(FILES)
 
 
 def test_a_writer_stopped_between_two_renames_leaves_no_report_json(tmp_path: Path,
@@ -114,7 +115,8 @@ def test_a_writer_stopped_between_two_renames_leaves_no_report_json(tmp_path: Pa
     monkeypatch.setattr("vqaudit.files.os.replace", replace)
     with pytest.raises(OSError, match="killed"):
         write_audit_report(second, out)
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "rows.jsonl"]  # no report.json, no temp files
+    # no report.json, no temp files
+    assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == ["report.md", "rows.jsonl"]
 
 
 # 6. The overwrite guard uses the model name report.json stores, and the prediction file ------------------------
@@ -128,6 +130,32 @@ def test_rerunning_a_dotted_file_into_its_folder_is_allowed(tmp_path: Path, monk
     assert json.loads((out / "report.json").read_text())["model"] == "llava-v1.5-13b"
     assert _audit(monkeypatch, preds, out) == 0  # docs: rerunning the same audit into its own folder is allowed
     assert "error" not in capsys.readouterr().err
+
+
+def test_an_audit_into_a_folder_another_audit_is_writing_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # New-user trial 2: two audits of different models started together into one --out both passed the guard,
+    # both exited 0, and only the later audit survived. Now the folder is locked from the guard to the last write.
+    import subprocess
+    import sys
+
+    out = tmp_path / "X"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from vqaudit.folder_lock import folder_lock\n"
+                               "with folder_lock(Path(sys.argv[1]), 'vqaudit audit other.jsonl',\n"
+                               "                 kind='audit folder'):\n"
+                               "    print('locked', flush=True); time.sleep(60)", str(out)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        assert _audit(monkeypatch, _preds(tmp_path / "m.jsonl"), out) == 2
+        err = capsys.readouterr().err
+        assert "vqaudit audit other.jsonl (pid" in err and "is writing this audit folder" in err
+        assert not (out / "report.json").exists() and not (out / "rows.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert _audit(monkeypatch, _preds(tmp_path / "m.jsonl"), out) == 0  # the lock went with its process
 
 
 def test_another_model_whose_name_shares_the_first_dot_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -206,7 +234,7 @@ def test_an_audit_folder_without_its_report_json_may_be_rewritten(tmp_path: Path
     assert _audit(monkeypatch, _preds(tmp_path / "p.jsonl"), out) == 0
     (out / "report.json").unlink()
     assert _audit(monkeypatch, _preds(tmp_path / "p.jsonl"), out) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == sorted(FILES)
 
 
 # 14. Writing costs little and writes the same bytes ---------------------------------------------------------------

@@ -26,6 +26,7 @@ from vqaudit.cli.options import (
     model_options,
 )
 from vqaudit.errors import VqauditError
+from vqaudit.folder_lock import folder_lock
 from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
 
@@ -201,12 +202,25 @@ def audit_cmd(
     are in points: the mean per-row score (0 to 1) x 100, so an ANLS of 0.41 is a mean per-row ANLS of 0.0041.
     """
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
+    target = out if out is not None else predictions.with_name(predictions.name + ".audit")
+    check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
+    # One writer per output folder, from the overwrite guard to the last rename: two audits started together
+    # into one --out both passed the guard and the later one replaced the other (new-user trial 2).
+    with folder_lock(target, f"vqaudit audit {predictions}", kind="audit folder"):
+        _audit_locked(predictions, benchmark, target, gold, fmt.value, join_on.value, id_field, image_field,
+                      model_name, metric.value if metric is not None else None, variant, judge, labels,
+                      second_judge, draws, api_key_env, judge_arg)
+
+
+def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | None, fmt: str, join_on: str,
+                  id_field: str | None, image_field: str | None, model_name: str | None, metric: str | None,
+                  variant: str | None, judge: str | None, labels: Path | None, second_judge: str | None,
+                  draws: int, api_key_env: str, judge_arg: list[str] | None) -> None:
+    """The body of ``vqaudit audit`` once its output folder is locked."""
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
     from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
-    target = out if out is not None else predictions.with_name(predictions.name + ".audit")
-    check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
     if benchmark.lower() in MC_BENCHMARKS:
         given = {"--gold": gold, "--metric": metric, "--metric-variant": variant, "--labels": labels,
                  "--second-judge": second_judge, "--id-field": id_field, "--image-field": image_field}
@@ -218,9 +232,8 @@ def audit_cmd(
         return
     _refuse_other_audit(target, benchmark, predictions, model_name)
     _ready(target)
-    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt.value, join_on=join_on.value, id_field=id_field,
-                       image_field=image_field, model=model_name,
-                       metric=metric.value if metric is not None else None, variant=variant, judge=judge,
+    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
+                       image_field=image_field, model=model_name, metric=metric, variant=variant, judge=judge,
                        cache_dir=target, labels=labels, second_judge=second_judge, n_draws=draws,
                        judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
                                                    args_option="--judge-arg"))
