@@ -43,8 +43,23 @@ class XlsxDate:
         return self.serial
 
 
-Cell = str | bool | XlsxDate | None
-"""One cell of :func:`read_xlsx_cells`: text, a boolean, a date-formatted number, or None (empty)."""
+@dataclass(frozen=True)
+class XlsxUnreadable:
+    """A cell with no usable value: a formula saved without its result, or a spreadsheet error (``#DIV/0!``).
+
+    ``reason`` completes "a cell that ..."; ``raw`` is what :func:`read_xlsx_rows` gives for it (the error's text,
+    or None for a formula without a result, as before this type existed).
+    """
+
+    reason: str
+    raw: str | None
+
+    def __str__(self) -> str:
+        return self.raw or ""
+
+
+Cell = str | bool | XlsxDate | XlsxUnreadable | None
+"""One cell of :func:`read_xlsx_cells`: text, a boolean, a date-formatted number, an unreadable cell, or None."""
 
 _DATE_FORMATS = frozenset((*range(14, 23), *range(27, 37), *range(45, 48), *range(50, 59)))
 _FORMAT_LITERALS = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
@@ -146,7 +161,8 @@ def read_xlsx_rows(path: Path) -> list[list[str | None]]:
     Raises:
         VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
     """
-    return [[c if c is None or isinstance(c, str) else str(c) for c in row] for row in read_xlsx_cells(path)]
+    return [[c if c is None or isinstance(c, str) else c.raw if isinstance(c, XlsxUnreadable) else str(c)
+             for c in row] for row in read_xlsx_cells(path)]
 
 
 def read_xlsx_cells(path: Path) -> list[list[Cell]]:
@@ -157,7 +173,8 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
 
     Returns:
         One list per sheet row (the header included), each as long as the widest row: text (numbers as
-        :func:`read_xlsx_rows` renders them), a bool, an :class:`XlsxDate`, or None for an empty cell.
+        :func:`read_xlsx_rows` renders them), a bool, an :class:`XlsxDate`, an :class:`XlsxUnreadable` (an error
+        cell, or a formula saved without its result), or None for an empty cell.
 
     Raises:
         VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
@@ -184,7 +201,13 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
             kind = cell.get("t", "n")
             value_el = cell.find(f"{_NS}v")
             raw = value_el.text if value_el is not None and value_el.text is not None else None
-            if kind == "s" and raw is not None:
+            if kind == "e":
+                cells[col] = XlsxUnreadable(f"holds the spreadsheet error {raw}", raw)
+            elif raw is None and kind != "inlineStr" and cell.find(f"{_NS}f") is not None:
+                cells[col] = XlsxUnreadable("is a formula saved without its result (written by a library that "
+                                            "does not compute formulas, e.g. openpyxl); open and save the file in "
+                                            "a spreadsheet program, or write values instead of formulas", None)
+            elif kind == "s" and raw is not None:
                 try:
                     cells[col] = shared[int(raw)]
                 except (ValueError, IndexError):
@@ -194,7 +217,7 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
                 cells[col] = _text_of(is_el) if is_el is not None else ""
             elif kind == "b" and raw is not None:
                 cells[col] = raw == "1"
-            elif kind in ("str", "e"):
+            elif kind == "str":
                 cells[col] = raw
             elif raw is not None and kind in ("n", "d") and _style(cell) in dates:
                 cells[col] = XlsxDate(_number_text(raw) if kind == "n" else raw)

@@ -385,3 +385,44 @@ def test_a_gzip_compressed_sheet_reads_as_the_sheet(tmp_path: Path) -> None:
     cut.write_bytes(packed.read_bytes()[:1000])
     with pytest.raises(VqauditError, match=r"cut\.xlsx\.gz: not a readable gzip file"):
         read_predictions(cut)
+
+
+# New-user trial 2: formula and error cells of a sheet -------------------------------------------------------------
+
+
+def _sheet_with_cell(path: Path, cell_xml: str) -> Path:
+    """A VLMEvalKit-like sheet (index, question, answer, prediction) whose row 3 prediction cell is ``cell_xml``."""
+    import re
+    import zipfile
+
+    from upd.helpers import write_xlsx
+
+    plain = path.with_name("plain.xlsx")
+    write_xlsx(plain, ["index", "question", "answer", "prediction"], [[1, "q1?", "2", "2"], [2, "q2?", "2", "@@"]])
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(path, "w") as out:
+        for name in src.namelist():
+            data = src.read(name).decode("utf-8")
+            if name == "xl/worksheets/sheet1.xml":
+                data = re.sub(r'<c r="D3" t="inlineStr"><is><t>@@</t></is></c>', cell_xml, data)
+                assert cell_xml in data
+            out.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize(("cell", "said"), [
+    # openpyxl writes "=1+1" as a formula with no cached <v>: it was read as an empty prediction, scored wrong.
+    ('<c r="D3"><f>1+1</f></c>', "a cell that is a formula saved without its result"),
+    ('<c r="D3" t="str"><f>A1&amp;""</f></c>', "a cell that is a formula saved without its result"),
+    # an error cell was read as the text "#DIV/0!" and scored as the model's answer
+    ('<c r="D3" t="e"><f>1/0</f><v>#DIV/0!</v></c>', "a cell that holds the spreadsheet error #DIV/0!"),
+])
+def test_formula_cells_without_a_value_and_error_cells_are_refused(tmp_path: Path, cell: str, said: str) -> None:
+    sheet = _sheet_with_cell(tmp_path / "s.xlsx", cell)
+    with pytest.raises(VqauditError, match=rf"s\.xlsx: row 3, field 'prediction': expected text, got {said}"):
+        read_predictions(sheet)
+
+
+def test_a_formula_with_its_stored_result_reads_as_that_result(tmp_path: Path) -> None:
+    # What a spreadsheet program saves: the formula and its computed value, which is what it shows.
+    sheet = _sheet_with_cell(tmp_path / "s.xlsx", '<c r="D3"><f>1+1</f><v>2</v></c>')
+    assert [p.prediction for p in read_predictions(sheet)] == ["2", "2"]

@@ -62,7 +62,7 @@ from vqaudit.shortanswer.record_files import (
     open_text,
 )
 from vqaudit.shortanswer.records import Prediction
-from vqaudit.xlsx import XlsxDate
+from vqaudit.xlsx import XlsxDate, XlsxUnreadable
 
 FORMATS = ("auto", "generic", "vlmevalkit", "lmms-eval")
 ROW_ID = "row"
@@ -123,6 +123,8 @@ def _kind(value: Any) -> str:
         return f"the boolean {str(value).lower()}"
     if isinstance(value, XlsxDate):
         return f"a date cell (serial number {value.serial})"
+    if isinstance(value, XlsxUnreadable):
+        return f"a cell that {value.reason}"
     return f"a value of type {type(value).__name__}"
 
 
