@@ -50,7 +50,6 @@ from functools import lru_cache
 
 from vqaudit.scoring.canonical_batch import canonical_scores
 from vqaudit.scoring.canonical_match import FAULT_KINDS as FAULT_KINDS
-from vqaudit.scoring.canonical_match import _loo_score as _loo_score
 from vqaudit.scoring.canonical_match import _make_pred, _make_ref, _match, _Pred, _Ref, _score_row
 from vqaudit.scoring.canonical_numbers import _DIGIT as _DIGIT
 from vqaudit.scoring.canonical_numbers import _THOUSANDS as _THOUSANDS

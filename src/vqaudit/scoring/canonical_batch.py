@@ -29,7 +29,6 @@ from vqaudit.scoring.canonical_forms import (
 from vqaudit.scoring.canonical_match import (
     FAULT_KINDS,
     _contained_kind,
-    _loo_score,
     _numeric_kind,
     _Pred,
     _Ref,
@@ -50,6 +49,7 @@ from vqaudit.scoring.canonical_text import (
     strip_trailing,
     strip_wrapper,
 )
+from vqaudit.scoring.leave_one_out import hit_pattern_score
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process, vqaeval_many
 
 _ONE_SIDED, _DASHES, _TRAILING, _WRAPPER_KIND = FAULT_KINDS[:4]
@@ -364,7 +364,7 @@ class _PairRule:
                     key = tuple(map(by_ref.__getitem__, row))
                     score = loo.get(key)
                     if score is None:
-                        score = loo[key] = _loo_score(tuple([x is not None for x in key]))
+                        score = loo[key] = hit_pattern_score(tuple([x is not None for x in key]))
                     append((score, k))
                     continue
                 refs = list(by_ref)

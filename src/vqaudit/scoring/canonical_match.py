@@ -10,7 +10,6 @@ issue 17 item 4), on :class:`_Pred` / :class:`_Ref` features computed once per d
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 from vqaudit.scoring.canonical_numbers import (
     _DIGIT,
@@ -30,6 +29,7 @@ from vqaudit.scoring.canonical_text import (
     strip_wrapper,
     unify_dashes,
 )
+from vqaudit.scoring.leave_one_out import hit_pattern_score
 from vqaudit.scoring.official import anls
 from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries
 
@@ -195,19 +195,6 @@ def _numeric_kind(p: _Pred, r: _Ref) -> str:
 
 
 
-@lru_cache(maxsize=4096)
-def _loo_score(hits: tuple[bool, ...]) -> float:
-    """The leave-one-out VQA accuracy of canonical hits, summed in answer order (vqaEval.py's order).
-
-    Memoized by hit pattern (TextVQA rows have 10 answers, so few patterns occur).
-    """
-    n, m = len(hits), sum(hits)
-    if n == 1:
-        return 0.0
-    total = sum(min(1.0, (m - (1 if h else 0)) / 3) for h in hits)
-    return total / n
-
-
 def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[str], _Ref]
                ) -> tuple[float, str | None]:
     """:func:`canonical_score` of one row on precomputed features (``ref_of`` gives a reference's features)."""
@@ -226,7 +213,7 @@ def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[
         if metric == "vqa_accuracy":
             if kind is None:
                 return 0.0, None
-            return _loo_score(tuple([by_ref[a] is not None for a in answers])), kind
+            return hit_pattern_score(tuple([by_ref[a] is not None for a in answers])), kind
     if kind is not None:
         return 1.0, kind
     if metric == "containment":

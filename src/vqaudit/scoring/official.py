@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Literal, get_args
 
 from rapidfuzz.distance import Levenshtein
 
+from vqaudit.scoring.leave_one_out import leave_one_out_accuracy as leave_one_out_accuracy
+from vqaudit.scoring.leave_one_out import leave_one_out_score as leave_one_out_score
 from vqaudit.scoring.vqa_normalize import (
     PERIOD_STRIP_928A95B0,
     evalai_process,
@@ -126,7 +127,7 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         pred = vlmevalkit_928a95b0_process(prediction)
     else:
         raise ValueError(_unknown_variant(variant, VQA_VARIANTS))
-    return _leave_one_out_accuracy(pred, refs)
+    return leave_one_out_score(pred, refs)
 
 
 def anls(
@@ -307,54 +308,6 @@ def exact_match(
     else:
         raise ValueError(_unknown_variant(variant, EXACT_MATCH_VARIANTS))
     return 1.0 if hit else 0.0
-
-
-def _leave_one_out_accuracy(pred: str, refs: list[str]) -> float:
-    return leave_one_out_score(pred, refs)
-
-
-def leave_one_out_score(pred: str, refs: Sequence[str]) -> float:
-    """:func:`leave_one_out_accuracy` of the references equal to ``pred``, the same float, mostly without a loop.
-
-    With no match every term is 0.0 and with four or more every term is 1.0 (each left-out subset keeps at least
-    three matches), so the mean is exactly 0.0 or 1.0; one to three matches look up the sum of their hit pattern
-    (the terms are added in reference order, as vqaEval.py does).
-
-    Args:
-        pred: the normalized prediction.
-        refs: the normalized references (nonempty).
-
-    Returns:
-        A float in [0, 1].
-    """
-    matches = refs.count(pred)
-    if refs and (matches == 0 or matches > 3):
-        return 0.0 if matches == 0 else 1.0
-    return _hit_pattern_score(tuple([ref == pred for ref in refs]))
-
-
-@lru_cache(maxsize=4096)
-def _hit_pattern_score(hits: tuple[bool, ...]) -> float:
-    return leave_one_out_accuracy(hits)
-
-
-def leave_one_out_accuracy(hits: Sequence[bool]) -> float:
-    """VQA accuracy from which answers match: the mean over left-out answers of ``min(#other matches / 3, 1)``.
-
-    Sums in reference order, then divides, as vqaEval.py ``float(sum(gtAcc)) / len(gtAcc)`` does (the other
-    matches of position j are ``#matches - hits[j]``: the same integers, so the same floats).
-
-    Args:
-        hits: one bool per reference answer (nonempty): does it equal the (normalized) prediction.
-
-    Returns:
-        A float in [0, 1].
-    """
-    matches = sum(hits)
-    total = 0.0
-    for hit in hits:
-        total += min(1.0, (matches - hit) / 3)
-    return total / len(hits)
 
 
 # ``lev(a, b) / max(len(a), len(b))`` (0.0 for two empty strings) in one C call: rapidfuzz divides the same two

@@ -16,7 +16,7 @@ from itertools import chain
 from rapidfuzz.distance import Levenshtein
 
 from vqaudit.scoring.columns import gc_paused, repeated_rows
-from vqaudit.scoring.official import _hit_pattern_score
+from vqaudit.scoring.leave_one_out import hit_pattern_score
 from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.vqa_normalize import _WORD_MAP, ARTICLES, fast_evalai_process
 
@@ -118,7 +118,7 @@ def _mmf_textvqa(predictions: Sequence[str], answers: Sequence[Sequence[str]], n
                  score: Scorer) -> list[float]:
     """The registry's ``mmf_textvqa`` scorer (``leave_one_out_score`` of the EvalAI forms), row by row, inline."""
     get = norm.__getitem__
-    pattern = _hit_pattern_score
+    pattern = hit_pattern_score
     out: list[float] = []
     append = out.append
     for p, a in zip(predictions, answers, strict=True):
