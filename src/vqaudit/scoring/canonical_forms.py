@@ -81,6 +81,12 @@ def _light_many(texts: Sequence[str], into: dict[str, str]) -> None:
             into[t] = out if out or not t.strip() else " ".join(t.lower().split())
 
 
+def _light_of(text: str, lights: dict[str, str]) -> str:
+    """``canonical_text._light`` of ``text`` through the memo ``lights``."""
+    _light_many((text,), lights)
+    return lights[text]
+
+
 def _one_final_period(t: str) -> bool:
     r"""Whether ``strip_trailing`` of the ASCII text ``t`` only drops its final period.
 
@@ -234,27 +240,14 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
         if not light:
             out[t] = (t, t3, surfaces, None, t.strip())
             continue
-        if _PUNCT_OR_PERIOD.search(t) is None:
-            l1 = s1
-        else:
-            _light_many((t,), lights)
-            l1 = lights[t]
+        l1 = s1 if _PUNCT_OR_PERIOD.search(t) is None else _light_of(t, lights)
         if t3 == t:
             l3 = l1
         elif _PUNCT_OR_PERIOD.search(t3) is None:
             l3 = s3
         else:
-            l3 = (_light_without_final_period(l1, t3) if final else None) or ""
-            if not l3:
-                _light_many((t3,), lights)
-                l3 = lights[t3]
-        if t4 == t3:
-            l4 = l3
-        elif _PUNCT_OR_PERIOD.search(t4) is None:
-            l4 = s4
-        else:
-            _light_many((t4,), lights)
-            l4 = lights[t4]
+            l3 = (_light_without_final_period(l1, t3) if final else None) or _light_of(t3, lights)
+        l4 = l3 if t4 == t3 else s4 if _PUNCT_OR_PERIOD.search(t4) is None else _light_of(t4, lights)
         out[t] = (t, t3, surfaces, (l1, l1, l3, l4), t.strip())
     return out
 
@@ -273,8 +266,7 @@ def _other_forms(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str
         return got
 
     def light_of(text: str) -> str:
-        _light_many((text,), lights)
-        return lights[text]
+        return _light_of(text, lights)
 
     for t in texts:
         out[t] = (*_forms(t, vq, light_of if light else None), t.strip())
