@@ -84,6 +84,14 @@ def formatting_kinds(text: str) -> tuple[str, ...]:
     return _formatting(text.strip())
 
 
+def _count_formatting(text: str, counts: dict[str, int]) -> bool:
+    """Add each formatting kind of ``text`` to ``counts``; True when it has any (counted once in ``any_formatting``)."""
+    kinds = _formatting(text)
+    for k in kinds:
+        counts[k] += 1
+    return bool(kinds)
+
+
 def _formatting(t: str) -> tuple[str, ...]:
     """:func:`formatting_kinds` of a stripped text."""
     if not t:
@@ -143,11 +151,7 @@ def _row_notes(outputs: Sequence[str]) -> FailureNotes:
         truncated += _truncated(t)
         abstain += bool(_ABSTAIN.match(text))
         unanswerable += is_unanswerable(text)
-        kinds = _formatting(t)
-        if kinds:
-            any_fmt += 1
-            for k in kinds:
-                fmt[k] += 1
+        any_fmt += _count_formatting(t, fmt)
     return FailureNotes(len(outputs), empty, truncated, abstain, unanswerable, fmt, any_fmt)
 
 
@@ -230,11 +234,7 @@ def _batch_notes(kept: list[str], originals: list[str], joined: str) -> tuple[in
     for i in slow:  # the per-output rules
         t = kept[i]
         n_truncated += _truncated(t)
-        kinds = _formatting(t)
-        if kinds:
-            any_fmt += 1
-            for k in kinds:
-                fmt[k] += 1
+        any_fmt += _count_formatting(t, fmt)
     return n_truncated, abstain, unanswerable, fmt, any_fmt
 
 
