@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.scenes.camera import FOCAL_PX, fit_camera
+from vqaudit.suites.scenes.camera import FOCAL_PX, Camera, fit_camera
 from vqaudit.suites.scenes.geometry import intersect, properties
 from vqaudit.suites.scenes.render import instance_ids, render
 from vqaudit.suites.scenes.scene import Scene, SceneObject, load_scenes
@@ -47,6 +47,21 @@ def test_fit_needs_three_objects() -> None:
     s = load_scenes("val")[0]
     with pytest.raises(VqauditError, match="3 objects"):
         fit_camera(Scene(name="x", objects=s.objects[:2], directions=s.directions))
+
+
+def test_pixel_rect_bounds_the_projected_points_with_a_pixel_of_margin_as_computed_by_hand() -> None:
+    # the screen rectangles of the primary rays and the shadow rectangles both come from Camera.pixel_rect.
+    # Hand computation: identity rotation, centre (0, 0, 10), f = 525 px, 480x320. (0, 0, 0) has depth 10 and
+    # projects to (240, 160); (1, 2, 0) to (240 + 525 / 10, 160 - 1050 / 10) = (292.5, 55). Bounds with a pixel of
+    # margin: u in [floor(240) - 1, ceil(292.5) + 1) = [239, 294), v in [floor(55) - 1, ceil(160) + 1) = [54, 161).
+    cam = Camera(rotation=((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), centre=(0.0, 0.0, 10.0))
+    assert cam.pixel_rect(np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.0]])) == (239, 294, 54, 161)
+    # (-10, 0, 0) projects to u = 240 - 525 = -285: clipped to the image's left edge
+    assert cam.pixel_rect(np.array([[-10.0, 0.0, 0.0], [1.0, 2.0, 0.0]])) == (0, 294, 54, 161)
+    # depth 0.05 or less (z = 9.96875: 0.03125), or behind the camera (z = 11): no rectangle; depth 0.0625 has one
+    assert cam.pixel_rect(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 9.96875]])) is None
+    assert cam.pixel_rect(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 11.0]])) is None
+    assert cam.pixel_rect(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 9.9375]])) == (239, 241, 159, 161)
 
 
 def test_rays_hit_the_three_shapes_where_a_hand_computation_says() -> None:
@@ -159,7 +174,7 @@ def test_renders_are_byte_identical_to_renderer_2_so_its_version_stands(key: tup
 
 
 def test_doubling_dilation_equals_the_window_definition() -> None:
-    from vqaudit.suites.scenes.render import _dilate
+    from vqaudit.suites.scenes.shadows import _dilate
 
     rng = np.random.default_rng(0)
     for shape, r in (((40, 57), 8), ((9, 5), 3), ((1, 30), 2), ((25, 25), 1)):

@@ -24,6 +24,8 @@ WIDTH, HEIGHT = 480, 320
 FOCAL_PX = 35.0 / 32.0 * WIDTH  # Blender lens 35 mm, sensor width 32 mm, sensor fit on the wider side
 
 F64 = NDArray[np.float64]
+Rect = tuple[int, int, int, int]
+"""A pixel rectangle ``(u0, u1, v0, v1)``: columns ``u0 .. u1 - 1`` and rows ``v0 .. v1 - 1`` (half-open)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,20 @@ class Camera:
         u = self.width / 2 + self.focal * pc[:, 0] / depth
         v = self.height / 2 - self.focal * pc[:, 1] / depth
         return np.stack([u, v, depth], axis=1)
+
+    def pixel_rect(self, points: F64) -> Rect | None:
+        """A pixel rectangle holding every pixel whose centre lies in the convex hull of the images of ``points``.
+
+        ``points`` are world points (N, 3); the rectangle bounds their projections with a pixel of margin on every
+        side, clipped to the image (it may be empty). None when a point's depth is 0.05 world units or less (at or
+        behind the camera plane, where the projections do not bound the image).
+        """
+        uvd = self.project(points)
+        if np.any(uvd[:, 2] <= 0.05):
+            return None
+        u0, u1 = int(np.floor(uvd[:, 0].min())) - 1, int(np.ceil(uvd[:, 0].max())) + 1
+        v0, v1 = int(np.floor(uvd[:, 1].min())) - 1, int(np.ceil(uvd[:, 1].max())) + 1
+        return max(u0, 0), min(u1, self.width), max(v0, 0), min(v1, self.height)
 
     def pixel_rays(self) -> F64:
         """Unit world-space directions through every pixel centre, shape (height, width, 3)."""

@@ -21,6 +21,10 @@ from vqaudit.suites.scenes.scene import SceneObject
 F64 = NDArray[np.float64]
 B = NDArray[np.bool_]
 EPS = 1e-6
+CUBE = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+"""The 8 corners of the cube [-1, 1]^3, (8, 3) float64, read-only: ``obj.xyz + bounding_radius(obj) * CUBE`` are
+the corners of an axis-aligned cube holding the object."""
+CUBE.flags.writeable = False
 
 
 @cache
