@@ -36,8 +36,9 @@ from vqaudit.suites.charts.programs import (
     is_numeric,
     sample_program,
 )
+from vqaudit.suites.charts.real_table import RealTable
 from vqaudit.suites.charts.render import RENDERER, render
-from vqaudit.suites.charts.tables import TABLE_NAMES, RealTable, load_table
+from vqaudit.suites.charts.tables import TABLE_NAMES, load_table
 from vqaudit.suites.charts.witness import Witness, find_witness, make_certificate, make_determined_certificate
 from vqaudit.suites.charts.world import (
     CHART_KINDS,

@@ -1,7 +1,7 @@
 """Declared tables of imported charts on disk: their JSON form and a benchmark's ``tables/`` folder.
 
 An imported chart (PlotQA plot, ChartQA table; :mod:`vqaudit.suites.charts.imported`) has no bundled table: its
-:class:`~vqaudit.suites.charts.tables.RealTable` is written into the benchmark as ``tables/<name>.json``
+:class:`~vqaudit.suites.charts.real_table.RealTable` is written into the benchmark as ``tables/<name>.json``
 (:func:`table_to_json`) and declared again from there (:func:`declare_benchmark_tables`) before ``verify`` or
 ``audit-checker`` look it up with :func:`~vqaudit.suites.charts.tables.load_table`.
 """
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table
+from vqaudit.suites.charts.real_table import RealTable
+from vqaudit.suites.charts.tables import TABLES_DIR, declare_table
 
 
 def table_to_json(table: RealTable) -> dict[str, Any]:

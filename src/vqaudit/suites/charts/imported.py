@@ -46,7 +46,8 @@ from vqaudit.files import sha256_bytes
 from vqaudit.schema import Group, View
 from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table
+from vqaudit.suites.charts.real_table import RealTable
+from vqaudit.suites.charts.tables import TABLES_DIR, declare_table
 from vqaudit.suites.charts.world import ChartKind, World, replace_category
 from vqaudit.suites.common import GroupBuild, build_benchmark
 

@@ -30,7 +30,7 @@ from vqaudit.suites.charts.imported import (
     read_json_file,
     table_name,
 )
-from vqaudit.suites.charts.tables import RealTable
+from vqaudit.suites.charts.real_table import RealTable
 from vqaudit.suites.charts.world import ChartKind
 
 PLOTQA_KINDS: dict[str, ChartKind] = {"vbar_categorical": "vbar", "hbar_categorical": "hbar", "dot_line": "dot",

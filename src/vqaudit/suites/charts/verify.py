@@ -18,7 +18,8 @@ from vqaudit.schema import View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.declared_tables import declare_benchmark_tables
 from vqaudit.suites.charts.faults import FAULT_KINDS, Fault, design_faults
-from vqaudit.suites.charts.tables import TABLES_DIR, RealTable, declare_table, load_table
+from vqaudit.suites.charts.real_table import RealTable
+from vqaudit.suites.charts.tables import TABLES_DIR, declare_table, load_table
 from vqaudit.suites.charts.witness import DETERMINED_FORMAT, verify_certificate, verify_determined
 from vqaudit.suites.charts.world import World
 

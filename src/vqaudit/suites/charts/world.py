@@ -15,7 +15,8 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.charts.tables import RealTable, load_table
+from vqaudit.suites.charts.real_table import RealTable
+from vqaudit.suites.charts.tables import load_table
 
 ChartKind = Literal["vbar", "hbar", "line", "dot"]
 CHART_KINDS: tuple[ChartKind, ...] = ("vbar", "hbar", "line", "dot")
