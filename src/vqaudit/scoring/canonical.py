@@ -41,10 +41,18 @@ closing "... so the answer is X" (X kept, at most :data:`MAX_CLOSING_CHARS` char
 
 Numbers compare with the metric's tolerance (relaxed accuracy: 5% relative; others: exact); a numeric pair that
 needs none of the kinds (``12`` vs ``12.4`` under 5%) is labelled ``numeric-equal``.
+
+The canonical number reading is narrower than Python's ``float()``, which the official relaxed accuracy uses
+(pix2struct ``_to_float``): it reads digits with one decimal point, thousands commas in groups of three, a sign,
+``%``/``percent`` and the formats of kind 6b, but no exponent (``1e3``), no digit-group underscore (``1_000``,
+Python syntax, which ``float()`` accepts), no ``nan``/``inf``; and it reads ``%`` as a unit (``50%`` = ``50``, kind
+6), where pix2struct divides by 100 (``50%`` = ``0.5``). Rows official accepts on such a reading are lost rows,
+labelled ``number-notation`` and ``percent-as-fraction`` by :func:`refusal_cause`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -73,6 +81,7 @@ from vqaudit.scoring.canonical_text import (
 )
 from vqaudit.scoring.canonical_text import _TRAIL as _TRAIL
 from vqaudit.scoring.canonical_text import _WRAPPER as _WRAPPER
+from vqaudit.scoring.official import _to_float
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 
 __all__ = ["FAULT_KINDS", "GAIN_KINDS", "MAX_CLOSING_CHARS", "PARTIAL", "REFUSAL_CAUSES", "canonical_match",
@@ -173,26 +182,57 @@ def gain_kind(prediction: str, answers: Sequence[str], metric: str) -> str:
     return "exact"
 
 
-REFUSAL_CAUSES: tuple[str, ...] = ("exact-year-identifier", "relative-to-prediction", "list-literal-gold",
-                                   "empty-normalized-gold", "digit-comma", "punctuation-kept", "other")
-"""Why the canonical layer scores a row below the official score, by cause (issue 17 item 4)."""
+REFUSAL_CAUSES: tuple[str, ...] = ("exact-year-identifier", "relative-to-prediction", "number-notation",
+                                   "percent-as-fraction", "list-literal-gold", "empty-normalized-gold", "digit-comma",
+                                   "punctuation-kept", "other")
+"""Why the canonical layer scores a row below the official score, by cause (issue 17 item 4; trial finding 9)."""
+
+
+def _float_only(text: str) -> bool:
+    """Whether the official relaxed accuracy reads ``text`` as a finite number and the canonical layer does not.
+
+    The official reading is pix2struct's ``_to_float`` (Python ``float()``, a ``%`` suffix divided by 100;
+    :func:`vqaudit.scoring.official.relaxed_accuracy`); the canonical one :func:`parse_number` of the text with
+    dashes unified, answer wrapper and trailing punctuation removed (as matching reads it). True for ``1e3``,
+    ``5E-1``, ``1_000``, ``1_000%``; False for ``1000``, ``50%``, ``nan``, ``inf`` (no official hit reads these).
+    """
+    value = _to_float(text)
+    return (value is not None and math.isfinite(value)
+            and parse_number(strip_trailing(strip_wrapper(unify_dashes(text)))) is None)
+
+
+def _as_fraction(number: tuple[float, bool, str]) -> float:
+    """A canonical number as pix2struct reads it: a percent divided by 100 (``50%`` -> 0.5)."""
+    return number[0] / 100.0 if number[1] else number[0]
 
 
 def refusal_cause(prediction: str, answers: Sequence[str], metric: str) -> str:
     """Name the cause of a row the canonical layer scores below official (one of :data:`REFUSAL_CAUSES`).
 
-    In order: ``exact-year-identifier`` (a year or leading-zero identifier that relaxed accuracy's 5% tolerance
-    accepts and fault kind 8 refuses); ``empty-normalized-gold`` (a reference that vqaEval normalizes to
+    In order (relaxed accuracy first, the one official metric that reads numbers):
+
+    - ``exact-year-identifier``: a year or leading-zero identifier that relaxed accuracy's 5% tolerance accepts
+      and fault kind 8 refuses (2016 for 2014);
+    - ``relative-to-prediction``: the relative error measured against the prediction, ``|p - r| / |p| <= 5%``
+      while ``|p - r| / |r| > 5%`` (VLMEvalKit's ``relaxed_correctness`` before commit 677e30a5), a fault of an
+      official harness that the canonical layer does not copy;
+    - ``number-notation``: the prediction or a reference is a number to Python ``float()`` (the official
+      reading) in a notation the canonical number reading refuses: an exponent (``1e3`` for ``1000``) or digit
+      groups with underscores (``1_000``, Python literal syntax); the canonical layer reads such a text as no
+      number, and its string forms differ from the other side's;
+    - ``percent-as-fraction``: a percent against a plain number that pix2struct equates by dividing the percent
+      by 100 (``50%`` for ``0.5``: official 0.5 vs 0.5); the canonical layer reads ``%`` as a unit (fault kind 6:
+      ``50%`` = ``50``), so the two numbers differ (50 vs 0.5);
+
+    then for every metric: ``list-literal-gold`` (a ``[a, b]`` gold that the harness expands into separate
+    references, so one item alone scores); ``empty-normalized-gold`` (a reference that vqaEval normalizes to
     nothing, now compared raw); ``digit-comma`` (a comma between digits outside groups of three, which vqaEval
     deletes and the canonical layer reads as an item separator); ``punctuation-kept`` (ANLS: the canonical
-    layer no longer drops punctuation to make two strings equal); else ``other``. Two causes are faults of an
-    official harness that the canonical layer does not copy: ``relative-to-prediction`` (the relative error
-    measured against the prediction, ``|p - r| / |p| <= 5%`` while ``|p - r| / |r| > 5%``: VLMEvalKit's
-    ``relaxed_correctness`` before commit 677e30a5) and ``list-literal-gold`` (a ``[a, b]`` gold that the
-    harness expands into separate references, so one item alone scores).
+    layer no longer drops punctuation to make two strings equal); else ``other``.
     """
+    relaxed = metric == "relaxed_accuracy"
     p = parse_number(strip_trailing(strip_wrapper(unify_dashes(prediction))))
-    if metric == "relaxed_accuracy" and p is not None:
+    if relaxed and p is not None:
         for a in answers:
             r = parse_number(strip_trailing(unify_dashes(a)))
             if r is not None and (_exact_kind(r[2]) or _exact_kind(p[2])):
@@ -200,6 +240,14 @@ def refusal_cause(prediction: str, answers: Sequence[str], metric: str) -> str:
             if r is not None and p[0] != 0 and r[0] != 0 and (abs(p[0] - r[0]) / abs(p[0]) <= 0.05
                                                                < abs(p[0] - r[0]) / abs(r[0])):
                 return "relative-to-prediction"
+    if relaxed and any(_float_only(t) for t in (prediction, *answers)):
+        return "number-notation"
+    if relaxed and p is not None:
+        for a in answers:
+            r = parse_number(strip_trailing(unify_dashes(a)))
+            if r is not None and r[1] != p[1] and (rv := _as_fraction(r)) != 0 and \
+                    abs(_as_fraction(p) - rv) / abs(rv) <= 0.05 + 1e-12:
+                return "percent-as-fraction"
     if any(a.strip().startswith("[") and a.strip().endswith("]") for a in answers):
         return "list-literal-gold"
     if any(a.strip() and not fast_vqaeval_process(a) for a in answers):
