@@ -12,7 +12,10 @@ Fault kinds (step name: what it fixes):
    ``processDigitArticle``) applied to both sides, whatever the official script did (vqaEval.py at a013f00
    skips it for unanimous references; c4e6a0e normalizes one side only; ANLS and relaxed accuracy only
    lower-case);
-2. ``unicode-dashes``: NFKC, and U+2212 minus and the U+2010..U+2015 dashes read as ``-``;
+2. ``unicode-nfkc`` / ``unicode-dashes``: one step, two labels. The texts are read in NFKC (compatibility
+   forms: full-width digits ``\uff11\uff12`` = ``12``, ligatures ``\ufb01`` = ``fi``) and the U+2212 minus and
+   U+2010..U+2015 dashes as ``-``; a pair the step decides is labelled ``unicode-nfkc`` when NFKC alone makes
+   the two forms agree, else ``unicode-dashes`` (the dash mapping was needed);
 3. ``trailing-punctuation``: trailing ``. , ; : ! ?`` and enclosing quotes/backticks/asterisks removed
    (brackets are kept: ``[A, B]`` is a list; the period of an abbreviation such as ``U.S.`` is kept);
 4. ``sentence-wrapper``: a leading answer wrapper ("the answer is", "answer:", "it is", "it says") removed;
@@ -104,10 +107,11 @@ def _ref_features(ref: str) -> _Ref:
 def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
     """Return the fault kind under which ``pred`` matches ``ref`` canonically, ``"exact"``, or None.
 
-    ``"exact"`` means the raw strings are equal after ``strip()``. Otherwise the string steps (kinds 1-4) are
-    tried cumulatively, then the numeric reading (kinds 5-8: the first numeric kind that the pair needs is
-    named), then the multi-span comparison (kind 9). A numeric pair that differs (e.g. a year off by 2) is a
-    canonical *miss* even if a string step would not have matched either.
+    ``"exact"`` means the raw strings are equal after ``strip()``. Otherwise the string steps (kinds 1-4; step 2
+    labelled ``unicode-nfkc`` or ``unicode-dashes``) are tried cumulatively, then the numeric reading (kinds 5-8:
+    the first numeric kind that the pair needs is named), then the multi-span comparison (kind 9). A numeric pair
+    that differs (e.g. a year off by 2) is a canonical *miss* even if a string step would not have matched
+    either.
 
     Args:
         pred: the model output.

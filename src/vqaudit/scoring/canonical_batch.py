@@ -27,11 +27,12 @@ from vqaudit.scoring.canonical_forms import (
     strong_bounds,
 )
 from vqaudit.scoring.canonical_match import (
-    FAULT_KINDS,
+    STEP_KINDS,
     _contained_kind,
     _numeric_kind,
     _Pred,
     _Ref,
+    _unicode_kind,
 )
 from vqaudit.scoring.canonical_numbers import (
     _DIGIT,
@@ -43,6 +44,8 @@ from vqaudit.scoring.canonical_numbers import (
 from vqaudit.scoring.canonical_text import (
     _SPAN_SPLIT,
     _Forms,
+    _light,
+    _vqaeval,
     is_single_entity,
     separate_digit_commas,
     split_spans,
@@ -52,7 +55,7 @@ from vqaudit.scoring.canonical_text import (
 from vqaudit.scoring.leave_one_out import hit_pattern_score
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process, vqaeval_many
 
-_ONE_SIDED, _DASHES, _TRAILING, _WRAPPER_KIND = FAULT_KINDS[:4]
+_ONE_SIDED, _, _TRAILING, _WRAPPER_KIND = STEP_KINDS  # step 2 is named by _PairRule.unicode_kind
 _MULTI_SPAN = "multi-span"
 _ANLS_THRESHOLD = 0.5  # official.anls's default tau (paper rule), which canonical ANLS uses
 _normalized_distance = Levenshtein.normalized_distance  # official.anls's distance
@@ -303,7 +306,7 @@ class _PairRule:
         elif ps[0] == rs[0]:
             return _ONE_SIDED
         elif ps[1] == rs[1]:
-            return _DASHES
+            return self.unicode_kind(p, r)
         elif ps[2] == rs[2]:
             return _TRAILING
         elif ps[3] == rs[3]:
@@ -311,6 +314,10 @@ class _PairRule:
         if maybe_list and self.multi_span(p, r):
             return _MULTI_SPAN
         return None
+
+    def unicode_kind(self, p: str, r: str) -> str:
+        """``_unicode_kind`` of a pair whose step-2 forms agree (``unicode-nfkc`` or ``unicode-dashes``)."""
+        return _unicode_kind(p, r, _light if self.light else _vqaeval)
 
     # --- rows ---
 
@@ -351,9 +358,9 @@ class _PairRule:
                     for a in dict.fromkeys(row):
                         rf = forms[a]
                         rs: _Forms = rf[at]  # type: ignore[assignment]
-                        by_ref[a] = ("exact" if pst == rf[4] else _ONE_SIDED if ps0 == rs[0] else _DASHES
-                                     if ps1 == rs[1] else _TRAILING if ps2 == rs[2] else _WRAPPER_KIND
-                                     if ps3 == rs[3] else None)
+                        by_ref[a] = ("exact" if pst == rf[4] else _ONE_SIDED if ps0 == rs[0] else
+                                     self.unicode_kind(p, a) if ps1 == rs[1] else _TRAILING if ps2 == rs[2] else
+                                     _WRAPPER_KIND if ps3 == rs[3] else None)
                 values = by_ref.values()
                 # The first "exact" kind, else the first matched kind, in answer order (_score_row).
                 k = "exact" if "exact" in values else next(filter(None, values), None)

@@ -9,6 +9,7 @@ issue 17 item 4), on :class:`_Pred` / :class:`_Ref` features computed once per d
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from vqaudit.scoring.canonical_numbers import (
@@ -22,7 +23,9 @@ from vqaudit.scoring.canonical_numbers import (
 from vqaudit.scoring.canonical_text import (
     _SPAN_SPLIT,
     _forms,
+    _light,
     _sorted_spans,
+    _vqaeval,
     is_single_entity,
     split_spans,
     strip_trailing,
@@ -35,6 +38,7 @@ from vqaudit.scoring.vqa_normalize import contains_at_word_boundaries
 
 FAULT_KINDS: tuple[str, ...] = (
     "one-sided-normalization",
+    "unicode-nfkc",
     "unicode-dashes",
     "trailing-punctuation",
     "sentence-wrapper",
@@ -45,6 +49,23 @@ FAULT_KINDS: tuple[str, ...] = (
     "exact-year-identifier",
     "multi-span",
 )
+UNICODE_NFKC, UNICODE_DASHES = FAULT_KINDS[1:3]
+STEP_KINDS: tuple[str, str, str, str] = ("one-sided-normalization", UNICODE_DASHES, "trailing-punctuation",
+                                         "sentence-wrapper")
+"""The kind of each of the four string steps (the forms ``_forms`` computes): step 2 (NFKC and dashes) is named
+``unicode-dashes`` here and :func:`_unicode_kind` tells it from ``unicode-nfkc`` where it decides a pair."""
+
+
+def _unicode_kind(p: str, r: str, form: Callable[[str], str]) -> str:
+    """The label of a pair whose step-2 forms agree (and step-1 forms do not): which part of step 2 it needed.
+
+    Step 2 reads both texts in NFKC (full-width digits, ligatures, compatibility characters) and maps the Unicode
+    dashes and minus to ``-``; the pair is ``unicode-nfkc`` when the forms (``form``: the vqaEval form
+    ``_vqaeval`` or the ANLS light form ``_light``) of the NFKC texts alone already agree, else
+    ``unicode-dashes``. Only labels: whether step 2 matches is decided by the step-2 forms, as before.
+    """
+    nfkc = unicodedata.normalize
+    return UNICODE_NFKC if form(nfkc("NFKC", p)) == form(nfkc("NFKC", r)) else UNICODE_DASHES
 
 
 class _Pred:
@@ -55,11 +76,12 @@ class _Pred:
     ``number`` is surely None (an ASCII text without a digit: stripping adds none, see ``_number_of``).
     """
 
-    __slots__ = ("_number", "_number_done", "_prepared", "dashed", "light", "may_number", "maybe_list", "stripped",
-                 "surfaces")
+    __slots__ = ("_number", "_number_done", "_prepared", "dashed", "light", "may_number", "maybe_list", "raw",
+                 "stripped", "surfaces")
 
     def __init__(self, raw: str, dashed: str, surfaces: tuple[str, str, str, str],
                  light: tuple[str, str, str, str] | None) -> None:
+        self.raw = raw
         self.stripped = raw.strip()
         self.dashed = dashed
         self.surfaces = surfaces
@@ -155,7 +177,7 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
     if ps[0] == rs[0]:
         return "one-sided-normalization"
     if ps[1] == rs[1]:
-        return "unicode-dashes"
+        return _unicode_kind(p.raw, r.raw, _light if light else _vqaeval)
     if ps[2] == rs[2]:
         return "trailing-punctuation"
     if ps[3] == rs[3]:
@@ -188,9 +210,9 @@ def _numeric_kind(p: _Pred, r: _Ref) -> str:
         return "percent-unit"
     if rn[0] == 0.0:
         return "zero-gold"
-    for kind, ps, rs in zip(FAULT_KINDS[:4], p.surfaces, r.surfaces, strict=True):
+    for kind, ps, rs in zip(STEP_KINDS, p.surfaces, r.surfaces, strict=True):
         if ps == rs:
-            return kind
+            return _unicode_kind(p.raw, r.raw, _vqaeval) if kind == UNICODE_DASHES else kind
     return "exact-year-identifier" if _exact_kind(rn[2]) else "numeric-equal"
 
 
@@ -241,7 +263,12 @@ def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
     The canonical counterpart of whole-word containment (MultimodalOCR ``VQAEval.evaluate``, see
     :func:`vqaudit.shortanswer.benchmarks.mocr_containment`): the same test on the step-k surfaces.
     """
-    for step, kind in enumerate(FAULT_KINDS[:4]):
+    for step, kind in enumerate(STEP_KINDS):
         if any(r.surfaces[step] and contains_at_word_boundaries(p.surfaces[step], r.surfaces[step]) for r in refs):
-            return kind
+            if kind != UNICODE_DASHES:
+                return kind
+            nfkc = unicodedata.normalize  # which part of step 2 was needed (see _unicode_kind)
+            pn = _vqaeval(nfkc("NFKC", p.raw))
+            return UNICODE_NFKC if any((rn := _vqaeval(nfkc("NFKC", r.raw))) and contains_at_word_boundaries(pn, rn)
+                                       for r in refs) else UNICODE_DASHES
     return None
