@@ -64,14 +64,21 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
     kinds = dict.fromkeys(GAIN_KINDS, 0)
     causes = dict.fromkeys(REFUSAL_CAUSES, 0)
     lost = 0
+    gained_of: list[str | None] = []  # the row records carry the label each row is counted under (trial 9)
+    lost_of: list[str | None] = []
     for row, s, (c, kind) in zip(rows, official, canon, strict=True):
+        gained_of.append(None)
+        lost_of.append(None)
         if c > s:
             named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
                      if kind == "exact" else kind)
             kinds[named] += 1
+            gained_of[-1] = named
         elif c < s:
             lost += 1
-            causes[refusal_cause(row.prediction, row.answers, metric)] += 1
+            cause = refusal_cause(row.prediction, row.answers, metric)
+            causes[cause] += 1
+            lost_of[-1] = cause
     errors = [i for i, s in enumerate(official) if s < 1.0]
     zero = [i for i in errors if official[i] == 0.0 and ra[i] is not None]
     partial = [i for i in errors if official[i] > 0.0 and ra[i] is not None]
@@ -83,8 +90,9 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
                "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
                "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
     results = tuple(
-        RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], contracts[i].bucket, contracts[i].subtype,
-                  overlays[i], dict(zip(VARIANTS, repaired_rows[i], strict=True)), ra[i], verdicts[i])
+        RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], gained_of[i], lost_of[i], contracts[i].bucket,
+                  contracts[i].subtype, overlays[i], dict(zip(VARIANTS, repaired_rows[i], strict=True)), ra[i],
+                  verdicts[i])
         for i, r in enumerate(rows))
     return {"mix": mix, "by_bucket": by_bucket, "kinds": kinds, "lost": lost, "causes": causes, "ra": ra_info,
             "rows": results, "scores": _by_split(rows, official) if rows else {},
@@ -99,11 +107,15 @@ def _columns(rows: Sequence[AuditRow], official: list[float], canon: list[tuple[
     repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
     canonical = [c for c, _ in canon]
     mix, by_bucket = audit_columns.bucket_tables([c.bucket for c in contracts], official, canonical, repaired)
-    kinds, lost, causes = audit_columns.canonical_changes(rows, official, canonical, [k for _, k in canon], metric)
+    gained, lost_of = audit_columns.canonical_change_labels(rows, official, canonical, [k for _, k in canon], metric)
+    kinds, lost, causes = audit_columns.count_changes(gained, lost_of)
+    assert (kinds, lost, causes) == audit_columns.canonical_changes(rows, official, canonical, [k for _, k in canon],
+                                                                    metric)
     splits = [r.split for r in rows]
     return {"mix": mix, "by_bucket": by_bucket, "kinds": kinds, "lost": lost, "causes": causes,
             "ra": audit_columns.ra_eval_info(official, ra),
-            "rows": audit_columns.row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts),
+            "rows": audit_columns.row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts,
+                                              gained=gained, lost=lost_of),
             "scores": audit_columns.by_split(splits, official) if rows else {},
             "canonical": audit_columns.by_split(splits, canonical) if rows else {}}
 
@@ -127,7 +139,8 @@ def _assert_same(got: dict[str, object], want: dict[str, object]) -> None:
 
 
 _SCORES = [0.0, 1.0, 0.3, 0.5, 2 / 3, 1e-300, -0.0, 1.5, math.nan, 0.9999999999999999, 1, 0]
-_TEXTS = ["", "42", "1,000", "The answer is 7.", "[a, b]", "3.0", "yes", "no", "2019", "0042", "5 %", "a"]
+_TEXTS = ["", "42", "1,000", "The answer is 7.", "[a, b]", "3.0", "yes", "no", "2019", "0042", "5 %", "a", "1e3",
+          "0.05"]
 
 
 def _random_columns(rng: random.Random, n: int) -> tuple[list[AuditRow], ...]:
@@ -169,9 +182,9 @@ def test_columns_equal_the_per_row_definitions_on_the_fixture_rows(dataset: str)
 def test_row_results_are_real_records() -> None:
     rows = [AuditRow("q", "What?", "7", ("7",), "b", "val")]
     (got,) = audit_columns.row_results(rows, [1.0], [(1.0, "exact")], [Contract("scalar", None, "r")], [()],
-                                       [(1.0, 0.5, 0.0)], [None], [True])
-    want = RowResult("q", "val", 1.0, 1.0, "exact", "scalar", None, (), dict(zip(VARIANTS, (1.0, 0.5, 0.0),
-                                                                                  strict=True)), None, True)
+                                       [(1.0, 0.5, 0.0)], [None], [True], gained=[None], lost=[None])
+    want = RowResult("q", "val", 1.0, 1.0, "exact", None, None, "scalar", None, (),
+                     dict(zip(VARIANTS, (1.0, 0.5, 0.0), strict=True)), None, True)
     assert type(got) is RowResult and got == want and repr(got) == repr(want)
     assert dataclasses.asdict(got) == dataclasses.asdict(want) and vars(got) == vars(want)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -182,7 +195,7 @@ def test_mismatched_columns_are_refused() -> None:
     rows = [AuditRow("q", "What?", "7", ("7",), "b", "val")]
     with pytest.raises(ValueError):
         audit_columns.row_results(rows, [1.0, 0.0], [(1.0, None)], [Contract("scalar", None, "r")], [()],
-                                  [(1.0, 0.5, 0.0)], [None], [None])
+                                  [(1.0, 0.5, 0.0)], [None], [None], gained=[None], lost=[None])
     with pytest.raises(ValueError):
         audit_columns.by_split(["val"], [1.0, 0.0])
     with pytest.raises(ValueError):

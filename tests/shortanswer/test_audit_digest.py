@@ -25,12 +25,17 @@ against the prediction). Then for issue 17 item 5: RA-Eval counts rows with part
 (TextVQA: 474 of the 595 rows it used to call recovered had partial credit; 121 zero-credit errors remain
 recovered; DocVQA 288 -> 264), and span overlays no longer split at an "and" inside a multi-word span nor
 delete a word (111 DocVQA, 44 TextVQA, 7 ChartQA overlay lists changed; the one DocVQA reference-only gain,
-qid 1283, came from such a form and is gone). Official fields unchanged.
+qid 1283, came from such a form and is gone). Official fields unchanged. Re-recorded for new-user trial finding
+9: every row gained ``canonical_gain_kind`` and ``canonical_lost_cause`` (the labels the report counts) and the
+report's ``canonical_kinds`` the key ``unicode-nfkc`` (0 on all three); every other report value and row field,
+scores included, is unchanged (checked field by field against the previous files).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,7 @@ import pytest
 
 from golden.compare import assert_golden
 from vqaudit.files import json_ready
-from vqaudit.report.shortanswer import result_to_json
+from vqaudit.report.shortanswer import result_to_json, write_audit_report
 from vqaudit.shortanswer.audit import AuditResult, run_audit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
@@ -63,3 +68,29 @@ def test_audit_results_are_unchanged(case: str) -> None:
     name, benchmark, options = CASES[case]
     result = run_audit(FIXTURES / name, benchmark, **options)
     assert_golden(f"audit_{case}.json", audit_json(result))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rows_jsonl_holds_the_rows_behind_each_canonical_count(case: str, tmp_path: Path) -> None:
+    """New-user trial, finding 9: each count of the report is the count of its label in ``rows.jsonl``.
+
+    ``canonical_kinds`` counts gained rows (canonical above official) by ``canonical_gain_kind``,
+    ``canonical_lost_causes`` lost rows by ``canonical_lost_cause``; ``canonical_kind`` (the best reference's
+    kind) need not agree: on TextVQA rows gain under a fault kind while one annotator wrote the output exactly.
+    """
+    name, benchmark, options = CASES[case]
+    result = run_audit(FIXTURES / name, benchmark, **options)
+    write_audit_report(result, tmp_path)
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    gained = Counter(r["canonical_gain_kind"] for r in rows if r["canonical_gain_kind"] is not None)
+    lost = Counter(r["canonical_lost_cause"] for r in rows if r["canonical_lost_cause"] is not None)
+    assert {k: v for k, v in report["canonical_kinds"].items() if v} == dict(gained)
+    assert report["canonical_lost_causes"] == dict(lost) and report["canonical_lost"] == lost.total()
+    # gained and lost rows are exactly those whose canonical score is above / below the official one
+    assert all((r["canonical_gain_kind"] is not None) == (r["canonical"] > r["official"]) for r in rows)
+    assert all((r["canonical_lost_cause"] is not None) == (r["canonical"] < r["official"]) for r in rows)
+    assert sum(gained.values()) > 0 and len(rows) == len(result.rows)
+    if case == "textvqa":  # the finding itself: a gained row whose best reference is exact
+        assert any(r["canonical_kind"] == "exact" and r["canonical_gain_kind"] not in (None, "exact") for r in rows)

@@ -105,9 +105,9 @@ def render_markdown(result: AuditResult) -> str:
         lines.append("- Judge: not run (give `--judge SPEC`).")
     changed = ", ".join(f"{k} {v}" for k, v in r.canonical_kinds.items() if v)
     causes = ", ".join(f"{k} {v}" for k, v in r.canonical_lost_causes.items() if v)
-    lines.append(f"- Canonical layer: rows gained by fault kind: {changed or 'none'}; "
-                 f"rows the canonical layer scores below official: {r.canonical_lost}"
-                 + (f" (by cause: {causes})." if causes else "."))
+    lines.append(f"- Canonical layer: rows gained by fault kind (`canonical_gain_kind` in rows.jsonl): "
+                 f"{changed or 'none'}; rows the canonical layer scores below official: {r.canonical_lost}"
+                 + (f" (by cause, `canonical_lost_cause` in rows.jsonl: {causes})." if causes else "."))
     lines += ["", "Contract repair (Table 7; points of the mean official score):", ""]
     header = ["variant", "gain pp", "errors recovered", "breaks", "net"]
     with_judge = r.judge is not None
@@ -178,7 +178,8 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
         lines.append(encode({  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
             "answers": source.answers, "bucket": row.bucket,  # tuples: JSON arrays, as lists
             "canonical": canonical if canonical == canonical else None,  # NaN -> null, as json_ready
-            "canonical_answers": row.overlay, "canonical_kind": row.canonical_kind,
+            "canonical_answers": row.overlay, "canonical_gain_kind": row.canonical_gain_kind,
+            "canonical_kind": row.canonical_kind, "canonical_lost_cause": row.canonical_lost_cause,
             "judge": row.judge, "official": official if official == official else None,
             "prediction": source.prediction, "qid": row.qid, "question": source.question, "ra_eval": row.ra_eval,
             "repaired": {str(k): v if v == v else None for k, v in sorted(row.repaired.items())},

@@ -37,7 +37,14 @@ from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_ov
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
 from vqaudit.shortanswer.audit_columns import RowResult as RowResult
-from vqaudit.shortanswer.audit_columns import bucket_tables, by_split, canonical_changes, ra_eval_info, row_results
+from vqaudit.shortanswer.audit_columns import (
+    bucket_tables,
+    by_split,
+    canonical_change_labels,
+    count_changes,
+    ra_eval_info,
+    row_results,
+)
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
@@ -231,11 +238,15 @@ def audit_rows(
     with _gc_paused():
         canonical = list(map(itemgetter(0), canon))
         mix, by_bucket = bucket_tables(list(map(attrgetter("bucket"), contracts)), official, canonical, repaired)
-        kinds, lost, causes = canonical_changes(rows, official, canonical, list(map(itemgetter(1), canon)), metric)
+        # The report's counts are counts of the row labels, so rows.jsonl holds the rows behind each count.
+        gained, lost_causes = canonical_change_labels(rows, official, canonical, list(map(itemgetter(1), canon)),
+                                                      metric)
+        kinds, lost, causes = count_changes(gained, lost_causes)
         ra_info = ra_eval_info(official, ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
-        results = row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts)
+        results = row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained=gained,
+                              lost=lost_causes)
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
         splits = list(map(attrgetter("split"), rows))
         scores = by_split(splits, official) if rows else {}

@@ -31,13 +31,23 @@ OVERALL = "Overall"
 
 @dataclass(frozen=True)
 class RowResult:
-    """Every layer's result for one joined row (written to ``rows.jsonl``; overlay = new gold columns)."""
+    """Every layer's result for one joined row (written to ``rows.jsonl``; overlay = new gold columns).
+
+    ``canonical_kind`` is the kind of the best-matching reference (``exact`` when one reference equals the
+    prediction, None for no canonical match), on every row. The report counts changed rows by two other labels,
+    which the record carries so that its counts can be found row by row: ``canonical_gain_kind``, the kind a
+    row the canonical layer scores above official is counted under in ``canonical_kinds`` (None on every other
+    row), and ``canonical_lost_cause``, the cause a row it scores below official is counted under in
+    ``canonical_lost_causes`` (None on every other row); see :func:`canonical_change_labels`.
+    """
 
     qid: str
     split: str
     official: float
     canonical: float
     canonical_kind: str | None
+    canonical_gain_kind: str | None
+    canonical_lost_cause: str | None
     bucket: str
     subtype: str | None
     overlay: tuple[tuple[str, ...], ...]
@@ -46,8 +56,8 @@ class RowResult:
     judge: bool | None = None
 
 
-_ROW_FIELDS = ("qid", "split", "official", "canonical", "canonical_kind", "bucket", "subtype", "overlay", "repaired",
-               "ra_eval", "judge")
+_ROW_FIELDS = ("qid", "split", "official", "canonical", "canonical_kind", "canonical_gain_kind",
+               "canonical_lost_cause", "bucket", "subtype", "overlay", "repaired", "ra_eval", "judge")
 assert tuple(f.name for f in fields(RowResult)) == _ROW_FIELDS  # row_results writes exactly these, in this order
 _OUTPUT_ONLY, _REFERENCE_ONLY, _BIDIRECTIONAL = VARIANTS  # row_results builds RowResult.repaired in this order
 
@@ -124,13 +134,15 @@ def bucket_tables(buckets: Sequence[str], official: Sequence[float], canonical: 
     return mix, by_bucket
 
 
-def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
-                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
-    """The fault kinds of the rows the canonical layer gains and the causes of those it loses (issue 17 item 4).
+def canonical_change_labels(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
+                            kinds_of_rows: Sequence[str | None], metric: str
+                            ) -> tuple[list[str | None], list[str | None]]:
+    """The label each row is counted under in the report: its gain kind, or its loss cause (issue 17 item 4).
 
-    A gained row (canonical above official) counts under its canonical kind: :data:`PARTIAL` for no kind, the
-    kind of :func:`vqaudit.scoring.canonical.gain_kind` for ``exact``, else the kind itself. A lost row counts
-    under :func:`vqaudit.scoring.canonical.refusal_cause`.
+    A gained row (canonical above official) is labelled with its canonical kind: :data:`PARTIAL` for no kind,
+    the kind of :func:`vqaudit.scoring.canonical.gain_kind` for ``exact`` (a VQA-accuracy row gains from its
+    other references), else the kind itself. A lost row (canonical below official) is labelled with
+    :func:`vqaudit.scoring.canonical.refusal_cause`. Rows with equal scores, or a NaN score, get neither.
 
     Args:
         rows: the joined rows (prediction and answers of the changed ones are read).
@@ -140,25 +152,57 @@ def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canon
         metric: the official metric name.
 
     Returns:
+        ``(gained, lost)``, one entry per row: one of :data:`GAIN_KINDS` or None, one of :data:`REFUSAL_CAUSES`
+        or None (never both set).
+
+    Raises:
+        ValueError: the columns differ in length.
+    """
+    if not len(rows) == len(official) == len(canonical) == len(kinds_of_rows):
+        raise ValueError("rows, official and canonical scores and kinds differ in length")
+    gained: list[str | None] = [None] * len(rows)
+    lost: list[str | None] = [None] * len(rows)
+    for i in compress(range(len(rows)), map(ne, official, canonical)):  # NaN != NaN: neither branch below takes it
+        s, c, row = official[i], canonical[i], rows[i]
+        if c > s:
+            kind = kinds_of_rows[i]
+            gained[i] = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
+                         if kind == "exact" else kind)
+        elif c < s:
+            lost[i] = refusal_cause(row.prediction, row.answers, metric)
+    return gained, lost
+
+
+def count_changes(gained: Sequence[str | None], lost: Sequence[str | None]
+                  ) -> tuple[dict[str, int], int, dict[str, int]]:
+    """The report's counts of the row labels of :func:`canonical_change_labels`.
+
+    Returns:
         ``(kinds, lost, causes)``: every one of :data:`GAIN_KINDS` with its count of gained rows, the number of
         lost rows, and every one of :data:`REFUSAL_CAUSES` with its count.
     """
     kinds = dict.fromkeys(GAIN_KINDS, 0)
     causes = dict.fromkeys(REFUSAL_CAUSES, 0)
-    lost = 0
-    if not len(rows) == len(official) == len(canonical) == len(kinds_of_rows):
-        raise ValueError("rows, official and canonical scores and kinds differ in length")
-    for i in compress(range(len(rows)), map(ne, official, canonical)):  # NaN != NaN: neither branch below takes it
-        s, c, row = official[i], canonical[i], rows[i]
-        if c > s:
-            kind = kinds_of_rows[i]
-            named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
-                     if kind == "exact" else kind)
-            kinds[named] += 1
-        elif c < s:
-            lost += 1
-            causes[refusal_cause(row.prediction, row.answers, metric)] += 1
-    return kinds, lost, causes
+    n_lost = 0
+    for kind in filter(None, gained):
+        kinds[kind] += 1
+    for cause in filter(None, lost):
+        causes[cause] += 1
+        n_lost += 1
+    return kinds, n_lost, causes
+
+
+def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
+                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
+    """The fault kinds of the rows the canonical layer gains and the causes of those it loses (issue 17 item 4).
+
+    :func:`count_changes` of :func:`canonical_change_labels` (arguments, labels and raised errors there).
+
+    Returns:
+        ``(kinds, lost, causes)``: every one of :data:`GAIN_KINDS` with its count of gained rows, the number of
+        lost rows, and every one of :data:`REFUSAL_CAUSES` with its count.
+    """
+    return count_changes(*canonical_change_labels(rows, official, canonical, kinds_of_rows, metric))
 
 
 def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[str, float]:
@@ -192,15 +236,17 @@ def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[s
 def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[tuple[float, str | None]],
                 contracts: Sequence[Contract], overlays: Sequence[Overlay],
                 repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
-                verdicts: Sequence[bool | None]) -> tuple[RowResult, ...]:
+                verdicts: Sequence[bool | None], *, gained: Sequence[str | None],
+                lost: Sequence[str | None]) -> tuple[RowResult, ...]:
     """The :class:`RowResult` of every row, equal field for field to ``RowResult(qid, split, ...)``.
 
-    ``repaired_rows`` holds each row's repaired scores in :data:`VARIANTS` order; the record's ``repaired`` maps
-    each variant to its score. The records are built without the dataclass ``__init__`` (a frozen dataclass
-    sets each of the 11 fields through ``object.__setattr__``, a Python call each): a new instance's attribute
-    dict gets the fields in declaration order, which is all that ``__init__`` does (RowResult has no
-    ``__post_init__``), so the records are equal, compare and print alike, and ``dataclasses.asdict`` gives the
-    same dict.
+    ``gained`` / ``lost`` are the row labels of :func:`canonical_change_labels` (the record's
+    ``canonical_gain_kind`` / ``canonical_lost_cause``). ``repaired_rows`` holds each row's repaired scores in
+    :data:`VARIANTS` order; the record's ``repaired`` maps each variant to its score. The records are built without
+    the dataclass ``__init__`` (a frozen dataclass sets each of the 13 fields through ``object.__setattr__``, a
+    Python call each): a new instance's attribute dict gets the fields in declaration order, which is all that
+    ``__init__`` does (RowResult has no ``__post_init__``), so the records are equal, compare and print alike, and
+    ``dataclasses.asdict`` gives the same dict.
 
     Raises:
         ValueError: the columns differ in length, or a row has not one repaired score per variant.
@@ -208,9 +254,8 @@ def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: 
     new = object.__new__
     out: list[RowResult] = []
     append = out.append
-    for row, s, (c, kind), contract, overlay, (r0, r1, r2), r, v in zip(rows, official, canonical, contracts,
-                                                                          overlays, repaired_rows, ra, verdicts,
-                                                                          strict=True):
+    for row, s, (c, kind), g, lc, contract, overlay, (r0, r1, r2), r, v in zip(
+            rows, official, canonical, gained, lost, contracts, overlays, repaired_rows, ra, verdicts, strict=True):
         rec = new(RowResult)
         d = rec.__dict__
         d["qid"] = row.qid
@@ -218,6 +263,8 @@ def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: 
         d["official"] = s
         d["canonical"] = c
         d["canonical_kind"] = kind
+        d["canonical_gain_kind"] = g
+        d["canonical_lost_cause"] = lc
         d["bucket"] = contract.bucket
         d["subtype"] = contract.subtype
         d["overlay"] = overlay
