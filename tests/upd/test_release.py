@@ -22,7 +22,8 @@ from vqaudit.schema import Response
 from vqaudit.scoring.upd import score_upd_views
 from vqaudit.store import load_benchmark
 from vqaudit.suites.upd.build import bundled_path
-from vqaudit.suites.upd.release import build_upd_release, read_release
+from vqaudit.suites.upd.release import read_release
+from vqaudit.suites.upd.release_build import build_upd_release
 
 COLUMNS = ["index", "question", "hint", "A", "B", "C", "D", "E", "answer", "masked_answer", "category", "image",
            "source", "l2-category", "split", "type"]

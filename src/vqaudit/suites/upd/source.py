@@ -35,7 +35,7 @@ def build(out: Path, options: Options, *, workers: int = 1,
     from vqaudit.suites.upd.build import build_upd
 
     if options.release:
-        from vqaudit.suites.upd.release import build_upd_release
+        from vqaudit.suites.upd.release_build import build_upd_release
 
         if options.tsv is not None or options.images is not None or options.max_items is not None:
             raise VqauditError("--release builds the published set as it is: it takes no --tsv, --images or "

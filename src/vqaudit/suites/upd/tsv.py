@@ -18,6 +18,12 @@ one that fails a check, is an error naming both rows. :class:`MCLoad` reports ho
 Every problem raises a :class:`VqauditError` naming the file, the 1-based data row (the header is row 0) and the
 field: a missing column, a duplicate or non-integer index, an empty question, fewer than two options, a gap
 between options, an answer letter that is not an option, a bad circular copy, or a missing or undecodable image.
+
+**Missing cells** (:func:`cell_text`, shared with the release reader): a cell is missing only when it is empty
+(or blank) or, in parquet, null. Texts such as ``None``, ``nan``, ``NaN`` or ``NA`` are kept as written: pandas'
+``read_csv`` (which VLMEvalKit's ``load`` calls with its defaults) would read them as NaN, but pandas and
+VLMEvalKit's ``dump`` write a missing value as an empty cell, so a non-empty cell is data (an option "None" of a
+counting question). ``docs/upd.md`` states the rule.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import io
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
 
 from vqaudit.errors import VqauditError
 
@@ -100,22 +108,53 @@ def _err(path: Path, row: int, field_name: str, msg: str) -> VqauditError:
     return VqauditError(f"{path}: row {row}, field '{field_name}': {msg}")
 
 
+def cell_text(value: object) -> str:
+    """A cell's text, stripped; '' when the cell is missing.
+
+    Missing means: ``None`` or a float NaN (a null in parquet / pandas) or a cell that is empty or blank. Any other
+    text is kept as it is, ``"None"``, ``"nan"``, ``"NaN"`` and ``"NA"`` included (module docstring: pandas writes
+    a missing value as an empty cell, so such a text is the data's own, e.g. a counting question's option "None").
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(value).strip()
+
+
+def image_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a usable image file, or None when it is a PNG, JPEG or GIF that PIL decodes fully.
+
+    The leading bytes must be a PNG/JPEG/GIF signature (:data:`IMAGE_MAGIC`), and ``PIL.Image.open`` + ``load``
+    must decode every pixel: a truncated file or a bare signature is refused. Cost: one full decode per image.
+    """
+    if not data.startswith(IMAGE_MAGIC):
+        return "decoded bytes are not a PNG, JPEG or GIF image"
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+    except UnidentifiedImageError:
+        return "the image cannot be decoded (PIL cannot identify the image file)"
+    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as exc:
+        return f"the image cannot be decoded (PIL: {exc})"
+    return None
+
+
 def _decode_image(path: Path, row: int, cell: str) -> bytes:
     try:
         data = base64.b64decode(cell.strip(), validate=True)
     except (binascii.Error, ValueError):
         raise _err(path, row, "image", "not valid base64") from None
-    if not data.startswith(IMAGE_MAGIC):
-        raise _err(path, row, "image", "decoded bytes are not a PNG, JPEG or GIF image")
+    problem = image_problem(data)
+    if problem:
+        raise _err(path, row, "image", problem)
     return data
 
 
 def _options(path: Path, row: int, rec: dict[str, str]) -> tuple[str, ...]:
-    values = [(rec.get(letter) or "").strip() for letter in LETTERS]
-    last = max((i for i, v in enumerate(values) if v and v.lower() != "nan"), default=-1)
+    values = [cell_text(rec.get(letter)) for letter in LETTERS]
+    last = max((i for i, v in enumerate(values) if v), default=-1)
     opts = values[: last + 1]
     for i, v in enumerate(opts):
-        if not v or v.lower() == "nan":
+        if not v:
             raise _err(path, row, LETTERS[i], f"option {LETTERS[i]} is empty but a later option is set")
     if len(opts) < 2:
         raise _err(path, row, "B", "an item needs at least two options")
@@ -314,11 +353,10 @@ def _item(path: Path, row: int, rec: dict[str, str], index: int, cell: str) -> M
     category = (rec.get("category") or "").strip()
     if not category:
         raise _err(path, row, "category", "empty category")
-    hint = (rec.get("hint") or "").strip()
     return MCItem(
         index=index,
         question=question,
-        hint="" if hint.lower() == "nan" else hint,
+        hint=cell_text(rec.get("hint")),
         options=options,
         answer=LETTERS.index(letter),
         category=category,

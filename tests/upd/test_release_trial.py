@@ -1,0 +1,151 @@
+"""Release-reader findings of the new-user trial of ``vqaudit build upd --release FILE.tsv``.
+
+Each test writes the user's input as a small TSV in the release layout (``AtsuMiyai/UPD``
+``automatic_eval/calculate_scores.py``: standard and UPD rows sharing ``index``, a ``type`` column, circular
+passes at ``index + k * 10**6``) and checks what the reader makes of it:
+
+1. an option whose text is ``None`` is an option (only an empty cell is missing), in both readers;
+2. a circular copy whose answer letter names another option than the first pass's is refused;
+3. in the option setting a UPD answer must be the added option ("None of the above" for AAD, seed 001 §4: the
+   added option "is the correct one for UPD questions"), and an answer letter must be an option;
+4. an image that is valid base64 of a truncated PNG, or of the bare 8-byte PNG signature, is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from shortanswer.helpers import run_cli
+from upd.helpers import png
+from upd.helpers import write_tsv as write_mc_tsv
+from vqaudit.errors import VqauditError
+from vqaudit.store import load_benchmark
+from vqaudit.suites.upd.release import read_release
+from vqaudit.suites.upd.release_build import build_upd_release
+from vqaudit.suites.upd.tsv import load_mc
+
+COLUMNS = ["index", "question", "hint", "A", "B", "C", "D", "E", "answer", "masked_answer", "category", "image",
+           "l2-category", "type"]
+IMAGE = png(7)
+
+
+def rec(index: int, kind: str, options: list[str], answer: str, masked: str = "",
+        image: bytes | str = IMAGE) -> dict[str, Any]:
+    """One release row; ``image`` bytes are base64-encoded, a str is written as it is (an index reference)."""
+    row = {c: "" for c in COLUMNS}
+    row.update({"index": str(index), "question": "How many dogs?", "answer": answer, "masked_answer": masked,
+                "category": "object_localization", "l2-category": "finegrained_perception (instance-level)",
+                "type": kind, "image": base64.b64encode(image).decode() if isinstance(image, bytes) else image})
+    row.update({"ABCDE"[i]: o for i, o in enumerate(options)})
+    return row
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+    return path
+
+
+def dogs(circular: bool) -> list[dict[str, Any]]:
+    """The user's item: "How many dogs?" A=1 B=2 C=None, answer B; its AAD side has B (the answer) removed."""
+    rows = [rec(1, "standard", ["1", "2", "None"], "B"), rec(1, "upd", ["1", "None"], "F", masked="2")]
+    if circular:  # rotations left by 1 and 2: '2' (the answer) moves to A, then to C
+        rows += [rec(1000001, "standard", ["2", "None", "1"], "A", image="1"),
+                 rec(2000001, "standard", ["None", "1", "2"], "C", image="1"),
+                 rec(1000001, "upd", ["None", "1"], "F", masked="2", image="1")]
+    return rows
+
+
+def test_an_option_none_is_an_option_in_the_release_reader(tmp_path: Path) -> None:
+    # Hand-read from the rows above: the standard question has the 3 options as written, the AAD one 2.
+    item = read_release(write(tmp_path / "mmaad_base.tsv", dogs(circular=False))).items[0]
+    assert item.standard[0].options == ("1", "2", "None") and item.upd[0].options == ("1", "None")
+    # With circular copies: the rotation putting "None" in B is a rotation, not an option gap.
+    build_upd_release(tmp_path / "b", [write(tmp_path / "circular_mmaad_base.tsv", dogs(circular=True))])
+    views = load_benchmark(tmp_path / "b", check_images=False).views
+    assert [(v.options, v.obligation.gold) for v in views] == [
+        (("1", "2", "None"), ("B",)), (("2", "None", "1"), ("A",)), (("None", "1", "2"), ("C",)),
+        (("1", "None"), ()), (("None", "1"), ())]
+
+
+def test_only_an_empty_cell_is_missing_in_both_readers(tmp_path: Path) -> None:
+    # The MMBench-layout (--tsv) reader agrees: "None" and "nan" are option texts, an empty D is no option.
+    path = write_mc_tsv(tmp_path / "mc.tsv", [{"index": 1, "question": "How many dogs?", "A": "1", "B": "None",
+                                               "C": "nan", "D": "", "answer": "B", "category": "c",
+                                               "image": IMAGE, "hint": "NA"}])
+    item = load_mc(path).items[0]
+    assert (item.options, item.answer_text, item.hint) == (("1", "None", "nan"), "None", "NA")
+    rows = [rec(1, "standard", ["1", "None", "nan"], "B", image=IMAGE) | {"hint": "NA"},
+            rec(1, "upd", ["1", "nan"], "F", masked="None")]
+    std = read_release(write(tmp_path / "mmaad_base.tsv", rows)).items[0].standard[0]
+    assert (std.options, std.hint) == (item.options, item.hint)
+
+
+def test_a_circular_copy_whose_answer_names_another_option_is_refused(tmp_path: Path) -> None:
+    # Copy 1000001 rotates [red, blue, green] left by 1: red (the answer) is now C, but the row says A = blue.
+    rows = [rec(1, "standard", ["red", "blue", "green"], "A"), rec(1, "upd", ["blue", "green"], "F", masked="red"),
+            rec(1000001, "standard", ["blue", "green", "red"], "A", image="1")]
+    path = write(tmp_path / "mmaad_base.tsv", rows)
+    with pytest.raises(VqauditError, match=r"rows 1 and 3 \(standard index 1 and its circular copy 1000001\), "
+                                           r"field 'answer': the copy's answer A names 'blue', the first pass's A "
+                                           r"names 'red'"):
+        read_release(path)
+    rows[2]["answer"] = "C"  # the right letter builds
+    assert len(read_release(write(path, rows)).items[0].standard) == 2
+
+
+def _option_rows(upd_answer: str) -> list[dict[str, Any]]:
+    return [rec(1, "standard", ["red", "blue", "green", "None of the above"], "A"),
+            rec(1, "upd", ["blue", "green", "None of the above"], upd_answer, masked="red")]
+
+
+def test_the_option_settings_upd_answer_is_the_added_option(tmp_path: Path) -> None:
+    # The added option is C of the UPD row: its abstention letter is C (seed 001 §4, Fig. 2 (b)).
+    build_upd_release(tmp_path / "ok", [write(tmp_path / "mmaad_option.tsv", _option_rows("C"))])
+    views = {v.meta["kind"]: v for v in load_benchmark(tmp_path / "ok", check_images=False).views}
+    assert (views["upd"].meta["abstain_letter"], views["standard"].meta["abstain_letter"]) == ("C", "D")
+    with pytest.raises(VqauditError, match=r"mmaad_option.tsv: row 2, field 'answer': a UPD row of the option "
+                                           r"setting must answer the added option 'None of the above'.*A is 'blue'"):
+        read_release(write(tmp_path / "mmaad_option.tsv", _option_rows("A")))
+    with pytest.raises(VqauditError, match=r"row 2, field 'answer': 'Z' is not one of the options A, B, C"):
+        read_release(write(tmp_path / "mmaad_option.tsv", _option_rows("Z")))
+
+
+def test_the_cli_refuses_a_content_option_as_upd_answer_with_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "mmaad_option.tsv", _option_rows("A"))
+    assert run_cli(monkeypatch, "build", "upd", "--out", str(tmp_path / "b"), "--release", str(path)) == 2
+    assert f"{path}: row 2, field 'answer'" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
+def _half_png() -> bytes:
+    """The first half of a 256x256 gradient PNG: PIL opens it (the header is whole) but cannot load its pixels."""
+    buffer = io.BytesIO()
+    Image.linear_gradient("L").save(buffer, format="PNG")
+    return buffer.getvalue()[: len(buffer.getvalue()) // 2]
+
+
+@pytest.mark.parametrize("data", [IMAGE[:40], IMAGE[:8], _half_png()],
+                         ids=["truncated-png", "png-signature-only", "half-png"])
+def test_an_image_that_does_not_decode_is_refused(tmp_path: Path, data: bytes) -> None:
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")  # passes the magic-bytes check alone
+    rows = [rec(1, "standard", ["red", "blue"], "A"), rec(1, "upd", ["blue"], "F", masked="red", image=data)]
+    path = write(tmp_path / "mmaad_base.tsv", rows)
+    with pytest.raises(VqauditError, match=r"mmaad_base.tsv: row 2, field 'image': the image cannot be decoded"):
+        build_upd_release(tmp_path / "b", [path])
+    assert not (tmp_path / "b").exists()
+    mc = write_mc_tsv(tmp_path / "mc.tsv", [{"index": 1, "question": "q", "A": "x", "B": "y", "answer": "A",
+                                             "category": "c", "image": data}])
+    with pytest.raises(VqauditError, match=r"mc.tsv: row 1, field 'image': the image cannot be decoded"):
+        load_mc(mc)
