@@ -2,7 +2,8 @@
 
 The branch wrote ``report.json``, ``rows.jsonl`` and ``report.md`` one after another, so a failure between two of
 them left a folder mixing two audits. Now it writes them as one set, as the short-answer branch does
-(``files.atomic_write_set``, docs/shortanswer.md "The output folder"). Expected values are hand computations on
+(``files.atomic_write_set``, docs/shortanswer.md "The output folder"); a SIGTERM once they are in place is a
+clean stop (item 2). Expected values are hand computations on
 the two-row MMBench-style sheets written here: a sheet whose replies are ``A, A`` against gold ``A, B`` has 1 of 2
 right (accuracy 0.5); ``B, A`` against the same gold has none right.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +130,25 @@ def test_a_multiple_choice_audit_into_a_folder_another_audit_is_writing_is_refus
         holder.kill()
         holder.wait()
     assert _mc(monkeypatch, sheet, out) == 0  # the lock went with its process
+
+
+def test_a_sigterm_held_during_the_renames_is_a_clean_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # As the short-answer branch (test_audit_sigterm.py, in a real process): the set is whole, so exit 0 and a
+    # line saying so; before: 143, "terminated (SIGTERM); rerun the same command to resume".
+    sheet, out, _ = _first_audit(monkeypatch, tmp_path)
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).name == "rows.jsonl":
+            os.kill(os.getpid(), signal.SIGTERM)  # held back until the last rename
+        real_replace(src, dst)
+
+    monkeypatch.setattr("vqaudit.files.os.replace", replace)
+    capsys.readouterr()
+    assert _mc(monkeypatch, sheet, out) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"stopped by SIGTERM after the audit was completely written to {out} (report.md, "
+                            "report.json, rows.jsonl): nothing was lost\n")
+    assert captured.out == ""
+    assert json.loads((out / "report.json").read_text())["choice"]["correct"] == 0  # the second sheet, whole

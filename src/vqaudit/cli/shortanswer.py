@@ -6,6 +6,7 @@ Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("au
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,6 +30,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.folder_lock import folder_lock
 from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
+from vqaudit.signals import Completed, TerminatedAfterWrite, output_complete
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions
@@ -238,7 +240,7 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
                        judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
                                                    args_option="--judge-arg"))
     try:
-        path = write_audit_report(result, target, predictions=predictions.resolve())
+        path = _report_set(target, lambda: write_audit_report(result, target, predictions=predictions.resolve()))
     except OSError as exc:
         raise VqauditError(f"{target}: cannot write the report: {exc}") from None
     typer.echo(path.read_text(encoding="utf-8"))
@@ -249,6 +251,30 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
                    f"{'have' if missing != 1 else 'has'} no prediction in {predictions}; the scores average the "
                    f"{len(result.join.rows)} joined rows only", err=True)
     typer.echo(f"report written to {path}", err=True)
+
+
+def _report_set(target: Path, write: Callable[[], Path]) -> Path:
+    """Run ``write`` (it renames ``report.md``, ``report.json`` and ``rows.jsonl`` into ``target`` as one set).
+
+    From the last rename on the audit's output is complete, so a SIGTERM no longer makes it look failed
+    (new-user trial: an audit that had printed "report written" exited 143): it stops the command with exit 0
+    and a line saying the report was completely written (:func:`vqaudit.signals.output_complete`). So does a
+    SIGTERM that arrived during the renames, held back until the set was whole.
+
+    Returns:
+        What ``write`` returns: the path of ``report.md``.
+
+    Raises:
+        Completed: a SIGTERM arrived during the renames (exit 0, the CLI prints the line).
+    """
+    note = (f"stopped by SIGTERM after the audit was completely written to {target} (report.md, report.json, "
+            "rows.jsonl): nothing was lost")
+    try:
+        path = write()
+    except TerminatedAfterWrite:
+        raise Completed(note) from None
+    output_complete(note)
+    return path
 
 
 def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions) -> None:
@@ -262,7 +288,7 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
     _refuse_other_mc_audit(target, benchmark, predictions)
     summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
                                     judge_options=options)
-    path = write_mc_report(summary, records, target)
+    path = _report_set(target, lambda: write_mc_report(summary, records, target))
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"report written to {path}", err=True)
 
