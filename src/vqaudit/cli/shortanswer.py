@@ -25,6 +25,7 @@ from vqaudit.cli.options import (
     PredictionFormat,
     Timeout,
     model_options,
+    out_folder,
 )
 from vqaudit.errors import VqauditError
 from vqaudit.folder_lock import folder_lock
@@ -174,7 +175,8 @@ def audit_cmd(
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
                                                    "pool (text-only, cached).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Report folder (default: PREDICTIONS.audit/ beside the "
+    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
+                                             help="Report folder (default: PREDICTIONS.audit/ beside the "
                                                   "prediction file, e.g. preds.jsonl.audit/). It may hold only "
                                                   "an earlier audit of the same model, benchmark and file.")]
     = None,
@@ -300,7 +302,8 @@ def perturb_cmd(
     model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
     images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default: <predictions>.perturb/).")] = None,
+    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
+                                             help="Output folder (default: <predictions>.perturb/).")] = None,
     variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] =
     "Base,A1,A2,A3,A4,A5,B1,B2,B3",
     fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
@@ -370,7 +373,8 @@ def perturb_cmd(
 
 def audit_summary_cmd(
     audits: Annotated[list[Path], typer.Argument(help="Audit folders written by `vqaudit audit` (report.json).")],
-    out: Annotated[Path, typer.Option(help="Folder for summary.md and summary.json.")],
+    out: Annotated[Path, typer.Option(parser=out_folder, metavar="PATH", help="Folder for summary.md and "
+                                                                              "summary.json.")],
     perturb: Annotated[list[Path] | None, typer.Option(help="A folder written by `vqaudit perturb` "
                                                             "(perturbations.json); repeat for several.")] = None,
 ) -> None:
