@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from vqaudit.errors import VqauditError
-from vqaudit.signals import sigterm_raises
+from vqaudit.signals import Terminated, TerminatedAfterWrite, sigterm_raises
 from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # issue 18: lone surrogates
 
 M = TypeVar("M", bound=BaseModel)
@@ -151,10 +151,17 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
 
     Args:
         files: ``(path, chunks)`` pairs in rename order, the marker last; ``chunks`` are the file's text.
+
+    Raises:
+        TerminatedAfterWrite: a SIGTERM held back during the renames raised :class:`vqaudit.signals.Terminated`
+            (the CLI's handling) once the whole set was in place: the set is complete, and the caller may say so.
+        BaseException: whatever writing or renaming raised, or a held signal raised otherwise (the temporary
+            files are removed; after an error at a rename the folder is left without its marker).
     """
     if not files:
         return
     staged: list[tuple[Path, Path]] = []
+    complete = False
     try:
         for path, chunks in files:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,10 +170,21 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
             staged[-1][1].unlink(missing_ok=True)
             for tmp, path in staged:
                 os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
+            complete = True
+    except Terminated as exc:
+        if complete and not isinstance(exc, TerminatedAfterWrite):
+            raise TerminatedAfterWrite from None
+        _discard(staged)
         raise
+    except BaseException:
+        _discard(staged)
+        raise
+
+
+def _discard(staged: list[tuple[Path, Path]]) -> None:
+    """Remove the temporary files of ``staged`` (those already renamed into place are gone: nothing to do)."""
+    for tmp, _ in staged:
+        tmp.unlink(missing_ok=True)
 
 
 def json_ready(value: Any) -> Any:

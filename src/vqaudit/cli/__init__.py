@@ -25,7 +25,7 @@ from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
-from vqaudit.signals import SIGTERM_EXIT, Terminated, sigterm_like_ctrl_c
+from vqaudit.signals import SIGTERM_EXIT, Completed, Terminated, exit_on_sigterm, sigterm_like_ctrl_c
 
 
 class _InOrder(TyperGroup):
@@ -62,23 +62,36 @@ def main() -> None:
     Exit codes: 0 success; 1 a check failed (verify, audit-checker, audit-certifier) or a run ended with views
     whose reply is a recorded error; 2 a user error (bad input file, row or field, bad option, bad model spec);
     130 interrupted (rerun the same command to resume); 143 stopped by SIGTERM, handled like Ctrl-C (a batch
-    scheduler's stop: the replies received are stored, the folder lock released; rerun to resume).
+    scheduler's stop: the replies received are stored, the folder lock released; rerun to resume). A SIGTERM
+    after the command's output is complete (``vqaudit.signals.output_complete``: an audit whose report set is
+    renamed into place) stops it with exit 0 and a line saying so; one during the interpreter's shutdown ends the
+    process at once with the status already decided (``vqaudit.signals.exit_on_sigterm``).
     """
+    code = _run()
+    exit_on_sigterm(code)
+    sys.exit(code)
+
+
+def _run() -> int:
+    """Run the app under the CLI's SIGTERM handling; print what ended it, if anything; return the exit status."""
     try:
         with sigterm_like_ctrl_c():
             code = app(standalone_mode=False)
+    except Completed as exc:
+        typer.echo(exc.note, err=True)
+        return 0
     except Terminated:
         error("terminated (SIGTERM); rerun the same command to resume")
-        sys.exit(SIGTERM_EXIT)
+        return SIGTERM_EXIT
     except VqauditError as exc:
         error(str(exc))
-        sys.exit(2)
+        return 2
     except typer.TyperException as exc:  # usage errors: bad option, missing argument, ...
         error(exc.format_message())
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except (OSError, sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # file-system and storage problems
         error(f"{type(exc).__name__}: {exc}")
-        sys.exit(2)
+        return 2
     if code == 130:
         error("interrupted; rerun the same command to resume")
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -55,6 +56,21 @@ RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray clust
 RayReplicas = Annotated[int | None, typer.Option("--ray-replicas", min=1, help="Model replicas (Ray actors) for "
                                                                               "--executor ray (default: as many "
                                                                               "as the cluster holds).")]
+
+
+def out_folder(text: str) -> Path:
+    """The ``--out`` folder of ``audit``, ``perturb`` and ``audit-summary``, as a path; refuse an empty name.
+
+    ``Path("")`` is the current folder, so ``--out ''`` (an unset shell variable, say) wrote the report among the
+    user's own files (new-user trial 3). Empty and whitespace-only names are refused.
+
+    Raises:
+        typer.BadParameter: ``text`` is empty or only whitespace (the CLI prints one line, exit 2).
+    """
+    if not text.strip():
+        raise typer.BadParameter(f"{text!r} names no folder (an empty path would mean the current folder); give "
+                                 "the output folder's name")
+    return Path(text)
 
 
 def executor(name: ExecutorName, ray_address: str | None) -> Executor:

@@ -6,6 +6,7 @@ Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("au
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,11 +25,13 @@ from vqaudit.cli.options import (
     PredictionFormat,
     Timeout,
     model_options,
+    out_folder,
 )
 from vqaudit.errors import VqauditError
 from vqaudit.folder_lock import folder_lock
 from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
+from vqaudit.signals import Completed, TerminatedAfterWrite, output_complete
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions
@@ -172,7 +175,8 @@ def audit_cmd(
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
                                                    "pool (text-only, cached).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Report folder (default: PREDICTIONS.audit/ beside the "
+    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
+                                             help="Report folder (default: PREDICTIONS.audit/ beside the "
                                                   "prediction file, e.g. preds.jsonl.audit/). It may hold only "
                                                   "an earlier audit of the same model, benchmark and file.")]
     = None,
@@ -238,7 +242,7 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
                        judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
                                                    args_option="--judge-arg"))
     try:
-        path = write_audit_report(result, target, predictions=predictions.resolve())
+        path = _report_set(target, lambda: write_audit_report(result, target, predictions=predictions.resolve()))
     except OSError as exc:
         raise VqauditError(f"{target}: cannot write the report: {exc}") from None
     typer.echo(path.read_text(encoding="utf-8"))
@@ -249,6 +253,30 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
                    f"{'have' if missing != 1 else 'has'} no prediction in {predictions}; the scores average the "
                    f"{len(result.join.rows)} joined rows only", err=True)
     typer.echo(f"report written to {path}", err=True)
+
+
+def _report_set(target: Path, write: Callable[[], Path]) -> Path:
+    """Run ``write`` (it renames ``report.md``, ``report.json`` and ``rows.jsonl`` into ``target`` as one set).
+
+    From the last rename on the audit's output is complete, so a SIGTERM no longer makes it look failed
+    (new-user trial: an audit that had printed "report written" exited 143): it stops the command with exit 0
+    and a line saying the report was completely written (:func:`vqaudit.signals.output_complete`). So does a
+    SIGTERM that arrived during the renames, held back until the set was whole.
+
+    Returns:
+        What ``write`` returns: the path of ``report.md``.
+
+    Raises:
+        Completed: a SIGTERM arrived during the renames (exit 0, the CLI prints the line).
+    """
+    note = (f"stopped by SIGTERM after the audit was completely written to {target} (report.md, report.json, "
+            "rows.jsonl): nothing was lost")
+    try:
+        path = write()
+    except TerminatedAfterWrite:
+        raise Completed(note) from None
+    output_complete(note)
+    return path
 
 
 def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions) -> None:
@@ -262,7 +290,7 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
     _refuse_other_mc_audit(target, benchmark, predictions)
     summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
                                     judge_options=options)
-    path = write_mc_report(summary, records, target)
+    path = _report_set(target, lambda: write_mc_report(summary, records, target))
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"report written to {path}", err=True)
 
@@ -274,7 +302,8 @@ def perturb_cmd(
     model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
     images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default: <predictions>.perturb/).")] = None,
+    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
+                                             help="Output folder (default: <predictions>.perturb/).")] = None,
     variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] =
     "Base,A1,A2,A3,A4,A5,B1,B2,B3",
     fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
@@ -344,7 +373,8 @@ def perturb_cmd(
 
 def audit_summary_cmd(
     audits: Annotated[list[Path], typer.Argument(help="Audit folders written by `vqaudit audit` (report.json).")],
-    out: Annotated[Path, typer.Option(help="Folder for summary.md and summary.json.")],
+    out: Annotated[Path, typer.Option(parser=out_folder, metavar="PATH", help="Folder for summary.md and "
+                                                                              "summary.json.")],
     perturb: Annotated[list[Path] | None, typer.Option(help="A folder written by `vqaudit perturb` "
                                                             "(perturbations.json); repeat for several.")] = None,
 ) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from vqaudit.files import atomic_write_text, write_json
+from vqaudit.files import atomic_write_set
 from vqaudit.shortanswer.multichoice import dumps_rows
 
 
@@ -44,10 +45,17 @@ def mc_markdown(summary: dict[str, Any]) -> str:
 
 
 def write_mc_report(summary: dict[str, Any], records: list[dict[str, Any]], out: Path) -> Path:
-    """Write ``report.md``, ``report.json`` and ``rows.jsonl`` into ``out``; return the Markdown path."""
+    """Write ``rows.jsonl``, ``report.md`` and ``report.json`` into ``out`` as one set; return the Markdown path.
+
+    As the short-answer report (:func:`vqaudit.report.shortanswer.write_audit_report`): all three are rendered to
+    temporary files first and then renamed together (:func:`vqaudit.files.atomic_write_set`), ``report.json`` (the
+    file the overwrite guard reads) removed first and renamed last, so an audit stopped part-way leaves the previous
+    audit whole, never its ``report.json`` beside the new rows (new-user trial: the three files were written one
+    after another). ``report.json`` holds the bytes :func:`vqaudit.files.write_json` writes.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "report.json", summary)
-    atomic_write_text(out / "rows.jsonl", dumps_rows(records))
+    report = json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     path = out / "report.md"
-    atomic_write_text(path, mc_markdown(summary))
+    atomic_write_set([(out / "rows.jsonl", [dumps_rows(records)]), (path, [mc_markdown(summary)]),
+                      (out / "report.json", [report])])
     return path

@@ -80,8 +80,10 @@ def join_predictions(
         without predictions (gold order), the gold source, and notes (ambiguous question keys).
 
     Raises:
-        VqauditError: ``on`` is not one of :data:`JOIN_KEYS`, or a ChartQA id join whose predictions number the
-            rows of a split from 0 (:func:`_check_chartqa_numbering`).
+        VqauditError: ``on`` is not one of :data:`JOIN_KEYS`, a ChartQA id join whose predictions number the
+            rows of a split from 0 (:func:`_check_chartqa_numbering`), or a gold file to which no prediction
+            joins (the message shows one prediction id and one gold id, :func:`_no_id_joins`, or one question
+            of each, :func:`_no_question_joins`).
     """
     if on not in JOIN_KEYS:
         raise VqauditError(f"join key must be one of {', '.join(JOIN_KEYS)}, got {on!r}")
@@ -93,6 +95,7 @@ def join_predictions(
         missing = tuple(p.qid for p in predictions if not p.gold)
         return JoinReport(rows, missing, (), "embedded" if rows else "none")
     notes: list[str] = []
+    skipped = 0  # question keys left unjoined as ambiguous
     if on == "id":
         predictions, mapped = _vlmevalkit_chartqa_ids(predictions, gold)
         if mapped:
@@ -109,6 +112,7 @@ def join_predictions(
         shared = {k for k, n in pred_counts.items() if n > 1 and k in counts}
         if shared:
             notes.append(f"{len(shared)} question keys occur more than once in the predictions and were not joined")
+        skipped = len(ambiguous | shared)
         index = {_gold_key(g, on): g for g in gold if _gold_key(g, on) not in ambiguous | shared}
         key_of_pred = {p.qid: _pred_key(p, on) for p in predictions}
         key_of_gold = {g.qid: _gold_key(g, on) for g in gold}
@@ -123,9 +127,10 @@ def join_predictions(
         used.add(item.qid)
         rows_list.append(AuditRow(p.qid, item.question or p.question, p.prediction, item.answers, benchmark,
                                   p.split, item.answer_type, item.ocr_tokens, item.image or p.image))
+    if predictions and not rows_list:
+        raise VqauditError(_no_id_joins(predictions, gold) if on == "id" else
+                           _no_question_joins(predictions, gold, on, skipped))
     if on == "id":
-        if predictions and not rows_list:
-            raise VqauditError(_no_id_joins(predictions, gold))
         notes.extend(_check_positions(predictions, index, bool(mapped)))
     without_pred = tuple(g.qid for g in gold if g.qid not in used and key_of_gold[g.qid] is not None)
     if without_pred:
@@ -239,6 +244,43 @@ def _no_id_joins(predictions: Sequence[Prediction], gold: Sequence[GoldItem]) ->
     else:
         hint = "check the id column (--id-field), the gold file and --join-on"
     return f"{shown}; {hint}"
+
+
+def _shown(text: str, limit: int = 77) -> str:
+    """``repr(text)``, its text cut after ``limit`` characters and then marked ``...`` (about 80 in all)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def _no_question_joins(predictions: Sequence[Prediction], gold: Sequence[GoldItem], on: str, skipped: int) -> str:
+    """The message for a question join where no prediction joined: one question of each side, and a hint.
+
+    ``skipped``: the gold question keys left out of the join as ambiguous (in the gold or in the predictions).
+    """
+    p = next((x for x in predictions if x.question.strip()), predictions[0])
+    pred_at = _location(p.source, Path("the prediction file"))
+    if not gold:
+        return f"{pred_at}: the gold file has no questions to join the predictions to"
+    g = next((x for x in gold if x.question.strip()), gold[0])
+    gold_at = _location(g.source, Path("the gold file"))
+    if not p.question.strip():
+        return (f"--join-on {on}: the predictions carry no question text ({pred_at} has none), so none can be "
+                "joined by question; give the file a question column, or join by id")
+    if on == "image-question":
+        shown = (f"no prediction's (image, question) is a gold (image, question): predictions look like image "
+                 f"{_shown(p.image)}, question {_shown(p.question)} ({pred_at}), the gold like image "
+                 f"{_shown(g.image)}, question {_shown(g.question)} ({gold_at})")
+        questions = {_question_key(x.question) for x in gold}
+        if any(_question_key(x.question) in questions for x in predictions):
+            return f"{shown}; the questions match but the images do not: check --image-field"
+    else:
+        shown = (f"no prediction question is a gold question (compared lower-cased, whitespace collapsed): "
+                 f"prediction questions look like {_shown(p.question)} ({pred_at}), gold questions like "
+                 f"{_shown(g.question)} ({gold_at})")
+    if skipped:
+        many = f"{skipped} question keys occurring more than once were" if skipped != 1 else \
+            "1 question key occurring more than once was"
+        return f"{shown}; {many} left unjoined (ambiguous)"
+    return f"{shown}; check the gold file (the benchmark and split of the predictions), or join by id"
 
 
 def _location(source: str, fallback: Path) -> str:

@@ -187,10 +187,13 @@ def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
     raise VqauditError(f"{path}: row {row}, field '{names[0]}': missing")
 
 
-def _id(path: Path, row: int, value: Any, name: str) -> str:
+def _id(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> tuple[str, str]:
+    """The row's id (as text) and the name of the field it was read from, the first of ``names`` present."""
+    value = _field(path, row, rec, names)
+    name = next(n for n in names if n in rec)
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id")
-    return str(value)
+    return str(value), name
 
 
 def _answers(path: Path, row: int, value: Any, name: str) -> tuple[str, ...]:
@@ -211,12 +214,20 @@ def _text(path: Path, row: int, value: Any, name: str) -> str:
     return value
 
 
-def _unique(path: Path, items: list[GoldItem]) -> list[GoldItem]:
-    seen: set[str] = set()
-    for row, item in enumerate(items, start=1):
-        if item.qid in seen:
-            raise VqauditError(f"{path}: row {row}, field 'question_id': duplicate id {item.qid!r}")
-        seen.add(item.qid)
+def _unique(path: Path, items: list[GoldItem], fields: list[str]) -> list[GoldItem]:
+    """Refuse a repeated id: the file, the rows of the first and the second occurrence, the fields named so.
+
+    ``fields``: the field each item's id was read from (``question_id``, or DocVQA's ``questionId``), row order.
+    Ids are compared as text, as the join compares them (``7`` and ``"7"`` are one id).
+    """
+    first: dict[str, int] = {}
+    for row, (item, field) in enumerate(zip(items, fields, strict=True), start=1):
+        if item.qid in first:
+            at = first[item.qid]
+            named = "" if fields[at - 1] == field else f", field '{fields[at - 1]}'"
+            raise VqauditError(f"{path}: row {row}, field '{field}': duplicate id {item.qid!r} (first at row "
+                               f"{at}{named})")
+        first[item.qid] = row
     return items
 
 
@@ -239,14 +250,15 @@ def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
     """
     data = _read_json(path)
     _check_layout(path, data, "stvqa" if benchmark == "stvqa" else "textvqa")
-    items = []
+    items, fields = [], []
     for row, rec in enumerate(_records(path, data), start=1):
-        qid = _id(path, row, _field(path, row, rec, ("question_id",)), "question_id")
+        qid, field = _id(path, row, rec, ("question_id",))
+        fields.append(field)
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
         image = rec.get("image_id", rec.get("file_name", rec.get("file_path", "")))
         items.append(GoldItem(qid, question, answers, benchmark, None, _ocr(rec), f"{path}:{row}", str(image)))
-    return _unique(path, items)
+    return _unique(path, items, fields)
 
 
 def load_stvqa(path: Path) -> list[GoldItem]:
@@ -266,9 +278,10 @@ def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
     """
     data = _read_json(path)
     _check_layout(path, data, "infovqa" if benchmark == "infovqa" else "docvqa")
-    items = []
+    items, fields = [], []
     for row, rec in enumerate(_records(path, data), start=1):
-        qid = _id(path, row, _field(path, row, rec, ("questionId", "question_id")), "questionId")
+        qid, field = _id(path, row, rec, ("questionId", "question_id"))
+        fields.append(field)
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
         raw_type = rec.get("answer_type")
@@ -280,7 +293,7 @@ def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
             answer_type = None
         image = str(rec.get("image", rec.get("image_local_name", "")))
         items.append(GoldItem(qid, question, answers, benchmark, answer_type, (), f"{path}:{row}", image))
-    return _unique(path, items)
+    return _unique(path, items, fields)
 
 
 def load_infovqa(path: Path) -> list[GoldItem]:
