@@ -50,7 +50,9 @@ def _wait_for_lock(out: Path, proc: subprocess.Popen[str]) -> dict[str, Any]:
 
 def test_second_run_on_a_busy_folder_is_refused(make_bench: Callable[..., Path], tmp_path: Path,
                                                 fake_server: Any) -> None:
-    fake_server.delay_s = 0.3  # 9 views at concurrency 1: the first run takes about 3 s
+    # 9 views at concurrency 1: the first run takes about 7 s, so the second (a new process, importing vqaudit)
+    # starts while it runs even on a loaded machine (at 0.3 s per view, load 8 let the first finish first)
+    fake_server.delay_s = 0.8
     bench = make_bench()
     out = tmp_path / "run"
     first = _cli_run(bench, f"openai:model-a@{fake_server.url}", out)
