@@ -88,6 +88,16 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     return metrics
 
 
+def views_without_reply(run_dir: Path) -> tuple[str, ...]:
+    """The views of a run whose response is only a recorded error (no reply text), sorted by view id.
+
+    ``score_run`` scores each as a failure: never decision- or task-correct; an invalid reply for the
+    answerability sources (``invalid_rate``), undecided with ``decided_by = "no-reply"`` for UPD
+    (``undecided.no_reply``). ``vqaudit run ... --retry-errors`` asks them again.
+    """
+    return tuple(sorted(k for k, r in load_responses(run_dir).items() if r.text is None))
+
+
 def load_outcomes(run_dir: Path) -> list[Outcome]:
     """The outcomes of a scored run. Raises VqauditError if the run has not been scored."""
     path = RunFolder(run_dir).outcomes

@@ -139,6 +139,28 @@ def score(
                         seed=bootstrap_seed)
     _print_metrics(metrics)
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
+    _warn_no_reply(run_dir)
+
+
+def _warn_no_reply(run_dir: Path) -> None:
+    """One ``warning:`` line when views hold only a recorded error: the scores count them as failures."""
+    from vqaudit.score import views_without_reply
+    from vqaudit.store import RunFolder
+
+    missing = views_without_reply(run_dir)
+    if not missing:
+        return
+    info = RunFolder(run_dir).read_info()
+    origin = (info.model_extra or {}).get("origin")
+    if isinstance(origin, dict) and origin.get("harness"):
+        fix = (f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
+               "... --out NEW_RUN`)")
+    else:
+        fix = (f"fix the cause and rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir} "
+               "--retry-errors`, then score again")
+    warning(f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
+            "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); "
+            + fix)
 
 
 def _print_metrics(metrics: dict[str, Any]) -> None:

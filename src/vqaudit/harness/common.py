@@ -7,8 +7,10 @@ to the view from the benchmark alone.
 
 An import is a list of :class:`Prediction` (one per row of the harness's log) checked against the benchmark:
 a row naming a view the benchmark does not have, or a view twice, is refused (:class:`VqauditError` naming the
-file, the row and the field); a view without a row is reported and recorded as an error response ("no
-prediction"), never dropped, so ``vqaudit score`` counts it as a failure like a run's recorded error. The run
+file, the row and the field), and so is a row whose logged inputs (question, options, prompt) are not what the
+export gave the harness for its view (:func:`check_input`: a log of another build of the benchmark); a view
+without a row is reported and recorded as an error response ("no prediction"), never dropped, so ``vqaudit
+score`` counts it as a failure like a run's recorded error. The run
 folder is an ordinary one (``run.json`` through :class:`~vqaudit.store.RunInfo`, replies in ``responses.sqlite``
 keyed as a ``replay:`` run keys them, by view id), written in a staged folder renamed into place when complete.
 """
@@ -16,7 +18,7 @@ keyed as a ``replay:`` run keys them, by view id), written in a staged folder re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -174,7 +176,7 @@ def view_at(path: Path, bench: Benchmark, row: int, name: str, value: Any) -> Vi
     return bench.views[text]
 
 
-def check_view_id(path: Path, bench_ids: set[str], row: int, name: str, value: Any) -> str:
+def check_view_id(path: Path, bench_ids: Collection[str], row: int, name: str, value: Any) -> str:
     """``value`` if it is the id of a view of the benchmark.
 
     Raises:
@@ -185,6 +187,58 @@ def check_view_id(path: Path, bench_ids: set[str], row: int, name: str, value: A
     if value not in bench_ids:
         raise VqauditError(f"{path}: row {row}, field '{name}': {value[:200]!r} is not a view of the benchmark")
     return value
+
+
+_PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                        "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+"""The cells ``pandas.read_csv`` reads as missing by default (its ``na_values``): a harness that loads the export
+with pandas and writes its log back (VLMEvalKit) writes them as empty cells."""
+
+
+def same_text(got: str | None, want: str, *, pandas: bool = False) -> bool:
+    """Whether a logged input text ``got`` is the exported text ``want`` (exact; None is the empty text).
+
+    With ``pandas`` (a sheet that went through ``pandas.read_csv`` and back, as VLMEvalKit's result sheets do),
+    two changes pandas itself makes are not differences: a cell pandas reads as missing (``"None"``, ``"NA"``,
+    ...) written back empty, and a number-like cell rewritten as the same number (``"3"`` as ``"3.0"``).
+    """
+    text = got or ""
+    if text == want:
+        return True
+    if not pandas:
+        return False
+    if text == "" and want in _PANDAS_NA:
+        return True
+    try:
+        return float(text) == float(want)  # int or float column: "3" -> 3 -> "3.0" (tsv) or 3 (xlsx)
+    except ValueError:
+        return False
+
+
+def check_input(path: Path, row: int, name: str, got: str | None, want: str, view_id: str, *,
+                pandas: bool = False) -> None:
+    """Refuse a log row whose input text (question, option, prompt) is not what the export gave the harness.
+
+    A log made from another build of the benchmark (another ``--seed``: the same view ids, other questions or
+    option order) must not be scored against this one. The message shows both values from a little before
+    their first difference, each cut at 60 characters.
+
+    Raises:
+        VqauditError: ``got`` is not ``want`` (:func:`same_text`), naming the file, the row, the field and view.
+    """
+    if same_text(got, want, pandas=pandas):
+        return
+    text = got or ""
+    start = max(0, next((i for i, (a, b) in enumerate(zip(text, want, strict=False)) if a != b),
+                        min(len(text), len(want))) - 20)
+    raise VqauditError(f"{path}: row {row}, field '{name}': {_cut(text, start)} is not the benchmark's "
+                       f"{_cut(want, start)} (view {view_id!r}); was the log made from another export or build "
+                       "of the benchmark (e.g. another --seed)? Export this benchmark and run the harness on it")
+
+
+def _cut(text: str, start: int) -> str:
+    part = text[start:start + 60]
+    return ("..." if start else "") + repr(part) + ("..." if start + 60 < len(text) else "")
 
 
 def by_view(path: Path, predictions: Sequence[Prediction]) -> dict[str, Prediction]:

@@ -18,11 +18,15 @@ a JSON file loaded by ``datasets``):
 - ``README.md``: the commands.
 
 Import: ``--log_samples`` output, JSONL (``DATE_samples_NAME.jsonl``, one sample a line) or JSON (a list, or
-``{"logs": [...]}``). Both shapes: the older nested one (``doc`` kept, ``resps: [["text"]]``,
-``filtered_resps: ["text"]``) and the newer flat one (``loggers/evaluation_tracker.py::save_results_samples``:
-``doc`` dropped, ``filtered_resps: "text"``, ``resps`` dropped when equal). The reply is ``filtered_resps``
-(else ``resps``), first element of each nesting level; the view is ``doc.view_id``, else ``target``, else
-``doc_id``; ``doc_id`` is checked against the view when both are there.
+``{"logs": [...]}``; a ``.jsonl`` file holding one JSON list is read as the list). Both shapes: the older nested
+one (``evaluator.py``: ``doc`` and ``arguments`` kept, ``resps: [["text"]]``, ``filtered_resps: ["text"]``) and
+the newer flat one (``loggers/evaluation_tracker.py::save_results_samples``: ``doc`` and ``arguments`` dropped,
+``input`` = ``arguments[0]``, one-element lists unwrapped, ``filtered_resps: "text"``, ``resps`` dropped when
+equal). The reply is ``filtered_resps``, else (absent or null) ``resps``, each a text or one-element lists of
+one; several replies are refused (lmms-eval's metric would take the first, ``results[0]``; vqaudit scores one
+reply per view), and a sample whose both are null is recorded as an error reply. The view is ``doc.view_id``,
+else ``target``, else ``doc_id``; ``doc_id`` is checked against the view when both are there, ``doc.prompt``
+must be the view's prompt and ``input`` (or ``arguments[0]``) must contain it.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
-from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows, view_at
+from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.schema import View
 from vqaudit.store import Benchmark
+from vqaudit.suites.registry import prompt_for
 from vqaudit.textsafe import decode_lenient
 
 UNTIL = "<|vqaudit-no-stop|>"
@@ -159,24 +165,32 @@ Written by `vqaudit export --to lmms-eval`. `{name}.yaml` names its data file by
 def read(path: Path, bench: Benchmark) -> list[Prediction]:
     """The samples of an lmms-eval ``--log_samples`` file, each mapped to its view.
 
+    A file named ``.jsonl`` whose content is one JSON list (or ``{"logs": [...]}``) is read as that list: no
+    JSON Lines file of samples (one object a line) starts with ``[``. A sample holding its inputs (the nested
+    shape's ``doc.prompt`` and ``arguments``, the flat shape's ``input``) must hold the view's prompt.
+
     Raises:
         VqauditError: the file is missing or not JSON/JSONL of sample objects, a sample names no view of the
-            benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its ``doc_id`` and view disagree, or its
-            reply is not text (naming the file, the 1-based row or sample and the field).
+            benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its ``doc_id`` and view disagree, its
+            ``doc.prompt`` is not the view's prompt (or its ``input`` / first argument does not contain it), or
+            its reply is not text or is several replies (naming the file, the 1-based row or sample and the
+            field).
     """
-    ids = {v.view_id for v in bench.views}
-    return [_prediction(path, bench, ids, row, record) for row, record in _records(path)]
+    views = {v.view_id: v for v in bench.views}
+    return [_prediction(path, bench, views, row, record) for row, record in _records(path)]
 
 
 def _records(path: Path) -> list[tuple[int, Any]]:
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     text = decode_lenient(path.read_bytes())
-    if path.suffix.lower() == ".json":
+    one_list = path.suffix.lower() != ".json" and text.lstrip().startswith("[")
+    if path.suffix.lower() == ".json" or one_list:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise VqauditError(f"{path}: not valid JSON: {exc}") from None
+            raise VqauditError(f"{path}: not valid JSON" + (" (the file starts with '[': one JSON list, not JSON "
+                                                            "Lines)" if one_list else "") + f": {exc}") from None
         logs = data.get("logs") if isinstance(data, dict) else data
         if not isinstance(logs, list):
             raise VqauditError(f"{path}: expected a list of samples or {{\"logs\": [...]}}")
@@ -191,9 +205,11 @@ def _records(path: Path) -> list[tuple[int, Any]]:
     return out
 
 
-def _prediction(path: Path, bench: Benchmark, ids: set[str], row: int, record: Any) -> Prediction:
+def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, record: Any) -> Prediction:
     if not isinstance(record, dict):
-        raise VqauditError(f"{path}: row {row}: expected a JSON object (one lmms-eval sample)")
+        raise VqauditError(f"{path}: row {row}: expected a JSON object (one lmms-eval sample), got "
+                           f"{type(record).__name__}")
+    ids = views.keys()
     doc = record.get("doc")
     if isinstance(doc, dict) and "view_id" in doc:
         view_id: str | None = check_view_id(path, ids, row, "doc.view_id", doc["view_id"])
@@ -209,20 +225,54 @@ def _prediction(path: Path, bench: Benchmark, ids: set[str], row: int, record: A
         view_id = at
     if view_id is None:
         raise VqauditError(f"{path}: row {row}: no 'doc.view_id', 'target' or 'doc_id' to match it to a view")
-    name = "filtered_resps" if "filtered_resps" in record else "resps"
-    if name not in record:
+    _check_inputs(path, row, record, views[view_id])
+    if "filtered_resps" not in record and "resps" not in record:
         raise VqauditError(f"{path}: row {row}: no 'filtered_resps' or 'resps' (was it written by --log_samples?)")
-    return Prediction(row=row, view_id=view_id, text=_first_text(path, row, name, record[name]))
+    for name in ("filtered_resps", "resps"):  # null (or absent) filtered_resps: the reply is resps
+        text = _one_text(path, row, name, record.get(name))
+        if text is not None:
+            return Prediction(row=row, view_id=view_id, text=text)
+    return Prediction(row=row, view_id=view_id, text=None,
+                      error="lmms-eval logged no reply (filtered_resps and resps null or absent)")
 
 
-def _first_text(path: Path, row: int, name: str, value: Any) -> str:
+def _check_inputs(path: Path, row: int, record: dict[str, Any], view: View) -> None:
+    """Refuse a sample whose logged inputs are not the view's prompt (a log of another build of the benchmark).
+
+    ``doc`` is the exported document as lmms-eval read it, so ``doc.prompt`` must be the prompt exactly. The
+    context lmms-eval sent (``arguments[0]``, kept by the flat shape as ``input``) is ``doc_to_text`` after any
+    ``--system_instruction`` or chat template (``ConfigurableTask.fewshot_context``), so it must contain it.
+    """
+    prompt = prompt_for(view)[1]
+    doc = record.get("doc")
+    if isinstance(doc, dict) and "prompt" in doc:
+        got = doc["prompt"]
+        check_input(path, row, "doc.prompt", got if isinstance(got, str) else json.dumps(got), prompt, view.view_id)
+    arguments = record.get("arguments")
+    context: tuple[str, Any] | None = ("input", record["input"]) if "input" in record else None
+    if context is None and isinstance(arguments, list) and arguments:
+        first = arguments[0][0] if isinstance(arguments[0], list) and arguments[0] else arguments[0]
+        context = ("arguments", first)
+    if context is not None and isinstance(context[1], str) and prompt not in context[1]:
+        check_input(path, row, context[0], context[1], prompt, view.view_id)
+
+
+def _one_text(path: Path, row: int, name: str, value: Any) -> str | None:
+    """The one reply in ``value`` (a text, or one-element lists of it); None for null (no reply logged).
+
+    Several replies for one sample (``repeats`` > 1, or a filter keeping several) are refused: lmms-eval's own
+    metric would score the first (``process_results(doc, results)`` of a ``generate_until`` task reads
+    ``results[0]``), but vqaudit scores one reply per view, asked once.
+    """
     depth = 0
     while isinstance(value, list) and depth < 3:
         if not value:
             raise VqauditError(f"{path}: row {row}, field '{name}': an empty list, no reply")
+        if len(value) > 1:
+            raise VqauditError(f"{path}: row {row}, field '{name}': {len(value)} replies for one sample (was the "
+                               "task run with repeats > 1 or another filter?); vqaudit scores one reply per view: "
+                               "run the exported task as it is")
         value, depth = value[0], depth + 1
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected the reply text, got {type(value).__name__}")
-    return value
+    if value is None or isinstance(value, str):
+        return value
+    raise VqauditError(f"{path}: row {row}, field '{name}': expected the reply text, got {type(value).__name__}")

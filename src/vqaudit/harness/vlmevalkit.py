@@ -20,7 +20,10 @@ Fields are tab-separated, every field quoted (``csv.QUOTE_ALL``; pandas ``read_c
 
 Import: VLMEvalKit's result sheet ``outputs/MODEL/EVAL_ID/MODEL_NAME.xlsx`` (``PRED_FORMAT=tsv``: ``.tsv``; a
 ``.csv`` is read too): the input columns except ``image``, plus ``prediction``. A row is mapped to its view by
-``view_id`` (checked against ``index`` when both are there), else by ``index``.
+``view_id`` (checked against ``index`` when both are there), else by ``index``. Every ``question``, ``hint`` and
+option-letter cell the sheet has must be the one the export wrote for the row's view (exact, except for the two
+rewrites pandas makes when VLMEvalKit reads the TSV and writes the sheet: a missing-value text such as ``None``
+written back empty, a number such as ``3`` written as ``3.0``); the first row that differs is refused.
 """
 
 from __future__ import annotations
@@ -29,14 +32,16 @@ import base64
 import csv
 import io
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
-from vqaudit.harness.common import ExportRow, Prediction, check_view_id, export_rows, view_at
+from vqaudit.harness.common import ExportRow, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.schema import View
 from vqaudit.shortanswer.xlsx import read_xlsx_rows
 from vqaudit.store import Benchmark
+from vqaudit.suites.registry import prompt_for
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 VQA_COLUMNS = ("index", "image", "question", "answer", "view_id", "group_id", "state", "source")
@@ -56,8 +61,7 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
     mcq: list[tuple[ExportRow, list[str]]] = []
     for row in export_rows(bench):
         if row.view.options:
-            mcq.append((row, _common(row, mcq_question(row.view.question, row.view.meta.get("hint"),
-                                                       row.view.options, row.prompt))))
+            mcq.append((row, _common(row, question_cell(row.view, row.prompt))))
         else:
             vqa.append(_common(row, row.prompt))
     written: list[Path] = []
@@ -69,8 +73,7 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
             raise VqauditError(f"{bench.root}: a view has {n_letters} options; VLMEvalKit letters stop at Z")
         letters = tuple(LETTERS[:n_letters])
         header = (*VQA_COLUMNS, "hint", *letters)
-        rows = [[*cells, str(r.view.meta.get("hint") or ""),
-                 *(r.view.options[k] if k < len(r.view.options) else "" for k in range(n_letters))]
+        rows = [[*cells, *(input_cells(r.view, r.prompt, letters)[c] for c in ("hint", *letters))]
                 for r, cells in mcq]
         written.append(_write_tsv(out / f"{name}_MCQ.tsv", header, rows))
     atomic_write_text(out / "README.md", readme(name, final, [p.name for p in written]))
@@ -82,6 +85,29 @@ def _common(row: ExportRow, question: str) -> list[str]:
     answer = view.obligation.gold[0] if view.obligation.gold else ""
     return [str(row.index), base64.b64encode(row.image).decode("ascii"), question, answer, view.view_id,
             view.group_id, view.state, view.source]
+
+
+def question_cell(view: View, prompt: str) -> str:
+    """The ``question`` cell of ``view`` asked with ``prompt``.
+
+    The prompt itself, or for a multiple-choice view the question and the prompt's setting line
+    (:func:`mcq_question`).
+    """
+    if not view.options:
+        return prompt
+    return mcq_question(view.question, view.meta.get("hint"), view.options, prompt)
+
+
+def input_cells(view: View, prompt: str, letters: Sequence[str]) -> dict[str, str]:
+    """The input cells the export writes for ``view``: ``question``, ``hint`` and one per option letter.
+
+    ``hint`` and the letters past the view's options are empty (a view without options has neither column in
+    ``NAME.tsv``; the importer compares them only where the sheet has the column).
+    """
+    cells = {"question": question_cell(view, prompt),
+             "hint": str(view.meta.get("hint") or "") if view.options else ""}
+    cells.update({letter: view.options[k] if k < len(view.options) else "" for k, letter in enumerate(letters)})
+    return cells
 
 
 def mcq_question(question: str, hint: object, options: Sequence[str], prompt: str) -> str:
@@ -145,7 +171,10 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
 
     Raises:
         VqauditError: an unsupported suffix, no ``prediction`` column, neither ``view_id`` nor ``index``, a row
-            naming no view of the benchmark or whose ``view_id`` and ``index`` disagree (file, row and field).
+            naming no view of the benchmark or whose ``view_id`` and ``index`` disagree, or whose ``question``,
+            ``hint`` or option (``A``, ``B``, ...) cell is not what the export wrote for its view (a sheet of
+            another build of the benchmark: its letters would be scored against other options), naming the
+            file, the row and the field.
     """
     rows = list(_rows(path))
     if not rows:
@@ -156,7 +185,8 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
         raise VqauditError(f"{path}: row 1: no 'prediction' column (is it a VLMEvalKit result sheet?)")
     if "view_id" not in col and "index" not in col:
         raise VqauditError(f"{path}: row 1: neither a 'view_id' nor an 'index' column to match rows to views")
-    ids = {v.view_id for v in bench.views}
+    views = {v.view_id: v for v in bench.views}
+    ids = set(views)
     out: list[Prediction] = []
     for number, cells in enumerate(rows[1:], start=2):  # row numbers as in the file: the header is row 1
         if not any(c not in (None, "") for c in cells):
@@ -175,8 +205,25 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
                                    f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}")
         else:
             view_id = view_at(path, bench, number, "index", cell("index")).view_id
+        _check_inputs(path, number, views[view_id], header, cell)
         out.append(Prediction(row=number, view_id=view_id, text=cell("prediction") or ""))
     return out
+
+
+def _check_inputs(path: Path, number: int, view: View, header: Sequence[str],
+                  cell: Callable[[str], str | None]) -> None:
+    """Refuse a row whose ``question``, ``hint`` or option cells are not the ones the export wrote for its view.
+
+    VLMEvalKit's sheet is the exported TSV as pandas read it, so :func:`~vqaudit.harness.common.same_text` is
+    asked to allow pandas' own rewrites (a missing-value cell written back empty, a number as ``3.0``).
+    """
+    letters = [c for c in header if len(c) == 1 and c in LETTERS]
+    names = [c for c in ("question", "hint") if c in header] + letters
+    if not names:
+        return
+    want = input_cells(view, prompt_for(view)[1], letters)
+    for name in names:
+        check_input(path, number, name, cell(name), want[name], view.view_id, pandas=True)
 
 
 def _rows(path: Path) -> Iterator[list[str | None]]:
