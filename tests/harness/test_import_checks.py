@@ -204,3 +204,20 @@ def test_score_warns_about_views_with_only_a_recorded_error(tmp_path: Path, tiny
                          ).exit_code == 0
     clean = runner.invoke(app, ["score", str(tmp_path / "full"), "--draws", "10"])
     assert clean.exit_code == 0 and "warning:" not in clean.stderr
+
+
+def test_an_xlsx_sheet_given_as_an_lmms_eval_log_is_named_for_what_it_is(tmp_path: Path, tiny: Path) -> None:
+    # New-user trial finding 15: a VLMEvalKit .xlsx given with --format lmms-eval said "row 1: not valid JSON".
+    # An .xlsx is a zip archive: its first four bytes are the zip local-file signature "PK\x03\x04".
+    import xlsxwriter
+
+    sheet = tmp_path / "m_vqaudit_charts.xlsx"
+    book = xlsxwriter.Workbook(str(sheet))
+    book.add_worksheet().write_row(0, 0, ["index", "prediction"])
+    book.close()
+    assert sheet.read_bytes()[:4] == b"PK\x03\x04"
+    with pytest.raises(VqauditError, match=r"m_vqaudit_charts\.xlsx: a zip archive \(an \.xlsx sheet\?\), not an "
+                                           r"lmms-eval log of JSON samples; a VLMEvalKit result sheet is read with "
+                                           r"--format vlmevalkit$"):
+        import_predictions(sheet, tiny, "lmms-eval", tmp_path / "run")
+    assert not (tmp_path / "run").exists()

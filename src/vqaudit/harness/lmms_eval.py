@@ -170,11 +170,11 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
     shape's ``doc.prompt`` and ``arguments``, the flat shape's ``input``) must hold the view's prompt.
 
     Raises:
-        VqauditError: the file is missing or not JSON/JSONL of sample objects, a sample names no view of the
-            benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its ``doc_id`` and view disagree, its
-            ``doc.prompt`` is not the view's prompt (or its ``input`` / first argument does not contain it), or
-            its reply is not text or is several replies (naming the file, the 1-based row or sample and the
-            field).
+        VqauditError: the file is missing, a zip archive (an .xlsx sheet), or not JSON/JSONL of sample
+            objects; a sample names no view of the benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its
+            ``doc_id`` and view disagree, its ``doc.prompt`` is not the view's prompt (or its ``input`` / first
+            argument does not contain it), or its reply is not text or is several replies (naming the file, the
+            1-based row or sample and the field).
     """
     views = {v.view_id: v for v in bench.views}
     return [_prediction(path, bench, views, row, record) for row, record in _records(path)]
@@ -183,7 +183,11 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
 def _records(path: Path) -> list[tuple[int, Any]]:
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
-    text = decode_lenient(path.read_bytes())
+    raw = path.read_bytes()
+    if raw.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
+        raise VqauditError(f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
+                           "VLMEvalKit result sheet is read with --format vlmevalkit")
+    text = decode_lenient(raw)
     one_list = path.suffix.lower() != ".json" and text.lstrip().startswith("[")
     if path.suffix.lower() == ".json" or one_list:
         try:
