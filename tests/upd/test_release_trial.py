@@ -149,3 +149,19 @@ def test_an_image_that_does_not_decode_is_refused(tmp_path: Path, data: bytes) -
                                              "category": "c", "image": data}])
     with pytest.raises(VqauditError, match=r"mc.tsv: row 1, field 'image': the image cannot be decoded"):
         load_mc(mc)
+
+
+def test_an_option_setting_file_named_as_another_setting_is_refused(tmp_path: Path) -> None:
+    # New-user trial finding 14: a copy of an AAD option-setting file named mmiasd_base built as IASD/base. In the
+    # option setting every row ends with the added option (seed 001 §4), which base and instruction never add.
+    rows = _option_rows("C")
+    for name in ("mmiasd_base.tsv", "mmaad_instruction.tsv"):
+        with pytest.raises(VqauditError, match=rf"{name}: row 1, field 'D': every row's last option is the option "
+                                               r"setting's added option \('None of the above'\), but the file name "
+                                               r"says (iasd/base|aad/instruction)"):
+            read_release(write(tmp_path / name, rows))
+    # One real option "None of the above" in a base file is an option like any other.
+    mixed = [rec(1, "standard", ["red", "blue", "None of the above"], "A"),
+             rec(1, "upd", ["blue", "None of the above"], "F", masked="red"),
+             rec(2, "standard", ["cat", "dog"], "B"), rec(2, "upd", ["cat"], "F", masked="dog")]
+    assert len(read_release(write(tmp_path / "mmaad_base.tsv", mixed)).items) == 2

@@ -178,6 +178,27 @@ def _parse(path: Path, row: int, rec: dict[str, Any], variant: str,
     return parsed, _image(path, row, rec["image"])
 
 
+_ADDED_OPTIONS = frozenset(normalize_text(text) for text in EXTRA_OPTION.values())
+
+
+def _check_setting(path: Path, rows: list[ReleaseRow], variant: str, setting: str) -> None:
+    """Refuse a base or instruction file whose every row ends with the option setting's added option.
+
+    The setting comes from the file name (:func:`config_of`); in the option setting every question, standard and
+    UPD, gets "None of the above" (AAD, IASD) or "The image and question are irrelevant." (IVQD) as its last
+    option (seed 001 §4), which the base and instruction settings never add. One such option can be a real
+    MMBench option; all rows ending with one is an option-setting file under another name (new-user trial: a
+    copy of ``mmaad_option`` named ``mmiasd_base`` built as IASD/base).
+    """
+    if setting == "option" or not all(normalize_text(r.options[-1]) in _ADDED_OPTIONS for r in rows):
+        return
+    first = rows[0]
+    raise _err(path, first.row, _OPTION_LETTERS[len(first.options) - 1],
+               f"every row's last option is the option setting's added option ({first.options[-1]!r}), but the "
+               f"file name says {variant}/{setting}: an option-setting file under another name? (name it "
+               f"mm{variant}_option_..., or give --variant and --setting with a name that says neither)")
+
+
 def config_of(path: Path, variant: str | None, setting: str | None) -> tuple[str, str]:
     """The (variant, setting) of a release file: from its name, or the given values (which must agree).
 
@@ -221,6 +242,7 @@ def read_release(path: Path, *, variant: str | None = None, setting: str | None 
     if not records:
         raise VqauditError(f"{path}: no data rows")
     rows = [_parse(path, r, rec, v, s) for r, rec in enumerate(records, start=1)]
+    _check_setting(path, [parsed for parsed, _ in rows], v, s)
     by_key: dict[tuple[str, int], ReleaseRow] = {}
     raw: dict[tuple[str, int], bytes | str] = {}
     for parsed, image in rows:
