@@ -1,11 +1,12 @@
-"""Test helpers: a scripted in-process backend that records every request it sees; the CLI run in-process."""
+"""Test helpers: a scripted in-process backend that records every request it sees; the CLI run in-process;
+the real fixture rows; the new-user trial's perturb run with missing replies."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,3 +58,29 @@ def load_fixture_rows() -> dict[str, list[FixtureRow]]:
     with gzip.open(FIXTURE_DIR / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
         docvqa = [(r["question"], r["answer"], tuple(r["gt_answers"]), ()) for r in json.load(f)]
     return {"textvqa": textvqa, "chartqa": chartqa, "docvqa": docvqa}
+
+
+DOC_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+
+
+def gap_perturb_args(tmp: Path, *, missing: Sequence[tuple[str, int]] = (("Base", 0), ("A1", 1)),
+                     wrong: Sequence[tuple[str, int]] = (("A1", 0),), out: str = "p6") -> list[str]:
+    """The new-user trial's perturb run: 8 DocVQA questions q0-q7 (gold ``DOC_WORDS``), variants Base, A1, B1.
+
+    A replay file answers every (variant, question) with the gold word, except the ``missing`` pairs (no reply)
+    and the ``wrong`` ones (``zzzzzz``: ANLS 0 against any gold word here). Returns the ``vqaudit perturb`` args.
+    """
+    (tmp / "imgs").mkdir(exist_ok=True)
+    preds, replay = [], []
+    for i, word in enumerate(DOC_WORDS):
+        (tmp / "imgs" / f"d{i}.png").write_bytes(b"\x89PNG" + bytes([i]))
+        preds.append({"qid": f"q{i}", "prediction": word, "answers": [word], "image": f"d{i}.png",
+                      "question": f"What is word {i}?"})
+        for v in ("Base", "A1", "B1"):
+            if (v, i) not in missing:
+                replay.append({"view_id": f"{v}:q{i}", "text": "zzzzzz" if (v, i) in wrong else word})
+    (tmp / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds))
+    (tmp / "replay_gap.jsonl").write_text("".join(json.dumps(r) + "\n" for r in replay))
+    return ["perturb", str(tmp / "preds.jsonl"), "--benchmark", "docvqa", "--model",
+            f"replay:{tmp / 'replay_gap.jsonl'}", "--images", str(tmp / "imgs"), "--variants", "Base,A1,B1",
+            "--out", str(tmp / out)]

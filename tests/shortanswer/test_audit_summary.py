@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shortanswer.helpers import ScriptedBackend, run_cli
+from shortanswer.helpers import ScriptedBackend, gap_perturb_args, run_cli
 from vqaudit.backends import Request
 from vqaudit.files import write_json
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
@@ -232,6 +232,25 @@ def test_perturbation_runs_give_table4_delta_true_and_table6(folders: list[Path]
     assert s.table6_family["A"] == {"official_delta_pp": -100.0, "true_delta_pp": -75.0, "runs": 2.0}
     assert s.table6_family["B"] == {"official_delta_pp": -50.0, "true_delta_pp": 0.0, "runs": 1.0}
     assert any("average 1 of the 7 benign variants (A1)" in n and "stvqa" in n for n in s.notes)
+
+
+def test_tables_4_and_6_take_the_paired_deltas_of_a_run_with_missing_replies(
+        folders: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The new-user trial's run (8 DocVQA questions; no Base reply for q0, no A1 reply for q1, A1 wrong on q0)
+    # with B1 also wrong on q7; all 8 are other-open. Paired: A1 vs Base over q2-q7: 0 flips of 6, delta 0;
+    # B1 vs Base over q1-q7: 1 flip of 7, delta 6/7 - 7/7 = -14.29 pp (unpaired: A1 6/7 - 7/7 = -14.29,
+    # B1 7/8 - 7/7 = -12.5, which Table 6 showed before).
+    args = gap_perturb_args(tmp_path, wrong=(("A1", 0), ("B1", 7)))
+    assert run_cli(monkeypatch, *args, "--model-name", "m1") == 0
+    s = summarize_audits([read_audit(f) for f in folders], [read_perturbation(tmp_path / "p6")])
+    # Table 6: mean flip (0 + 1/7) / 2 = 7.14 %; mean official delta (0 - 100/7) / 2 = -7.14 pp.
+    assert s.table6["docvqa"]["m1"]["flip_rate_pct"] == pytest.approx(50 / 7)
+    assert s.table6["docvqa"]["m1"]["official_delta_pp"] == pytest.approx(-50 / 7)
+    assert s.table6_family["A"] == {"official_delta_pp": 0.0, "true_delta_pp": 0.0, "runs": 1.0}
+    assert s.table6_family["B"]["official_delta_pp"] == pytest.approx(-100 / 7)
+    # Table 4 Delta True, other-open: the benign canonical mean (0 - 100/7) / 2, this run alone.
+    assert s.table4["other-open"]["delta_true_pp"] == pytest.approx(-50 / 7)
+    assert any("each over its own questions (n: A1 6, B1 7)" in n for n in s.notes)
 
 
 def test_table5_mismatch_and_missing_judge_are_noted(tmp_path: Path) -> None:

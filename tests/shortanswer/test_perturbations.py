@@ -91,7 +91,7 @@ def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
     assert summary.flip_rates == {"A1": 0.5, "B1": 1.0}
     assert summary.official_delta == {"A1": -50.0, "B1": -100.0}
     assert summary.canonical_delta == {"A1": -50.0, "B1": 0.0}  # B1 drift is realization, not task failure
-    assert "| A1 | 50.0 | -50.00 | -50.00 |" in summary_markdown(summary)
+    assert "| A1 | 2 | 50.0 | -50.00 | -50.00 |" in summary_markdown(summary)
     missing = [AuditRow("3", "q", "", ("x",), "chartqa", image="nope")]
     with pytest.raises(VqauditError, match=r"question '3', field 'image'"):
         run_perturbation_audit(missing, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
@@ -123,7 +123,7 @@ def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     # "three" fails relaxed accuracy against "3" (a flip); the canonical layer's both-sided vqaEval normalization
     # maps the number word to "3", so the canonical delta is 0.
-    assert "| A1 | 100.0 | -100.00 | +0.00 |" in (tmp_path / "out" / "perturbations.md").read_text()
+    assert "| A1 | 1 | 100.0 | -100.00 | +0.00 |" in (tmp_path / "out" / "perturbations.md").read_text()
 
 
 def test_bucket_deltas_and_variants_without_replies_hand_computed() -> None:
@@ -148,7 +148,7 @@ def test_bucket_deltas_and_variants_without_replies_hand_computed() -> None:
     assert s.mean_benign_official_delta == pytest.approx((-100 / 3 - 50) / 2)  # B1: 50 - 100
     assert math.isnan(s.flip_rates["A2"]) and s.scored == {"Base": 3, "A1": 3, "A2": 0, "B1": 2}
     assert "A2: no reply was received for any question; left out of every mean" in s.notes
-    assert "B1: replies for 2 of 3 questions; its flip rate and deltas use those 2" in s.notes
+    assert any(n.startswith("B1: replies for 2 of 3 questions, 2 of them also answered under Base") for n in s.notes)
     assert any(n.startswith("the benign means average 2 of the 7 benign variants (A1, B1)") for n in s.notes)
 
 

@@ -327,10 +327,12 @@ def perturb_cmd(
     """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas.
 
     Writes perturbations.md, perturbations.json (the summary as data, per-bucket deltas included) and
-    replies.json. Before any model call it refuses (exit 2) a reference policy as --model, a bad --variants
-    list, an unknown metric or variant, and gold the metric cannot score (naming the file, row and field). It
-    stops (exit 2) when the first calls all fail, and fails when no reply arrived for any question (with the last
-    backend error; for replay: models, the ids replies must carry).
+    replies.json. Every flip rate and delta of a variant is paired with Base: computed over the questions both
+    answered (their n per variant in the table; the notes name the sets when replies are missing). Before any
+    model call it refuses (exit 2) a reference policy as --model, a bad --variants list, an unknown metric or
+    variant, and gold the metric cannot score (naming the file, row and field). It stops (exit 2) when the first
+    calls all fail, and fails when no reply arrived for any question (with the last backend error; for replay:
+    models, the ids replies must carry).
     """
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.backends import require_free_text_model

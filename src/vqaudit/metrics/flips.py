@@ -5,13 +5,18 @@
   :mod:`vqaudit.scoring.repair`).
 - The mean flip rate averages the seven benign variants A1-A5, B1-B2; B3 (adversarial control) is reported
   apart (§4, §5.3).
-- Family deltas (Table 6 bottom block): the mean over a family's variants of (variant mean score - Base mean
-  score), in points, for the official and the canonical layer.
-- Per-bucket deltas (Table 4 "Delta True", Table 8 "Perturb Delta True"): the same deltas over the questions of
-  one answer-contract bucket, per variant, per family and over the seven benign variants.
-- A variant with no scored reply is left out of every mean, and the summary's ``notes`` say so (as they do for
-  benign variants not run and for variants that reached only some questions): a mean over fewer variants is
-  never silent.
+- Delta of a variant (official and canonical layer): its mean score minus Base's, in points, over the questions
+  *both* answered (paired, like the flip rate). Seed 002 (§5.3, Table 6) gives the deltas beside the flip
+  rates without naming their question set and reports no missing replies; with every reply present paired and
+  unpaired agree. With a reply missing on one side only, an unpaired difference of means mixes a score change with a
+  change of question set (e.g. 6/7 - 7/7 over two different sevens, with no reply changed at all), so we pair.
+- Family deltas (Table 6 bottom block): the mean over a family's variants of their paired deltas, in points,
+  for the official and the canonical layer (each variant over its own paired questions; ``paired`` gives n).
+- Per-bucket deltas (Table 4 "Delta True", Table 8 "Perturb Delta True"): the same paired deltas over the
+  questions of one answer-contract bucket, per variant, per family and over the seven benign variants.
+- A variant with no scored reply paired with a Base reply is left out of every mean, and the summary's
+  ``notes`` say so (as they do for benign variants not run, and, naming each figure's n, for variants or a Base
+  that reached only some questions): a mean over fewer variants or questions is never silent.
 - :func:`judge_delta_interval`: the paired bootstrap of the judge-corrected score minus the official score over
   the same rows (appendix G, Table 11: 95% intervals), one row per bootstrap group.
 """
@@ -38,8 +43,20 @@ def flip_rate(base: Mapping[str, float], variant: Mapping[str, float]) -> float:
     return sum(1 for q in common if (base[q] >= 1.0) != (variant[q] >= 1.0)) / len(common)
 
 
-def _mean(values: Mapping[str, float]) -> float:
-    return 100.0 * sum(values.values()) / len(values) if values else math.nan
+def paired_delta(base: Mapping[str, float], variant: Mapping[str, float]) -> float:
+    """Variant mean minus Base mean, in points, over the questions both scored (NaN if none in common).
+
+    Scores are in [0, 1]; the result is in [-100, 100]. A question scored on one side only is left out of both
+    means, as it is of :func:`flip_rate`.
+    """
+    common = [q for q in variant if q in base]
+    if not common:
+        return math.nan
+    return 100.0 * sum(variant[q] - base[q] for q in common) / len(common)
+
+
+def _n_paired(base: Mapping[str, float], variant: Mapping[str, float]) -> int:
+    return sum(1 for q in variant if q in base)
 
 
 def _nanmean(values: Sequence[float]) -> float:
@@ -53,8 +70,9 @@ class PerturbationSummary:
 
     Attributes:
         flip_rates: variant -> share in [0, 1] of questions whose correctness differs from Base (NaN: no reply).
-        official_delta: variant -> mean official score minus Base's, in points.
-        canonical_delta: variant -> the same on the canonical layer ("True" in seed 002).
+        official_delta: variant -> mean official score minus Base's, in points, over the questions both
+            answered (paired; n in ``paired``).
+        canonical_delta: variant -> the same on the canonical layer ("True" in seed 002), same questions.
         mean_benign_flip_rate: mean flip rate over the benign variants that have replies (Table 6 top block).
         family_official_delta: family ``A`` / ``B`` -> mean official delta of its variants (Table 6 bottom).
         family_canonical_delta: the same on the canonical layer.
@@ -62,6 +80,8 @@ class PerturbationSummary:
         mean_benign_official_delta: mean official delta over the benign variants (Table 6 parentheses).
         mean_benign_canonical_delta: mean canonical delta over the benign variants.
         scored: variant (Base included) -> questions with a scored reply.
+        paired: variant (Base excluded) -> questions scored under both Base and the variant: the n of its flip
+            rate, deltas and (split by bucket) per-bucket deltas.
         bucket_n: bucket -> questions of the bucket with a scored Base reply (every bucket, zeros included).
         bucket_official_delta: variant -> bucket -> official delta in points over the bucket's questions.
         bucket_canonical_delta: variant -> bucket -> canonical delta in points.
@@ -91,6 +111,7 @@ class PerturbationSummary:
     benign_bucket_official_delta: dict[str, float] = field(default_factory=dict)
     benign_bucket_canonical_delta: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    paired: dict[str, int] = field(default_factory=dict)
 
 
 def _bucket_deltas(scores: Mapping[str, float], base: Mapping[str, float],
@@ -98,21 +119,37 @@ def _bucket_deltas(scores: Mapping[str, float], base: Mapping[str, float],
     out: dict[str, float] = {}
     for b in BUCKETS:
         mine = {q: s for q, s in scores.items() if buckets.get(q) == b}
-        theirs = {q: s for q, s in base.items() if buckets.get(q) == b}
-        out[b] = _mean(mine) - _mean(theirs)
+        out[b] = paired_delta(base, mine)
     return out
 
 
 def _coverage_notes(official: Mapping[str, Mapping[str, float]], usable: Sequence[str],
-                    n_questions: int | None) -> list[str]:
+                    paired: Mapping[str, int], n_questions: int | None) -> list[str]:
     notes: list[str] = []
+    n_base = len(official.get("Base", {}))
+    if n_questions is not None and n_base < n_questions:
+        notes.append(f"Base: replies for {n_base} of {n_questions} questions; every flip rate and delta compares "
+                     "only questions Base answered too")
     for vid, scores in official.items():
-        if not scores and vid != "Base":
+        if vid == "Base":
+            continue
+        if not scores:
             notes.append(f"{vid}: no reply was received for any question; left out of every mean")
-        elif n_questions is not None and len(scores) < n_questions:
-            what = "flip rates compare only questions with a Base reply" if vid == "Base" else \
-                f"its flip rate and deltas use those {len(scores)}"
-            notes.append(f"{vid}: replies for {len(scores)} of {n_questions} questions; {what}")
+            continue
+        n = paired[vid]
+        full = n_questions if n_questions is not None else max(n_base, len(scores))
+        if n < full:
+            of = f" of {n_questions}" if n_questions is not None else ""
+            both = "none" if n == 0 else f"{n}"
+            use = ("so it has no flip rate or delta and is left out of every mean" if n == 0 else
+                   f"its flip rate and official/canonical deltas (per bucket too) compare those {n} questions "
+                   f"only, Base scored over the same {n}")
+            notes.append(f"{vid}: replies for {len(scores)}{of} questions, {both} of them also answered under "
+                         f"Base; {use}")
+    partial = [v for v in usable if paired[v] < (n_questions if n_questions is not None else n_base)]
+    if partial:
+        notes.append("the family and benign means average each variant's paired figures, each over its own "
+                     "questions (n: " + ", ".join(f"{v} {paired[v]}" for v in usable) + ")")
     benign = [v for v in BENIGN if v in usable]
     if len(benign) < len(BENIGN):
         missing = [v for v in BENIGN if v not in usable]
@@ -129,7 +166,8 @@ def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
 
     Args:
         official: official score in [0, 1] per variant and question; a variant that was asked but got no
-            scored reply maps to an empty dict (it is reported as NaN and noted, never averaged).
+            scored reply maps to an empty dict (it is reported as NaN and noted, never averaged), as does in
+            effect one whose replies share no question with Base's.
         canonical: the canonical-layer scores, same layout.
         buckets: qid -> answer-contract bucket (:data:`vqaudit.scoring.contracts.BUCKETS`) for the per-bucket
             deltas; None leaves them empty.
@@ -137,7 +175,8 @@ def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
 
     Returns:
         The :class:`PerturbationSummary` (seed 002 §5.3, Table 6; per-bucket deltas for Tables 4 and 8);
-        values are NaN where a variant or bucket has no scored reply.
+        every flip rate and delta is paired with Base (:func:`paired_delta`); values are NaN where a variant or
+        bucket has no question scored under both.
     """
     base_o, base_c = official.get("Base", {}), canonical.get("Base", {})
     flips: dict[str, float] = {}
@@ -151,12 +190,13 @@ def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
             continue
         vid = v.variant_id
         flips[vid] = flip_rate(base_o, official[vid])
-        d_off[vid] = _mean(official[vid]) - _mean(base_o)
-        d_can[vid] = _mean(canonical.get(vid, {})) - _mean(base_c)
+        d_off[vid] = paired_delta(base_o, official[vid])
+        d_can[vid] = paired_delta(base_c, canonical.get(vid, {}))
         if buckets is not None:
             b_off[vid] = _bucket_deltas(official[vid], base_o, bmap)
             b_can[vid] = _bucket_deltas(canonical.get(vid, {}), base_c, bmap)
-    usable = [v for v, scores in official.items() if scores and v != "Base"]
+    paired = {v: _n_paired(base_o, s) for v, s in official.items() if v != "Base"}
+    usable = [v for v in official if v != "Base" and paired[v] > 0]
     benign = [v for v in BENIGN if v in usable]
     fam_o: dict[str, float] = {}
     fam_c: dict[str, float] = {}
@@ -176,7 +216,7 @@ def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
         {v: len(s) for v, s in official.items()}, bucket_n, b_off, b_can, fam_bo, fam_bc,
         {b: _nanmean([b_off[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
         {b: _nanmean([b_can[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
-        tuple(_coverage_notes(official, usable, n_questions)))
+        tuple(_coverage_notes(official, usable, paired, n_questions)), paired)
 
 
 def judge_delta_interval(official: Sequence[float], judged: Sequence[float], *, n_draws: int = 10_000,

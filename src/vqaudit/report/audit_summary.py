@@ -25,7 +25,9 @@ combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions.
   (weighted by the items both judged), Cohen's kappa from the summed confusion counts, and each judge's pooled
   acceptance rate; the human-label block (precision, recall, kappa) likewise from summed confusion counts.
 - **Table 6** (with ``--perturb``): mean benign flip rate (mean official delta) per benchmark and model; the
-  family block is the plain mean over runs, as the paper averages over models and datasets.
+  family block is the plain mean over runs, as the paper averages over models and datasets. Every delta read
+  here (Tables 4 and 6) is the run's paired one: each variant against Base over the questions both answered
+  (:mod:`vqaudit.metrics.flips`); a run's partial-reply notes, naming those n, are carried into ``notes``.
 
 Everything left out, and why, goes into ``notes``.
 """

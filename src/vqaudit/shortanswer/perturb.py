@@ -209,12 +209,17 @@ def _pct(fraction: float) -> str:
 
 
 def summary_markdown(summary: PerturbationSummary) -> str:
-    """Markdown: flip rates and deltas per variant, the family means (Table 6 layout), per-bucket deltas, notes."""
-    lines = ["| variant | flip rate % | official delta pp | canonical delta pp |", "|---|---|---|---|"]
+    """Markdown: flip rates and deltas per variant, the family means (Table 6 layout), per-bucket deltas, notes.
+
+    Each variant's row gives ``n``: the questions scored under both Base and the variant, over which its flip
+    rate and both deltas are computed (paired, :func:`vqaudit.metrics.flips.paired_delta`).
+    """
+    lines = ["| variant | n (with Base) | flip rate % | official delta pp | canonical delta pp |",
+             "|---|---|---|---|---|"]
     for vid, rate in summary.flip_rates.items():
         label = f"{vid} (control)" if vid == "B3" else vid
-        lines.append(f"| {label} | {100 * rate:.1f} | {summary.official_delta[vid]:+.2f} | "
-                     f"{summary.canonical_delta[vid]:+.2f} |")
+        lines.append(f"| {label} | {summary.paired.get(vid, 0)} | {100 * rate:.1f} | "
+                     f"{summary.official_delta[vid]:+.2f} | {summary.canonical_delta[vid]:+.2f} |")
     lines += ["", f"Mean benign flip rate (A1-A5, B1-B2): {_pct(summary.mean_benign_flip_rate)}; "
                   f"B3 control: {_pct(summary.control_flip_rate)}.", "",
               "| family | official delta pp | canonical delta pp |", "|---|---|---|"]
