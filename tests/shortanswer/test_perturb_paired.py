@@ -89,3 +89,28 @@ def test_a_variant_with_replies_but_none_paired_is_left_out_of_the_means() -> No
     assert any(n.startswith("B1: replies for 1 of 2 questions, none of them also answered under Base; so it has "
                             "no flip rate or delta") for n in s.notes)
     assert math.isnan(paired_delta({"1": 1.0}, {}))
+
+
+def test_a_server_whose_calls_fail_now_and_then_gets_paired_deltas(tmp_path: Path) -> None:
+    from shortanswer.helpers import DOC_WORDS, ScriptedBackend
+    from vqaudit.backends import BackendCallError, Request
+    from vqaudit.shortanswer.perturb import run_perturbation_audit
+    from vqaudit.shortanswer.records import AuditRow
+
+    (tmp_path / "imgs").mkdir()
+    rows = []
+    for i, word in enumerate(DOC_WORDS):
+        (tmp_path / "imgs" / f"d{i}.png").write_bytes(b"\x89PNG" + bytes([i]))
+        rows.append(AuditRow(f"q{i}", f"What is word {i}?", word, (word,), "docvqa", image=f"d{i}.png"))
+
+    def reply(request: Request) -> str:  # the trial's pattern, from a server: Base:q0 and A1:q1 fail (HTTP 500)
+        variant, _, qid = request.request_id.partition(":")
+        if (variant, qid) in {("Base", "q0"), ("A1", "q1")}:
+            raise BackendCallError("HTTP 500 after 6 attempts: overloaded")
+        return "zzzzzz" if (variant, qid) == ("A1", "q0") else DOC_WORDS[int(qid[1:])]
+
+    s, replies = run_perturbation_audit(rows, "docvqa", "scripted:test", tmp_path / "imgs", tmp_path / "c.sqlite",
+                                        variants=("Base", "A1", "B1"), backend=ScriptedBackend(reply))
+    assert replies["Base"]["q0"] is None and replies["A1"]["q1"] is None
+    # As the replay run: A1 pairs with Base on q2-q7, no flip, delta 0 (unpaired it was 6/7 - 7/7 = -14.29).
+    assert (s.paired["A1"], s.flip_rates["A1"], s.official_delta["A1"], s.canonical_delta["A1"]) == (6, 0.0, 0.0, 0.0)
