@@ -2,8 +2,9 @@
 
 Reads ``run.json`` (which names the benchmark, found by :meth:`vqaudit.store.RunFolder.benchmark`) and the
 response cache; writes, atomically, ``outcomes.jsonl`` (one Outcome per view, raw reply kept beside the parse),
-``metrics.json`` (one entry per source, from the source's ``metrics`` hook) and ``diagnostics.json`` (the
-sources' ``diagnostics`` hooks: failure accounting, E_lambda curve, invalid-reply reasons, residual cues).
+``metrics.json`` (one entry per source, from the source's ``metrics`` hook), ``diagnostics.json`` (the
+sources' ``diagnostics`` hooks: failure accounting, E_lambda curve, invalid-reply reasons, residual cues) and,
+last, ``scored.json`` (the cache state scored, :mod:`vqaudit.scored_state`).
 Each source is scored by the hooks of its row in the source table (:mod:`vqaudit.suites.registry`). Rerunning
 gives identical files.
 """
@@ -19,6 +20,7 @@ from vqaudit.files import read_jsonl, write_json, write_jsonl
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
+from vqaudit.scored_state import reply_state, write_scored
 from vqaudit.store import RunFolder, load_benchmark
 from vqaudit.suites.registry import ScoreContext, hooks, sources_in_order
 
@@ -60,6 +62,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
                            "`vqaudit merge RUN... --out RUN` and score the merged run")
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
     check_benchmark_of_run(benchmark)  # issue 18: views.jsonl / groups.jsonl still match the manifest
+    state = reply_state(run_dir)  # before reading: a reply added meanwhile makes the run stale, not unseen
     responses = load_responses(run_dir)
     missing = [v.view_id for v in benchmark.views if v.view_id not in responses]
     if missing:
@@ -85,6 +88,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     write_jsonl(folder.outcomes, outcomes)
     write_json(folder.metrics, metrics)
     write_json(folder.diagnostics, diag)
+    write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
     return metrics
 
 

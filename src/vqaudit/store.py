@@ -1,9 +1,9 @@
 """Typed benchmark and run folders: the one module that knows the file names between stages.
 
 A benchmark folder holds ``views.jsonl``, ``groups.jsonl``, ``images/``, ``certificates/`` and ``manifest.json``;
-a run folder holds ``run.json``, ``responses.sqlite``, ``outcomes.jsonl``, ``metrics.json`` and
-``diagnostics.json``. Every file is written with the atomic primitives of :mod:`vqaudit.files`, so a killed
-process never leaves a half-written file and never destroys the previous version.
+a run folder holds ``run.json``, ``responses.sqlite``, ``outcomes.jsonl``, ``metrics.json``,
+``diagnostics.json`` and ``scored.json``. Every file is written with the atomic primitives of
+:mod:`vqaudit.files`, so a killed process never leaves a half-written file and never destroys the previous version.
 """
 
 from __future__ import annotations
@@ -149,6 +149,7 @@ RESPONSES_FILE = "responses.sqlite"
 OUTCOMES_FILE = "outcomes.jsonl"
 METRICS_FILE = "metrics.json"
 DIAGNOSTICS_FILE = "diagnostics.json"
+SCORED_FILE = "scored.json"
 JUDGE_FILE = "judge.sqlite"
 
 
@@ -272,6 +273,11 @@ class RunFolder:
     def diagnostics(self) -> Path:
         """``diagnostics.json``."""
         return self.root / DIAGNOSTICS_FILE
+
+    @property
+    def scored(self) -> Path:
+        """``scored.json``: the state of the response cache that ``score`` scored (:mod:`vqaudit.scored_state`)."""
+        return self.root / SCORED_FILE
 
     @property
     def judge_cache(self) -> Path:

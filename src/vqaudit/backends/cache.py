@@ -215,6 +215,19 @@ class ResponseCache:
         rows = self._conn.execute(f"SELECT {_COLUMNS} FROM responses ORDER BY created")
         return [_row_to_response(row) for row in rows]
 
+    def write_state(self) -> tuple[int, int, int]:
+        """``(rows, rows recording an error, last write)``: the last write is the largest ``created`` counter.
+
+        Every insert and every replaced error takes the next ``created`` value, so a changed cache has a larger
+        last write (``vqaudit score`` records this triple to see later whether the replies changed).
+        """
+        row = self._conn.execute("SELECT COUNT(*), COUNT(error), COALESCE(MAX(created), 0) FROM responses").fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def written_after(self, created: int) -> int:
+        """How many rows were inserted, or had their error replaced, after write counter ``created``."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM responses WHERE created > ?", (created,)).fetchone()[0])
+
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 

@@ -197,8 +197,10 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     report; UPD runs get Table 1 and radar charts under ``target/upd``). Returns ``(label, path)`` pairs.
 
     Raises:
-        VqauditError: a run folder without ``run.json`` or not scored yet.
+        VqauditError: a run folder without ``run.json`` or not scored yet, or whose replies changed since it was
+            scored (:func:`vqaudit.scored_state.check_scored`; a run scored before ``scored.json`` gets a warning).
     """
+    from vqaudit.scored_state import check_scored
     from vqaudit.store import BenchmarkFolder, RunFolder
     from vqaudit.suites.registry import get_source, report_for
 
@@ -210,6 +212,9 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
             raise VqauditError(f"{run_dir}: {what} (no run.json); give the folders `vqaudit run --out` wrote")
         if not folder.metrics.is_file():
             raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
+        note = check_scored(run_dir)  # replies changed since `score`: refused before anything is written
+        if note is not None:
+            warning(note)
         for name in _sources(folder):
             dirs = by_subdir.setdefault(get_source(name).report_subdir, [])
             if run_dir not in dirs:

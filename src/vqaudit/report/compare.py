@@ -12,6 +12,7 @@ from vqaudit.metrics import paired_difference
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
+from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
@@ -33,12 +34,14 @@ def load_run_result(run_dir: Path) -> RunResult:
     """Read ``run.json``, ``metrics.json`` and ``diagnostics.json`` of a scored run.
 
     Raises:
-        VqauditError: a file is missing (the run was not scored) or malformed.
+        VqauditError: a file is missing (the run was not scored) or malformed, or the replies changed since it
+            was scored (:func:`vqaudit.scored_state.check_scored`).
     """
     folder = RunFolder(run_dir)
     info = folder.read_info()
     if not folder.metrics.is_file():
         raise VqauditError(f"{run_dir}: no {folder.metrics.name}; run `vqaudit score {run_dir}` first")
+    check_scored(run_dir)
     metrics = read_json(folder.metrics)
     diagnostics = read_json(folder.diagnostics)
     _check_metrics(folder.metrics, metrics)

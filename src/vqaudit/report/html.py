@@ -43,6 +43,7 @@ from vqaudit.report.html_tables import (
     upd_ability_tables,
 )
 from vqaudit.schema import Outcome
+from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -78,12 +79,13 @@ def load_run(run_dir: Path) -> LoadedRun:
 
     Raises:
         VqauditError: a file is missing (the run was not scored) or malformed (the message names the file and
-            field).
+            field), or the replies changed since it was scored (:func:`vqaudit.scored_state.check_scored`).
     """
     folder = RunFolder(run_dir)
     for path in (folder.info, folder.metrics, folder.outcomes):
         if not path.is_file():
             raise VqauditError(f"{run_dir}: no {path.name}; run `vqaudit score {run_dir}` first")
+    check_scored(run_dir)  # a run whose replies changed since `score` is refused, not shown with old numbers
     info = folder.read_info()
     metrics = _object(folder.metrics)
     diagnostics = _object(folder.diagnostics) if folder.diagnostics.is_file() else {}

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
 from vqaudit.suites.upd.variants import VARIANTS
@@ -43,12 +44,14 @@ def load_upd_run(run_dir: Path) -> UPDRun:
     """Read ``run.json`` and ``metrics.json["upd"]`` of a scored run.
 
     Raises:
-        VqauditError: the run is not scored or has no UPD metrics.
+        VqauditError: the run is not scored or has no UPD metrics, or its replies changed since it was scored
+            (:func:`vqaudit.scored_state.check_scored`).
     """
     folder = RunFolder(run_dir)
     info = folder.read_info()
     if not folder.metrics.is_file():
         raise VqauditError(f"{run_dir}: no {folder.metrics.name}; run `vqaudit score {run_dir}` first")
+    check_scored(run_dir)
     metrics = read_json(folder.metrics)
     if not isinstance(metrics, dict) or "upd" not in metrics:
         raise VqauditError(f"{folder.metrics}: no 'upd' metrics (is this a UPD benchmark run?)")
