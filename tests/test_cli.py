@@ -192,6 +192,22 @@ def test_run_with_recorded_errors_exits_1(chart_bench: Path, tmp_path: Path) -> 
     assert done.returncode == 1 and "20 views have no reply" in done.stderr  # 120 views, 100 replayed
 
 
+def test_a_retry_of_views_that_keep_failing_says_the_server_answered_others(chart_bench: Path,
+                                                                            tmp_path: Path) -> None:
+    """New-user trial: the retry's stop message blamed the server though 100 of its replies were cached."""
+    replay, run = tmp_path / "replies.jsonl", tmp_path / "run"
+    views = [json.loads(line) for line in (chart_bench / "views.jsonl").open()]
+    gold = '{"answerable": false, "answer": null, "reason": "r"}'
+    replay.write_text("".join(json.dumps({"view_id": v["view_id"], "text": gold}) + "\n" for v in views[:100]))
+    assert vqaudit("run", str(chart_bench), "--model", f"replay:{replay}", "--out", str(run)).returncode == 1
+    again = vqaudit("run", str(chart_bench), "--model", f"replay:{replay}", "--out", str(run), "--retry-errors")
+    assert again.returncode == 2, again.stderr
+    line = again.stderr.strip()
+    assert "They are the views that failed before (asked again by --retry-errors)" in line
+    assert "the server answered others (100 cached replies)" in line  # 120 views, 100 replayed
+    assert f"recorded in {run}/responses.sqlite" in line and "a server down, a wrong model name" not in line
+
+
 def test_outputs_are_readable_by_others(evaluated: Path) -> None:
     import stat
 

@@ -263,12 +263,15 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         redo = cache.error_keys() if retry_errors else set()
         todo_keys = {key for key in view_keys.values() if key not in stored or key in redo}
         n_cached = sum(1 for key in view_keys.values() if key not in todo_keys)
+        n_replied = len(stored.intersection(view_keys.values()) - cache.error_keys())
+        retried = bool(todo_keys) and todo_keys <= redo  # only views whose earlier call failed are asked
         with _progress_bar(progress) as bar:
             task = bar.add_task(f"asking {model_spec}", total=len(todo_keys))
             n_asked = await ask_cached(
                 backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
-                unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response),
+                unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response, n_replied=n_replied,
+                                                                  retried=retried, out_dir=out_dir),
                 fatal_label=backend.spec, on_done=(lambda: bar.advance(task)) if progress else None,
             )
         errors = cache.error_keys()
@@ -303,7 +306,27 @@ def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: 
                    image_mime=image_mime(image, image_path), params=params, obligation=view.obligation)
 
 
-def _unreachable(spec: str, n_done: int, response: Response) -> VqauditError:
+def _unreachable(spec: str, n_done: int, response: Response, *, n_replied: int = 0, retried: bool = False,
+                 out_dir: Path | None = None) -> VqauditError:
+    """The error stopping a run whose first ``n_done`` calls all failed.
+
+    With no reply of this model cached, the server (or the spec) is the likely cause. With ``n_replied`` replies
+    cached (the server answered others), or when only views that failed before were asked (``retried``, a
+    ``--retry-errors``), the cause is probably in these requests; the message says so and where the recorded
+    errors are (``responses.sqlite``; after ``score``, ``outcomes.jsonl`` and the report's sample browser).
+    """
+    if n_replied or retried:
+        which = ("the views that failed before (asked again by --retry-errors)" if retried
+                 else "views not asked before")
+        where = out_dir if out_dir is not None else "RUN"
+        return VqauditError(
+            f"{spec}: the first {n_done} requests all failed after their retries (last: {response.error}); "
+            f"stopped. They are {which}, and the server answered others ({n_replied} cached replies), so the "
+            "cause is probably in these requests (an image or prompt it refuses, a size or context limit, a reply "
+            f"longer than --timeout), not a server down. Each view's error is recorded in {where}/responses.sqlite; "
+            f"`vqaudit score {where}` counts them as invalid and `vqaudit report {where}` shows each one in the "
+            "sample browser (samples.html)"
+        )
     return VqauditError(
         f"{spec}: the first {n_done} requests all failed after their retries (last: "
         f"{response.error}); stopped instead of failing every view. Check the cause in that error (a server "
