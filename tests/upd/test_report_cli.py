@@ -115,3 +115,25 @@ def test_eval_upd_checks_the_judge_and_model_specs_before_building_or_running(tm
 
             app(args, standalone_mode=False)
         assert not (tmp_path / "eval").exists()  # nothing was built or run
+
+
+def test_radar_axis_labels_are_readable_as_rendered_in_index_html() -> None:
+    """New-user trial: labels were 7 pt at 80 dpi in a 600 px PNG shown 360 px wide, 4.7 px; at least 11 px now.
+
+    Rendered px = pt * dpi / 72 * (CSS width / PNG width); checked in a headless chromium screenshot at
+    1400 px (12 px labels). The PNG's width is read from its IHDR header, the CSS width from report.css.
+    """
+    import re
+    import struct
+    from importlib import resources
+
+    from vqaudit.report.upd import RADAR_DPI, RADAR_LABEL_PT, radar_chart
+
+    png = radar_chart("t", {"ocr": {"ability_index": 1, "standard": 0.5, "upd": 0.25},
+                            "image_topic": {"ability_index": 2, "standard": 1.0, "upd": 0.0},
+                            "image_style": {"ability_index": 3, "standard": 0.0, "upd": 1.0}})
+    width = struct.unpack(">I", png[16:20])[0]
+    css = resources.files("vqaudit.report").joinpath("templates/report.css").read_text(encoding="utf-8")
+    shown = int(re.search(r"img\.radar \{ width: (\d+)px", css).group(1))  # type: ignore[union-attr]
+    rendered = RADAR_LABEL_PT * RADAR_DPI / 72 * min(shown, 1400) / width
+    assert width == 640 and rendered >= 11, rendered

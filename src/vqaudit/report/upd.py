@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,22 +111,40 @@ def detail_table(runs: list[UPDRun]) -> str:
     return "\n".join(lines)
 
 
+RADAR_INCHES = 8.0
+RADAR_DPI = 80
+"""A radar chart is ``RADAR_INCHES * RADAR_DPI`` = 640 px square; ``report.css`` shows it at that width."""
+RADAR_LABEL_PT = 11
+"""Axis label size: 11 pt at 80 dpi is 12.2 px, as rendered in ``index.html`` (was 7 pt shown at 360 px: 4.7 px)."""
+
+
 def radar_chart(title: str, per_ability: dict[str, Any]) -> bytes:
-    """PNG bytes of a radar chart: Standard (blue) and UPD (red) accuracy in percent, one axis per ability."""
+    """PNG bytes of a radar chart: Standard (blue) and UPD (red) accuracy in percent, one axis per ability.
+
+    ``RADAR_INCHES * RADAR_DPI`` px square; axis labels ``#N Ability`` in ``RADAR_LABEL_PT`` pt, wrapped at 16
+    characters so neighbouring labels do not overlap.
+    """
     names = sorted(per_ability, key=lambda a: (per_ability[a].get("ability_index") or 99, a))
-    labels = [f"#{per_ability[a].get('ability_index') or '?'} {ABILITY_LABELS.get(a, a)}" for a in names]
+    labels = [textwrap.fill(f"#{per_ability[a].get('ability_index') or '?'} {ABILITY_LABELS.get(a, a)}", 16)
+              for a in names]
     angles = np.linspace(0, 2 * np.pi, max(len(names), 1), endpoint=False).tolist()
-    fig = Figure(figsize=(7.5, 7.5), dpi=80)
+    fig = Figure(figsize=(RADAR_INCHES, RADAR_INCHES), dpi=RADAR_DPI)
     FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.18, 0.14, 0.64, 0.68), polar=True)
+    ax = fig.add_axes((0.2, 0.16, 0.6, 0.6), polar=True)
     for key, color, label in (("standard", "blue", "Standard"), ("upd", "red", "UPD")):
         values = [100 * (per_ability[a].get(key) or 0.0) for a in names]
         ax.plot([*angles, angles[0]], [*values, values[0]], color=color, linewidth=2, label=label)
         ax.fill([*angles, angles[0]], [*values, values[0]], color=color, alpha=0.25)
-    ax.set_xticks(angles, labels, fontsize=7)
+    ax.set_xticks(angles, labels, fontsize=RADAR_LABEL_PT)
+    ax.tick_params(axis="x", pad=10)
+    for label, angle in zip(ax.get_xticklabels(), angles, strict=True):  # away from the circle: no overlaps
+        x = np.cos(angle)
+        label.set_horizontalalignment("center" if abs(x) < 0.05 else "left" if x > 0 else "right")
+    ax.set_rlabel_position(180 / max(len(names), 1))  # radial ticks between the first two axes
+    ax.tick_params(axis="y", labelsize=RADAR_LABEL_PT - 2)
     ax.set_ylim(0, 100)
-    fig.suptitle(title, fontsize=10, y=0.97)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.2), frameon=False)
+    fig.suptitle(title, fontsize=RADAR_LABEL_PT + 2, y=0.97)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.3), frameon=False, fontsize=RADAR_LABEL_PT)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
