@@ -137,3 +137,31 @@ def test_radar_axis_labels_are_readable_as_rendered_in_index_html() -> None:
     shown = int(re.search(r"img\.radar \{ width: (\d+)px", css).group(1))  # type: ignore[union-attr]
     rendered = RADAR_LABEL_PT * RADAR_DPI / 72 * min(shown, 1400) / width
     assert width == 640 and rendered >= 11, rendered
+
+
+def test_sample_browser_shows_a_views_hint_escaped(small_views: list[View], tmp_path: Path) -> None:
+    """New-user trial: the browser left out the hint the model's prompt holds (prompts/upd.py puts it first).
+
+    The hint is the bundled item's own text (UPDViewMeta.hint) for a view that has one, absent for one without;
+    a hostile hint is written as a JSON string whose ``<`` is the escape ``\\u003c`` (browser.js shows it by
+    textContent).
+    """
+    from vqaudit.prompts.upd import upd_prompt
+    from vqaudit.report.html_samples import SampleRun, write_sample_pages
+    from vqaudit.schema import UPDViewMeta
+
+    with_hint = next(v for v in small_views if UPDViewMeta.of(v).hint.strip())
+    without = next(v for v in small_views if not UPDViewMeta.of(v).hint.strip())
+    hint = UPDViewMeta.of(with_hint).hint.strip()
+    assert upd_prompt(with_hint)[1].startswith(hint)  # what the model was shown
+    hostile = without.model_copy(update={"view_id": "x-hostile", "group_id": "x-hostile",
+                                         "meta": {**without.meta, "hint": "<img src=x onerror=alert(1)>"}})
+    views = [with_hint, without, hostile]
+    run = SampleRun(label="r", model="m", bench_dir=tmp_path, views=views,
+                    group_order=[(v.group_id, v.source, v.question) for v in views], outcomes={})
+    write_sample_pages([run], tmp_path / "rep")
+    text = (tmp_path / "rep" / "samples" / "page-00000.js").read_text()
+    rows = json.loads(text[text.index(",") + 1:text.rindex(");")])
+    records = {r["id"]: r for row in rows for r in row["views"]}
+    assert records[with_hint.view_id]["hint"] == hint and records[without.view_id]["hint"] is None
+    assert records["x-hostile"]["hint"] == "<img src=x onerror=alert(1)>" and "<img" not in text

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text, read_json
 from vqaudit.parsing import parse_answerability
 from vqaudit.report.html_tables import state_rank
-from vqaudit.schema import Outcome, View
+from vqaudit.schema import Outcome, UPDViewMeta, View
 
 PAGE_GROUPS = 100
 MAX_REPLY_CHARS = 4000
@@ -201,11 +202,22 @@ def _text(value: object) -> str | None:
     return None if value is None else _clip(str(value), MAX_TEXT_CHARS)
 
 
+def _hint(view: View) -> str | None:
+    """The hint a UPD view's prompt shows before the question (``UPDViewMeta.hint``), None when it has none."""
+    if view.source != "upd":
+        return None
+    try:
+        hint = UPDViewMeta.of(view).hint.strip()
+    except VqauditError:  # a meta that breaks the contract is refused by `score`; the browser shows no hint
+        return None
+    return _text(hint) if hint else None
+
+
 def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": view.view_id, "state": view.state, "obligation": view.obligation.kind,
         "gold": [_text(g) for g in view.obligation.gold[:20]], "question": _text(view.question),
-        "options": [_text(x) for x in view.options[:26]],
+        "options": [_text(x) for x in view.options[:26]], "hint": _hint(view),
         "image": image_url(out_dir, run.bench_dir, view.image),
         "cert": _certificate(run.bench_dir, view),
     }

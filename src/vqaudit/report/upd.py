@@ -14,11 +14,12 @@ import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
@@ -130,16 +131,16 @@ def radar_chart(title: str, per_ability: dict[str, Any]) -> bytes:
     angles = np.linspace(0, 2 * np.pi, max(len(names), 1), endpoint=False).tolist()
     fig = Figure(figsize=(RADAR_INCHES, RADAR_INCHES), dpi=RADAR_DPI)
     FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.2, 0.16, 0.6, 0.6), polar=True)
+    ax = cast(PolarAxes, fig.add_axes((0.2, 0.16, 0.6, 0.6), polar=True))
     for key, color, label in (("standard", "blue", "Standard"), ("upd", "red", "UPD")):
         values = [100 * (per_ability[a].get(key) or 0.0) for a in names]
         ax.plot([*angles, angles[0]], [*values, values[0]], color=color, linewidth=2, label=label)
         ax.fill([*angles, angles[0]], [*values, values[0]], color=color, alpha=0.25)
     ax.set_xticks(angles, labels, fontsize=RADAR_LABEL_PT)
     ax.tick_params(axis="x", pad=10)
-    for label, angle in zip(ax.get_xticklabels(), angles, strict=True):  # away from the circle: no overlaps
+    for tick, angle in zip(ax.get_xticklabels(), angles, strict=True):  # away from the circle: no overlaps
         x = np.cos(angle)
-        label.set_horizontalalignment("center" if abs(x) < 0.05 else "left" if x > 0 else "right")
+        tick.set_horizontalalignment("center" if abs(x) < 0.05 else "left" if x > 0 else "right")
     ax.set_rlabel_position(180 / max(len(names), 1))  # radial ticks between the first two axes
     ax.tick_params(axis="y", labelsize=RADAR_LABEL_PT - 2)
     ax.set_ylim(0, 100)

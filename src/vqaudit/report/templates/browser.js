@@ -124,6 +124,7 @@
     } else { fig.appendChild(el("div", "small", "(image not linked)")); }
     card.appendChild(fig);
     kv(card, "obligation", v.obligation + (v.gold && v.gold.length ? " (gold: " + v.gold.join(" | ") + ")" : ""));
+    if (v.hint) { kv(card, "hint", v.hint); }  /* textContent: a hint is shown as text, never markup */
     if (v.options && v.options.length) {
       v.options.forEach(function (o, i) { kv(card, String.fromCharCode(65 + i), o); });
     }
