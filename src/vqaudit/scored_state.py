@@ -46,7 +46,7 @@ class ScoredState(BaseModel):
     benchmark_manifest_sha256: str
 
 
-def reply_state(run_dir: Path) -> ScoredState:
+def reply_state(run_dir: Path, *, read_only: bool = False) -> ScoredState:
     """The current state of a run's response cache and benchmark hash, as ``score`` records it.
 
     Raises:
@@ -56,7 +56,7 @@ def reply_state(run_dir: Path) -> ScoredState:
     info = folder.read_info()
     if not folder.responses.is_file():
         raise VqauditError(f"{folder.responses}: file not found (run the benchmark into {run_dir} first)")
-    with ResponseCache(folder.responses) as cache:
+    with ResponseCache(folder.responses, read_only=read_only) as cache:
         n_rows, n_errors, last = cache.write_state()
         view_keys = cache.view_keys()
     digest = hashlib.sha256(json.dumps(sorted(view_keys.items())).encode()).hexdigest()
@@ -91,13 +91,13 @@ def check_scored(run_dir: Path) -> str | None:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(record)"
         raise VqauditError(f"{folder.scored}: field '{field}': {err['msg']}") from None
-    now = reply_state(run_dir)
+    now = reply_state(run_dir, read_only=True)  # a report may read a run folder on a read-only disk
     rescore = f"run `vqaudit score {run_dir}` first"
     if now.benchmark_manifest_sha256 != recorded.benchmark_manifest_sha256:
         raise VqauditError(f"{run_dir}: the run's benchmark changed since `vqaudit score`; {rescore}")
     if (now.n_responses, now.n_errors, now.last_write) != (
             recorded.n_responses, recorded.n_errors, recorded.last_write):
-        with ResponseCache(folder.responses) as cache:
+        with ResponseCache(folder.responses, read_only=True) as cache:
             n_new = cache.written_after(recorded.last_write)
         raise VqauditError(f"{run_dir}: replies changed since `vqaudit score` ({n_new} new); {rescore}")
     if now.view_keys_sha256 != recorded.view_keys_sha256:

@@ -89,3 +89,38 @@ def test_a_run_scored_before_scored_json_still_reports_with_a_note(chart_bench: 
     assert done.returncode == 0, done.stderr
     assert f"warning: {run}: scored before vqaudit recorded what it scored (no scored.json)" in done.stderr
     assert (tmp_path / "rep" / "index.html").is_file()
+
+
+def _can_mount_read_only() -> bool:
+    import shutil
+
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"],
+                           capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+def test_a_scored_run_on_a_read_only_disk_still_reports(chart_bench: Path, tmp_path: Path) -> None:
+    # Checking that the replies are unchanged since `score` opens responses.sqlite; opened read-write (WAL mode,
+    # schema), a run folder on a read-only disk (a shared copy) could no longer be reported: "not a readable
+    # response cache (unable to open database file)". The read-only disk is a read-only bind mount in a user and
+    # mount namespace of its own (util-linux unshare), so nothing outside this test sees it.
+    import pytest
+
+    if not _can_mount_read_only():
+        pytest.skip("needs `unshare -rm` (user and mount namespaces) to mount a folder read-only")
+    replay, run, mounted = tmp_path / "rp.jsonl", tmp_path / "run_", tmp_path / "ro" / "run_"
+    _replay(replay, chart_bench, 120)
+    assert vqaudit("run", str(chart_bench), "--model", f"replay:{replay}", "--out", str(run)).returncode == 0
+    assert vqaudit("score", str(run), "--draws", "50").returncode == 0
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    mounted.mkdir(parents=True)
+    script = (f"mount --bind '{run}' '{mounted}' && mount -o remount,ro,bind '{mounted}' && "
+              f"! touch '{mounted}/probe' 2>/dev/null && "
+              f"'{sys.executable}' -m vqaudit report '{mounted}' --out '{tmp_path / 'rep'}'")
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    cells = _overview_row(tmp_path / "rep" / "report.md")
+    assert cells[7].split()[0] == "40.0" and cells[9].split()[0] == "0.0"  # all 120 replied (module docstring)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -95,28 +96,50 @@ def _row_to_response(row: tuple[Any, ...]) -> Response:
     )
 
 
+def _open(path: Path, read_only: bool) -> sqlite3.Connection:
+    """A connection to ``path``: read-write (created if missing), or read-only (``mode=ro``, else immutable)."""
+    if not read_only:
+        return sqlite3.connect(path, timeout=30.0)
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError:  # a WAL database on a read-only disk: no -shm index can be made there
+        conn.close()
+        if os.access(path.parent, os.W_OK):
+            raise
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0)
+
+
 class ResponseCache:
     """One SQLite file of responses (usually ``<run dir>/responses.sqlite``). Use from one thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         """Open (creating if needed) the cache at ``path``.
 
         Args:
             path: the SQLite file; its folder must exist.
+            read_only: open an existing cache for reading only (``report``'s check of a scored run): nothing is
+                created or migrated, so a run folder on a read-only disk (a shared copy) can be read. Where
+                SQLite cannot even open it read-only (a WAL database on a read-only file system has no room
+                for its shared-memory index), it is opened as immutable: a read-only disk cannot be changing.
 
         Raises:
             VqauditError: the file is not an SQLite database, or is damaged (one line naming it).
         """
         self.path = path
-        self._conn = sqlite3.connect(path, timeout=30.0)
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._conn:
-                self._conn.executescript(_SCHEMA)
+            self._conn = _open(path, read_only)
+            if not read_only:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                with self._conn:
+                    self._conn.executescript(_SCHEMA)
             self._conn.execute("SELECT key, text FROM responses LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:  # not a database, or damaged (issue 18: was a raw DatabaseError)
-            self._conn.close()
+            if hasattr(self, "_conn"):
+                self._conn.close()
             raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
                                "the model afresh") from None
 
