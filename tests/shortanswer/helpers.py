@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,3 +86,19 @@ def gap_perturb_args(tmp: Path, *, missing: Sequence[tuple[str, int]] = (("Base"
     return ["perturb", str(tmp / "preds.jsonl"), "--benchmark", "docvqa", "--model",
             f"replay:{tmp / 'replay_gap.jsonl'}", "--images", str(tmp / "imgs"), "--variants", "Base,A1,B1",
             "--out", str(tmp / out)]
+
+
+@contextmanager
+def audit_folder_held(out: Path, command: str) -> Iterator[None]:
+    """Another process holds ``out``'s audit-folder lock (as a running ``command`` would) inside the block."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from vqaudit.folder_lock import folder_lock\n"
+                               "with folder_lock(Path(sys.argv[1]), sys.argv[2], kind='audit folder'):\n"
+                               "    print('locked', flush=True); time.sleep(60)", str(out), command],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from shortanswer.helpers import run_cli
+from shortanswer.helpers import audit_folder_held, run_cli
 from vqaudit.files import json_ready
 from vqaudit.folder_lock import LOCK_FILE
 from vqaudit.report import shortanswer as report_module
@@ -136,25 +136,12 @@ def test_an_audit_into_a_folder_another_audit_is_writing_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # New-user trial 2: two audits of different models started together into one --out both passed the guard,
     # both exited 0, and only the later audit survived. Now the folder is locked from the guard to the last write.
-    import subprocess
-    import sys
-
     out = tmp_path / "X"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from vqaudit.folder_lock import folder_lock\n"
-                               "with folder_lock(Path(sys.argv[1]), 'vqaudit audit other.jsonl',\n"
-                               "                 kind='audit folder'):\n"
-                               "    print('locked', flush=True); time.sleep(60)", str(out)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    with audit_folder_held(out, "vqaudit audit other.jsonl"):
         assert _audit(monkeypatch, _preds(tmp_path / "m.jsonl"), out) == 2
         err = capsys.readouterr().err
         assert "vqaudit audit other.jsonl (pid" in err and "is writing this audit folder" in err
         assert not (out / "report.json").exists() and not (out / "rows.jsonl").exists()
-    finally:
-        holder.kill()
-        holder.wait()
     assert _audit(monkeypatch, _preds(tmp_path / "m.jsonl"), out) == 0  # the lock went with its process
 
 

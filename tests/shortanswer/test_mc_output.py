@@ -13,14 +13,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shortanswer.helpers import run_cli
+from shortanswer.helpers import audit_folder_held, run_cli
 from vqaudit.folder_lock import LOCK_FILE
 
 
@@ -112,23 +110,13 @@ def test_a_multiple_choice_audit_into_a_folder_another_audit_is_writing_is_refus
     # Two audits into one --out: the second stops at once naming the first (the lock of the short-answer branch,
     # taken in `audit` before the two branches part).
     out = tmp_path / "X"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from vqaudit.folder_lock import folder_lock\n"
-                               "with folder_lock(Path(sys.argv[1]), 'vqaudit audit other.csv',\n"
-                               "                 kind='audit folder'):\n"
-                               "    print('locked', flush=True); time.sleep(60)", str(out)],
-                              stdout=subprocess.PIPE, text=True)
     sheet = _sheet(tmp_path / "mc.csv", ("A", "A"))
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    with audit_folder_held(out, "vqaudit audit other.csv"):
         assert _mc(monkeypatch, sheet, out) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert "vqaudit audit other.csv (pid" in err and "is writing this audit folder" in err
         assert _snapshot(out) == {}
-    finally:
-        holder.kill()
-        holder.wait()
     assert _mc(monkeypatch, sheet, out) == 0  # the lock went with its process
 
 
