@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from vqaudit.errors import VqauditError
-from vqaudit.signals import Terminated, TerminatedAfterWrite, sigterm_raises
+from vqaudit.signals import Terminated, TerminatedAfterWrite, output_written, sigterm_raises
 from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # issue 18: lone surrogates
 
 M = TypeVar("M", bound=BaseModel)
@@ -148,6 +148,8 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
     of ``files`` is the set's marker (the file a reader checks first): its old version is removed before the
     others are renamed and the new one is renamed last, so even a process killed outright (SIGKILL) between two
     renames leaves a folder without the marker, visibly incomplete, never the new files beside an old marker.
+    Right after the last rename, still with the signals held, a command inside
+    :func:`vqaudit.signals.completes_on_write` is marked complete (a SIGTERM from then on exits 0).
 
     Args:
         files: ``(path, chunks)`` pairs in rename order, the marker last; ``chunks`` are the file's text.
@@ -171,6 +173,7 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
             for tmp, path in staged:
                 os.replace(tmp, path)
             complete = True
+            output_written()  # signals still held: a command waiting for this set says its output is complete
     except Terminated as exc:
         if complete and not isinstance(exc, TerminatedAfterWrite):
             raise TerminatedAfterWrite from None

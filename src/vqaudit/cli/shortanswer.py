@@ -31,7 +31,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.folder_lock import folder_lock
 from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
-from vqaudit.signals import Completed, TerminatedAfterWrite, output_complete
+from vqaudit.signals import Completed, TerminatedAfterWrite, completes_on_write, output_complete
 
 if TYPE_CHECKING:
     from vqaudit.backends import ModelOptions
@@ -272,7 +272,8 @@ def _report_set(target: Path, write: Callable[[], Path]) -> Path:
     note = (f"stopped by SIGTERM after the audit was completely written to {target} (report.md, report.json, "
             "rows.jsonl): nothing was lost")
     try:
-        path = write()
+        with completes_on_write(note):  # complete from the last rename on, with no gap before this line
+            path = write()
     except TerminatedAfterWrite:
         raise Completed(note) from None
     output_complete(note)
