@@ -140,3 +140,24 @@ def test_a_sigterm_held_during_the_renames_is_a_clean_stop(tmp_path: Path, monke
                             "report.json, rows.jsonl): nothing was lost\n")
     assert captured.out == ""
     assert json.loads((out / "report.json").read_text())["choice"]["correct"] == 0  # the second sheet, whole
+
+
+def test_another_prediction_file_of_the_same_name_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # Re-trial: `audit mcb/preds.tsv --out mcx` silently replaced the audit of mca/preds.tsv (exit 0), because the
+    # multiple-choice report.json named the file by its name only; the short-answer branch refused the same case.
+    (tmp_path / "mca").mkdir()
+    (tmp_path / "mcb").mkdir()
+    first, second = _sheet(tmp_path / "mca" / "preds.csv", ("A", "B")), _sheet(tmp_path / "mcb" / "preds.csv",
+                                                                              ("B", "A"))
+    out = tmp_path / "mcx"
+    assert _mc(monkeypatch, first, out) == 0
+    before = _snapshot(out)
+    assert json.loads(before["report.json"])["predictions_file"] == str(first.resolve())
+    capsys.readouterr()
+    assert _mc(monkeypatch, second, out) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {out}: holds the multiple-choice audit of {first.resolve()} on 'mmbench'; this one reads another "
+        f"file of the same name ({second.resolve()}) and would overwrite it: choose another --out"]
+    assert _snapshot(out) == before
+    assert _mc(monkeypatch, first, out) == 0  # the same file again may rewrite its own audit

@@ -102,8 +102,10 @@ def _old_report(target: Path) -> dict[str, Any] | None:
 def _refuse_other_mc_audit(target: Path, benchmark: str, predictions: Path) -> None:
     """The guard of the multiple-choice branch: the user's own files, or another audit, are never overwritten.
 
-    Its ``report.json`` names the prediction file by its name only (``predictions``); the same benchmark and file
-    name may rewrite the folder.
+    Its ``report.json`` names the prediction file by its name (``predictions``) and resolved path
+    (``predictions_file``; an audit written before it was recorded has only the name): the same benchmark and
+    file may rewrite the folder, another file of the same name may not (re-trial: ``mcb/preds.tsv`` silently
+    replaced the audit of ``mca/preds.tsv``).
     """
     old = _old_report(target)
     if old is None:
@@ -115,6 +117,11 @@ def _refuse_other_mc_audit(target: Path, benchmark: str, predictions: Path) -> N
         raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
                            f"{old['benchmark']!r}; this one ({predictions.name!r} on {benchmark!r}) would "
                            "overwrite it: choose another --out")
+    stored, current = old.get("predictions_file"), str(predictions.resolve())
+    if isinstance(stored, str) and stored != current:
+        raise VqauditError(f"{target}: holds the multiple-choice audit of {stored} on {old['benchmark']!r}; this "
+                           f"one reads another file of the same name ({current}) and would overwrite it: choose "
+                           "another --out")
 
 
 def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_name: str | None) -> None:

@@ -88,7 +88,8 @@ def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_
     """Read, extract and score a multiple-choice prediction file.
 
     Returns:
-        ``(summary, rows)``: :func:`summarize`'s numbers (plus the file name) and one JSON-ready record per row
+        ``(summary, rows)``: :func:`summarize`'s numbers (plus the file's name and resolved path, the judge) and
+        one JSON-ready record per row
         (id, group, gold, extracted, extracted_by, refusal, correct, reply).
 
     Raises:
@@ -99,6 +100,7 @@ def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_
                                judge_options=judge_options, concurrency=concurrency)
     summary = summarize(rows, verdicts, benchmark=benchmark)
     summary["predictions"] = path.name
+    summary["predictions_file"] = str(path.resolve())  # the overwrite guard tells two files of one name apart
     summary["judge"] = judge
     records = [{"id": r.qid, "group": r.group, "kind": "choice" if r.is_choice else "open", "gold": r.gold,
                 "extracted": v.extracted, "extracted_by": v.extracted_by, "refusal": v.refusal,
