@@ -20,8 +20,10 @@ as parquet or as the TSV export the UPD repository evaluates; ``AtsuMiyai/UPD``
 :func:`read_release` pairs standard and UPD rows by index as the release's scorer does (a UPD row without its
 standard row, or the reverse, is an error naming the row), checks every circular copy (same question, options
 a rotation of the first pass's, answer letter naming the same option text, or the same letter when it names
-no option), and keeps every question: the published set is taken as it is (no preprocessing, no variant rules,
-no donor draw).
+no option), refuses a question missing one of its passes (one per rotation of its rotating options, standard and
+UPD alike; the scorer would score it over the rows it finds, so a file cut short would shorten its circular
+test; a file without any copy is single-pass), and keeps every question: the published set is taken as it is
+(no preprocessing, no variant rules, no donor draw).
 :func:`vqaudit.suites.upd.release_build.build_upd_release` builds the benchmark from these items.
 """
 
@@ -234,8 +236,9 @@ def read_release(path: Path, *, variant: str | None = None, setting: str | None 
             between options, an answer letter that is not an option, a UPD answer of the option setting that is
             not the added option, an image that PIL cannot decode), a duplicate (index, type), an image
             reference to no row, a circular copy that is not a rotation of its first pass, asks another
-            question or whose answer names another option, a copy without its first pass, or a row of one type
-            without its partner of the other.
+            question or whose answer names another option, a copy without its first pass, a question missing
+            one of its circular passes (field ``index``, the missing indexes), or a row of one type without its
+            partner of the other.
     """
     v, s = config_of(path, variant, setting)
     records = _records(path)
@@ -269,7 +272,7 @@ def read_release(path: Path, *, variant: str | None = None, setting: str | None 
                 raise _err(path, parsed.row, "image", f"refers to index {ref}, which has no image in this file")
         assert isinstance(image, bytes)
         resolved[key] = ReleaseRow(**{**parsed.__dict__, "image": image})
-    return ReleaseSet(path, v, s, tuple(_pair(path, resolved)), len(records))
+    return ReleaseSet(path, v, s, tuple(_pair(path, resolved, s)), len(records))
 
 
 def _answer_named(r: ReleaseRow) -> str:
@@ -295,7 +298,40 @@ def _passes(path: Path, rows: dict[tuple[str, int], ReleaseRow], kind: str, base
     return (first, *copies)
 
 
-def _pair(path: Path, rows: dict[tuple[str, int], ReleaseRow]) -> list[ReleaseItem]:
+def _kept_tail(passes: tuple[ReleaseRow, ...]) -> int | None:
+    """How many trailing options the copies keep in place (n minus the rotated prefix), or None without copies."""
+    first = passes[0]
+    prefixes = [m for c in passes[1:] if (m := _rotated_prefix(first.options, c.options)) is not None]
+    return len(first.options) - max(prefixes) if prefixes else None
+
+
+def _rotated_prefix(original: tuple[str, ...], copy: tuple[str, ...]) -> int | None:
+    """How many leading options ``copy`` rotates (the ``m`` of :func:`rotation_shift`), or None (same order)."""
+    for m in range(len(original), 1, -1):
+        if copy[m:] == original[m:] and any(copy[:m] == original[s:m] + original[:s] for s in range(1, m)):
+            return m
+    return None
+
+
+def _check_complete(path: Path, passes: tuple[ReleaseRow, ...], tail: int) -> None:
+    """Refuse a question that lacks circular passes: one pass per rotation of its rotating options.
+
+    A question whose first ``m`` options rotate has ``m`` passes, at ``index + k * 10**6`` for ``k = 0 .. m-1``
+    (MMBench circular evaluation; the release's scorer scores an item over whatever rows have its
+    ``index % 10**6`` and regenerates none, so a lost row would shorten its circular test). ``m`` is the option
+    count less ``tail`` kept options (the option setting's added option, or a trailing option the copies keep).
+    """
+    first, copies = passes[0], passes[1:]
+    seen = {c.index // CIRCULAR_STRIDE for c in copies}
+    missing = [first.index + k * CIRCULAR_STRIDE for k in range(1, len(first.options) - tail) if k not in seen]
+    if missing:
+        raise _err(path, first.row, "index", f"{first.kind} index {first.index} has {len(passes)} of its "
+                   f"{len(passes) + len(missing)} circular passes: no {first.kind} row has index "
+                   f"{', '.join(str(m) for m in missing)} (a file cut short or a row lost? the release's scorer "
+                   "would score this question over fewer rotations)")
+
+
+def _pair(path: Path, rows: dict[tuple[str, int], ReleaseRow], setting: str) -> list[ReleaseItem]:
     for (kind, index), r in rows.items():
         base = index % CIRCULAR_STRIDE
         if index >= CIRCULAR_STRIDE and (kind, base) not in rows:
@@ -305,8 +341,16 @@ def _pair(path: Path, rows: dict[tuple[str, int], ReleaseRow]) -> list[ReleaseIt
         if index < CIRCULAR_STRIDE and (other, index) not in rows:
             raise _err(path, r.row, "type", f"the {kind} row of index {index} has no {other} row (the release pairs "
                        "them by index)")
+    circular = any(index >= CIRCULAR_STRIDE for _, index in rows)
     items: list[ReleaseItem] = []
     for (kind, index), _ in sorted(rows.items(), key=lambda kv: kv[1].row):
         if kind == "standard" and index < CIRCULAR_STRIDE:
-            items.append(ReleaseItem(index, _passes(path, rows, "standard", index), _passes(path, rows, "upd", index)))
+            std, upd = _passes(path, rows, "standard", index), _passes(path, rows, "upd", index)
+            if circular:
+                tails = (_kept_tail(std), _kept_tail(upd))
+                added = int(setting == "option" and normalize_text(std[0].options[-1]) in _ADDED_OPTIONS)
+                for side, own, theirs in ((std, tails[0], tails[1]), (upd, tails[1], tails[0])):
+                    tail = own if own is not None else theirs if theirs is not None else added
+                    _check_complete(path, side, tail)
+            items.append(ReleaseItem(index, std, upd))
     return items
