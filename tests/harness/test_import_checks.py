@@ -221,3 +221,53 @@ def test_an_xlsx_sheet_given_as_an_lmms_eval_log_is_named_for_what_it_is(tmp_pat
                                            r"--format vlmevalkit$"):
         import_predictions(sheet, tiny, "lmms-eval", tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("name,content", [("0-bytes.jsonl", ""), ("blank.jsonl", "\n  \n\n"),
+                                          ("list.jsonl", "[]"), ("logs.jsonl", '{"logs": []}'),
+                                          ("0-bytes.json", ""), ("list.json", "[ ]\n"),
+                                          ("logs.json", '{\n  "logs": []\n}\n')])
+def test_an_empty_lmms_eval_log_is_refused_and_writes_nothing(tmp_path: Path, tiny: Path, name: str,
+                                                              content: str) -> None:
+    # Re-trial finding N1: a log caught while lmms-eval is still starting (0 bytes, blank lines, [] or
+    # {"logs": []}) made a run folder of 6 error replies, one per view, instead of being refused.
+    pred = tmp_path / name
+    pred.write_text(content)
+    with pytest.raises(VqauditError, match=rf"^{pred}: no samples \(an empty lmms-eval log\)$"):
+        import_predictions(pred, tiny, "lmms-eval", tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_cli_refuses_an_empty_log_with_one_line_and_exit_2(tmp_path: Path, tiny: Path) -> None:
+    pred = tmp_path / "2026_samples_vqaudit_tiny.jsonl"
+    pred.write_bytes(b"")
+    code, stderr = _import(pred, tiny, "lmms-eval", tmp_path / "run")
+    assert (code, stderr.strip().splitlines()) == (2, [f"error: {pred}: no samples (an empty lmms-eval log)"])
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_empty_vlmevalkit_sheet_or_inspect_log_is_refused(tmp_path: Path, tiny: Path) -> None:
+    # The same gap in the other two importers: a sheet of a header only, an inspect_ai log of no samples.
+    export_benchmark(tiny, "vlmevalkit", tmp_path / "vx")
+    header, _rows = helpers.vlmevalkit_rows(tmp_path / "vx", _replies(tiny))
+    sheet = helpers.write_table(tmp_path / "header_only.tsv", header, [])
+    with pytest.raises(VqauditError, match=r"header_only\.tsv: no data rows \(an empty VLMEvalKit result sheet"):
+        import_predictions(sheet, tiny, "vlmevalkit", tmp_path / "run")
+    log = tmp_path / "inspect.json"
+    log.write_text(json.dumps({"status": "started", "samples": []}))
+    with pytest.raises(VqauditError, match=r"inspect\.json: no samples \(an empty inspect_ai log\)$"):
+        import_predictions(log, tiny, "inspect", tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty-printed"])
+def test_a_logs_object_named_jsonl_is_read_as_its_list(tmp_path: Path, tiny: Path, indent: int | None) -> None:
+    # Re-trial finding N2: {"logs": [...]} saved as .jsonl said "row 1: no 'doc.view_id', 'target' or 'doc_id'";
+    # the same content named .json imported. Each view's reply is its own text, so a mix-up would show.
+    export_benchmark(tiny, "lmms-eval", tmp_path / "ex")
+    replies = {v.view_id: f"reply {v.view_id}" for v in load_benchmark(tiny).views}
+    lines = helpers.write_lmms_flat(tmp_path / "ex", replies, tmp_path / "s.jsonl").read_text().splitlines()
+    logs = tmp_path / "20260101_samples_vqaudit_tiny.jsonl"
+    logs.write_text(json.dumps({"logs": [json.loads(line) for line in lines]}, indent=indent))
+    import_predictions(logs, tiny, "lmms-eval", tmp_path / "run")
+    assert {k: r.text for k, r in load_responses(tmp_path / "run").items()} == replies

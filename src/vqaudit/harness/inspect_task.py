@@ -115,11 +115,13 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
     """The samples of an inspect_ai log, each mapped to its view.
 
     Raises:
-        VqauditError: the file is missing or not an inspect_ai log, a ``.eval`` log without inspect_ai installed,
-            a sample id naming no view of the benchmark, a sample seen in two epochs, or a reply that is not
-            text (naming the file, the 1-based sample and the field).
+        VqauditError: the file is missing or not an inspect_ai log, a log of no samples, a ``.eval`` log without
+            inspect_ai installed, a sample id naming no view of the benchmark, a sample seen in two epochs, or a
+            reply that is not text (naming the file, the 1-based sample and the field).
     """
     samples = _eval_samples(path) if path.suffix.lower() == ".eval" else _json_samples(path)
+    if not samples:
+        raise VqauditError(f"{path}: no samples (an empty inspect_ai log)")
     ids = {v.view_id for v in bench.views}
     out: list[Prediction] = []
     for row, sample in enumerate(samples, start=1):

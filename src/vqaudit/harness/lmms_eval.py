@@ -18,7 +18,8 @@ a JSON file loaded by ``datasets``):
 - ``README.md``: the commands.
 
 Import: ``--log_samples`` output, JSONL (``DATE_samples_NAME.jsonl``, one sample a line) or JSON (a list, or
-``{"logs": [...]}``; a ``.jsonl`` file holding one JSON list is read as the list). Both shapes: the older nested
+``{"logs": [...]}``; a ``.jsonl`` file holding one JSON list or one ``{"logs": [...]}`` object is read as
+that list; a log without samples is refused). Both shapes: the older nested
 one (``evaluator.py``: ``doc`` and ``arguments`` kept, ``resps: [["text"]]``, ``filtered_resps: ["text"]``) and
 the newer flat one (``loggers/evaluation_tracker.py::save_results_samples``: ``doc`` and ``arguments`` dropped,
 ``input`` = ``arguments[0]``, one-element lists unwrapped, ``filtered_resps: "text"``, ``resps`` dropped when
@@ -165,19 +166,24 @@ Written by `vqaudit export --to lmms-eval`. `{name}.yaml` names its data file by
 def read(path: Path, bench: Benchmark) -> list[Prediction]:
     """The samples of an lmms-eval ``--log_samples`` file, each mapped to its view.
 
-    A file named ``.jsonl`` whose content is one JSON list (or ``{"logs": [...]}``) is read as that list: no
-    JSON Lines file of samples (one object a line) starts with ``[``. A sample holding its inputs (the nested
+    A file named ``.jsonl`` whose content is one JSON list, or one JSON object with a ``"logs"`` key (on one
+    line or pretty-printed), is read as that list: no JSON Lines file of samples (one object a line) starts
+    with ``[`` or is a single object with a ``logs`` field (samples have none). A sample holding its inputs (the nested
     shape's ``doc.prompt`` and ``arguments``, the flat shape's ``input``) must hold the view's prompt.
 
     Raises:
-        VqauditError: the file is missing, a zip archive (an .xlsx sheet), or not JSON/JSONL of sample
-            objects; a sample names no view of the benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its
+        VqauditError: the file is missing, a zip archive (an .xlsx sheet), holds no sample (0 bytes, blank
+            lines, ``[]``, ``{"logs": []}``: "no samples (an empty lmms-eval log)"), or is not JSON/JSONL of
+            sample objects; a sample names no view of the benchmark (``doc.view_id`` / ``target`` / ``doc_id``), its
             ``doc_id`` and view disagree, its ``doc.prompt`` is not the view's prompt (or its ``input`` / first
             argument does not contain it), or its reply is not text or is several replies (naming the file, the
             1-based row or sample and the field).
     """
     views = {v.view_id: v for v in bench.views}
-    return [_prediction(path, bench, views, row, record) for row, record in _records(path)]
+    records = _records(path)
+    if not records:
+        raise VqauditError(f"{path}: no samples (an empty lmms-eval log)")
+    return [_prediction(path, bench, views, row, record) for row, record in records]
 
 
 def _records(path: Path) -> list[tuple[int, Any]]:
@@ -188,7 +194,9 @@ def _records(path: Path) -> list[tuple[int, Any]]:
         raise VqauditError(f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
                            "VLMEvalKit result sheet is read with --format vlmevalkit")
     text = decode_lenient(raw)
-    one_list = path.suffix.lower() != ".json" and text.lstrip().startswith("[")
+    if not text.strip():
+        return []
+    one_list = path.suffix.lower() != ".json" and (text.lstrip().startswith("[") or _logs_object(text))
     if path.suffix.lower() == ".json" or one_list:
         try:
             data = json.loads(text)
@@ -207,6 +215,21 @@ def _records(path: Path) -> list[tuple[int, Any]]:
             except (ValueError, RecursionError) as exc:
                 raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
     return out
+
+
+def _logs_object(text: str) -> bool:
+    """Whether ``text`` is one JSON object with a ``"logs"`` key (lmms-eval's JSON shape saved as ``.jsonl``).
+
+    A JSON Lines log of samples never is: its records are samples, which have no ``logs`` field, so a file
+    whose whole content is such an object (on one line or pretty-printed) is read as that object.
+    """
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "logs" in data
 
 
 def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, record: Any) -> Prediction:

@@ -170,11 +170,11 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
     An empty ``prediction`` cell is the empty reply ``""`` (VLMEvalKit writes what the model returned).
 
     Raises:
-        VqauditError: an unsupported suffix, no ``prediction`` column, neither ``view_id`` nor ``index``, a row
-            naming no view of the benchmark or whose ``view_id`` and ``index`` disagree, or whose ``question``,
-            ``hint`` or option (``A``, ``B``, ...) cell is not what the export wrote for its view (a sheet of
-            another build of the benchmark: its letters would be scored against other options), naming the
-            file, the row and the field.
+        VqauditError: an unsupported suffix, no data row (a header only, or blank rows), no ``prediction`` column,
+            neither ``view_id`` nor ``index``, a row naming no view of the benchmark or whose ``view_id`` and
+            ``index`` disagree, or whose ``question``, ``hint`` or option (``A``, ``B``, ...) cell is not what the
+            export wrote for its view (a sheet of another build of the benchmark: its letters would be scored
+            against other options), naming the file, the row and the field.
     """
     rows = list(_rows(path))
     if not rows:
@@ -207,6 +207,8 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             view_id = view_at(path, bench, number, "index", cell("index")).view_id
         _check_inputs(path, number, views[view_id], header, cell)
         out.append(Prediction(row=number, view_id=view_id, text=cell("prediction") or ""))
+    if not out:
+        raise VqauditError(f"{path}: no data rows (an empty VLMEvalKit result sheet: a header only)")
     return out
 
 
