@@ -97,7 +97,7 @@ def _join(caches: list[tuple[Path, list[Response]]]) -> tuple[dict[str, Response
                 raise VqauditError(f"cache key {key}: {source[key]} and {run_dir} hold different replies "
                                    f"({held.text[:60]!r} and {response.text[:60]!r}); remove one of the two rows "
                                    "(or one run) and merge again")
-            if held.text is None and response.text is not None:
+            if held.error is not None and response.error is None:
                 rows[key], source[key] = response, run_dir
     return rows, duplicates
 
@@ -161,7 +161,7 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
     rows, duplicates = _join(caches)
     view_keys = _join_view_keys(maps)
     bench_dir = RunFolder(runs[0]).benchmark(bench).resolve()
-    errors = {key for key, r in rows.items() if r.text is None}
+    errors = {key for key, r in rows.items() if r.error is not None}
     first = infos[0][1]
     endpoints_out: dict[str, str] = {}
     for _, info in infos:

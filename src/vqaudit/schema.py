@@ -84,7 +84,9 @@ class Group(_Frozen):
 class Response(_Frozen):
     """The raw reply of a backend for one view, with how it was produced.
 
-    Exactly one of ``text`` and ``error`` is set: ``error`` records a call that failed after all retries.
+    ``error`` records a call that failed after all retries (``text`` is then None). Otherwise ``text`` holds the
+    reply's content, except for a reasoning model's reply that ended while thinking: ``text`` None (the server sent
+    no content) beside ``reasoning``, scored as "reasoning not finished" (:mod:`vqaudit.parsing.reasoning`).
     """
 
     view_id: str
@@ -95,6 +97,12 @@ class Response(_Frozen):
     error: str | None = Field(default=None, description="Error message when no reply was obtained.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall-clock seconds of the successful call.")
     cache_key: str = Field(default="", description="Key of the response in the run's SQLite cache.")
+    reasoning: str | None = Field(default=None, description="Reasoning the server sent apart from the content "
+                                  "(``reasoning_content``, thinking blocks); never scored.")
+    finish_reason: str | None = Field(default=None, description="Why generation stopped, as the server said "
+                                      "(``stop``, ``length``, ...), when it said.")
+    usage: dict[str, int] | None = Field(default=None, description="Token counts the server reported: "
+                                         "``prompt_tokens``, ``completion_tokens``, ``reasoning_tokens``.")
 
 
 class Parsed(_Frozen):
@@ -106,6 +114,10 @@ class Parsed(_Frozen):
     invalid_reason: str | None = Field(default=None, description="Why the reply is invalid, when it is.")
     decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     raw: str | None = Field(default=None, description="The raw reply text the parse came from.")
+    final: str | None = Field(default=None, description="The final text read, after the reasoning split "
+                              "(``vqaudit.parsing.reasoning``); equal to ``raw`` for a reply without reasoning.")
+    reasoning_chars: int | None = Field(default=None, description="Characters of reasoning in the reply; None "
+                                        "when it holds none.")
 
 
 class Outcome(_Frozen):
@@ -130,6 +142,10 @@ class Outcome(_Frozen):
     decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     error: str | None = None
     raw: str | None = None
+    reasoning_chars: int | None = Field(default=None, description="Characters of reasoning before the final "
+                                        "answer (tags or the server's reasoning field); None when none.")
+    draft_decision: Decision | None = Field(default=None, description="The decision of the last complete "
+                                            "answerability object inside the reasoning (a draft), if any.")
 
 
 class UPDViewMeta(_Frozen):
@@ -182,12 +198,30 @@ class GenerationParams:
 
     Attributes:
         temperature: sampling temperature (0 = greedy).
-        max_tokens: maximum number of new tokens in the reply.
+        max_tokens: maximum number of new tokens in the reply (a reasoning model's thinking included).
+        token_field: the body field ``max_tokens`` is sent as: ``max_tokens``, or ``max_completion_tokens`` for
+            servers that want it (OpenAI's reasoning models refuse ``max_tokens``).
+        reasoning_effort: sent as ``reasoning_effort`` (``low``, ``medium``, ``high``, ...) when set.
+        enable_thinking: a chat template's thinking switch (Qwen3, GLM-4.5V, InternVL3.5), sent as
+            ``chat_template_kwargs: {"enable_thinking": ...}`` when set.
+
+    The three optional settings enter :meth:`as_dict` (and so the cache key) only when set, so the key of a call
+    without them is what it always was.
     """
 
     temperature: float = 0.0
     max_tokens: int = 512
+    token_field: str = "max_tokens"
+    reasoning_effort: str | None = None
+    enable_thinking: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the parameters as a plain JSON-able dict (stored in responses and part of the cache key)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.token_field != "max_tokens":
+            out["token_field"] = self.token_field
+        if self.reasoning_effort is not None:
+            out["reasoning_effort"] = self.reasoning_effort
+        if self.enable_thinking is not None:
+            out["enable_thinking"] = self.enable_thinking
+        return out

@@ -99,7 +99,7 @@ def views_without_reply(run_dir: Path) -> tuple[str, ...]:
     answerability sources (``invalid_rate``), undecided with ``decided_by = "no-reply"`` for UPD
     (``undecided.no_reply``). ``vqaudit run ... --retry-errors`` asks them again.
     """
-    return tuple(sorted(k for k, r in load_responses(run_dir).items() if r.text is None))
+    return tuple(sorted(k for k, r in load_responses(run_dir).items() if r.error is not None))
 
 
 def load_outcomes(run_dir: Path) -> list[Outcome]:

@@ -7,6 +7,7 @@ names it) and :mod:`vqaudit.backends.runner` for the cached runner every stage t
 from vqaudit.backends.base import (
     Backend,
     BackendCallError,
+    Completion,
     GenerationParams,
     ModelOptions,
     Request,
@@ -28,6 +29,7 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "BackendCallError",
+    "Completion",
     "BackendKind",
     "GenerationParams",
     "ModelOptions",

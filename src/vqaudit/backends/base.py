@@ -15,7 +15,7 @@ from vqaudit.backends.options import ModelArgs
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams, Obligation
 
-__all__ = ["Backend", "BackendCallError", "GenerationParams", "ModelOptions", "Request"]
+__all__ = ["Backend", "BackendCallError", "Completion", "GenerationParams", "ModelOptions", "Request"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,30 @@ class Request:
     def __post_init__(self) -> None:
         if (self.image is None) != (self.image_mime is None):
             raise ValueError("Request: image and image_mime must both be set or both be None")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A reply with more than its text: what a reasoning model's server sends apart from the content.
+
+    A backend's ``complete`` returns a plain ``str`` (the content) or a Completion. The runner stores every field
+    in the response cache; only ``text`` is ever scored, after the reasoning split
+    (:mod:`vqaudit.parsing.reasoning`).
+
+    Attributes:
+        text: the content exactly as received; None when the server sent none (``content: null``, e.g. a
+            reasoning model cut off by ``max_tokens`` while thinking: scored as "reasoning not finished").
+        reasoning: reasoning sent apart from the content (``reasoning_content`` / ``reasoning``, thinking
+            blocks, thought parts), or None.
+        finish_reason: why generation stopped as the server said (``stop``, ``length``, ...), or None.
+        usage: token counts reported by the server: any of ``prompt_tokens``, ``completion_tokens``,
+            ``reasoning_tokens`` (non-negative integers), or None.
+    """
+
+    text: str | None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,8 +165,8 @@ class Backend(Protocol):
         """The model spec string the backend was loaded from (recorded with every response)."""
         ...
 
-    async def complete(self, request: Request) -> str:
-        """Ask one request and return the raw reply text exactly as received.
+    async def complete(self, request: Request) -> str | Completion:
+        """Ask one request and return the raw reply text exactly as received (or a :class:`Completion`).
 
         Raises:
             BackendCallError: the call failed after all retries (or at once, when retrying cannot help).

@@ -39,7 +39,10 @@ CREATE TABLE IF NOT EXISTS responses (
     error TEXT,
     latency_s REAL NOT NULL,
     created INTEGER NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    reasoning TEXT,
+    finish_reason TEXT,
+    usage TEXT
 );
 CREATE INDEX IF NOT EXISTS responses_created ON responses (created);
 CREATE TABLE IF NOT EXISTS view_keys (
@@ -48,7 +51,10 @@ CREATE TABLE IF NOT EXISTS view_keys (
 );
 """
 
-_COLUMNS = "key, view_id, model, prompt_id, params, text, error, latency_s"
+_COLUMNS = "key, view_id, model, prompt_id, params, text, error, latency_s, reasoning, finish_reason, usage"
+_ADDED = (("reasoning", "TEXT"), ("finish_reason", "TEXT"), ("usage", "TEXT"))
+"""Columns added after the first cache format (a reasoning model's reply): an older cache gets them, as NULL,
+when opened read-write, and reads them as NULL when opened read-only."""
 
 
 def cache_key(
@@ -83,7 +89,7 @@ def cache_key(
 
 
 def _row_to_response(row: tuple[Any, ...]) -> Response:
-    key, view_id, model, prompt_id, params, text, error, latency_s = row
+    key, view_id, model, prompt_id, params, text, error, latency_s, reasoning, finish_reason, usage = row
     return Response(
         view_id=view_id,
         model=model,
@@ -93,6 +99,9 @@ def _row_to_response(row: tuple[Any, ...]) -> Response:
         error=from_storage(error),
         latency_s=latency_s,
         cache_key=key,
+        reasoning=from_storage(reasoning),
+        finish_reason=finish_reason,
+        usage=None if usage is None else json.loads(usage),
     )
 
 
@@ -137,6 +146,15 @@ class ResponseCache:
                 with self._conn:
                     self._conn.executescript(_SCHEMA)
             self._conn.execute("SELECT key, text FROM responses LIMIT 1").fetchall()
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+            missing = [(name, kind) for name, kind in _ADDED if name not in have]
+            if missing and not read_only:
+                with self._conn:
+                    for name, kind in missing:
+                        self._conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
+                missing = []
+            self._columns = ", ".join(f"NULL AS {c}" if any(c == m for m, _ in missing) else c
+                                      for c in _COLUMNS.split(", "))
         except sqlite3.DatabaseError as exc:  # not a database, or damaged (issue 18: was a raw DatabaseError)
             if hasattr(self, "_conn"):
                 self._conn.close()
@@ -157,7 +175,7 @@ class ResponseCache:
 
     def get(self, key: str) -> Response | None:
         """Return the response stored under ``key``, or None."""
-        row = self._conn.execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._conn.execute(f"SELECT {self._columns} FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else _row_to_response(row)
 
     def put(self, response: Response, *, replace_error: bool = False) -> bool:
@@ -208,18 +226,21 @@ class ResponseCache:
                     to_storage(response.text),  # a string holding a lone surrogate is stored as a lossless BLOB
                     to_storage(response.error),
                     response.latency_s,
+                    to_storage(response.reasoning),
+                    response.finish_reason,
+                    None if response.usage is None else json.dumps(response.usage, sort_keys=True),
                     stamp,
                 )
                 cursor = self._conn.execute(
                     f"INSERT OR IGNORE INTO responses ({_COLUMNS}, created, created_at) "
-                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {next_created}, ?)",
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {next_created}, ?)",
                     (response.cache_key, *values),
                 )
                 if cursor.rowcount != 1 and replace_error:
                     cursor = self._conn.execute(
                         "UPDATE responses SET view_id = ?, model = ?, prompt_id = ?, params = ?, text = ?, "
-                        f"error = ?, latency_s = ?, created_at = ?, created = {next_created} "
-                        "WHERE key = ? AND error IS NOT NULL",
+                        "error = ?, latency_s = ?, reasoning = ?, finish_reason = ?, usage = ?, "
+                        f"created_at = ?, created = {next_created} WHERE key = ? AND error IS NOT NULL",
                         (*values, response.cache_key),
                     )
                 written += cursor.rowcount == 1
@@ -235,7 +256,7 @@ class ResponseCache:
 
     def responses(self) -> list[Response]:
         """Return all stored responses in insertion order (a replaced error counts as inserted when replaced)."""
-        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM responses ORDER BY created")
+        rows = self._conn.execute(f"SELECT {self._columns} FROM responses ORDER BY created")
         return [_row_to_response(row) for row in rows]
 
     def write_state(self) -> tuple[int, int, int]:

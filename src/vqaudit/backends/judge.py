@@ -82,7 +82,7 @@ async def ask_judge_all(
     keys = [request_key(backend, c.prompt_id, c.prompt, None, params, c.request_id) for c in calls]
     jobs = [Job(key=k, request_id=c.request_id, build=partial(_request, c, params))
             for c, k in zip(calls, keys, strict=True)]
-    n_todo = len({k for k in keys if (cached := cache.get(k)) is None or cached.text is None})
+    n_todo = len({k for k in keys if (cached := cache.get(k)) is None or cached.error is not None})
 
     def unreachable(n_done: int, response: Response) -> VqauditError:
         if spec.startswith("replay:"):  # a file, not a server: the ids are what is wrong

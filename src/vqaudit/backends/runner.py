@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from vqaudit.backends.base import Backend, BackendCallError, GenerationParams, Request
+from vqaudit.backends.base import Backend, BackendCallError, Completion, GenerationParams, Request
 from vqaudit.backends.cache import ResponseCache, cache_key
 from vqaudit.backends.registry import BACKENDS
 from vqaudit.errors import VqauditError
@@ -53,17 +53,22 @@ async def call_once(backend: Backend, request: Request, *, model: str, response_
         VqauditError: a fatal backend error (401/403/404: every call would fail the same way).
     """
     started = time.perf_counter()
-    text: str | None = None
+    reply: Completion = Completion(None)
     error: str | None = None
     try:
-        text = await backend.complete(request)
+        got = await backend.complete(request)
+        reply = got if isinstance(got, Completion) else Completion(got)
     except BackendCallError as exc:
         if exc.fatal:
             raise VqauditError(f"{fatal_label}: {exc}") from None
         error = str(exc) or type(exc).__name__
+    text = reply.text
+    if error is None and text is None and reply.reasoning is None:
+        text = ""  # a Completion with neither content nor reasoning: an empty reply (scored invalid), not an error
     return Response(view_id=response_id, model=model, prompt_id=request.prompt_id,
                     params=request.params.as_dict(), text=text, error=error,
-                    latency_s=time.perf_counter() - started, cache_key=key)
+                    latency_s=time.perf_counter() - started, cache_key=key, reasoning=reply.reasoning,
+                    finish_reason=reply.finish_reason, usage=reply.usage)
 
 
 async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:

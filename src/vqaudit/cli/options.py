@@ -40,6 +40,24 @@ BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of 
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
 
 
+class ReasoningFormatName(StrEnum):
+    """``--reasoning-format``: which reasoning spans are split off before any reader (:mod:`vqaudit.parsing.reasoning`)."""
+
+    auto = "auto"
+    none = "none"
+    think = "think"
+    thinking = "thinking"
+    reasoning = "reasoning"
+    kimi = "kimi"
+    thought = "thought"
+
+
+ReasoningFormatOpt = Annotated[ReasoningFormatName, typer.Option(
+    "--reasoning-format", help="Reasoning spans split off before scoring: auto (every known format), none (for "
+                               "answers that legitimately hold the tags), or one of think, thinking, reasoning, "
+                               "kimi, thought; the thinking is never scored.")]
+
+
 class ExecutorName(StrEnum):
     """``--executor``: where the parallel maps (and, for ``run``, the model) run (:mod:`vqaudit.executors`)."""
 

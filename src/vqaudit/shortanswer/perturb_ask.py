@@ -121,7 +121,7 @@ def ask_perturbations(
         keys = [request_key(model, v.prompt_id, v.request().prompt, sha256_bytes(v.image), PARAMS, v.request_id)
                 for v in views]
         jobs = [Job(key=k, request_id=v.request_id, build=v.request) for v, k in zip(views, keys, strict=True)]
-        n_todo = len({k for k in keys if (c := cache.get(k)) is None or c.text is None})
+        n_todo = len({k for k in keys if (c := cache.get(k)) is None or c.error is not None})
 
         def unreachable(n_done: int, response: Response) -> VqauditError:
             return VqauditError(

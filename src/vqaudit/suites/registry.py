@@ -160,9 +160,12 @@ class ScoreContext:
         judge: the judge's model spec, or None (no judge).
         judge_backend: a ready judge backend (built by the score stage from ``judge``), or None.
         judge_concurrency: judge calls in flight.
+        reasoning_format: which reasoning spans are split off every reply before it is read (``auto``, ``none``
+            or a format name of :mod:`vqaudit.parsing.reasoning`).
     """
 
     run_dir: Path
     judge: str | None = None
     judge_backend: Any = None
     judge_concurrency: int = 8
+    reasoning_format: str = "auto"
