@@ -357,8 +357,11 @@ def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, 
     assert message == (f"model spec 'hf:{tiny_llava}': enable_thinking=false: this model's chat template has no "
                        "thinking switch (its source never mentions enable_thinking); drop the setting")
 
+    from vqaudit.backends.hf import HFBackend
+
     switched = _with_thinking_switch(tiny_llava, tmp_path / "switched")
     backend = load_backend(f"hf:{switched}", model_options({**ARGS, "enable_thinking": "false"}))
+    assert isinstance(backend, HFBackend)
     try:
         request = _request(views[0], tiny_chart_bench)
         off = backend.render(Request(**{**request.__dict__, "params": GenerationParams(enable_thinking=False)}))
