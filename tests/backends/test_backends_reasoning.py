@@ -411,3 +411,51 @@ def test_an_old_cache_opened_read_write_gains_the_columns(tmp_path: Path) -> Non
         new = cache.get("k2")
     assert new is not None
     assert (new.text, new.reasoning, new.finish_reason, new.usage) == (None, "r", "length", {"completion_tokens": 9})
+
+
+def test_cli_run_prints_the_token_sums_and_refuses_bad_keys_in_one_line(
+        make_bench: Callable[..., Path], serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from shortanswer.helpers import run_cli
+
+    bench = make_bench(2, 3)
+    by_image = _replies(bench)
+    key_of = _server_module().request_key
+    server = serve(lambda body: by_image[key_of(body)])
+    out = tmp_path / "run"
+    code = run_cli(monkeypatch, "run", str(bench), "--model", f"openai:m@{server.url}", "--out", str(out),
+                   "--model-arg", "max_tokens=4096", "--max-retries", "0")
+    printed = capsys.readouterr().err  # the summary lines go to stderr (the console of vqaudit.cli.options)
+    assert code == 0
+    assert ("tokens reported by the server over 4 replies: 340 prompt, 4166 completion (of which 4138 reasoning); "
+            "in run.json usage") in printed
+    assert {b["max_tokens"] for b in server.bodies} == {4096}
+
+    for args, line in (
+        (("--model", "reference:gold", "--model-arg", "max_tokens=64"),
+         "error: model spec 'reference:gold': --model-arg max_tokens: the 'reference' backend takes no such "
+         "generation setting; it takes none (no setting changes its replies)"),
+        (("--model", f"openai:m@{server.url}", "--model-arg", "max_tokens=many"),
+         "error: --model-arg max_tokens='many': expected an integer from 1 to 1048576"),
+    ):
+        code = run_cli(monkeypatch, "run", str(bench), "--out", str(tmp_path / "refused"), *args)
+        assert code == 2
+        assert capsys.readouterr().err.strip().splitlines() == [line]
+        assert not (tmp_path / "refused").exists()
+
+
+def test_model_args_reach_the_perturbation_calls(serve: Any, tmp_path: Path) -> None:
+    """vqaudit perturb's calls (default max_tokens 64, prompts/perturbations.py PARAMS) take --model-arg settings."""
+    from vqaudit.shortanswer.perturb_ask import ask_perturbations
+    from vqaudit.shortanswer.records import AuditRow
+
+    server = serve()
+    image = b"\x89PNG\r\n\x1a\n"  # sent as a data URL; the server only hashes it
+    rows = [AuditRow(qid="q1", question="What is written?", prediction="a", answers=("a",), benchmark="textvqa")]
+    spec = f"openai:m@{server.url}"
+    for args, expected in (((), 64), ((("max_tokens", "2048"),), 2048)):
+        server.bodies.clear()
+        got = ask_perturbations(rows, lambda _row: (image, "image/png"), spec, tmp_path / f"{expected}.sqlite",
+                                variants=["A1", "B1"], options=_options(**dict(args)))
+        assert got.replies == {"A1": {"q1": "yes"}, "B1": {"q1": "yes"}}
+        assert [b["max_tokens"] for b in server.bodies] == [expected, expected]
