@@ -185,10 +185,14 @@ def test_null_content_without_reasoning_or_length_stays_malformed(serve: Any) ->
     b'"usage": {"prompt_tokens": 1' + b"0" * 5000 + b', "completion_tokens": 1e400}}',
     b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "' + b"x" * 65 + b'"}], '
     b'"usage": {"completion_tokens_details": "no", "prompt_tokens": 9007199254740992}}',
+    # a lone surrogate as the finish reason (SQLite could not store it as text) and a non-printable one
+    b'{"choices": [{"message": {"content": "ok", "reasoning_content": ""}, "finish_reason": "\\ud800"}]}',
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop\\n"}], "usage": {}}',
 ])
 def test_hostile_fields_beside_the_content_are_ignored(serve: Any, body: bytes) -> None:
-    """Wrong types, a 5,001-digit number, 1e400, a count over 2**53 - 1, a 65-character finish reason: the
-    content is still the reply, everything else unreadable is left out (not a crash, not a retry)."""
+    """Wrong types, a 5,001-digit number, 1e400, a count over 2**53 - 1, a 65-character finish reason, a lone
+    surrogate or a newline in it, an empty reasoning: the content is still the reply, everything else unreadable
+    is left out (not a crash, not a retry)."""
     server = serve(lambda _body: body)
     reply = _ask(f"openai:m@{server.url}", _options(), _text_request(GenerationParams()))
     assert reply == Completion("ok", None, None, None)
@@ -341,6 +345,7 @@ def test_replay_lines_carry_reasoning_finish_reason_and_usage(make_bench: Callab
 @pytest.mark.parametrize(("line", "message"), [
     ({"view_id": "v", "text": "a", "reasoning": 3}, "row 2, field 'reasoning': expected a string or null"),
     ({"view_id": "v", "text": "a", "finish_reason": ["stop"]}, "row 2, field 'finish_reason': expected a string"),
+    ({"view_id": "v", "text": "a", "finish_reason": "\ud800"}, "row 2, field 'finish_reason': expected a string"),
     ({"view_id": "v", "text": "a", "usage": [1]}, "row 2, field 'usage': expected an object of token counts"),
     ({"view_id": "v", "text": "a", "usage": {"prompt_tokens": -1}},
      "row 2, field 'usage.prompt_tokens': expected an integer from 0 to 9007199254740991"),

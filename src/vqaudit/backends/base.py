@@ -87,6 +87,22 @@ class Completion:
     usage: dict[str, int] | None = None
 
 
+_MAX_FINISH_REASON_CHARS = 64
+
+
+def finish_reason_of(value: object) -> str | None:
+    """``value`` when it reads as a finish reason, else None.
+
+    A finish reason is 1 to 64 printable ASCII characters (``stop``, ``length``, ``content_filter``,
+    ``tool_calls``: OpenAI API reference, the chat completion object); anything else a server or a replay file
+    sends (another type, a lone surrogate, a megabyte of text) is not one.
+    """
+    if (isinstance(value, str) and 0 < len(value) <= _MAX_FINISH_REASON_CHARS and value.isascii()
+            and value.isprintable()):
+        return value
+    return None
+
+
 @dataclass(frozen=True)
 class ModelOptions:
     """Options of a backend that are not part of its spec string (the CLI's generic model options).

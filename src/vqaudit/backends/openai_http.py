@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from vqaudit.backends.base import Completion, Request
+from vqaudit.backends.base import Completion, Request, finish_reason_of
 from vqaudit.backends.redact import mask_secret
 from vqaudit.textsafe import decode_lenient, escape_surrogates, join_pairs
 
@@ -37,7 +37,6 @@ exactly); a larger or non-integer count is ignored."""
 _MAX_INT_DIGITS = 20
 """Integers in a body longer than this are read as not-a-count (a hostile 5,000-digit number would otherwise make
 Python's ``int`` refuse the whole body: the integer string conversion length limit)."""
-_MAX_FINISH_REASON_CHARS = 64
 
 
 class MalformedBody(Exception):
@@ -87,7 +86,7 @@ def extract_completion(body: bytes) -> Completion:
       None when it is null (or absent) and the reply is a reasoning model's cut one (below);
     - reasoning: ``message.reasoning_content`` (vLLM and SGLang reasoning parsers, DeepSeek's API) or else
       ``message.reasoning`` (newer vLLM, OpenRouter), when a nonempty string; otherwise None;
-    - finish reason: ``choices[0].finish_reason`` when a string of at most 64 characters;
+    - finish reason: ``choices[0].finish_reason`` when 1 to 64 printable ASCII characters (:func:`finish_reason_of`);
     - usage: ``usage.prompt_tokens``, ``usage.completion_tokens``, and ``reasoning_tokens`` from
       ``usage.completion_tokens_details.reasoning_tokens`` (OpenAI) or else ``usage.reasoning_tokens``; each kept
       only when an integer from 0 to :data:`MAX_USAGE_TOKENS` (a float, a string, a boolean, a negative or huge
@@ -116,8 +115,7 @@ def extract_completion(body: bytes) -> Completion:
         raise MalformedBody("no choices[0].message.content") from None
     if not isinstance(message, dict) or not isinstance(choice, dict):
         raise MalformedBody("choices[0].message is not an object")
-    finish = choice.get("finish_reason")
-    finish_reason = finish if isinstance(finish, str) and 0 < len(finish) <= _MAX_FINISH_REASON_CHARS else None
+    finish_reason = finish_reason_of(choice.get("finish_reason"))
     reasoning = _reasoning(message)
     usage = _usage(data.get("usage"))
     content = message.get("content")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request, finish_reason_of
 from vqaudit.errors import VqauditError
 from vqaudit.textsafe import decode_lenient
 
@@ -43,7 +43,8 @@ class ReplayBackend:
         """Read a replay file: one JSON object per line with ``view_id`` (string) and ``text`` (string or null).
 
         Optional, beside ``text`` (each may be null, as in an exported Response record): ``reasoning`` (string:
-        what a reasoning parser sent apart), ``finish_reason`` (string, e.g. ``stop``, ``length``) and ``usage``
+        what a reasoning parser sent apart), ``finish_reason`` (1 to 64 printable ASCII characters, e.g. ``stop``,
+        ``length``) and ``usage``
         (an object of token counts, each an integer from 0 to 2**53 - 1; ``prompt_tokens``,
         ``completion_tokens`` and ``reasoning_tokens`` are kept). Such a row replays as a :class:`Completion`.
         A null ``text`` beside ``reasoning`` is a reply cut off while thinking (scored "reasoning not
@@ -118,9 +119,11 @@ def _completion(record: dict[str, Any], text: str | None, where: str) -> Complet
         VqauditError: a field of the wrong type, naming ``where`` (file and row) and the field.
     """
     reasoning, finish_reason, usage = record.get("reasoning"), record.get("finish_reason"), record.get("usage")
-    for name, value in (("reasoning", reasoning), ("finish_reason", finish_reason)):
-        if value is not None and not isinstance(value, str):
-            raise VqauditError(f"{where}, field {name!r}: expected a string or null")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise VqauditError(f"{where}, field 'reasoning': expected a string or null")
+    if finish_reason is not None and finish_reason_of(finish_reason) is None:
+        raise VqauditError(f"{where}, field 'finish_reason': expected a string of 1 to 64 printable ASCII "
+                           "characters (e.g. stop, length) or null")
     counts: dict[str, int] | None = None
     if usage is not None:
         if not isinstance(usage, dict):
