@@ -39,10 +39,12 @@ from vqaudit.store import (
     BenchmarkFolder,
     RunFolder,
     RunInfo,
+    RunUsage,
     load_benchmark,
     manifest_problems,
     relative_path,
     shard_of,
+    sum_usage,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
@@ -58,6 +60,8 @@ class RunSummary:
         n_errors: views whose stored response records an error at the end of the run.
         out_dir: the run folder.
         endpoints_out: endpoints of the model taken out of rotation during this invocation: URL -> error.
+        usage: token counts summed over the cache rows of the run's views (``run.json`` ``usage``), or None when
+            no reply reported usage.
     """
 
     n_views: int
@@ -66,6 +70,7 @@ class RunSummary:
     n_errors: int
     out_dir: Path
     endpoints_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    usage: RunUsage | None = None
 
 
 def _now() -> str:
@@ -204,7 +209,8 @@ async def run_benchmark_async(
                            "or check it with `vqaudit verify`)")
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
-    params = GenerationParams()
+    base = options if options is not None else ModelOptions()
+    params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
     if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
@@ -213,7 +219,6 @@ async def run_benchmark_async(
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
-    base = options if options is not None else ModelOptions()
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
@@ -276,15 +281,17 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
+        run_keys = set(view_keys.values())
+        usage = sum_usage(r for r in cache.responses() if r.cache_key in run_keys)  # each row once
     finally:
         cache.close()
 
     endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
     summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
-                         out_dir=out_dir, endpoints_out=endpoints_out)
+                         out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
                                                   "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out}))
+                                                  "endpoints_out": endpoints_out, "usage": usage}))
     return summary
 
 
