@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -25,6 +26,7 @@ from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
+from vqaudit.progress import set_quiet
 from vqaudit.signals import SIGTERM_EXIT, Completed, Terminated, exit_on_sigterm, sigterm_like_ctrl_c
 
 
@@ -38,6 +40,17 @@ class _InOrder(TyperGroup):
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder,
                   help="Audit answerability of vision-language models.")
+
+
+@app.callback()
+def _options(quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (by default a live "
+                                                                     "bar on a terminal; otherwise a plain line at "
+                                                                     "most every 10 s and at each quarter).")]
+             = False) -> None:
+    """Audit answerability of vision-language models."""
+    set_quiet(quiet)
+
+
 app.add_typer(build_app, name="build")
 app.command("verify")(verify)
 app.command("run")(run)

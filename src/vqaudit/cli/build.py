@@ -17,10 +17,10 @@ from vqaudit.cli.options import (
     Workers,
     console,
     executor,
-    progress,
 )
 from vqaudit.errors import VqauditError
 from vqaudit.executors import Executor, LocalExecutor, using
+from vqaudit.progress import step
 from vqaudit.suites.registry import get_source
 
 build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder (one subcommand per source).")
@@ -46,10 +46,8 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
         err = exc.errors()[0]
         raise VqauditError(f"build {name}: option --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
     total = getattr(typed, "groups", 0) or 0
-    with progress(total, f"building {name} groups") as bar, using(on or LocalExecutor()):
-        task = bar.task_ids[0]
-        manifest: dict[str, Any] = hooks.build(out, typed, workers=workers,
-                                               on_group=lambda n: bar.update(task, completed=n))
+    with step(f"build {name}", total) as bar, using(on or LocalExecutor()):
+        manifest: dict[str, Any] = hooks.build(out, typed, workers=workers, on_group=bar.update)
     return manifest
 
 

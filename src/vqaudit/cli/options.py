@@ -9,14 +9,12 @@ judge give the judge its own ``--judge-arg``.
 from __future__ import annotations
 
 import os
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vqaudit.backends import ModelOptions, parse_model_args
 from vqaudit.errors import VqauditError
@@ -214,14 +212,6 @@ def check_key_env(name: str) -> None:
     """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
     if name != "OPENAI_API_KEY" and not os.environ.get(name):
         raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
-
-
-def progress(total: int, label: str) -> Progress:
-    """A progress bar on stderr (disabled when stderr is not a terminal)."""
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                   disable=not sys.stderr.isatty())
-    bar.add_task(label, total=total)
-    return bar
 
 
 def error(message: str) -> None:

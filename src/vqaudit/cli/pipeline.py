@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,7 +90,7 @@ def run(
     on = model_executor(executor_name, ray_address, ray_replicas)
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas,
+                            options=options, executor=on, replicas=ray_replicas,
                             shard=parse_shard(shard) if shard is not None else None)
     which = f" of shard {shard}" if shard is not None else ""
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
@@ -329,7 +328,7 @@ def eval_cmd(
     run_dirs = []
     for spec, name in zip(specs, run_folder_names(specs), strict=True):
         run_dir = out / "runs" / name
-        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, 
                       options=options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
