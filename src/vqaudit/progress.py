@@ -117,7 +117,7 @@ class PlainReporter(Reporter):
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = duration((self.total - self.done) / rate) if rate > 0 else "?"
         pct = 100 * self.done // self.total
-        rate_text = f"{rate:.1f}/s" if rate >= 0.1 else f"{rate * 60:.1f}/min"
+        rate_text = (f"{rate:.0f}/s" if rate >= 100 else f"{rate:.1f}/s" if rate >= 0.1 else f"{rate * 60:.1f}/min")
         return (f"progress: {self.name}: {self.done}/{self.total} ({pct}%), {rate_text}, elapsed {duration(elapsed)}, "
                 f"left {left}")
 
@@ -128,30 +128,48 @@ class PlainReporter(Reporter):
 
 
 class BarReporter(Reporter):
-    """A live rich bar on stderr: step, bar, done/total, elapsed, time left; it stays on screen after ``close``."""
+    """A live rich bar on stderr: step, bar, done/total, elapsed, time left; it stays on screen after ``close``.
+
+    Steps inside steps (score, then its bootstrap) share one live display (rich allows one at a time): each
+    step is one row of it, and the display stops when the outermost step closes.
+    """
+
+    _live: Any = None
+    _open = 0
 
     def __init__(self, name: str, total: int) -> None:
         super().__init__(name, total)
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        if BarReporter._live is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
-        self._bar: Any = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            BarReporter._live = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                         TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            BarReporter._live.start()
+        BarReporter._open += 1
+        self._bar = BarReporter._live
         self._task = self._bar.add_task(name, total=self.total)
-        self._bar.start()
+        self._closed = False
 
     def _show(self) -> None:
         self._bar.update(self._task, completed=self.done)
 
     def close(self) -> None:
-        self._bar.stop()
+        """Stop this step's row; the live display stops with the outermost step."""
+        if self._closed:
+            return
+        self._closed = True
+        BarReporter._open -= 1
+        if BarReporter._open == 0:
+            self._bar.stop()
+            BarReporter._live = None
 
 
 def reporter(name: str, total: int) -> Reporter:

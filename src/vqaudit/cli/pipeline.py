@@ -328,7 +328,7 @@ def eval_cmd(
     run_dirs = []
     for spec, name in zip(specs, run_folder_names(specs), strict=True):
         run_dir = out / "runs" / name
-        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, 
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
                       options=options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
         run_dirs.append(run_dir)
