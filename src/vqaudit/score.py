@@ -17,6 +17,7 @@ from typing import Any
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_jsonl, write_json, write_jsonl
+from vqaudit.merge import rerun_advice
 from vqaudit.progress import step
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
@@ -69,7 +70,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     if missing:
         raise VqauditError(
             f"{run_dir}: {len(missing)} of {len(benchmark.views)} views have no response (first: {missing[0]}); "
-            "run `vqaudit run` again with the same arguments to resume"
+            f"{rerun_advice(run_dir, folder.read_info())} to resume, then score again"
         )
     ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
                        judge_concurrency=options.concurrency)

@@ -143,6 +143,7 @@ def score(
 
 def _warn_no_reply(run_dir: Path) -> None:
     """One ``warning:`` line when views hold only a recorded error: the scores count them as failures."""
+    from vqaudit.merge import rerun_advice
     from vqaudit.score import views_without_reply
     from vqaudit.store import RunFolder
 
@@ -155,8 +156,7 @@ def _warn_no_reply(run_dir: Path) -> None:
         fix = (f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
                "... --out NEW_RUN`)")
     else:
-        fix = (f"fix the cause and rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir} "
-               "--retry-errors`, then score again")
+        fix = f"fix the cause and {rerun_advice(run_dir, info, retry_errors=True)}, then score again"
     warning(f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
             "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); "
             + fix)
