@@ -38,7 +38,10 @@ class _InOrder(TyperGroup):
         return sorted(names, key=lambda name: name != "build")
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder,
+# Plain help text (click's layout), not typer's rich panels: rendering them imports typer.rich_utils (rich's
+# markdown, tables, tracebacks), which alone costs twice the start-up of typer and rich together
+# (benchmarks/bench_startup.py), on every command, as typer builds every command's help at start.
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder, rich_markup_mode=None,
                   help="Audit answerability of vision-language models.")
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
 
 from vqaudit.cli.options import (
     ExecutorName,
@@ -19,11 +18,15 @@ from vqaudit.cli.options import (
     executor,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, LocalExecutor, using
 from vqaudit.progress import step
-from vqaudit.suites.registry import get_source
 
-build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder (one subcommand per source).")
+if TYPE_CHECKING:  # imported where used: `vqaudit --help` loads no source table, executor or pydantic
+    from pydantic import BaseModel
+
+    from vqaudit.executors import Executor
+
+build_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="Build a benchmark folder (one subcommand per source).")
 
 Out = Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")]
 Seed = Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")]
@@ -39,6 +42,11 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
         VqauditError: an unknown source, options its ``Options`` model refuses (naming the field), or the build's
             own errors (nothing is left at ``out`` when a build fails).
     """
+    from pydantic import ValidationError
+
+    from vqaudit.executors import LocalExecutor, using
+    from vqaudit.suites.registry import get_source
+
     hooks = get_source(name).module()
     try:
         typed: BaseModel = hooks.Options(**options)

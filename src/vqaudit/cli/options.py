@@ -11,16 +11,38 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
-from vqaudit.backends import ModelOptions, parse_model_args
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, make_executor
 
-console = Console(stderr=True, soft_wrap=True)
+if TYPE_CHECKING:  # imported where used: `vqaudit --help` builds no backend model and no executor
+    from rich.console import Console
+
+    from vqaudit.backends import ModelOptions
+    from vqaudit.executors import Executor
+
+
+class _StderrConsole:
+    """rich's ``Console(stderr=True, soft_wrap=True)``, made at the first ``print``.
+
+    So ``rich.console`` is not imported by a command that prints nothing through it, such as ``--help``.
+    """
+
+    def __init__(self) -> None:
+        self._made: Console | None = None
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print`` on stderr."""
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(stderr=True, soft_wrap=True)
+        self._made.print(*objects, **kwargs)
+
+
+console = _StderrConsole()
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
 ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
@@ -65,7 +87,7 @@ class ExecutorName(StrEnum):
 
 ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
                                                                       "(a Ray cluster; pip install "
-                                                                      "'vqaudit\\[ray]'). Same output bytes.")]
+                                                                      "'vqaudit[ray]'). Same output bytes.")]
 RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
                                                                       "--executor ray (default: start a local "
                                                                       "Ray instance).")]
@@ -95,6 +117,8 @@ def executor(name: ExecutorName, ray_address: str | None) -> Executor:
     Raises:
         VqauditError: ``--ray-address`` without ``--executor ray``.
     """
+    from vqaudit.executors import make_executor
+
     return make_executor(name.value, ray_address)
 
 
@@ -185,6 +209,8 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
         VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
             named ``--api-key-env`` that is unset.
     """
+    from vqaudit.backends import ModelOptions, parse_model_args
+
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
                         args=parse_model_args(args or [], args_option), args_option=args_option)

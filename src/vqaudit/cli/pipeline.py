@@ -6,7 +6,6 @@ table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vq
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -246,6 +245,8 @@ def _slug(spec: str) -> str:
 
 def run_folder_names(specs: list[str]) -> list[str]:
     """Readable, distinct run-folder names for model specs (a short hash is added where two names would clash)."""
+    import hashlib
+
     slugs = [_slug(s) for s in specs]
     return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
             for slug, spec in zip(slugs, specs, strict=True)]
