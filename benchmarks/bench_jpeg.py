@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from _timing import timed
 from PIL import Image
 
-from _timing import timed
 from vqaudit.backends.baseline import chart_reply, decode_image
 from vqaudit.backends.chart_reader import Ocr
 from vqaudit.cli.build import build_source
