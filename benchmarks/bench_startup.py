@@ -11,10 +11,11 @@ It also lists the heavy modules ``vqaudit --help`` imports that it should not ne
 backends, the harness importers, ``importlib.metadata``, asyncio, numpy, typer's rich help panels): none should
 be listed (``tests/test_startup.py`` checks the same without timing anything).
 
-Measured on the shared 2-core machine (load 4-7), 5-7 runs each: before (commit 422683e) median 785 ms
-against 121 ms, 6.5x; after, 274 ms against 134 ms, 2.05x (mins 233 / 116 ms, 2.01x). Of what remained, the
-rich help panels were the largest part: ``import typer.rich_utils`` alone is 0.25-0.32 CPU-s against 0.09-0.15
-for ``import typer, rich``, so the help is now click's plain layout.
+Measured on the shared 2-core machine (load 4-9), 5-7 runs each: before (commit 422683e) median 785 ms
+against 121 ms, 6.5x (mins 7.2x); after, median 272 ms against 124 ms, 2.2x (mins 216 / 105 ms, 2.1x). Once the
+imports were lazy, typer's rich help panels were the largest part left: ``import typer.rich_utils`` alone is
+0.25-0.32 CPU-s against 0.09-0.15 for ``import typer, rich`` (2.2-2.5x by itself), so the help is click's plain
+layout (``vqaudit.cli.options.PlainHelpGroup``).
 
 Run from the repository root: ``.venv/bin/python benchmarks/bench_startup.py [--reps N]``.
 """
@@ -54,9 +55,9 @@ def _once(label: str, args: list[str]) -> Timing:
 def _loaded_by_help() -> list[str]:
     code = ("import sys; sys.argv = ['vqaudit', '--help']\nfrom vqaudit.cli import app\n"
             "try:\n    app()\nexcept SystemExit:\n    pass\n"
-            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+            f"print('HEAVY:', *(m for m in {HEAVY!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env())
-    return done.stdout.strip().splitlines()[-1].split() if done.stdout.strip() else []
+    return done.stdout.splitlines()[-1].split()[1:]
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ from vqaudit.cli.options import (
     ExecutorOpt,
     MaskKind,
     PhotoInput,
+    PlainHelpGroup,
     RayAddress,
     Workers,
     console,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # imported where used: `vqaudit --help` loads no source table
 
     from vqaudit.executors import Executor
 
-build_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+build_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=PlainHelpGroup,
                         help="Build a benchmark folder (one subcommand per source).")
 
 Out = Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")]
