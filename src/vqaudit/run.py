@@ -12,15 +12,14 @@ per view (see :mod:`vqaudit.backends.runner`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import mimetypes
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
 from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
@@ -30,6 +29,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.executors import Executor, LocalExecutor
 from vqaudit.files import sha256_file
 from vqaudit.folder_lock import folder_lock
+from vqaudit.progress import Reporter, step
 from vqaudit.schema import Response, View
 from vqaudit.signals import run_async
 from vqaudit.store import (
@@ -143,7 +143,8 @@ def run_benchmark(
         out_dir: run folder; created if needed. Rerunning into it resumes.
         concurrency: maximum concurrent backend calls (at least 1).
         retry_errors: ask again the views whose stored response records an error (the error row is replaced).
-        progress: show a progress bar on stderr.
+        progress: report the calls' progress on stderr (:mod:`vqaudit.progress`: a bar on a terminal, plain
+            lines in a log, nothing with ``--quiet``); False: never.
         options: generic model options and ``--model-arg`` pairs (see :class:`~vqaudit.backends.ModelOptions`);
             its ``concurrency`` is replaced by ``concurrency``.
         executor: where the model runs (:mod:`vqaudit.executors`; default ``local``, in this process). With
@@ -270,14 +271,13 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         n_cached = sum(1 for key in view_keys.values() if key not in todo_keys)
         n_replied = len(stored.intersection(view_keys.values()) - cache.error_keys())
         retried = bool(todo_keys) and todo_keys <= redo  # only views whose earlier call failed are asked
-        with _progress_bar(progress) as bar:
-            task = bar.add_task(f"asking {model_spec}", total=len(todo_keys))
+        with step(f"run {model_spec}", len(todo_keys)) if progress else _silent() as bar:
             n_asked = await ask_cached(
                 backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
                 unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response, n_replied=n_replied,
                                                                   retried=retried, out_dir=out_dir),
-                fatal_label=backend.spec, on_done=(lambda: bar.advance(task)) if progress else None,
+                fatal_label=backend.spec, on_done=bar.advance,
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
@@ -295,16 +295,9 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
     return summary
 
 
-def _progress_bar(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
+@contextlib.contextmanager
+def _silent() -> Iterator[Reporter]:
+    yield Reporter("", 0)
 
 
 def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: GenerationParams) -> Request:

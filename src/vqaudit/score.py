@@ -17,11 +17,13 @@ from typing import Any
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_jsonl, write_json, write_jsonl
+from vqaudit.merge import rerun_advice
+from vqaudit.progress import step
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
-from vqaudit.schema import Outcome
+from vqaudit.schema import Outcome, Response
 from vqaudit.scored_state import reply_state, write_scored
-from vqaudit.store import RunFolder, load_benchmark
+from vqaudit.store import Benchmark, RunFolder, load_benchmark
 from vqaudit.suites.registry import ScoreContext, hooks, sources_in_order
 
 N_DRAWS = 10_000
@@ -71,28 +73,37 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     if missing:
         raise VqauditError(
             f"{run_dir}: {len(missing)} of {len(benchmark.views)} views have no response (first: {missing[0]}); "
-            "run `vqaudit run` again with the same arguments to resume"
+            f"{rerun_advice(run_dir, folder.read_info())} to resume, then score again"
         )
     ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
                        judge_concurrency=options.concurrency, reasoning_format=reasoning_format)
     outcomes: list[Outcome] = []
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}
-    for name in sources_in_order({v.source for v in benchmark.views}):
-        source = hooks(name)
-        views = [v for v in benchmark.views if v.source == name]
-        groups = [g for g in benchmark.groups if g.source == name]
-        scored = source.score(views, responses, ctx)
-        outcomes += scored
-        metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
-        extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
-        if extra is not None:
-            diag[name] = extra
+    with step(f"score {run_dir}", len(benchmark.views)) as shown:
+        for name in sources_in_order({v.source for v in benchmark.views}):
+            shown.advance(_score_source(name, benchmark, responses, ctx, outcomes, metrics, diag, n_draws, seed))
     write_jsonl(folder.outcomes, outcomes)
     write_json(folder.metrics, metrics)
     write_json(folder.diagnostics, diag)
     write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
     return metrics
+
+
+def _score_source(name: str, benchmark: Benchmark, responses: dict[str, Response], ctx: ScoreContext,
+                  outcomes: list[Outcome], metrics: dict[str, Any], diag: dict[str, Any], n_draws: int,
+                  seed: int) -> int:
+    """Score the views of source ``name`` into ``outcomes``, ``metrics`` and ``diag``; return how many views."""
+    source = hooks(name)
+    views = [v for v in benchmark.views if v.source == name]
+    groups = [g for g in benchmark.groups if g.source == name]
+    scored = source.score(views, responses, ctx)
+    outcomes += scored
+    metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
+    extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
+    if extra is not None:
+        diag[name] = extra
+    return len(views)
 
 
 def views_without_reply(run_dir: Path) -> tuple[str, ...]:

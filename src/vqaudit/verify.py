@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from vqaudit.progress import step
 from vqaudit.schema import View
 from vqaudit.store import image_fault, load_benchmark, manifest_problems
 from vqaudit.suites.charts.verify import check_certificate, run_fault_suite, verify_view
@@ -47,14 +48,17 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
     from vqaudit.suites.registry import hooks, sources_in_order
 
     bench = load_benchmark(bench_dir, check_images=False)
-    checks = _image_checks(bench_dir, bench.views)
-    bad_images = [_describe(row, view, fault) for row, view, fault in checks]
-    missing = {view.view_id for _, view, fault in checks if fault == "missing"}
-    faults = list(bad_images)
-    for name in sources_in_order({v.source for v in bench.views}):
-        views = [v for v in bench.views if v.source == name]
-        groups = [g for g in bench.groups if g.source == name]
-        faults += hooks(name).verify(bench_dir, views, groups, missing, workers=workers)
+    with step(f"verify {bench_dir} (image hashes, then re-checks)", 2 * len(bench.views)) as shown:
+        checks = _image_checks(bench_dir, bench.views)
+        shown.advance(len(bench.views))
+        bad_images = [_describe(row, view, fault) for row, view, fault in checks]
+        missing = {view.view_id for _, view, fault in checks if fault == "missing"}
+        faults = list(bad_images)
+        for name in sources_in_order({v.source for v in bench.views}):
+            views = [v for v in bench.views if v.source == name]
+            groups = [g for g in bench.groups if g.source == name]
+            faults += hooks(name).verify(bench_dir, views, groups, missing, workers=workers)
+            shown.advance(len(views))
     return faults + [("manifest", p) for p in manifest_problems(bench)]
 
 

@@ -246,7 +246,8 @@ def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(
     result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url},{dead}",
                                       "--out", str(tmp_path / "run"), "--concurrency", "4", "--timeout", "5"])
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stderr.splitlines() if not line.startswith("24 views: ")]  # the summary line
+    lines = [line for line in result.stderr.splitlines()
+             if not line.startswith(("24 views: ", "progress: "))]  # the summary line, the progress lines
     assert [line.split(" taken out")[0] for line in lines] == [f"warning: endpoint {dead}"]
     assert not any(line.startswith("error:") for line in lines)
     assert lines[0].startswith(f"warning: endpoint {dead} taken out of rotation after {DEAD_AFTER} failures in a "

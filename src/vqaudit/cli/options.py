@@ -9,20 +9,89 @@ judge give the judge its own ``--judge-arg``.
 from __future__ import annotations
 
 import os
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
-from vqaudit.backends import ModelOptions, parse_model_args
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, make_executor
 
-console = Console(stderr=True, soft_wrap=True)
+if TYPE_CHECKING:  # imported where used: `vqaudit --help` builds no backend model and no executor
+    from rich.console import Console
+
+    from vqaudit.backends import ModelOptions
+    from vqaudit.executors import Executor
+
+
+class _StderrConsole:
+    """rich's ``Console(stderr=True, soft_wrap=True)``, made at the first ``print``.
+
+    So ``rich.console`` is not imported by a command that prints nothing through it, such as ``--help``.
+    """
+
+    def __init__(self) -> None:
+        self._made: Console | None = None
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print`` on stderr."""
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(stderr=True, soft_wrap=True)
+        self._made.print(*objects, **kwargs)
+
+
+console = _StderrConsole()
+
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+class _HelpFormatter(typer.Context.formatter_class):  # type: ignore[valid-type,misc]
+    """Click's plain help layout, never breaking a line at a hyphen: names such as ``chartqa-machine`` stay whole.
+
+    Click wraps with :class:`textwrap.TextWrapper`, which breaks after an ASCII hyphen; the text is wrapped with
+    each hyphen as U+2011 (a non-breaking hyphen, one column wide too) and the hyphens are put back at the end.
+    """
+
+    def write_text(self, text: str) -> None:
+        """Click's ``write_text``, hyphens kept on their line."""
+        super().write_text(text.replace("-", _NO_BREAK_HYPHEN))
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """Click's ``write_dl`` (options, commands), hyphens kept on their line."""
+        super().write_dl([(term, text.replace("-", _NO_BREAK_HYPHEN)) for term, text in rows], col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        """The help text, with its hyphens back."""
+        text: str = super().getvalue()
+        return text.replace(_NO_BREAK_HYPHEN, "-")
+
+
+class HelpContext(typer.Context):
+    """The context of every vqaudit command: help written by :class:`_HelpFormatter`."""
+
+    formatter_class = _HelpFormatter
+
+
+class PlainHelpGroup(TyperGroup):
+    """A command group whose commands (and their subcommands) write their help with :class:`_HelpFormatter`.
+
+    The help is click's plain layout, not typer's rich panels (``rich_markup_mode=None``): rendering those
+    imports ``typer.rich_utils`` (rich's markdown, tables and tracebacks), which alone costs twice the start-up
+    of typer and rich together (``benchmarks/bench_startup.py``), and typer builds every command at start.
+    """
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command ``cmd_name``, made to use :class:`HelpContext` too."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            command.context_class = HelpContext
+        return command
+
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
 ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
@@ -69,7 +138,7 @@ class ExecutorName(StrEnum):
 
 ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
                                                                       "(a Ray cluster; pip install "
-                                                                      "'vqaudit\\[ray]'). Same output bytes.")]
+                                                                      "'vqaudit[ray]'). Same output bytes.")]
 RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
                                                                       "--executor ray (default: start a local "
                                                                       "Ray instance).")]
@@ -99,6 +168,8 @@ def executor(name: ExecutorName, ray_address: str | None) -> Executor:
     Raises:
         VqauditError: ``--ray-address`` without ``--executor ray``.
     """
+    from vqaudit.executors import make_executor
+
     return make_executor(name.value, ray_address)
 
 
@@ -189,6 +260,8 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
         VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
             named ``--api-key-env`` that is unset.
     """
+    from vqaudit.backends import ModelOptions, parse_model_args
+
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
                         args=parse_model_args(args or [], args_option), args_option=args_option)
@@ -216,14 +289,6 @@ def check_key_env(name: str) -> None:
     """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
     if name != "OPENAI_API_KEY" and not os.environ.get(name):
         raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
-
-
-def progress(total: int, label: str) -> Progress:
-    """A progress bar on stderr (disabled when stderr is not a terminal)."""
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                   disable=not sys.stderr.isatty())
-    bar.add_task(label, total=total)
-    return bar
 
 
 def error(message: str) -> None:

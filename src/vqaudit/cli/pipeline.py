@@ -6,9 +6,7 @@ table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vq
 
 from __future__ import annotations
 
-import hashlib
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -96,7 +94,7 @@ def run(
     on = model_executor(executor_name, ray_address, ray_replicas)
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas,
+                            options=options, executor=on, replicas=ray_replicas,
                             shard=parse_shard(shard) if shard is not None else None)
     which = f" of shard {shard}" if shard is not None else ""
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
@@ -160,6 +158,7 @@ def score(
 
 def _warn_no_reply(run_dir: Path) -> None:
     """One ``warning:`` line when views hold only a recorded error: the scores count them as failures."""
+    from vqaudit.merge import rerun_advice
     from vqaudit.score import views_without_reply
     from vqaudit.store import RunFolder
 
@@ -172,8 +171,7 @@ def _warn_no_reply(run_dir: Path) -> None:
         fix = (f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
                "... --out NEW_RUN`)")
     else:
-        fix = (f"fix the cause and rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir} "
-               "--retry-errors`, then score again")
+        fix = f"fix the cause and {rerun_advice(run_dir, info, retry_errors=True)}, then score again"
     warning(f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
             "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); "
             + fix)
@@ -263,6 +261,8 @@ def _slug(spec: str) -> str:
 
 def run_folder_names(specs: list[str]) -> list[str]:
     """Readable, distinct run-folder names for model specs (a short hash is added where two names would clash)."""
+    import hashlib
+
     slugs = [_slug(s) for s in specs]
     return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
             for slug, spec in zip(slugs, specs, strict=True)]
@@ -346,7 +346,7 @@ def eval_cmd(
     run_dirs = []
     for spec, name in zip(specs, run_folder_names(specs), strict=True):
         run_dir = out / "runs" / name
-        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
                       options=options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
                   reasoning_format=reasoning_format.value)

@@ -28,8 +28,6 @@ from vqaudit.cli.options import (
     out_folder,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.folder_lock import folder_lock
-from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
 from vqaudit.signals import Completed, TerminatedAfterWrite, completes_on_write, output_complete
 
@@ -212,6 +210,9 @@ def audit_cmd(
     Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md. Scores
     are in points: the mean per-row score (0 to 1) x 100, so an ANLS of 0.41 is a mean per-row ANLS of 0.0041.
     """
+    from vqaudit.folder_lock import folder_lock
+    from vqaudit.shortanswer.loaders import check_input_file
+
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is

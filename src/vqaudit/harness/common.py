@@ -30,6 +30,7 @@ from vqaudit.backends.cache import cache_key
 from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes, sha256_file, staged_folder
+from vqaudit.progress import track
 from vqaudit.run import image_mime
 from vqaudit.schema import GenerationParams, Response, View
 from vqaudit.store import (
@@ -297,7 +298,7 @@ def write_imported_run(bench: Benchmark, predictions: Sequence[Prediction], *, p
         folder.write_info(info)
         with ResponseCache(folder.responses) as cache:
             keys: dict[str, str] = {}
-            for view in bench.views:
+            for view in track(bench.views, f"import {pred_path.name} into {out}", len(bench.views)):
                 response = _response(view, preds.get(view.view_id), model, pred_path, harness)
                 cache.put(response)
                 keys[view.view_id] = response.cache_key

@@ -155,6 +155,17 @@ Written by `vqaudit export --to lmms-eval`. `{name}.yaml` names its data file by
    Generation: temperature 0, greedy, at most 512 new tokens (as `vqaudit run`). The task's only metric,
    `replied`, is the fraction of views with a nonempty reply; vqaudit does the scoring.
 
+   A model behind an OpenAI-compatible server (vLLM, SGLang, LMDeploy): lmms-eval's `openai` model, which sends
+   the images as PNG (lossless; unless LMMS_IMAGE_ENCODE_FORMAT=JPEG):
+
+       python -m lmms_eval --model openai \\
+           --model_args model=SERVED_MODEL,base_url=http://HOST:PORT/v1,api_key=KEY,timeout=120 \\
+           --tasks {name} --include_path {final} --batch_size 1 --log_samples --output_path logs/
+
+   Install: lmms-eval 0.7.3 needs `filelock<4` beside it (`pip install lmms-eval==0.7.3 'filelock<4'`: its
+   evaluator imports `filelock._api`, which filelock 4.3 no longer has), and it pulls torch: pip's default is
+   the CUDA build; install a CPU build first to only call a server.
+
 2. Import the sample log and score it:
 
        vqaudit import-predictions logs/MODEL/DATE_samples_{name}.jsonl --bench BENCH --format lmms-eval \\

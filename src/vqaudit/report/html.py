@@ -31,6 +31,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read_jsonl
+from vqaudit.progress import Reporter, step
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
@@ -327,8 +328,19 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     if not run_dirs:
         raise VqauditError("give at least one run folder")
     env = _jinja_env()
+    with step(f"report {out_dir} (runs read, sections, sample pages, pages)", len(run_dirs) + 3) as shown:
+        return _write_html(run_dirs, out_dir, n_draws, env, shown)
+
+
+def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any, shown: Reporter) -> Path:
+    """The body of :func:`write_html_report`, advancing ``shown`` once per run read and once per later phase."""
     audits = [load_audit(Path(d)) for d in run_dirs if is_audit_folder(Path(d))]
-    runs = [load_run(Path(d)) for d in run_dirs if not is_audit_folder(Path(d))]
+    shown.advance(len(audits))
+    runs = []
+    for d in run_dirs:
+        if not is_audit_folder(Path(d)):
+            runs.append(load_run(Path(d)))
+            shown.advance()
     for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
         r.label = label
     sources = sorted({s for r in runs for s in r.answer_sources})
@@ -340,8 +352,10 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
         "audits": _audit_sections(audits),
     }
+    shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)
     n_rows = write_sample_pages(_sample_runs(runs), out_dir)
+    shown.advance()
     context["n_rows"] = n_rows
     assets = resources.files("vqaudit.report") / "templates"
     for name in ASSETS:
@@ -349,4 +363,5 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     atomic_write_text(out_dir / "samples.html", env.get_template("samples.html.j2").render(**context))
     path = out_dir / "index.html"
     atomic_write_text(path, env.get_template("index.html.j2").render(**context))
+    shown.advance()
     return path

@@ -29,6 +29,7 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
+from vqaudit.progress import Reporter, step
 from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
@@ -224,8 +225,8 @@ def audit_rows(
         raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
                            "--join-on and --format); nothing to audit")
     notes = gold_shape_notes(rows, spec.name, metric)
-    with _gc_paused():
-        layers = _layers(rows, scorer, metric, variant, gold_where)
+    with _gc_paused(), step(f"audit {benchmark}: layer passes over {len(rows)} rows", _N_PASSES) as shown:
+        layers = _layers(rows, scorer, metric, variant, gold_where, shown)
     official, canon, contracts, overlays, repaired_rows, ra = layers
     repaired = {v: list(map(itemgetter(k), repaired_rows)) for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
@@ -283,13 +284,17 @@ _LayerColumns = tuple[list[float], list[tuple[float, str | None]], list[Contract
                       list[tuple[float, ...]], list[bool | None]]
 
 
+_N_PASSES = 6
+"""The passes of :func:`_layers` over all rows: official, contract, overlay, repair, RA-Eval, canonical."""
+
+
 def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
-            variant: str, where: Mapping[str, str] | None = None) -> _LayerColumns:
+            variant: str, where: Mapping[str, str] | None = None, shown: Reporter | None = None) -> _LayerColumns:
     """Every gold-side and output-side layer of the rows before the judge, one pass per layer over all rows.
 
     Returns the columns official, canonical ``(score, kind)``, contract, overlay, repaired scores (in
     :data:`VARIANTS` order) and RA-Eval. The layers that apply the vqaEval normalization (canonical, RA-Eval)
-    share one memo of it, local to this call.
+    share one memo of it, local to this call. ``shown`` is advanced after each of the :data:`_N_PASSES` passes.
 
     Raises:
         VqauditError: a gold the metric cannot take (naming the file and row its gold was read from, from
@@ -308,16 +313,23 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
             place = (where or {}).get(bad.qid, f"joined row {len(official) + 1}")
             raise VqauditError(f"{place} (question id {bad.qid!r}), field 'answers': {exc}") from None
         raise
+    shown = shown or Reporter("", 0)
+    shown.advance()
     contracts = classify_many(questions, golds, [r.answer_type for r in rows], [r.ocr_tokens for r in rows])
+    shown.advance()
     overlays = reference_overlays(golds, contracts, questions)
+    shown.advance()
     by_variant = repair_scores(outputs, golds, questions, contracts, metric, variant, scorer, VARIANTS,
                                official=official, overlays_given=overlays)
+    shown.advance()
     repaired = list(zip(*(by_variant[v] for v in VARIANTS), strict=True))
     forms: dict[str, str] = {}  # vqaEval forms, shared by RA-Eval and the canonical layer
     predictions = [r.prediction for r in rows]
     answers = [r.answers for r in rows]
     ra = ra_eval_layer(predictions, answers, [r.question for r in rows], official, forms=forms)
+    shown.advance()
     canon = canonical_scores(predictions, answers, metric, vqaeval=_memo(fast_vqaeval_process, forms))
+    shown.advance()
     return official, canon, contracts, overlays, repaired, ra
 
 

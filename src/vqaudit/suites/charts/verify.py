@@ -14,6 +14,7 @@ from pathlib import Path
 from vqaudit.errors import VqauditError
 from vqaudit.executors import current
 from vqaudit.files import read_json
+from vqaudit.progress import track
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.declared_tables import declare_benchmark_tables
@@ -151,7 +152,8 @@ def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: i
     genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), (bench_dir / v.image).read_bytes())
                for v in views]
     faults = design_faults(genuine)
-    verdicts = list(current().map(partial(_check_fault, tables), faults, workers=workers, chunksize=4))
+    verdicts = list(track(current().map(partial(_check_fault, tables), faults, workers=workers, chunksize=4),
+                          f"audit-checker {bench_dir}: faults checked", len(faults)))
     table: dict[str, list[int]] = {kind: [0, 0] for kind in FAULT_KINDS}
     for fault, problems in zip(faults, verdicts, strict=True):
         table[fault.kind][0] += 1
