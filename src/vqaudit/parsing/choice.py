@@ -178,7 +178,7 @@ to read a reply stays linear in its length)."""
 _LABEL = r"(?P<label>[A-Z])"
 _TAIL = rf"(?=(?P<tail>.{{0,{TAIL_CHARS}}}))"
 _OPEN = r"[\s*\[(]{0,12}"  # spaces, bold markers and brackets between a declaring phrase and its label
-_LOOSE_END = r"(?=(?:\*\*|[)\]}]|[.,:;!?]|\s|$))"  # what may follow a label in a declaring phrase
+_LOOSE_END = r"(?=(?:\*\*|[)\]}]|[.,:;!?/&]|\s|$))"  # what may follow a label in a declaring phrase
 _CLOSED_END = (r"(?=[)\]}*]*(?:[.,:;!?]|[ \t]*(?:\n|$)"
                r"|[ \t]+(?:because|since|as|given|based|due|which|from|[-\u2013\u2014(])))")
 _ADVERB = r"(?:(?:likely|probably|clearly|definitely|certainly|therefore|thus|then|either|most\s+likely)\s+)?"
