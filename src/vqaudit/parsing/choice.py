@@ -12,7 +12,14 @@ A reply selects letter ``L`` when, after stripping surrounding whitespace, it
 
 Letters are upper-case only, so "A man is riding a horse" selects nothing. When the rules give no letter, or
 more than one, the matcher does not decide (it returns None) and a judge, if any, is asked. The matcher never
-guesses and never raises on model output.
+guesses and never raises on model output. In rule 2 a letter inside a word ("U.S.A."), of an initialism ("C. E.",
+"B.C.") or used as a name ("vitamin C,") names no other option, and a later final declaration of another label
+overrides the opening letter.
+
+Then the final-answer rules (4: the last explicit declaration, 5: an abstention phrase in a short reply, 6: one
+option's text in a short reply). :func:`read_choice` is the one reader of a multiple-choice reply, for UPD
+scoring and the multiple-choice audits alike; its rules, with an example each, are in ``docs/upd.md`` ("How a
+choice is read").
 """
 
 from __future__ import annotations
@@ -105,7 +112,7 @@ def _names_other(reply: str, letter: str) -> bool:
 
 
 def match_letter(reply: str, letters: str) -> ChoiceMatch | None:
-    """Rules 1-2: a bare letter or a lettered prefix that names no other option.
+    """Rules 1-2: a bare letter or a lettered prefix that names no other option (nor a later declaration another).
 
     Args:
         reply: the raw reply.
