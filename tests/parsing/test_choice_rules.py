@@ -62,6 +62,9 @@ def test_a_final_declaration_wins_over_mentions(reply: str, expected: str) -> No
     ("Option A: a horse - incorrect, no mane.\nOption E: a goat - correct.", "E"),
     ("Rather than (A), I choose (C).", "C"),
     ("I wouldn't choose B. The answer is D.", "D"),
+    ("D. a cow - no.", None),  # a rejected lettered opening (the strict matcher's rule 2)
+    ("Option D: a cow - no.", None),  # ... and its option text is not then read as the choice
+    ("(A) is incorrect", None),
 ])
 def test_a_negated_or_rejected_option_is_never_the_choice(reply: str, expected: str | None) -> None:
     assert _read(reply) == expected
@@ -114,6 +117,16 @@ def test_recognised_declaration_forms(reply: str, letter: str, form: str) -> Non
     found = read_choice(reply, PETS)
     assert isinstance(found, ChoiceMatch) and (found.letter, found.rule, found.form) == (letter, "final-declaration",
                                                                                            form)
+
+
+@pytest.mark.parametrize("reply", [
+    "Let's look at option A.",  # "option X." ending a reply concludes only after "so", a comma, a sentence start
+    "It is C-shaped.",  # "it is X" needs the clause to end after the label
+    "Option A is a horse, option B is a dog.",  # "Option X" opening a line must be followed by ":", ".", ...
+    "I choose to answer carefully.",
+])
+def test_phrases_near_a_label_that_declare_nothing(reply: str) -> None:
+    assert declarations(reply) == []
 
 
 @pytest.mark.parametrize(("reply", "options", "expected"), [

@@ -112,7 +112,10 @@ def _names_other(reply: str, letter: str) -> bool:
 
 
 def match_letter(reply: str, letters: str) -> ChoiceMatch | None:
-    """Rules 1-2: a bare letter or a lettered prefix that names no other option (nor a later declaration another).
+    """Rules 1-2: a bare letter, or a lettered prefix that names no other option.
+
+    The prefix must not be rejected ("D. a cow - no", "(A) is incorrect") nor overridden by a later declaration
+    of another label ("B) a dog. Wait, the answer is C").
 
     Args:
         reply: the raw reply.
@@ -129,6 +132,9 @@ def match_letter(reply: str, letters: str) -> ChoiceMatch | None:
         if any(text.startswith(p) for p in (f"{c})", f"{c}.", f"{c},", f"({c})")) and not _names_other(text, c)
     ]
     if len(found) != 1:
+        return None
+    after = text[text.index(found[0]) + 1:][:TAIL_CHARS]
+    if _REJECTED.match(after) or _LIST_REJECTED.match(after):  # "D. a cow - no", "(A) is incorrect"
         return None
     # A later final declaration naming another label, or two, overrides the opening letter ("B) a dog. Wait,
     # the answer is C"): a careful reader takes the reply's last word on it. vqaudit's rule.
@@ -274,8 +280,9 @@ _REJECT_WORDS = (
 _REJECTED = re.compile(r"(?i:^[\])*}.:]*\s+" + _REJECT_WORDS + ")")
 """A label directly followed by its rejection: "Option A is incorrect", "(D) can be ruled out", "B doesn't fit"."""
 _LIST_REJECTED = re.compile(
-    r"(?i:^[\])*}.:]*(?:[^.!?\n]{0,48}?[-\u2013\u2014:,(]\s*)?(?:(?:this|it|which|that)\s+)?(?:" + _REJECT_WORDS
-    + r"|no\b|not\b(?!\s+[\[(*]*[A-Z]\b)))"
+    r"(?i:^[\])*}.:]*\s*(?:[^.!?\n]{0,48}?[-\u2013\u2014:,(]\s*)?(?:(?:this|it|which|that)\s+)?(?:" + _REJECT_WORDS
+    + r"|no\b(?![ \t]+(?:doubt|question)\b)|not\s+(?:correct|right|it|this|the\s+(?:answer|one)|a\s+match|matching"
+    r"|possible|likely|plausible|applicable|relevant)\b))"
 )
 """An option reviewed and dismissed on a line it opens: "Option A: a horse - incorrect", "**D**: no"."""
 _NEGATED = re.compile(
@@ -397,8 +404,18 @@ def _line_opening(reply: str, start: int) -> bool:
             and (line_start > 0 or start <= 16))
 
 
+_CONCLUDING = re.compile(
+    r"(?i:(?:^|[,:;\u2013\u2014\-.!?\n][ \t*]*|\b(?:so|thus|hence|therefore|then|namely|i\.e\.|is|it's|choose"
+    r"|pick|answer)[ \t]+))$"
+)
+"""What may stand before an "option X." that ends a line for it to conclude: a sentence or clause start, "so",
+"thus", "is", ... ("It barks, so option B."); "Let's look at option A." concludes nothing."""
+
+
 def _declaration(form: str, m: re.Match[str], reply: str) -> Declaration | None:
     """One match of a declaration form read as a careful reader reads it, or None when it declares nothing."""
+    if form == "option-x-end" and not _CONCLUDING.search(reply, max(0, m.start() - 24), m.start()):
+        return None
     hedge_pair = form == "hedge" and m.group("label") is None
     label = m.group("label2") if hedge_pair else m.group("label")
     tail = m.group("tail2") if hedge_pair else m.group("tail")
@@ -512,8 +529,9 @@ def match_option_in_reply(reply: str, options: Mapping[str, str]) -> ChoiceMatch
     The reply must be at most twice the total option text long (VLMEvalKit's ``can_infer_text`` bound, commit
     2cf2a36c) and at most :data:`MAX_ABSTAIN_CHARS`; texts are compared after :func:`normalize_text`; an
     occurrence preceded by a negation or rejection within three words ("it is not red", "rules out red") or by
-    "no" undecides the reply. Unlike ``can_infer_text``, "a horse" is not found in "a horseshoe" and an option
-    text of one or two characters is never searched.
+    "no", or followed by its rejection ("red is wrong", "red - no"), undecides the reply. Unlike
+    ``can_infer_text``, "a horse" is not found in "a horseshoe" and an option text of one or two characters is
+    never searched.
 
     Args:
         reply: the raw reply.
@@ -532,7 +550,9 @@ def match_option_in_reply(reply: str, options: Mapping[str, str]) -> ChoiceMatch
         if len(opt) < 3:
             continue
         for m in re.finditer(_WORD_EDGE + re.escape(opt) + r"(?![\w'])", norm):
-            if _NEGATED.search(norm[max(0, m.start() - 40):m.start()]) or re.search(r"\bno\s+$", norm[:m.start()]):
+            after = norm[m.end():m.end() + TAIL_CHARS]
+            if (_NEGATED.search(norm[max(0, m.start() - 40):m.start()]) or re.search(r"\bno\s+$", norm[:m.start()])
+                    or _REJECTED.match(after) or _LIST_REJECTED.match(after)):  # "it is not red", "red - no"
                 return None
             hits.append(letter)
             break
