@@ -71,6 +71,10 @@ def _can_infer_label(reply: str, options: Mapping[str, str]) -> str | None:
 Reader = Callable[[str, Mapping[str, str]], str | None]
 
 
+def _reader_of(extract: Callable[[str, Mapping[str, str]], object]) -> Reader:
+    return lambda reply, options: _label(extract(reply, options))
+
+
 def hand_counts(reader: Reader, rows: list[tuple[dict[str, str], str, str | None]]) -> tuple[int, int, int]:
     """(right, wrong, undecided) of ``reader`` against the hand reading (module docstring)."""
     right = wrong = undecided = 0
@@ -116,10 +120,8 @@ def main() -> None:
             continue
         readers: list[tuple[str, Reader]] = []
         if args.before:
-            before = _module_at(args.before)
-            readers.append((f"vqaudit before ({args.before})",
-                            lambda r, o, m=before: _label(m.extract_choice(r, o))))
-        readers.append(("vqaudit (this checkout)", lambda r, o: _label(extract_choice(r, o))))
+            readers.append((f"vqaudit before ({args.before})", _reader_of(_module_at(args.before).extract_choice)))
+        readers.append(("vqaudit (this checkout)", _reader_of(extract_choice)))
         readers.append(("VLMEvalKit can_infer", _can_infer_label))
         held = [i for i, why in enumerate(_whys()) if why.startswith("held out")]
         for subset, picked in (("all", rows), (f"the {len(held)} held out", [rows[i] for i in held])):

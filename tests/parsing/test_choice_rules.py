@@ -58,7 +58,7 @@ def test_a_final_declaration_wins_over_mentions(reply: str, expected: str) -> No
     ("It is not option D; the answer is (B).", "B"),
     ("This rules out A. Answer: D", "D"),
     ("We can rule out **C**, so **B**.", "B"),
-    ("(D) can be ruled out at once, leaving (E).", None),  # "leaving (E)" is an inference, not a declaration
+    ("(D) can be ruled out at once.", None),
     ("Option A: a horse - incorrect, no mane.\nOption E: a goat - correct.", "E"),
     ("Rather than (A), I choose (C).", "C"),
     ("I wouldn't choose B. The answer is D.", "D"),
