@@ -136,12 +136,17 @@ _DECLARATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("x-is-correct", re.compile(
         r"(?<![A-Za-z\[(*])[\[(*]{0,3}" + _LABEL
         + r"[\])*]*(?=(?P<tail>\s+is\s+(?:the\s+)?(?:correct|right|best)\b))")),
+    # "\boxed{C}", "$\boxed{(C)}$", "\boxed{\text{C}}": the final-answer box reasoning models are prompted for
+    ("boxed", re.compile(r"\\boxed\{\s*(?:\\(?:text|textbf|mathrm|mathbf)\{\s*)?[\[(]?" + _LABEL
+                         + r"(?=(?P<tail>[\])]?\s*\}.{0,24}))")),
 )
 """Explicit final declarations (issue 17 item 1), each naming one label; upper-case labels only, so the article
 "a" is never read as option A. Sources of the forms: VLMEvalKit ``vlmeval/utils/matching_util.py``
 (``_VERBOSE_ANSWER_RE`` "(correct) answer is **X**", commit a67ace50, PR #1552) and lmms-eval's multiple-choice
-filters ("The answer is (X)"); the stricter reading (one label, last declaration wins, negation and a second
-label undecide) is vqaudit's."""
+filters ("The answer is (X)"); ``\\boxed{X}``, a box holding only the label (``\\boxed{12}`` names none): the
+answer box reasoning models are prompted for ("put your final answer within \\boxed{}", DeepSeek-R1 model card,
+usage recommendations), and the first form of ``final_answer_letter`` in the multiple-choice audit; the stricter
+reading (one label, last declaration wins, negation and a second label undecide) is vqaudit's."""
 
 _SECOND_LABEL = re.compile(r"^[\])*.:]*\s*(?:,|/|&|\bor\b|\band\b)\s*[\[(*]*[A-Z](?![A-Za-z])")
 _REJECTED = re.compile(r"(?i:^[\])*.:]*\s+(?:is|are|seems|appears)\s+(?:not|incorrect|wrong|false|ruled)\b)")
@@ -183,11 +188,12 @@ class Abstention:
 
 @dataclass(frozen=True)
 class Declaration:
-    """One explicit final declaration found in a reply.
+    r"""One explicit final declaration found in a reply.
 
     Attributes:
-        form: the declaration form (``answer-is``, ``option-x``, ``bold``, ``x-is-correct``, ``final-line``: the
-            reply's last line is a bare label such as "B", "(B)" or "**B.**").
+        form: the declaration form (``answer-is``, ``option-x``, ``bold``, ``x-is-correct``, ``boxed``
+            (``\boxed{B}``), ``final-line``: the reply's last line is a bare label such as "B", "(B)" or
+            "**B.**").
         label: the label it names.
         start: its offset in the reply (characters).
         ambiguous: it names a second label ("the answer is A or B").
