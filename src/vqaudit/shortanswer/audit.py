@@ -57,7 +57,7 @@ from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resol
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import gold_locations, gold_shape_notes, join_predictions, split_predictions
-from vqaudit.shortanswer.judge import binary_agreement, read_labels, run_judge
+from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
@@ -144,7 +144,8 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
                  cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
                  second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
-    verdicts = run_judge(pool, spec, cache_dir / "judge.sqlite", backend=backend)
+    first = judge_rows(pool, spec, cache_dir / "judge.sqlite", backend=backend)
+    verdicts = first.verdicts
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
     # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
     # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
@@ -157,7 +158,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
-                           f"in {cache_dir / 'judge.sqlite'}")
+                           f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}")
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
