@@ -161,7 +161,7 @@ class _ServerThinkingJudge:
 def test_a_judge_whose_server_sends_reasoning_apart(tmp_path: Path) -> None:
     rows = _joined(tmp_path)
     one_unfinished = audit_rows(rows, "docvqa", judge="scripted:server", cache_dir=tmp_path / "c",
-                                judge_backend=_ServerThinkingJudge(), n_draws=20)  # type: ignore[arg-type]
+                                judge_backend=_ServerThinkingJudge(), n_draws=20)
     judge = one_unfinished.judge
     assert judge is not None and (judge.pool, judge.accepted, judge.undecided) == (2, 0, 1)
     by_qid = {r.qid: r.judge for r in one_unfinished.rows}
