@@ -184,3 +184,40 @@ def test_perturbation_replies_are_split_before_scoring() -> None:
     assert canonical["Base"] == {"q1": 1.0, "q2": 0.0}
     raw, _ = score_replies(rows, replies, "anls", "paper", reasoning_format="none")
     assert raw["Base"]["q1"] == 0.0 and "q2" not in raw["A1"]  # unsplit: the thinking is scored; no text, no score
+
+
+def test_audit_reasoning_format_option_reaches_every_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "none"
+    args = ["audit", str(_file(tmp_path)), "--benchmark", "docvqa", "--out", str(out)]
+    assert run_cli(monkeypatch, *args, "--reasoning-format", "none") == 0
+    rows = _rows_jsonl(out)
+    assert rows["q1"]["official"] == 0.0 and rows["q5"]["ra_eval"] is True  # the raw replies were read
+    assert "reasoning" not in json.loads((out / "report.json").read_text(encoding="utf-8"))
+    # a named format splits only its own spans: "kimi" leaves Qwen3's <think> in place and splits q2's ◁think▷
+    assert run_cli(monkeypatch, *args[:-1], str(tmp_path / "kimi"), "--reasoning-format", "kimi") == 0
+    kimi = _rows_jsonl(tmp_path / "kimi")
+    assert (kimi["q1"]["official"], kimi["q2"]["official"]) == (0.0, 1.0)
+
+
+def test_perturb_scores_each_variants_final_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png",
+                                 "question": "How many?"}) + "\n")
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"view_id": "Base:1", "text": "<think>Four? No, three bars.</think>3"},
+        {"view_id": "A1:1", "text": "\u25c1think\u25b7It is 3.\u25c1/think\u25b74"})))
+    args = ["perturb", str(preds), "--benchmark", "chartqa", "--model", f"replay:{replay}", "--images",
+            str(tmp_path / "img"), "--variants", "Base,A1"]
+    assert run_cli(monkeypatch, *args, "--out", str(tmp_path / "out")) == 0
+    summary = json.loads((tmp_path / "out" / "perturbations.json").read_text())["summary"]
+    # relaxed accuracy: Base's final "3" is right, A1's final "4" is wrong (25% off): one flip, -100 points
+    assert summary["flip_rates"] == {"A1": 1.0} and summary["official_delta"] == {"A1": -100.0}
+    replies = json.loads((tmp_path / "out" / "replies.json").read_text())
+    assert replies["A1"]["1"] == "\u25c1think\u25b7It is 3.\u25c1/think\u25b74"  # kept as received
+    # read whole, neither reply is a number alone: both wrong, no flip
+    assert run_cli(monkeypatch, *args, "--out", str(tmp_path / "whole"), "--reasoning-format", "none") == 0
+    whole = json.loads((tmp_path / "whole" / "perturbations.json").read_text())["summary"]
+    assert whole["flip_rates"] == {"A1": 0.0}
