@@ -221,3 +221,18 @@ def test_perturb_scores_each_variants_final_answer(tmp_path: Path, monkeypatch: 
     assert run_cli(monkeypatch, *args, "--out", str(tmp_path / "whole"), "--reasoning-format", "none") == 0
     whole = json.loads((tmp_path / "whole" / "perturbations.json").read_text())["summary"]
     assert whole["flip_rates"] == {"A1": 0.0}
+
+
+def test_every_tag_the_splitter_knows_starts_with_a_tag_start() -> None:
+    # split_predictions skips the splitter for predictions holding no TAG_STARTS character: true only while
+    # every span and box tag of parsing.reasoning starts with one of them
+    from vqaudit.parsing import reasoning
+    from vqaudit.shortanswer.join import TAG_STARTS, split_predictions
+
+    tags = [t for f in reasoning.FORMATS for t in (f.open, f.close, *(f.answer or ()))]
+    tags += [t for pair in reasoning._BOXES for t in pair]
+    assert tags and all(t[0] in TAG_STARTS for t in tags)
+    from vqaudit.shortanswer.records import Prediction
+
+    splits = split_predictions([Prediction("1", "24"), Prediction("2", "<think>a</think>b")])
+    assert splits[0] is None and splits[1] is not None and splits[1].final == "b"

@@ -56,7 +56,13 @@ from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
-from vqaudit.shortanswer.join import gold_locations, gold_shape_notes, join_predictions, split_predictions
+from vqaudit.shortanswer.join import (
+    final_text,
+    gold_locations,
+    gold_shape_notes,
+    join_predictions,
+    split_predictions,
+)
 from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
@@ -446,4 +452,5 @@ def run_audit(
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
     return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
-                      all_outputs=["" if s.final is None else s.final for s in splits], gold_where=where, **options)
+                      all_outputs=[final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)],
+                      gold_where=where, **options)

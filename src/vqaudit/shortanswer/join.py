@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
-from vqaudit.parsing.reasoning import AUTO, ReasoningSplit, split_reasoning
+from vqaudit.parsing.reasoning import AUTO, ReasoningSplit, check_reasoning_format, split_reasoning
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
 from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
@@ -61,28 +61,50 @@ def _check_chartqa_numbering(predictions: Sequence[Prediction], gold: Sequence[G
                                "by one: renumber them from 1")
 
 
-def split_predictions(predictions: Sequence[Prediction], reasoning_format: str = AUTO) -> list[ReasoningSplit]:
+TAG_STARTS = ("<", "\u25c1")
+"""The first character of every span and answer-box tag :mod:`vqaudit.parsing.reasoning` knows (``<think>``,
+``<|begin_of_box|>``, ``◁think▷``, ...): a prediction holding neither holds no reasoning."""
+
+
+def split_predictions(predictions: Sequence[Prediction],
+                      reasoning_format: str = AUTO) -> list[ReasoningSplit | None]:
     """Split every prediction into reasoning and final answer, once, in order (:mod:`vqaudit.parsing.reasoning`).
 
     Every layer of the audit reads only the final answer; the raw prediction is kept byte-exact beside it.
 
+    Returns:
+        One entry per prediction: its :class:`~vqaudit.parsing.reasoning.ReasoningSplit`, or None for a
+        prediction holding no tag at all (no character of :data:`TAG_STARTS`; the split would return it whole),
+        so the pools of ~170k plain answers build no split record per row.
+
     Raises:
         ValueError: an unknown ``reasoning_format`` (the CLI offers only known ones).
     """
-    return [split_reasoning(p.prediction, reasoning_format) for p in predictions]
+    check_reasoning_format(reasoning_format)
+    return [split_reasoning(text, reasoning_format) if "<" in text or "\u25c1" in text else None
+            for text in (p.prediction for p in predictions)]
 
 
-def scored_text(split: ReasoningSplit, raw: str) -> tuple[str, str | None, int | None, bool]:
+def final_text(split: ReasoningSplit | None, raw: str) -> str:
+    """The text every layer reads of a prediction ``raw`` split into ``split``: "" when never finished."""
+    if split is None:
+        return raw
+    return "" if split.final is None else split.final
+
+
+def scored_text(split: ReasoningSplit | None, raw: str) -> tuple[str, str | None, int | None, bool]:
     """What an audit row holds of one split prediction: ``(prediction, raw, reasoning_chars, finished)``.
 
     ``prediction`` is the final answer, or "" when the reasoning never finished (scored as an empty answer);
     ``raw`` is the prediction as read when it differs from that, else None (see :class:`AuditRow`).
     """
-    final = "" if split.final is None else split.final
+    if split is None:
+        return raw, None, None, True
+    final = final_text(split, raw)
     return final, (raw if final is not raw else None), split.reasoning_chars, split.finished
 
 
-def _row(p: Prediction, split: ReasoningSplit, benchmark: str, item: GoldItem | None = None) -> AuditRow:
+def _row(p: Prediction, split: ReasoningSplit | None, benchmark: str, item: GoldItem | None = None) -> AuditRow:
     """The audit row of prediction ``p`` (split into ``split``), joined to ``item`` (None: its embedded gold)."""
     final, raw, chars, finished = scored_text(split, p.prediction)
     if item is None:
@@ -98,7 +120,7 @@ def join_predictions(
     *,
     benchmark: str,
     on: str = "id",
-    splits: Sequence[ReasoningSplit] | None = None,
+    splits: Sequence[ReasoningSplit | None] | None = None,
     reasoning_format: str = AUTO,
 ) -> JoinReport:
     """Join predictions with gold items.
