@@ -15,11 +15,9 @@ names the deciding rule:
 ``strict``                      ``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``: a bare
                                 letter, a lettered prefix naming no other option, an option's whole text
 ``final-answer``                ``matcher:final-declaration``: the last declaration naming one letter ("The
-                                answer is (B)", "Answer: **D**", ``\boxed{C}``)
+                                answer is (B)", "Answer: **D**", ``\boxed{C}``, a last line that is a letter)
 ``matcher:RULE``                any other rule of ``match_reply`` (``matcher:option-text-in-reply``,
                                 ``matcher:json-letter``, ...), named as ``vqaudit score`` names it
-``final-answer-line``           :func:`final_answer_letter`, only where ``match_reply`` has nothing to say: a
-                                last line that is only a letter, or a final statement it does not take
 ``judge:SPEC``                  the optional judge (text only, cached in ``OUT/judge.sqlite``, the judge of
                                 :mod:`vqaudit.scoring.upd`)
 ``unparsed``                    nothing decided; an abstention or refusal is counted as a ``refusal`` too
