@@ -236,3 +236,46 @@ def test_every_tag_the_splitter_knows_starts_with_a_tag_start() -> None:
 
     splits = split_predictions([Prediction("1", "24"), Prediction("2", "<think>a</think>b")])
     assert splits[0] is None and splits[1] is not None and splits[1].final == "b"
+
+
+# --- a judge served as vLLM serves a Qwen3 thinking model (tests/fixtures/reasoning_server.py, 127.0.0.1) ---------
+
+def _reasoning_server() -> Any:
+    from fixture_modules import FIXTURES, load_fixture_module
+
+    return load_fixture_module("reasoning_server", FIXTURES / "reasoning_server.py")
+
+
+def test_a_thinking_judge_behind_a_local_server(tmp_path: Path) -> None:
+    from vqaudit.backends import ModelOptions, load_backend
+
+    server_module = _reasoning_server()
+    chat_reply = server_module.chat_reply
+
+    def reply(body: dict[str, Any]) -> Any:
+        prompt = body["messages"][0]["content"]
+        if "Model answer: Blackpool" in prompt:  # reasoning parser on: the thinking comes apart from the verdict
+            return chat_reply("no", reasoning_content="Blackpool and Paris... yes? No, different cities.")
+        return chat_reply("<think>An empty answer. Yes or no? no.</think>\n\nno")  # no parser: the span in content
+
+    with server_module.ReasoningServer(reply) as server:
+        spec = f"openai:qwen3@{server.url}"
+        judge = load_backend(spec, ModelOptions(max_retries=0, timeout_s=5.0))
+        result = audit_rows(_joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "a", judge_backend=judge,
+                            n_draws=20)
+        assert result.judge is not None and (result.judge.accepted, result.judge.undecided) == (0, 0)
+        assert {r.qid: r.judge for r in result.rows if r.judge is not None} == {"q5": False, "q6": False}
+        assert all("Is it Paris" not in b["messages"][0]["content"] for b in server.bodies)  # final answers only
+
+    def cut(body: dict[str, Any]) -> Any:  # out of tokens while thinking: no content at all
+        return chat_reply(None, finish_reason="length", reasoning_content="Let me compare the reference and")
+
+    with server_module.ReasoningServer(cut) as server:
+        spec = f"openai:qwen3@{server.url}"
+        judge = load_backend(spec, ModelOptions(max_retries=0, timeout_s=5.0))
+        with pytest.raises(VqauditError) as info:
+            audit_rows(_joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "b", judge_backend=judge,
+                       n_draws=20)
+    message = str(info.value)
+    assert "2 of 2 verdicts are undecided" in message and "2 of them reasoning never finished" in message
+    assert "no content; reasoning sent apart 'Let me compare the reference and'" in message
