@@ -13,6 +13,9 @@ without a row is reported and recorded as an error response ("no prediction"), n
 score`` counts it as a failure like a run's recorded error. The run
 folder is an ordinary one (``run.json`` through :class:`~vqaudit.store.RunInfo`, replies in ``responses.sqlite``
 keyed as a ``replay:`` run keys them, by view id), written in a staged folder renamed into place when complete.
+Each reply is stored exactly as the log holds it, a reasoning model's thinking included: nothing on the import
+path reads a decision, a letter or an answer out of it; ``vqaudit score`` splits the thinking off
+(:mod:`vqaudit.parsing.reasoning`) and reads only the final answer, as for any run.
 """
 
 from __future__ import annotations

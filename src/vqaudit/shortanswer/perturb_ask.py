@@ -34,11 +34,14 @@ class PerturbationReplies:
         replies: ``variant id -> qid -> reply text`` (None when the call failed after its retries).
         errors: ``variant id -> qid -> error`` of the calls that failed in this invocation.
         last_error: the error of the last call that failed, or None when none failed.
+        reasoning: ``variant id -> qid -> reasoning`` a server sent apart from the reply's content (a reasoning
+            model's ``reasoning_content``), only for the replies that had some; never scored.
     """
 
     replies: dict[str, dict[str, str | None]]
     errors: dict[str, dict[str, str]]
     last_error: str | None
+    reasoning: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def ask_perturbations(
         run_async(go())
         answers = {k: cache.get(k) for k in set(keys)}
     last_error: str | None = None
+    reasoning: dict[str, dict[str, str]] = {}
     for view, key in zip(views, keys, strict=True):
         response = answers[key]
         assert response is not None, "ask_cached stores a response for every key it asks"
@@ -150,7 +154,9 @@ def ask_perturbations(
         if response.error is not None:
             errors[view.variant.variant_id][view.row.qid] = response.error  # cached errors were asked again
             last_error = response.error
-    return PerturbationReplies(replies, errors, last_error)
+        elif response.reasoning is not None:
+            reasoning.setdefault(view.variant.variant_id, {})[view.row.qid] = response.reasoning
+    return PerturbationReplies(replies, errors, last_error, reasoning)
 
 
 _SUFFIXES = ("", ".jpg", ".jpeg", ".png")
