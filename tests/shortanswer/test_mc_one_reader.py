@@ -154,5 +154,7 @@ def test_the_thinking_would_change_the_letter_if_it_were_read() -> None:
     whole = [v.extracted for v in extract_choices(rows, reasoning_format="none")]
     assert split == ["A", "A", None, None]
     # whole: the thinking's "The answer is D." is the last declaration; the box's "A" inside tags is no reply the
-    # matcher reads; the unfinished thinking's "The answer is C" and the first answer "B" would be credited
-    assert whole == ["D", None, "C", "B"]
+    # matcher reads; the unfinished thinking's "The answer is C" would be credited; "The answer is B.<think>Actually,
+    # A" read whole names B and then a correction to A, which the choice reader leaves undecided (a second label
+    # after a declaration in the same breath)
+    assert whole == ["D", None, "C", None]
