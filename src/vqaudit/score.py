@@ -29,7 +29,8 @@ JUDGE_CONCURRENCY = 8
 
 
 def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: str | None = None,
-              judge_options: ModelOptions | None = None, bench: Path | None = None) -> dict[str, Any]:
+              judge_options: ModelOptions | None = None, bench: Path | None = None,
+              reasoning_format: str = "auto") -> dict[str, Any]:
     """Score every view of a run and write outcomes, metrics and diagnostics; return the metrics.
 
     Args:
@@ -40,6 +41,8 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
             checked before anything is read or scored; a reference policy is refused.
         judge_options: generic model options of the judge (``--judge-arg``, ``--timeout``, ...).
         bench: the benchmark folder, overriding where ``run.json`` says it is (``--bench``).
+        reasoning_format: which reasoning spans are split off every reply before it is read (``auto``, ``none``
+            or a format of :mod:`vqaudit.parsing.reasoning`); a reasoning model's thinking is never scored.
 
     Raises:
         VqauditError: a bad judge spec (the message lists the valid forms), a reference policy as the judge,
@@ -71,7 +74,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
             "run `vqaudit run` again with the same arguments to resume"
         )
     ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
-                       judge_concurrency=options.concurrency)
+                       judge_concurrency=options.concurrency, reasoning_format=reasoning_format)
     outcomes: list[Outcome] = []
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}

@@ -22,7 +22,7 @@ import os
 import uuid
 from typing import Any
 
-from vqaudit.backends.base import Backend, BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import Backend, BackendCallError, Completion, ModelOptions, Request
 from vqaudit.backends.registry import backend_kind, load_backend
 from vqaudit.backends.runner import WORKERS_PER_SLOT
 from vqaudit.errors import VqauditError
@@ -93,8 +93,8 @@ class _Replica:
         """The worker's process id (tests kill it)."""
         return os.getpid()
 
-    async def complete(self, request: Request) -> tuple[str | None, str | None, bool]:
-        """``(text, None, False)``, or ``(None, error, fatal)`` from the backend's BackendCallError."""
+    async def complete(self, request: Request) -> tuple[str | Completion | None, str | None, bool]:
+        """``(reply, None, False)``, or ``(None, error, fatal)`` from the backend's BackendCallError."""
         if self.backend is None:
             return None, self.problem, True
         try:
@@ -162,7 +162,7 @@ class RayReplicas:
         """The model spec string."""
         return self._spec
 
-    async def complete(self, request: Request) -> str:
+    async def complete(self, request: Request) -> str | Completion:
         """Ask the least busy live replica; re-route the call if its replica is lost for good.
 
         Raises:
@@ -189,7 +189,7 @@ class RayReplicas:
                 self._busy[index] -= 1
             if error is not None:
                 raise BackendCallError(error, fatal=fatal)
-            return str(text)
+            return text if isinstance(text, Completion) else str(text)
 
     async def aclose(self) -> None:
         """Close every live replica's backend, then end the actors (their resources go back to the cluster)."""

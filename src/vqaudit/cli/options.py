@@ -41,7 +41,7 @@ Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not de
 
 
 class ReasoningFormatName(StrEnum):
-    """``--reasoning-format``: which reasoning spans are split off before any reader (:mod:`vqaudit.parsing.reasoning`)."""
+    """``--reasoning-format``: the reasoning spans split off before any reader (:mod:`vqaudit.parsing.reasoning`)."""
 
     auto = "auto"
     none = "none"

@@ -28,6 +28,8 @@ from vqaudit.cli.options import (
     ModelArg,
     RayAddress,
     RayReplicas,
+    ReasoningFormatName,
+    ReasoningFormatOpt,
     Timeout,
     console,
     error,
@@ -129,6 +131,7 @@ def score(
                                                     "says (checked by its manifest hash).")] = None,
     draws: Draws = 10_000,
     bootstrap_seed: BootSeed = 0,
+    reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
 ) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
@@ -136,7 +139,7 @@ def score(
     options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                             args_option="--judge-arg")
     metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
-                        seed=bootstrap_seed)
+                        seed=bootstrap_seed, reasoning_format=reasoning_format.value)
     _print_metrics(metrics)
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
     _warn_no_reply(run_dir)
@@ -291,6 +294,7 @@ def eval_cmd(
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
+    reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
 ) -> None:
     """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command.
 
@@ -331,7 +335,8 @@ def eval_cmd(
         run_dir = out / "runs" / name
         run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
                       options=options, executor=on, replicas=ray_replicas)
-        score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws)
+        score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
+                  reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
     from vqaudit.report.html import write_html_report
 

@@ -30,7 +30,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from vqaudit.schema import Parsed
+from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED, split_reasoning
+from vqaudit.schema import Decision, Parsed
 
 _FENCE_TAG = re.compile(r"[a-zA-Z0-9_-]*")
 _OBJECT_START = re.compile(r"\{\s*[\"}]")
@@ -275,47 +276,105 @@ def _answer_text(value: Any) -> str | None:
     return repr(value)  # float: repr round-trips exactly ("12.5", "0.1")
 
 
-def parse_answerability(text: str | None, error: str | None = None) -> Parsed:
-    """Parse one reply under the answerability contract.
+def parse_answerability(text: str | None, error: str | None = None, *, reasoning_format: str = AUTO,
+                        server_reasoning: str | None = None, finish_reason: str | None = None) -> Parsed:
+    """Parse one reply under the answerability contract, reading only its final answer.
+
+    The reply is first split by :func:`vqaudit.parsing.reasoning.split_reasoning`: a reasoning model's thinking
+    (``<think>...</think>`` and the other formats there, or reasoning the server sent apart) is never read, so a
+    draft object inside it can neither decide the view nor make it invalid; a reply whose thinking never closed
+    (or empty content cut off by the token budget, ``finish_reason == "length"``) is invalid with the reason
+    ``reasoning not finished``. A reply without reasoning is parsed exactly as it always was.
 
     Args:
-        text: the raw reply, or None when the backend returned none.
+        text: the raw reply (its content), or None when the backend returned none.
         error: the backend error recorded for the view, if any (the view is then invalid).
+        reasoning_format: ``auto``, ``none`` or a format name of :mod:`vqaudit.parsing.reasoning`.
+        server_reasoning: reasoning the server sent apart from the content (``Response.reasoning``), or None.
+        finish_reason: why generation stopped, as the server said (``Response.finish_reason``), or None.
 
     Returns:
-        A :class:`Parsed` with decision ``answer``, ``abstain`` or ``invalid`` (with ``invalid_reason``; a reply
-        over :data:`MAX_REPLY_CHARS` characters is ``too long``), the answer as text (a JSON number as the shortest
-        text of its float value, Python's repr: ``12.50`` -> ``"12.5"``, ``1e2`` -> ``"100.0"``; the raw text
-        keeps what was written), the reason, and the raw text. Never raises; time linear in the reply's length.
+        A :class:`Parsed` with decision ``answer``, ``abstain`` or ``invalid`` (with ``invalid_reason``; a final
+        answer over :data:`MAX_REPLY_CHARS` characters is ``too long``), the answer as text (a JSON number as the
+        shortest text of its float value, Python's repr: ``12.50`` -> ``"12.5"``, ``1e2`` -> ``"100.0"``; the raw
+        text keeps what was written), the reason, the raw text, the final text read and the reasoning's length in
+        characters. Never raises on model output; time linear in the reply's length.
     """
-    if error is not None or text is None:
-        return Parsed(decision="invalid", invalid_reason=f"no reply: {error or 'missing'}", raw=text)
+    if error is not None:
+        return Parsed(decision="invalid", invalid_reason=f"no reply: {error}", raw=text)
+    split = split_reasoning(text, reasoning_format, server_reasoning=server_reasoning)
+    if text is None and split.reasoning is None:
+        return Parsed(decision="invalid", invalid_reason="no reply: missing", raw=text)
+    chars = split.reasoning_chars
+    final = split.final
+    if final is None or (finish_reason == "length" and not final.strip()):
+        return Parsed(decision="invalid", invalid_reason=NOT_FINISHED, raw=text, final=final, reasoning_chars=chars)
+    return _parse_final(final).model_copy(update={"raw": text, "final": final, "reasoning_chars": chars})
+
+
+def _parse_final(text: str) -> Parsed:
+    """The contract's rules (module docstring) on the final text of a reply."""
     if too_long(text):
-        return Parsed(decision="invalid", invalid_reason=TOO_LONG, raw=text)
+        return Parsed(decision="invalid", invalid_reason=TOO_LONG)
     obj, repaired = extract_json_object_repaired(text)
     if obj is None:
-        return Parsed(decision="invalid", invalid_reason="no JSON object in the reply", raw=text)
-    by = REPAIRED if repaired else None
+        return Parsed(decision="invalid", invalid_reason="no JSON object in the reply")
+    return _decide(obj, REPAIRED if repaired else None)
+
+
+def _decide(obj: dict[str, Any], by: str | None) -> Parsed:
+    """The decision of one decoded object under the strict validity rules (seed 000, appendix A)."""
     missing = [k for k in ("answerable", "answer", "reason") if k not in obj]
     if missing:
-        return Parsed(decision="invalid", invalid_reason=f"missing key(s): {', '.join(missing)}", raw=text)
+        return Parsed(decision="invalid", invalid_reason=f"missing key(s): {', '.join(missing)}")
     answerable, answer, reason = obj["answerable"], obj["answer"], obj["reason"]
     if not isinstance(answerable, bool):
-        return Parsed(decision="invalid", invalid_reason="'answerable' is not a boolean", raw=text)
+        return Parsed(decision="invalid", invalid_reason="'answerable' is not a boolean")
     if not isinstance(reason, str) or not visible(reason):
-        return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", raw=text,
-                      decided_by=by)
+        return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", decided_by=by)
     if answer is not None and not isinstance(answer, NonFinite) and (
             isinstance(answer, bool) or not isinstance(answer, str | int | float)):
-        return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", raw=text,
-                      decided_by=by)
+        return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", decided_by=by)
     if isinstance(answer, NonFinite):
         return Parsed(decision="invalid", invalid_reason="'answer' is not a finite number (NaN or Infinity)",
-                      raw=text, decided_by=by)
+                      decided_by=by)
     if not answerable:
         if answer is not None:
             return Parsed(decision="invalid", invalid_reason="'answerable' is false but 'answer' is not null",
-                          raw=text, decided_by=by)
-        return Parsed(decision="abstain", reason=reason, raw=text, decided_by=by)
+                          decided_by=by)
+        return Parsed(decision="abstain", reason=reason, decided_by=by)
     return Parsed(decision="answer", answer=None if answer is None else _answer_text(answer), reason=reason,
-                  raw=text, decided_by=by)
+                  decided_by=by)
+
+
+MAX_DRAFT_STARTS = 64
+"""How many object starts, counted back from the end of the reasoning, :func:`draft_decision` decodes from."""
+
+
+def draft_decision(reasoning: str | None) -> Decision | None:
+    """The decision of the last complete, valid answerability object inside a reply's reasoning (its draft).
+
+    A reasoning model often writes a draft of its answer while thinking and then changes its mind; the report
+    counts views whose draft decision differs from the final one ("drafts overruled"). Only an object that is
+    valid under the contract counts (an invalid draft decides nothing).
+
+    Args:
+        reasoning: the reasoning text (:attr:`vqaudit.parsing.reasoning.ReasoningSplit.reasoning`), or None.
+
+    Returns:
+        ``answer`` or ``abstain``, or None when the reasoning holds no valid object. Never raises; at most
+        :data:`MAX_DRAFT_STARTS` decodes, each linear.
+    """
+    if not reasoning or "{" not in reasoning:
+        return None
+    starts = [m.start() for m in _OBJECT_START.finditer(reasoning)][-MAX_DRAFT_STARTS:]
+    for start in reversed(starts):
+        try:
+            obj, _ = _DECODER.raw_decode(reasoning, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and "answerable" in obj:
+            parsed = _decide(obj, None)
+            if parsed.decision != "invalid":
+                return parsed.decision
+    return None

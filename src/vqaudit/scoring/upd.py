@@ -54,6 +54,7 @@ from vqaudit.parsing.choice import (
     match_option_text,
     normalize_text,
 )
+from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED, split_reasoning
 from vqaudit.prompts.upd import (
     EXTRA_OPTION,
     JUDGE_ABSTAIN_OPTION,
@@ -183,7 +184,7 @@ async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backen
             else parse_judge_reply(v, r.text, spec) for (v, _), r in zip(pending, replies, strict=True)]
 
 
-def _outcome(view: View, response: Response | None, verdict: Verdict) -> Outcome:
+def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_format: str = AUTO) -> Outcome:
     upd = view.obligation.kind == "abstain"
     decision = "invalid"
     answer: str | None = None
@@ -208,7 +209,9 @@ def _outcome(view: View, response: Response | None, verdict: Verdict) -> Outcome
                    obligation=view.obligation.kind, decision=decision, answer=answer,
                    decision_correct=decision_correct, answer_correct=answer_correct, task_correct=task_correct,
                    invalid_reason=invalid_reason, decided_by=verdict.decided_by,
-                   error=None if response is None else response.error, raw=None if response is None else response.text)
+                   error=None if response is None else response.error, raw=None if response is None else response.text,
+                   reasoning_chars=None if response is None or response.error is not None else split_reasoning(
+                       response.text, reasoning_format, server_reasoning=response.reasoning).reasoning_chars)
 
 
 def score_upd_views(
@@ -220,6 +223,7 @@ def score_upd_views(
     judge_backend: Backend | None = None,
     concurrency: int = 8,
     judge_options: ModelOptions | None = None,
+    reasoning_format: str = AUTO,
 ) -> list[Outcome]:
     """Score UPD views (module docstring): one Outcome per view, in the order of ``views``.
 
@@ -232,6 +236,9 @@ def score_upd_views(
         judge_backend: a ready backend to use instead of ``load_backend(judge)`` (tests); needs ``judge`` too.
         concurrency: maximum judge calls in flight.
         judge_options: generic model options of the judge (``--judge-arg``, ...); ``concurrency`` replaces its own.
+        reasoning_format: which reasoning spans are split off each reply before it is matched
+            (:mod:`vqaudit.parsing.reasoning`): only the final answer is matched or shown to the judge; a reply
+            whose thinking never closed is undecided with the reason ``reasoning not finished``.
 
     Returns:
         The outcomes; every one has ``decided_by`` set.
@@ -244,20 +251,26 @@ def score_upd_views(
     pending: list[tuple[View, str]] = []
     for view in views:
         response = responses.get(view.view_id)
-        if response is None or response.text is None:
-            why = "no response" if response is None else f"no reply: {response.error}"
+        if response is None or response.error is not None or (response.text is None and response.reasoning is None):
+            why = "no response" if response is None else f"no reply: {response.error or 'missing'}"
             verdicts[view.view_id] = Verdict("undecided", "no-reply", why)
             continue
-        if too_long(response.text):  # over the 512-token budget: not matched, not sent to a judge
+        # seed 001 §4 matches the model's answer: a reasoning model's thinking is split off first, never matched
+        split = split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning)
+        final = split.final
+        if final is None or (response.finish_reason == "length" and not final.strip()):
+            verdicts[view.view_id] = Verdict("undecided", "undecided", NOT_FINISHED)
+            continue
+        if too_long(final):  # over the token budget's reply length: not matched, not sent to a judge
             verdicts[view.view_id] = Verdict("undecided", "undecided", TOO_LONG)
             continue
-        found = match_reply(view, response.text)
+        found = match_reply(view, final)
         if found is not None:
             verdicts[view.view_id] = found
         elif judge is None:
             verdicts[view.view_id] = Verdict("undecided", "undecided")
         else:
-            pending.append((view, response.text))
+            pending.append((view, final))
     if pending and judge is not None:
         backend = judge_backend if judge_backend is not None else load_backend(
             judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
@@ -266,4 +279,4 @@ def score_upd_views(
             judged = run_async(_judge_all(pending, judge, backend, cache, concurrency))
         for (view, _), verdict in zip(pending, judged, strict=True):
             verdicts[view.view_id] = verdict
-    return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id]) for v in views]
+    return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id], reasoning_format) for v in views]

@@ -28,7 +28,7 @@ def prompt(view: View) -> tuple[str, str]:
 
 def score(views: Sequence[View], responses: Mapping[str, Response], ctx: ScoreContext) -> list[Outcome]:
     """One Outcome per view, in order (every view has a response: the score stage checks it first)."""
-    return [score_view(v, responses[v.view_id]) for v in views]
+    return [score_view(v, responses[v.view_id], ctx.reasoning_format) for v in views]
 
 
 def metrics(outcomes: Sequence[Outcome], views: Sequence[View], groups: Sequence[Group], *, n_draws: int,

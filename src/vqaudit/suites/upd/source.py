@@ -58,7 +58,8 @@ def score(views: Sequence[View], responses: Mapping[str, Response], ctx: ScoreCo
     from vqaudit.scoring.upd import score_upd_views
 
     return score_upd_views(list(views), responses, run_dir=ctx.run_dir, judge=ctx.judge,
-                           judge_backend=ctx.judge_backend, concurrency=ctx.judge_concurrency)
+                           judge_backend=ctx.judge_backend, concurrency=ctx.judge_concurrency,
+                           reasoning_format=ctx.reasoning_format)
 
 
 def metrics(outcomes: Sequence[Outcome], views: Sequence[View], groups: Sequence[Group], *, n_draws: int,
