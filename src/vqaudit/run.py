@@ -204,7 +204,8 @@ async def run_benchmark_async(
                            "or check it with `vqaudit verify`)")
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
-    params = GenerationParams()
+    base = options if options is not None else ModelOptions()
+    params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
     if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
@@ -213,7 +214,6 @@ async def run_benchmark_async(
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
-    base = options if options is not None else ModelOptions()
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)

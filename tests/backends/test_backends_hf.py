@@ -35,7 +35,8 @@ pytestmark = pytest.mark.slow
 
 Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 TOKENS = 24  # max_new_tokens for the tests: the random model rarely emits </s>, and 512 steps take longer
-ARGS = {"max_new_tokens": str(TOKENS)}
+ARGS = {"max_new_tokens": str(TOKENS)}  # a generation key: every request's params.max_tokens (not the identity)
+PARAMS = GenerationParams(max_tokens=TOKENS)  # what the run sends with ARGS
 
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
@@ -48,7 +49,7 @@ def _request(view: View, bench: Path, params: GenerationParams | None = None) ->
     prompt_id, prompt = prompt_for(view)
     data = (bench / view.image).read_bytes()
     return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                   image_mime=image_mime(data, bench / view.image), params=params or GenerationParams())
+                   image_mime=image_mime(data, bench / view.image), params=params or PARAMS)
 
 
 def _direct_replies(model_dir: Path, requests: list[Request], max_new_tokens: int) -> list[str]:
@@ -93,7 +94,8 @@ def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path:
     info = json.loads((out / "run.json").read_text())
     assert info["model"] == spec
     assert info["model_identity"].startswith(f"{spec}@sha256:")
-    assert info["model_identity"].endswith(f";dtype=float32;max_new_tokens={TOKENS}")
+    assert info["model_identity"].endswith(";dtype=float32")
+    assert info["params"] == {"temperature": 0.0, "max_tokens": TOKENS}  # --model-arg max_new_tokens=24
 
     responses = load_responses(out)
     assert set(responses) == {v.view_id for v in views}
@@ -123,9 +125,9 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_c
     requests = [_request(v, tiny_chart_bench) for v in views]
     # prompts of very different lengths in one batch (left padding), and a text-only one
     requests.append(Request(request_id=views[0].view_id, prompt_id="t", prompt="How many?", image=None, image_mime=None,
-                            params=GenerationParams()))
+                            params=PARAMS))
     requests.insert(2, Request(request_id=views[2].view_id, prompt_id="short", prompt="bar?", image=requests[2].image,
-                               image_mime="image/png", params=GenerationParams()))
+                               image_mime="image/png", params=PARAMS))
     spec = f"hf:{model}"
 
     unbatched_backend = load_backend(spec, model_options({**ARGS, "batch_size": "1"}))
@@ -160,7 +162,7 @@ def test_bad_image_fails_only_its_request(tiny_llava: Path, tiny_chart_bench: Pa
     views = load_benchmark(tiny_chart_bench).views[:3]
     good = [_request(v, tiny_chart_bench) for v in views]
     bad = Request(request_id=views[0].view_id, prompt_id="p", prompt=good[0].prompt,
-                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=GenerationParams())
+                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=PARAMS)
     backend = load_backend(f"hf:{tiny_llava}", model_options(ARGS))
     results = asyncio.run(_ask(backend, [good[0], bad, *good[1:]]))
     assert isinstance(results[1], BackendCallError) and "image cannot be decoded" in str(results[1])
@@ -184,7 +186,7 @@ def test_cache_identity_follows_the_weights(tiny_vlm: ModuleType, tiny_chart_ben
     retrained = run_benchmark(tiny_chart_bench, spec, out, progress=False, options=model_options(ARGS))
     assert (retrained.n_cached, retrained.n_asked) == (0, first.n_asked)
     assert json.loads((out / "run.json").read_text())["model_identity"] != identity
-    # another max_new_tokens is another identity too
+    # another max_new_tokens is another cache key too (through the request's parameters)
     longer = run_benchmark(tiny_chart_bench, spec, out, progress=False,
                            options=model_options({"max_new_tokens": str(TOKENS + 1)}))
     assert longer.n_cached == 0

@@ -8,14 +8,26 @@ API key's variable, backend-specific ``--model-arg KEY=VALUE`` pairs) travel in 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
-from vqaudit.backends.options import ModelArgs
+from vqaudit.backends.options import ModelArgs, parse_bool
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams, Obligation
 
-__all__ = ["Backend", "BackendCallError", "Completion", "GenerationParams", "ModelOptions", "Request"]
+__all__ = ["GENERATION_KEYS", "Backend", "BackendCallError", "Completion", "GenerationParams", "ModelOptions",
+           "Request"]
+
+GENERATION_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens", "reasoning_effort", "enable_thinking")
+"""The ``--model-arg``/``--judge-arg`` keys that are generation settings (fields of :class:`GenerationParams`, so part
+of every request's cache key), not options of a backend module; which kinds take which is the ``generation``
+column of the backend table (:data:`vqaudit.backends.registry.BACKENDS`)."""
+
+_TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
+MAX_GENERATION_TOKENS = 1 << 20
+"""The largest token budget accepted (1,048,576: above every context window of today's models)."""
+_EFFORT_CHARS = 32
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,66 @@ class ModelOptions:
                 :meth:`~vqaudit.backends.options.ModelArgs.finish`).
         """
         ModelArgs(spec, {k: v for k, v in self.args if k not in known}, known, self.args_option).finish()
+
+    def generation_keys(self) -> tuple[str, ...]:
+        """The generation keys (:data:`GENERATION_KEYS`) among the ``args``, in the order given."""
+        return tuple(k for k, _ in self.args if k in GENERATION_KEYS)
+
+    def without_generation(self) -> ModelOptions:
+        """These options without the generation keys (what a backend module's ``load`` sees)."""
+        return dataclasses.replace(self, args=tuple((k, v) for k, v in self.args if k not in GENERATION_KEYS))
+
+    def generation(self, base: GenerationParams) -> GenerationParams:
+        """``base`` with the generation keys of ``args`` applied: the parameters every call of this model is sent.
+
+        - ``max_tokens=N``: the token budget, sent as ``max_tokens``;
+        - ``max_completion_tokens=N``: the same budget, sent as ``max_completion_tokens`` (``token_field``), the
+          field OpenAI's reasoning models take instead (OpenAI API reference, Chat Completions, "max_tokens:
+          deprecated ... not compatible with o-series models");
+        - ``max_new_tokens=N``: the transformers/vLLM spelling of ``max_tokens``;
+        - ``reasoning_effort=STR``: sent as ``reasoning_effort`` (OpenAI: ``minimal``, ``low``, ``medium``,
+          ``high``; a word of letters, digits, ``-`` and ``_``, at most 32 characters);
+        - ``enable_thinking=true|false``: a chat template's thinking switch (vLLM/SGLang
+          ``chat_template_kwargs``; the ``enable_thinking`` variable of Qwen3's template).
+
+        Keys not given keep ``base``'s values, so options without generation keys return ``base`` itself (and a
+        call keeps its cache key). ``N`` is a decimal integer from 1 to :data:`MAX_GENERATION_TOKENS`.
+
+        Raises:
+            VqauditError: one line naming the option (``--model-arg``/``--judge-arg``), the key and its value: a
+                token budget that is not such an integer, two token-budget keys together, an effort that is not
+                such a word, a switch that is not true or false.
+        """
+        given = {k: v for k, v in self.args if k in GENERATION_KEYS}
+        if not given:
+            return base
+        tokens = [k for k in _TOKEN_KEYS if k in given]
+        if len(tokens) > 1:
+            raise VqauditError(f"{self.args_option} {tokens[0]} and {tokens[1]}: two spellings of the one token "
+                               "budget; give one")
+        changes: dict[str, object] = {}
+        for key in tokens:
+            text = given[key].strip()
+            if not (text.isascii() and text.isdecimal() and 1 <= int(text) <= MAX_GENERATION_TOKENS):
+                raise self._bad(key, given[key], f"an integer from 1 to {MAX_GENERATION_TOKENS}")
+            changes["max_tokens"] = int(text)
+            changes["token_field"] = "max_completion_tokens" if key == "max_completion_tokens" else "max_tokens"
+        if "reasoning_effort" in given:
+            effort = given["reasoning_effort"].strip()
+            if not (0 < len(effort) <= _EFFORT_CHARS and effort.isascii()
+                    and effort.replace("-", "").replace("_", "").isalnum()):
+                raise self._bad("reasoning_effort", given["reasoning_effort"],
+                                "a word such as low, medium or high")
+            changes["reasoning_effort"] = effort
+        if "enable_thinking" in given:
+            switch = parse_bool(given["enable_thinking"])
+            if switch is None:
+                raise self._bad("enable_thinking", given["enable_thinking"], "true or false")
+            changes["enable_thinking"] = switch
+        return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+    def _bad(self, key: str, value: str, expected: str) -> VqauditError:
+        return VqauditError(f"{self.args_option} {key}={value!r}: expected {expected}")
 
 
 class BackendCallError(Exception):

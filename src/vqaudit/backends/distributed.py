@@ -69,7 +69,7 @@ def ray_resources(spec: str, options: ModelOptions) -> dict[str, float]:
     except ModuleNotFoundError:  # the extra lives on the workers only: assume one GPU for GPU backends
         return {"num_gpus": 1.0} if row.extra == "vllm" else {"num_cpus": 1.0}
     hook = getattr(module, "ray_resources", None)
-    return dict(hook(spec, options)) if callable(hook) else {"num_cpus": 1.0}
+    return dict(hook(spec, options.without_generation())) if callable(hook) else {"num_cpus": 1.0}
 
 
 class _Replica:

@@ -16,11 +16,14 @@ replies are the same up to floating-point reduction order (identical on the CPU 
   is at least as large);
 - ``revision``: hub branch, tag or commit (default ``main``); ignored for a local folder;
 - ``trust_remote_code``: run the repo's own modeling code (default false; only for repos you trust);
-- ``max_new_tokens``: cap on new tokens, replacing the request's ``max_tokens`` (part of the cache identity);
 - ``attn_implementation``: ``eager``, ``sdpa`` or ``flash_attention_2`` (default: transformers' choice).
 
+Generation keys (the ``generation`` column of :data:`vqaudit.backends.registry.BACKENDS`, taken by
+``load_backend`` into every request's parameters, so part of each reply's cache key): ``max_new_tokens=N`` or
+``max_tokens=N`` (the new-token budget) and ``enable_thinking=true|false`` (passed to the chat template).
+
 The cache identity (``identity``) is the spec, the local folder's fingerprint or the hub commit, the resolved
-dtype and ``max_new_tokens`` when set (see :mod:`vqaudit.backends.model_files`); device and batch size are not
+dtype (see :mod:`vqaudit.backends.model_files`); device and batch size are not
 part of it. The HTTP options (``timeout_s``, ``max_retries``, ``api_key_env``) do not apply: a generation runs
 to its end (or to ``aclose``). Requires the ``[hf]`` extra.
 """
@@ -44,8 +47,7 @@ from vqaudit.backends.model_files import (
 from vqaudit.backends.options import ModelArgs
 from vqaudit.errors import VqauditError
 
-KNOWN_ARGS = ("device", "dtype", "batch_size", "revision", "trust_remote_code", "max_new_tokens",
-              "attn_implementation")
+KNOWN_ARGS = ("device", "dtype", "batch_size", "revision", "trust_remote_code", "attn_implementation")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 ATTENTION = ("eager", "sdpa", "flash_attention_2")
 DEFAULT_BATCH_SIZE = 8
@@ -60,7 +62,6 @@ class HFOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     revision: str | None = None
     trust_remote_code: bool = False
-    max_new_tokens: int | None = None
     attn_implementation: str | None = None
 
     @classmethod
@@ -81,7 +82,6 @@ class HFOptions:
             batch_size=args.take_int("batch_size", DEFAULT_BATCH_SIZE, maximum=1024) or DEFAULT_BATCH_SIZE,
             revision=args.take_str("revision"),
             trust_remote_code=args.take_bool("trust_remote_code", False),
-            max_new_tokens=args.take_int("max_new_tokens", None, maximum=1 << 20),
             attn_implementation=args.take_str("attn_implementation", choices=ATTENTION),
         )
         args.finish()
@@ -201,8 +201,6 @@ class HFBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         extras = {"dtype": str(self.model.dtype).removeprefix("torch.")}
-        if options.max_new_tokens is not None:
-            extras["max_new_tokens"] = str(options.max_new_tokens)
         try:
             self.identity = source_identity(spec, source, options.revision, extras)
         except OSError as exc:
@@ -278,7 +276,7 @@ class HFBackend:
             with torch.inference_mode():
                 out = self.model.generate(
                     **inputs,
-                    max_new_tokens=self.options.max_new_tokens or params.max_tokens,
+                    max_new_tokens=params.max_tokens,
                     num_beams=1,
                     pad_token_id=self.tokenizer.pad_token_id,
                     stopping_criteria=[self._stop],

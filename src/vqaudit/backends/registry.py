@@ -8,7 +8,11 @@ shown to a user who typed a bad one, and two properties the stages consult inste
   (the reference policies reply in a view's contract and cannot);
 - ``by_id``: the backend's reply depends on more than the request's inputs (``replay:`` answers by request id,
   the reference policies by the view's obligation), so requests with identical inputs are never merged into one
-  call.
+  call;
+- ``generation``: the generation keys (:data:`~vqaudit.backends.base.GENERATION_KEYS`: ``max_tokens``,
+  ``reasoning_effort``, ``enable_thinking``, ...) the kind takes as ``--model-arg``/``--judge-arg``; they become
+  fields of every request's :class:`~vqaudit.schema.GenerationParams` (:meth:`ModelOptions.generation`), and
+  :func:`load_backend` refuses the others and strips them all before the module's ``load`` sees the args.
 
 A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -> Backend``, and, when loading is
 expensive (weights read into memory, an engine started), ``check(spec, target, options) -> None``, which refuses
@@ -19,13 +23,16 @@ checks every spec before it builds). Adding a backend is one module plus one :cl
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from vqaudit.backends.base import Backend, ModelOptions
 from vqaudit.errors import VqauditError
+from vqaudit.schema import GenerationParams
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,8 @@ class BackendKind:
         by_id: replies depend on the request id or obligation; identical inputs are never merged into one call.
         sources: the benchmark sources the backend can answer (``run`` refuses others before asking), or None
             for any source.
+        generation: the generation keys it takes (a subset of
+            :data:`~vqaudit.backends.base.GENERATION_KEYS`); () for a backend whose replies no setting changes.
     """
 
     name: str
@@ -50,7 +59,13 @@ class BackendKind:
     free_text: bool = True
     by_id: bool = False
     sources: tuple[str, ...] | None = None
+    generation: tuple[str, ...] = ()
 
+
+SERVER_GENERATION = ("max_tokens", "max_completion_tokens", "reasoning_effort", "enable_thinking")
+"""What an OpenAI-compatible server takes: both token fields, ``reasoning_effort``, the template switch."""
+LOCAL_GENERATION = ("max_tokens", "max_new_tokens", "enable_thinking")
+"""What an in-process model (transformers, vLLM) takes: the token budget (either spelling), the template switch."""
 
 BACKENDS: dict[str, BackendKind] = {
     row.name: row
@@ -59,16 +74,19 @@ BACKENDS: dict[str, BackendKind] = {
                     ("reference:always-answer", "reference:always-abstain", "reference:gold"), free_text=False,
                     by_id=True),
         BackendKind("openai", "vqaudit.backends.openai",
-                    ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",)),
+                    ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",),
+                    generation=SERVER_GENERATION),
         BackendKind("replay", "vqaudit.backends.replay",
                     ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
         BackendKind("baseline", "vqaudit.backends.baseline",
                     ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",), extra="ocr",
                     sources=("charts",)),
         BackendKind("hf", "vqaudit.backends.hf",
-                    ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",), extra="hf"),
+                    ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",), extra="hf",
+                    generation=LOCAL_GENERATION),
         BackendKind("vllm", "vqaudit.backends.vllm",
-                    ("vllm:MODEL_OR_PATH (vLLM in this process; pip install 'vqaudit[vllm]')",), extra="vllm"),
+                    ("vllm:MODEL_OR_PATH (vLLM in this process; pip install 'vqaudit[vllm]')",), extra="vllm",
+                    generation=LOCAL_GENERATION),
     )
 }
 
@@ -126,8 +144,52 @@ def load_backend(spec: str, options: ModelOptions | None = None) -> Backend:
             unreadable replay file, an unknown ``--model-arg``).
     """
     module = _module(spec)
+    opts = options if options is not None else ModelOptions()
     load = cast(Callable[[str, str, ModelOptions], Backend], module.load)
-    return load(spec, spec.partition(":")[2], options if options is not None else ModelOptions())
+    backend = load(spec, spec.partition(":")[2], module_options(spec, opts))
+    if opts.generation_keys():
+        with contextlib.suppress(TypeError):  # not weakly referable: callers pass options.generation(...)
+            _LOADED_WITH[backend] = opts
+    return backend
+
+
+_LOADED_WITH: weakref.WeakKeyDictionary[Any, ModelOptions] = weakref.WeakKeyDictionary()
+"""The options of each backend :func:`load_backend` built with generation keys (for :func:`loaded_generation`)."""
+
+
+def module_options(spec: str, options: ModelOptions) -> ModelOptions:
+    """``options`` as the backend module of ``spec`` sees them: generation keys checked, then removed.
+
+    Raises:
+        VqauditError: a malformed or unknown spec; a generation key whose value is bad
+            (:meth:`ModelOptions.generation`), or that the kind does not take (one line naming it and the keys
+            the kind takes).
+    """
+    row = backend_kind(spec)
+    given = options.generation_keys()
+    if not given:
+        return options
+    options.generation(GenerationParams())  # the values, checked before any module is loaded
+    refused = [k for k in given if k not in row.generation]
+    if refused:
+        takes = ", ".join(row.generation) or "none (no setting changes its replies)"
+        raise VqauditError(f"model spec {spec!r}: {options.args_option} {', '.join(refused)}: the {row.name!r} "
+                           f"backend takes no such generation setting; it takes {takes}")
+    return options.without_generation()
+
+
+def loaded_generation(backend: Backend, base: GenerationParams) -> GenerationParams:
+    """``base`` with the generation keys ``backend`` was loaded with applied (:meth:`ModelOptions.generation`).
+
+    For a caller that gets a ready backend rather than its options (a judge): the settings given with
+    ``--judge-arg`` at :func:`load_backend` reach its calls. A backend built otherwise (a test's, a Ray
+    replica set) gets ``base``.
+    """
+    try:
+        options = _LOADED_WITH.get(backend)
+    except TypeError:
+        return base
+    return options.generation(base) if options is not None else base
 
 
 def check_backend(spec: str, options: ModelOptions | None = None) -> None:
@@ -145,7 +207,8 @@ def check_backend(spec: str, options: ModelOptions | None = None) -> None:
         VqauditError: as :func:`load_backend` (a weights file that cannot be read is found only at load time).
     """
     module = _module(spec)
-    target, opts = spec.partition(":")[2], options if options is not None else ModelOptions()
+    target = spec.partition(":")[2]
+    opts = module_options(spec, options if options is not None else ModelOptions())
     check = getattr(module, "check", None)
     if check is not None:
         cast(Callable[[str, str, ModelOptions], None], check)(spec, target, opts)

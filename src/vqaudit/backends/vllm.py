@@ -12,11 +12,14 @@ batching), so ``--concurrency`` should be at least ``batch_size`` for full batch
   ``bfloat16``, ``float32``), ``quantization`` (e.g. ``awq``, ``fp8``), ``max_model_len``, ``max_num_seqs``,
   ``gpu_memory_utilization`` (0 to 1), ``enforce_eager``, ``seed``, ``revision``, ``trust_remote_code``,
   ``max_images`` (images per prompt the engine reserves memory for, default 1);
-- ``batch_size``: conversations per ``LLM.chat`` call (default 64);
-- ``max_new_tokens``: cap on new tokens, replacing the request's ``max_tokens`` (part of the cache identity).
+- ``batch_size``: conversations per ``LLM.chat`` call (default 64).
 
-The cache identity is the spec, the local folder's fingerprint or the hub commit, and ``dtype``,
-``quantization`` and ``max_new_tokens`` when given. Requires the ``[vllm]`` extra and a GPU (vLLM's
+Generation keys (taken by ``load_backend`` into every request's parameters, so part of each reply's cache key):
+``max_new_tokens=N`` or ``max_tokens=N`` (``SamplingParams.max_tokens``) and ``enable_thinking=true|false``
+(passed to the chat template, ``LLM.chat(chat_template_kwargs=...)``).
+
+The cache identity is the spec, the local folder's fingerprint or the hub commit, and ``dtype`` and
+``quantization`` when given. Requires the ``[vllm]`` extra and a GPU (vLLM's
 vision-language path does not run on CPU).
 """
 
@@ -35,7 +38,7 @@ from vqaudit.backends.options import ModelArgs
 ENGINE_INT_ARGS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "seed")
 ENGINE_STR_ARGS = ("quantization", "revision")
 KNOWN_ARGS = (*ENGINE_INT_ARGS, *ENGINE_STR_ARGS, "dtype", "gpu_memory_utilization", "enforce_eager",
-              "trust_remote_code", "max_images", "batch_size", "max_new_tokens")
+              "trust_remote_code", "max_images", "batch_size")
 DTYPES = ("auto", "float16", "bfloat16", "float32")
 DEFAULT_BATCH_SIZE = 64
 
@@ -48,12 +51,10 @@ class VLLMOptions:
         engine: keyword arguments for ``vllm.LLM`` besides ``model`` (only the keys given, plus
             ``limit_mm_per_prompt``).
         batch_size: conversations per ``LLM.chat`` call.
-        max_new_tokens: cap on new tokens (None: the request's ``max_tokens``).
     """
 
     engine: dict[str, Any] = field(default_factory=dict)
     batch_size: int = DEFAULT_BATCH_SIZE
-    max_new_tokens: int | None = None
 
     @classmethod
     def from_args(cls, args: ModelArgs) -> VLLMOptions:
@@ -83,7 +84,6 @@ class VLLMOptions:
         options = cls(
             engine=engine,
             batch_size=args.take_int("batch_size", DEFAULT_BATCH_SIZE, maximum=1 << 16) or DEFAULT_BATCH_SIZE,
-            max_new_tokens=args.take_int("max_new_tokens", None, maximum=1 << 20),
         )
         args.finish()
         return options
@@ -175,8 +175,6 @@ class VLLMBackend:
         except Exception as exc:  # vLLM raises ValueError, RuntimeError, OOM, pydantic errors, ...
             raise load_error(spec, source, exc) from None
         extras: dict[str, str] = {k: str(options.engine[k]) for k in ("dtype", "quantization") if k in options.engine}
-        if options.max_new_tokens is not None:
-            extras["max_new_tokens"] = str(options.max_new_tokens)
         try:
             self.identity = source_identity(spec, source, options.engine.get("revision"), extras)
         except OSError as exc:
@@ -213,7 +211,7 @@ class VLLMBackend:
     def _chat(self, batch: Sequence[Request]) -> list[str | BackendCallError]:
         params = batch[0].params
         sampling = self._sampling_params(
-            temperature=params.temperature, max_tokens=self.options.max_new_tokens or params.max_tokens
+            temperature=params.temperature, max_tokens=params.max_tokens
         )
         if self._batcher.closing.is_set():
             raise BackendCallError("the backend was closed", fatal=True)

@@ -41,6 +41,7 @@ from vqaudit.backends import (
     ModelOptions,
     ResponseCache,
     load_backend,
+    loaded_generation,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.parsing.answerability import TOO_LONG, extract_json_object_repaired, fenced_blocks, too_long
@@ -177,7 +178,8 @@ async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backen
                      concurrency: int) -> list[Verdict]:
     calls = [JudgeCall(v.view_id, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v))) for v, t in pending]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
+        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
+                                      concurrency=concurrency)
     finally:
         await backend.aclose()
     return [Verdict("undecided", "undecided", f"judge {spec} failed: {r.error}") if r.text is None

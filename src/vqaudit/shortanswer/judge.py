@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCache
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCache, loaded_generation
 from vqaudit.backends import load_backend as _load_backend
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
@@ -119,7 +119,8 @@ async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequ
                    concurrency: int) -> list[bool | None]:
     calls = [JudgeCall(f"judge:{r.qid}", JUDGE_PROMPT_ID, judge_prompt(r)) for r in rows]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
+        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
+                                      concurrency=concurrency)
     finally:
         await backend.aclose()
     return [None if r.text is None else parse_verdict(r.text) for r in replies]
