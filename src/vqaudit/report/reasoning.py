@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.files import write_json
 from vqaudit.metrics.bootstrap import DEFAULT_DRAWS
 from vqaudit.metrics.reasoning import QUARTILE_METRICS, ReasoningSummary, reasoning_summary
 from vqaudit.metrics.sweep import SWEEP_METRICS, BudgetSweep, budget_sweep
@@ -245,3 +246,27 @@ def sweep_markdown(sweeps: Sequence[BudgetSweep]) -> str:
             cells = [f"{p} {ci}".rstrip() + f" | {diff}" for _, p, ci, diff in row["cells"]]
             lines.append(f"| {row['budget']} | {row['run']} | {row['unfinished']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def write_sweep_json(run_dirs: Sequence[Path], path: Path, *, n_draws: int = DEFAULT_DRAWS) -> list[BudgetSweep]:
+    """Write ``sweep.json``: the budget sweep of scored runs of one model at several budgets; return the sweeps.
+
+    The file holds ``format`` (``vqaudit-sweep/1``), ``model``, ``benchmark``, ``runs`` (budget -> run folder)
+    and ``sources``: per answerability source, :meth:`~vqaudit.metrics.sweep.BudgetSweep.as_dict` (fractions in
+    [0, 1]; ``diff`` is ``[point, lo, hi]`` against the largest budget).
+
+    Raises:
+        VqauditError: a run not scored, or the runs are not one model on one benchmark at distinct recorded
+            budgets (then no sweep can be made).
+    """
+    from vqaudit.score import load_outcomes
+
+    runs = [reasoning_run(d.name, d, RunFolder(d).benchmark(), load_outcomes(d)) for d in run_dirs]
+    if len({(r.model, r.bench) for r in runs}) != 1:
+        raise VqauditError("a budget sweep is one model on one benchmark; got " +
+                           ", ".join(sorted({f"{r.model} on {r.bench}" for r in runs})))
+    sweeps = budget_sweeps(runs, n_draws=n_draws)
+    write_json(path, {"format": "vqaudit-sweep/1", "model": runs[0].model, "benchmark": str(runs[0].bench),
+                      "runs": {str(r.max_tokens): str(d) for r, d in zip(runs, run_dirs, strict=True)},
+                      "sources": {s.source: s.as_dict() for s in sweeps}})
+    return sweeps
