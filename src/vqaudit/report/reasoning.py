@@ -99,7 +99,11 @@ def _signed(value: float | None) -> str:
 
 
 def _chars(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+    """Characters: whole numbers plain, others (a median of two, an interpolated percentile) to one decimal."""
+    if value is None:
+        return "n/a"
+    tenths = round(value, 1)
+    return f"{tenths:,.0f}" if tenths == int(tenths) else f"{tenths:,.1f}"
 
 
 def _interval(ci: list[float] | None) -> str:
