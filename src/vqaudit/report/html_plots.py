@@ -146,21 +146,22 @@ def contract_mix_svg(title: str, mix: dict[str, float]) -> bytes:
 def budget_sweep_svg(sweep: BudgetSweep) -> bytes:
     """Two panels of a token-budget sweep: Jk and Bk (success), and Ebal, EU, EM (failure rates) against the budget.
 
-    Points are percent with their 95% group-bootstrap intervals as error bars; the budget axis is logarithmic
-    (base 2), one tick per budget.
+    Points are percent with their 95% group-bootstrap intervals as error bars, the metrics of a panel drawn a little
+    apart around each budget; the budget axis is logarithmic (base 2), one tick per budget.
     """
     fig = Figure(figsize=(9.0, 3.2), dpi=100)
     budgets = np.asarray([p.budget for p in sweep.points], dtype=np.float64)
     panels = ((fig.add_subplot(1, 2, 1), (("Jk", BLUE), ("Bk", ORANGE)), "success, percent of groups"),
               (fig.add_subplot(1, 2, 2), (("Ebal", RED), ("EU", GREEN), ("EM", GREY)), "failure rate, percent"))
     for ax, keys, ylabel in panels:
-        for key, color in keys:
+        for i, (key, color) in enumerate(keys):
+            shift = 2.0 ** (0.06 * (i - (len(keys) - 1) / 2))  # side by side, so equal values stay visible
             vals = _pct([p.metrics[key] for p in sweep.points])
             ci = [p.ci[key] for p in sweep.points]
             lo = _pct([c[0] if c else None for c in ci])
             hi = _pct([c[1] if c else None for c in ci])
             err = np.nan_to_num(np.stack([np.maximum(vals - lo, 0), np.maximum(hi - vals, 0)]))
-            ax.errorbar(budgets, vals, yerr=err, capsize=3, marker="o", color=color, label=key)
+            ax.errorbar(budgets * shift, vals, yerr=err, capsize=3, marker="o", color=color, label=key)
         ax.set_xscale("log", base=2)
         ax.set_xticks(budgets, [str(p.budget) for p in sweep.points])
         ax.minorticks_off()

@@ -223,15 +223,19 @@ def budget_sweeps(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS)
 
 
 def sweep_rows(sweep: BudgetSweep) -> list[dict[str, Any]]:
-    """One row per budget: ``budget``, ``run``, ``unfinished`` and ``cells`` ``[(metric, point, interval, diff)]``."""
+    """One row per budget: ``budget``, ``run``, ``unfinished`` and ``cells``.
+
+    Each cell is ``(metric, point, interval, diff, diff interval)`` as text: percentages, the difference to the
+    largest budget in signed points (its interval ``""`` without draws).
+    """
     rows = []
     for p in sweep.points:
         cells = []
         for k in SWEEP_METRICS:
             d = p.diff[k]
-            diff = "n/a" if d is None else (f"{_signed(d[0])}" if d[1] is None or d[2] is None
-                                             else f"{_signed(d[0])} [{_signed(d[1])}, {_signed(d[2])}]")
-            cells.append((k, _pct(p.metrics[k]), _interval(p.ci[k]), diff))
+            diff = "n/a" if d is None else _signed(d[0])
+            spread = "" if d is None or d[1] is None or d[2] is None else f"[{_signed(d[1])}, {_signed(d[2])}]"
+            cells.append((k, _pct(p.metrics[k]), _interval(p.ci[k]), diff, spread))
         rows.append({"budget": p.budget, "run": p.run, "unfinished": f"{p.n_unfinished} of {p.n_reasoning}",
                      "cells": cells})
     return rows
@@ -247,7 +251,7 @@ def sweep_markdown(sweeps: Sequence[BudgetSweep]) -> str:
         lines += ["", f"### {sweep.source}: Δ against max_tokens = {sweep.reference}", "",
                   "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for row in sweep_rows(sweep):
-            cells = [f"{p} {ci}".rstrip() + f" | {diff}" for _, p, ci, diff in row["cells"]]
+            cells = [f"{p} {ci}".rstrip() + f" | {diff} {spread}".rstrip() for _, p, ci, diff, spread in row["cells"]]
             lines.append(f"| {row['budget']} | {row['run']} | {row['unfinished']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
