@@ -22,7 +22,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import staged_folder
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
-from vqaudit.store import RunFolder, RunInfo, parse_shard, relative_path
+from vqaudit.store import RunFolder, RunInfo, RunUsage, parse_shard, relative_path, sum_usage
 
 _SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params")
 """RunInfo fields every merged run must share."""
@@ -40,6 +40,7 @@ class MergeSummary:
         n_views: views in the merged view map.
         n_errors: views whose merged response records an error.
         out_dir: the merged run folder.
+        usage: token counts summed over the merged rows of its views (``run.json`` ``usage``), or None.
     """
 
     n_runs: int
@@ -48,6 +49,7 @@ class MergeSummary:
     n_views: int
     n_errors: int
     out_dir: Path
+    usage: RunUsage | None = None
 
 
 def _check_same(infos: list[tuple[Path, RunInfo]]) -> None:
@@ -174,6 +176,7 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
         "n_views": len(view_keys), "n_cached": None, "n_asked": sum(info.n_asked or 0 for _, info in infos),
         "n_errors": sum(1 for key in view_keys.values() if key in errors), "endpoints_out": endpoints_out,
         "merged_from": [str(r) for r in resolved],
+        "usage": sum_usage(rows[key] for key in set(view_keys.values()) if key in rows),
     })
     with staged_folder(out) as tmp:
         with ResponseCache(RunFolder(tmp).responses) as cache:
@@ -181,4 +184,4 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
             cache.set_view_keys(view_keys)
         RunFolder(tmp).write_info(merged)
     return MergeSummary(n_runs=len(runs), n_rows=len(rows), n_duplicates=duplicates, n_views=len(view_keys),
-                        n_errors=merged.n_errors or 0, out_dir=out)
+                        n_errors=merged.n_errors or 0, out_dir=out, usage=merged.usage)

@@ -39,10 +39,12 @@ from vqaudit.store import (
     BenchmarkFolder,
     RunFolder,
     RunInfo,
+    RunUsage,
     load_benchmark,
     manifest_problems,
     relative_path,
     shard_of,
+    sum_usage,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
@@ -58,6 +60,8 @@ class RunSummary:
         n_errors: views whose stored response records an error at the end of the run.
         out_dir: the run folder.
         endpoints_out: endpoints of the model taken out of rotation during this invocation: URL -> error.
+        usage: token counts summed over the cache rows of the run's views (``run.json`` ``usage``), or None when
+            no reply reported usage.
     """
 
     n_views: int
@@ -66,6 +70,7 @@ class RunSummary:
     n_errors: int
     out_dir: Path
     endpoints_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    usage: RunUsage | None = None
 
 
 def _now() -> str:
@@ -276,15 +281,17 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
+        run_keys = set(view_keys.values())
+        usage = sum_usage(r for r in cache.responses() if r.cache_key in run_keys)  # each row once
     finally:
         cache.close()
 
     endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
     summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
-                         out_dir=out_dir, endpoints_out=endpoints_out)
+                         out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
                                                   "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out}))
+                                                  "endpoints_out": endpoints_out, "usage": usage}))
     return summary
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
+from vqaudit.backends import BackendCallError, Completion, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
 from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend
 from vqaudit.backends.openai_http import env_proxy
@@ -226,8 +226,10 @@ def test_backend_used_again_in_a_new_event_loop(fake_server: Any, make_bench: Ca
     first = asyncio.run(backend.complete(requests[0]))
     second = asyncio.run(backend.complete(requests[1]))
     asyncio.run(backend.aclose())
-    assert json.loads(first)["answer"] == views[0].image_sha256[:8]
-    assert json.loads(second)["answer"] == views[1].image_sha256[:8]
+    assert isinstance(first, Completion) and isinstance(second, Completion)
+    assert first.text is not None and second.text is not None
+    assert json.loads(first.text)["answer"] == views[0].image_sha256[:8]
+    assert json.loads(second.text)["answer"] == views[1].image_sha256[:8]
 
 
 def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(

@@ -325,3 +325,53 @@ def test_check_refuses_what_load_refuses_without_reading_weights(tiny_llava: Pat
     assert calls == []
     load_backend(f"hf:{tiny_llava}", model_options(ARGS))
     assert calls == [str(tiny_llava)]
+
+
+def _with_thinking_switch(model: Path, out: Path) -> Path:
+    """A copy of ``model`` whose chat template reads ``enable_thinking`` as Qwen3's does (an empty think block
+    after the generation prompt when it is false), so the switch visibly changes the prompt."""
+    shutil.copytree(model, out)
+    template = out / "chat_template.jinja"
+    template.write_text(template.read_text() + "{% if enable_thinking is defined and enable_thinking is false %}"
+                                               " <think> </think>{% endif %}")
+    return out
+
+
+def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, tiny_chart_bench: Path,
+                                                             tmp_path: Path) -> None:
+    """``max_tokens=7`` (the other spelling of max_new_tokens) is what generate gets; ``enable_thinking`` is what
+    the chat template gets, and a template without the switch is refused in one line, before any run folder."""
+    views = load_benchmark(tiny_chart_bench).views
+    out = tmp_path / "run"
+    run_benchmark(tiny_chart_bench, f"hf:{tiny_llava}", out, concurrency=4, progress=False,
+                  options=model_options({"max_tokens": "7"}))
+    assert json.loads((out / "run.json").read_text())["params"] == {"temperature": 0.0, "max_tokens": 7}
+    sample = views[:2]
+    expected = _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], 7)
+    replies = load_responses(out)
+    assert [replies[v.view_id].text for v in sample] == expected
+    assert expected != _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], TOKENS)
+
+    message = _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", tmp_path / "refused",
+                             "has no thinking switch", {**ARGS, "enable_thinking": "false"})
+    assert message == (f"model spec 'hf:{tiny_llava}': enable_thinking=false: this model's chat template has no "
+                       "thinking switch (its source never mentions enable_thinking); drop the setting")
+
+    from vqaudit.backends.hf import HFBackend
+
+    switched = _with_thinking_switch(tiny_llava, tmp_path / "switched")
+    backend = load_backend(f"hf:{switched}", model_options({**ARGS, "enable_thinking": "false"}))
+    assert isinstance(backend, HFBackend)
+    try:
+        request = _request(views[0], tiny_chart_bench)
+        off = backend.render(Request(**{**request.__dict__, "params": GenerationParams(enable_thinking=False)}))
+        on = backend.render(Request(**{**request.__dict__, "params": GenerationParams(enable_thinking=True)}))
+        unset = backend.render(request)
+    finally:
+        asyncio.run(backend.aclose())
+    assert off.endswith("ASSISTANT: <think> </think>") and on.endswith("ASSISTANT:") and unset == on
+    think = run_benchmark(tiny_chart_bench, f"hf:{switched}", tmp_path / "think", concurrency=4, progress=False,
+                          options=model_options({**ARGS, "enable_thinking": "false"}))
+    assert think.n_errors == 0
+    assert json.loads((tmp_path / "think" / "run.json").read_text())["params"] == {
+        "temperature": 0.0, "max_tokens": TOKENS, "enable_thinking": False}

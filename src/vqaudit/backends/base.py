@@ -87,6 +87,22 @@ class Completion:
     usage: dict[str, int] | None = None
 
 
+_MAX_FINISH_REASON_CHARS = 64
+
+
+def finish_reason_of(value: object) -> str | None:
+    """``value`` when it reads as a finish reason, else None.
+
+    A finish reason is 1 to 64 printable ASCII characters (``stop``, ``length``, ``content_filter``,
+    ``tool_calls``: OpenAI API reference, the chat completion object); anything else a server or a replay file
+    sends (another type, a lone surrogate, a megabyte of text) is not one.
+    """
+    if (isinstance(value, str) and 0 < len(value) <= _MAX_FINISH_REASON_CHARS and value.isascii()
+            and value.isprintable()):
+        return value
+    return None
+
+
 @dataclass(frozen=True)
 class ModelOptions:
     """Options of a backend that are not part of its spec string (the CLI's generic model options).
@@ -107,6 +123,9 @@ class ModelOptions:
         args: backend-specific ``KEY=VALUE`` pairs (``--model-arg``), e.g. ``device=cpu`` for ``hf:``.
         args_option: the CLI option ``args`` came from (``--model-arg``, or ``--judge-arg`` for a judge), named in
             the errors about them.
+        generation_args: the generation keys (:data:`GENERATION_KEYS`) ``load_backend`` moved out of ``args``
+            (:meth:`without_generation`): a module's own ``args`` reader never sees them, but
+            :meth:`generation` still reads them (``hf:`` checks its chat template has the thinking switch asked).
     """
 
     api_key_env: str = "OPENAI_API_KEY"
@@ -119,6 +138,7 @@ class ModelOptions:
     request_deadline_s: float = 900.0
     args: tuple[tuple[str, str], ...] = ()
     args_option: str = "--model-arg"
+    generation_args: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -151,13 +171,20 @@ class ModelOptions:
         """
         ModelArgs(spec, {k: v for k, v in self.args if k not in known}, known, self.args_option).finish()
 
+    def _generation_pairs(self) -> tuple[tuple[str, str], ...]:
+        return (*self.generation_args, *((k, v) for k, v in self.args if k in GENERATION_KEYS))
+
     def generation_keys(self) -> tuple[str, ...]:
-        """The generation keys (:data:`GENERATION_KEYS`) among the ``args``, in the order given."""
-        return tuple(k for k, _ in self.args if k in GENERATION_KEYS)
+        """The generation keys (:data:`GENERATION_KEYS`) given, in the order given."""
+        return tuple(k for k, _ in self._generation_pairs())
 
     def without_generation(self) -> ModelOptions:
-        """These options without the generation keys (what a backend module's ``load`` sees)."""
-        return dataclasses.replace(self, args=tuple((k, v) for k, v in self.args if k not in GENERATION_KEYS))
+        """These options with the generation keys moved from ``args`` to ``generation_args``.
+
+        What a backend module's ``load`` sees: its ``--model-arg`` reader refuses every key it does not know.
+        """
+        return dataclasses.replace(self, args=tuple((k, v) for k, v in self.args if k not in GENERATION_KEYS),
+                                   generation_args=self._generation_pairs())
 
     def generation(self, base: GenerationParams) -> GenerationParams:
         """``base`` with the generation keys of ``args`` applied: the parameters every call of this model is sent.
@@ -180,7 +207,7 @@ class ModelOptions:
                 token budget that is not such an integer, two token-budget keys together, an effort that is not
                 such a word, a switch that is not true or false.
         """
-        given = {k: v for k, v in self.args if k in GENERATION_KEYS}
+        given = dict(self._generation_pairs())
         if not given:
             return base
         tokens = [k for k in _TOKEN_KEYS if k in given]

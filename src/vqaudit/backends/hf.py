@@ -35,14 +35,16 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, GenerationParams, ModelOptions, Request
 from vqaudit.backends.batching import Batcher, isolate_failures
 from vqaudit.backends.model_files import (
     ModelSource,
     load_error,
+    no_thinking_switch,
     require_extra,
     resolve_source,
     source_identity,
+    template_has_thinking_switch,
 )
 from vqaudit.backends.options import ModelArgs
 from vqaudit.errors import VqauditError
@@ -124,7 +126,11 @@ def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
             an image-text-to-text model (wrong architecture, missing files, out of memory, no chat template).
     """
     hf_options, source = _checked(spec, target, options)
-    return HFBackend(spec, source, hf_options)
+    backend = HFBackend(spec, source, hf_options)
+    thinking = options.generation(GenerationParams()).enable_thinking
+    if thinking is not None and not backend.has_thinking_switch:
+        raise VqauditError(no_thinking_switch(spec, thinking))
+    return backend
 
 
 def _pick_device(torch: Any, wanted: str) -> str:
@@ -197,6 +203,8 @@ class HFBackend:
         if not getattr(self.processor, "chat_template", None):
             raise VqauditError(f"model spec {spec!r}: {source.load_from} has no chat template (processor "
                                "chat_template / chat_template.jinja); vqaudit asks chat models in their own format")
+        self.has_thinking_switch = template_has_thinking_switch(self.processor.chat_template,
+                                                                getattr(self.tokenizer, "chat_template", None))
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -236,11 +244,22 @@ class HFBackend:
         await self._batcher.aclose()
 
     def render(self, request: Request) -> str:
-        """Return the chat-template text of one request (the image as the template's image placeholder)."""
+        """Return the chat-template text of one request (the image as the template's image placeholder).
+
+        ``request.params.enable_thinking``, when set, is passed to the template as ``enable_thinking``.
+
+        Raises:
+            BackendCallError: (fatal) ``enable_thinking`` set for a template without that switch.
+        """
         content: list[dict[str, str]] = [{"type": "image"}] if request.image is not None else []
         content.append({"type": "text", "text": request.prompt})
+        switch: dict[str, bool] = {}
+        if request.params.enable_thinking is not None:
+            if not self.has_thinking_switch:
+                raise BackendCallError(no_thinking_switch(self.spec, request.params.enable_thinking), fatal=True)
+            switch["enable_thinking"] = request.params.enable_thinking
         text = self.processor.apply_chat_template(
-            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False, **switch
         )
         return str(text)
 
@@ -291,4 +310,5 @@ class HFBackend:
 
 
 def _group_key(request: Request) -> Hashable:
-    return (request.image is None, request.params.temperature, request.params.max_tokens)
+    params = request.params
+    return (request.image is None, params.temperature, params.max_tokens, params.enable_thinking)

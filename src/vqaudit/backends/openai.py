@@ -1,14 +1,20 @@
 """Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs), one or several.
 
 One call is ``POST {URL}/chat/completions`` with one user message holding the image (a base64 data URL) and the
-prompt text, at the request's temperature and max_tokens. A text-only request (``image`` None, e.g. a judge) is
-one user message whose content is the plain prompt string, with no image part: text-only servers (a text LLM
-under vLLM) answer HTTP 400 to an ``image_url`` part. Retried with exponential backoff and jitter: HTTP 408,
-409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
-``choices[0].message.content`` string). Other 4xx fail at once; 401, 403 and 404 are *fatal* (every call would
-fail the same way). The API key is read once from an environment variable, sent only in the Authorization
-header, and masked in every error message before it is cut (the key and every 8-character run of it, see
-``vqaudit.backends.redact``).
+prompt text, at the request's generation parameters (temperature, the token budget as ``max_tokens`` or
+``max_completion_tokens``, ``reasoning_effort``, ``chat_template_kwargs.enable_thinking``: the generation keys
+of ``--model-arg``, :func:`vqaudit.backends.openai_http.chat_body`). A text-only request (``image`` None, e.g. a
+judge) is one user message whose content is the plain prompt string, with no image part: text-only servers (a
+text LLM under vLLM) answer HTTP 400 to an ``image_url`` part. The reply is a
+:class:`~vqaudit.backends.base.Completion`: the content exactly as sent, the reasoning a reasoning parser sent
+apart (``reasoning_content`` / ``reasoning``), the finish reason and the token usage
+(:func:`~vqaudit.backends.openai_http.extract_completion`). Retried with exponential backoff and jitter: HTTP
+408, 409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
+``choices[0].message.content`` text, except a null content beside reasoning or with ``finish_reason: length``:
+a reasoning model cut off while thinking, one reply). Other 4xx fail at once; 401, 403 and 404 are *fatal*
+(every call would fail the same way). The API key is read once from an environment variable, sent only in the
+Authorization header, and masked in every error message before it is cut (the key and every 8-character run of
+it, see ``vqaudit.backends.redact``).
 
 Several endpoints of one model (``openai:MODEL@URL1,URL2,...``, issue 12): least-loaded dispatch, one cache key
 (the spec as written), and an endpoint that keeps failing is taken out of rotation with its error recorded (see
@@ -39,7 +45,7 @@ from typing import Any
 
 import aiohttp
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
 from vqaudit.backends.openai_http import (
     FATAL_STATUS,
@@ -51,7 +57,7 @@ from vqaudit.backends.openai_http import (
     chat_body,
     env_proxy,
     error_snippet,
-    extract_text,
+    extract_completion,
     open_session,
     read_capped,
     retry_after_s,
@@ -225,11 +231,13 @@ class OpenAIBackend:
         """Seconds attempt ``attempt`` may run in all: the adaptive limit, within the request's deadline."""
         return min(self._limits_s.limit_s(attempt), left_s)
 
-    async def complete(self, request: Request) -> str:
+    async def complete(self, request: Request) -> Completion:
         """Ask one request; retry transient failures (on the least-loaded endpoint in rotation each time).
 
         Returns:
-            ``choices[0].message.content`` exactly as returned.
+            The reply (:func:`~vqaudit.backends.openai_http.extract_completion`): ``choices[0].message.content``
+            exactly as returned (None for a reasoning model cut off while thinking), the reasoning, the finish
+            reason and the token usage.
 
         Raises:
             BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
@@ -260,16 +268,16 @@ class OpenAIBackend:
                     status = reply.status
                     if 200 <= status < 300:
                         if reply.truncated:
-                            raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); a "
-                                                   "reply of at most 512 tokens is far smaller")
+                            raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); "
+                                                   "a reply of 100,000 tokens is smaller")
                         try:
-                            text = extract_text(reply.body)
+                            completion = extract_completion(reply.body)
                         except MalformedBody as exc:
                             last = f"malformed response body (HTTP {status}): {exc}"
                         else:
                             self._limits_s.record(loop.time() - started)
                             endpoint.failures = 0
-                            return text
+                            return completion
                     else:
                         last = f"HTTP {status} from {endpoint.url}: {error_snippet(reply.body, self._api_key)}"
                         if status == 401 and self._api_key is None:
@@ -309,7 +317,9 @@ def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
     """Build ``openai:MODEL@URL`` or ``openai:MODEL@URL1,URL2,...`` (the backend table's loader).
 
     Reads ``api_key_env``, ``concurrency``, ``max_retries``, ``backoff_base_s``, ``backoff_max_s``,
-    ``timeout_s``, ``attempt_floor_s`` and ``request_deadline_s`` from ``options``; it takes no ``--model-arg``.
+    ``timeout_s``, ``attempt_floor_s`` and ``request_deadline_s`` from ``options``; it takes no ``--model-arg``
+    of its own (the generation keys, ``max_tokens=N`` and the like, are taken by ``load_backend`` into every
+    request's parameters before this sees the args).
 
     Raises:
         VqauditError: the target is not ``MODEL@URL[,URL...]`` with http(s) URLs (the message lists the valid

@@ -4,8 +4,8 @@
 module holds what one attempt does on the wire: the JSON body (:func:`chat_body`), one server's state
 (:class:`Endpoint`, with its proxy from the environment, :func:`env_proxy`), its aiohttp session
 (:func:`open_session`), reading at most :data:`MAX_BODY_BYTES` of the reply (:func:`read_capped`), the reply's
-text (:func:`extract_text`), its ``Retry-After`` (:func:`retry_after_s`) and a masked error snippet
-(:func:`error_snippet`).
+content, reasoning, finish reason and token usage (:func:`extract_completion`), its ``Retry-After``
+(:func:`retry_after_s`) and a masked error snippet (:func:`error_snippet`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from vqaudit.backends.base import Request
+from vqaudit.backends.base import Completion, Request, finish_reason_of
 from vqaudit.backends.redact import mask_secret
 from vqaudit.textsafe import decode_lenient, escape_surrogates, join_pairs
 
@@ -29,11 +29,18 @@ _SNIPPET_CHARS = 300
 _MASK_SCAN_BYTES = 65_536
 """How much of an error body is decoded and masked before its first 300 characters are kept."""
 MAX_BODY_BYTES = 8 * 2**20
-"""Largest body read: a reply of 512 tokens is under 100 KB even as JSON escapes; the rest is never read."""
+"""Largest body read: a token is at most about 64 bytes even as JSON ``\\u`` escapes, so 8 MiB holds over 100,000
+tokens of content and reasoning together (a 4,096-token thinking reply is under 300 KB); the rest is never read."""
+MAX_USAGE_TOKENS = 2**53 - 1
+"""Largest token count kept from a reply's ``usage`` (the largest integer a JSON reader of any language holds
+exactly); a larger or non-integer count is ignored."""
+_MAX_INT_DIGITS = 20
+"""Integers in a body longer than this are read as not-a-count (a hostile 5,000-digit number would otherwise make
+Python's ``int`` refuse the whole body: the integer string conversion length limit)."""
 
 
 class MalformedBody(Exception):
-    """A 2xx reply whose body is not a chat completion with a text message."""
+    """A 2xx reply whose body is not a chat completion with a text message (or a reasoning model's cut reply)."""
 
 
 def chat_body(model: str, request: Request) -> dict[str, Any]:
@@ -41,6 +48,14 @@ def chat_body(model: str, request: Request) -> dict[str, Any]:
 
     With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
     part. Text-only (``request.image`` None): one user message whose content is the prompt string.
+
+    The generation parameters: ``temperature``; the token budget under ``params.token_field`` (``max_tokens``,
+    or ``max_completion_tokens``, which OpenAI's reasoning models take instead: OpenAI API reference, Chat
+    Completions, ``max_completion_tokens``); ``reasoning_effort`` when set (same reference); ``enable_thinking``
+    when set as ``chat_template_kwargs: {"enable_thinking": ...}``, the extra parameter vLLM's and SGLang's
+    OpenAI-compatible servers pass to the model's chat template (vLLM docs, "OpenAI-Compatible Server", extra
+    parameters; Qwen3's template reads ``enable_thinking``). Without these settings the body is what it always
+    was: ``model``, ``messages``, ``temperature``, ``max_tokens``.
     """
     prompt = escape_surrogates(request.prompt)  # a judge prompt quoting a reply: show a lone surrogate escaped
     content: str | list[dict[str, Any]] = prompt
@@ -50,31 +65,75 @@ def chat_body(model: str, request: Request) -> dict[str, Any]:
             {"type": "image_url", "image_url": {"url": data_url}},
             {"type": "text", "text": prompt},
         ]
-    return {
+    params = request.params
+    body: dict[str, Any] = {
         "model": model,
         "messages": [{"role": "user", "content": content}],
-        "temperature": request.params.temperature,
-        "max_tokens": request.params.max_tokens,
+        "temperature": params.temperature,
+        params.token_field: params.max_tokens,
     }
+    if params.reasoning_effort is not None:
+        body["reasoning_effort"] = params.reasoning_effort
+    if params.enable_thinking is not None:
+        body["chat_template_kwargs"] = {"enable_thinking": params.enable_thinking}
+    return body
 
 
-def extract_text(body: bytes) -> str:
-    """Return ``choices[0].message.content`` of a chat-completions body (string, or joined text parts).
+def extract_completion(body: bytes) -> Completion:
+    """Read a chat-completions body: ``choices[0]``'s content, reasoning and finish reason, and ``usage``.
+
+    - content: ``choices[0].message.content`` exactly as sent: a string, or a list of ``text`` parts joined;
+      None when it is null (or absent) and the reply is a reasoning model's cut one (below);
+    - reasoning: ``message.reasoning_content`` (vLLM and SGLang reasoning parsers, DeepSeek's API) or else
+      ``message.reasoning`` (newer vLLM, OpenRouter), when a nonempty string; otherwise None;
+    - finish reason: ``choices[0].finish_reason`` when 1 to 64 printable ASCII characters (:func:`finish_reason_of`);
+    - usage: ``usage.prompt_tokens``, ``usage.completion_tokens``, and ``reasoning_tokens`` from
+      ``usage.completion_tokens_details.reasoning_tokens`` (OpenAI) or else ``usage.reasoning_tokens``; each kept
+      only when an integer from 0 to :data:`MAX_USAGE_TOKENS` (a float, a string, a boolean, a negative or huge
+      number is ignored); None when none is kept.
+
+    A null content is one reply, not a malformed body, when the server sent reasoning beside it or
+    ``finish_reason`` is ``length`` (the token budget ran out while the model was thinking); the run stores it
+    once and the score reads it as "reasoning not finished" (:mod:`vqaudit.parsing.reasoning`). A null content
+    with neither stays malformed (retried, as a body a proxy cut).
 
     The body is decoded with :func:`vqaudit.textsafe.decode_lenient`: a raw lone surrogate (``ED A0 80``) or
     other bytes that are not UTF-8 are kept (as lone surrogates), not refused.
 
     Raises:
-        MalformedBody: the body is not JSON, or has no text at ``choices[0].message.content``.
+        MalformedBody: the body is not JSON, has no ``choices[0].message`` object, or its content is neither
+            text nor a null the rule above accepts.
     """
     try:
-        data = json.loads(decode_lenient(body))
+        data = json.loads(decode_lenient(body), parse_int=_parse_int)
     except (ValueError, RecursionError):
         raise MalformedBody("body is not JSON") from None
     try:
-        content = data["choices"][0]["message"]["content"]
+        choice = data["choices"][0]
+        message = choice["message"]
     except (KeyError, IndexError, TypeError):
         raise MalformedBody("no choices[0].message.content") from None
+    if not isinstance(message, dict) or not isinstance(choice, dict):
+        raise MalformedBody("choices[0].message is not an object")
+    finish_reason = finish_reason_of(choice.get("finish_reason"))
+    reasoning = _reasoning(message)
+    usage = _usage(data.get("usage"))
+    content = message.get("content")
+    if content is None:
+        if reasoning is None and finish_reason != "length":
+            raise MalformedBody("choices[0].message.content is null, with no reasoning and finish_reason "
+                                f"{finish_reason!r}")
+        return Completion(None, reasoning, finish_reason, usage)
+    return Completion(_content_text(content), reasoning, finish_reason, usage)
+
+
+def _parse_int(text: str) -> int | float:
+    """A JSON integer, or NaN (not a count) when longer than :data:`_MAX_INT_DIGITS` characters."""
+    return int(text) if len(text) <= _MAX_INT_DIGITS else float("nan")
+
+
+def _content_text(content: object) -> str:
+    """The text of a message content: a string, or a nonempty list of ``text`` parts joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
@@ -82,6 +141,37 @@ def extract_text(body: bytes) -> str:
         if all(isinstance(t, str) for t in texts):
             return join_pairs("".join(t for t in texts if isinstance(t, str)))  # parts may split a pair
     raise MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    """``reasoning_content`` or else ``reasoning``: the first that is a nonempty string, or None."""
+    for field in ("reasoning_content", "reasoning"):
+        value = message.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _count(value: object) -> int | None:
+    """A token count: an int (not a bool) from 0 to MAX_USAGE_TOKENS, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE_TOKENS:
+        return value
+    return None
+
+
+def _usage(usage: object) -> dict[str, int] | None:
+    """The valid token counts of a ``usage`` object (see :func:`extract_completion`), or None."""
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("completion_tokens_details")
+    reasoning = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    counts = {
+        "prompt_tokens": _count(usage.get("prompt_tokens")),
+        "completion_tokens": _count(usage.get("completion_tokens")),
+        "reasoning_tokens": reasoning if reasoning is not None else _count(usage.get("reasoning_tokens")),
+    }
+    kept = {k: v for k, v in counts.items() if v is not None}
+    return kept or None
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:

@@ -133,15 +133,19 @@ def load_backend(spec: str, options: ModelOptions | None = None) -> Backend:
 
     Args:
         spec: ``KIND:TARGET`` (see :data:`BACKENDS` for the kinds).
-        options: generic model options and ``--model-arg`` pairs (default: :class:`ModelOptions` defaults).
+        options: generic model options and ``--model-arg`` pairs (default: :class:`ModelOptions` defaults). The
+            generation keys among the pairs are checked against the kind's ``generation`` column and removed
+            before the module's ``load`` sees them (:func:`module_options`); the backend remembers them for
+            :func:`loaded_generation`.
 
     Returns:
         A Backend whose ``spec`` is ``spec``.
 
     Raises:
         VqauditError: a malformed or unknown spec (the message lists the valid forms), a missing optional extra
-            (the message names ``pip install 'vqaudit[EXTRA]'``), or the backend's own refusal (a bad target, an
-            unreadable replay file, an unknown ``--model-arg``).
+            (the message names ``pip install 'vqaudit[EXTRA]'``), a generation key with a bad value or one the
+            kind does not take, or the backend's own refusal (a bad target, an unreadable replay file, an unknown
+            ``--model-arg``, a thinking switch its chat template lacks).
     """
     module = _module(spec)
     opts = options if options is not None else ModelOptions()

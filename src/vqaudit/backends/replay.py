@@ -6,10 +6,11 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request, finish_reason_of
 from vqaudit.errors import VqauditError
 from vqaudit.textsafe import decode_lenient
 
@@ -18,12 +19,14 @@ from vqaudit.textsafe import decode_lenient
 class ReplayBackend:
     """Replies read from a JSONL file of saved responses, looked up by view id.
 
-    ``sha256``: SHA-256 (hex) of the file's bytes, part of :attr:`identity`.
+    ``sha256``: SHA-256 (hex) of the file's bytes, part of :attr:`identity`. ``completions``: the rows that carry
+    more than their text (reasoning, finish reason, usage), as the :class:`Completion` replayed for them.
     """
 
     spec: str
     replies: Mapping[str, str | None]
     sha256: str
+    completions: Mapping[str, Completion] = field(default_factory=dict)
 
     @property
     def identity(self) -> str:
@@ -39,8 +42,14 @@ class ReplayBackend:
     def from_file(cls, spec: str, path: Path) -> ReplayBackend:
         """Read a replay file: one JSON object per line with ``view_id`` (string) and ``text`` (string or null).
 
-        Other keys are ignored, so a JSONL of exported Response records replays as is. A null ``text`` (a
-        recorded error) makes that view fail.
+        Optional, beside ``text`` (each may be null, as in an exported Response record): ``reasoning`` (string:
+        what a reasoning parser sent apart), ``finish_reason`` (1 to 64 printable ASCII characters, e.g. ``stop``,
+        ``length``) and ``usage``
+        (an object of token counts, each an integer from 0 to 2**53 - 1; ``prompt_tokens``,
+        ``completion_tokens`` and ``reasoning_tokens`` are kept). Such a row replays as a :class:`Completion`.
+        A null ``text`` beside ``reasoning`` is a reply cut off while thinking (scored "reasoning not
+        finished"); a null ``text`` without reasoning is a recorded error and makes that view fail. Other keys
+        are ignored, so a JSONL of exported Response records replays as is.
 
         Raises:
             VqauditError: the file is missing, a line is not a JSON object, a field has the wrong type, or a
@@ -49,6 +58,7 @@ class ReplayBackend:
         if not path.is_file():
             raise VqauditError(f"{path}: replay file not found")
         replies: dict[str, str | None] = {}
+        completions: dict[str, Completion] = {}
         data = path.read_bytes()  # one read: the replies and the hash come from the same bytes
         with io.BytesIO(data) as handle:
             for row, raw_line in enumerate(handle, start=1):
@@ -70,17 +80,23 @@ class ReplayBackend:
                 if view_id in replies:
                     raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
                 replies[view_id] = text
-        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest())
+                more = _completion(record, text, f"{path}: row {row}")
+                if more is not None:
+                    completions[view_id] = more
+        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest(), completions=completions)
 
-    async def complete(self, request: Request) -> str:
-        """Return the saved reply of ``request.request_id``.
+    async def complete(self, request: Request) -> str | Completion:
+        """Return the saved reply of ``request.request_id`` (a Completion for a row with reasoning or usage).
 
         Raises:
-            BackendCallError: the file has no row for the view, or its row has no text.
+            BackendCallError: the file has no row for the view, or its row has neither text nor reasoning.
         """
         view_id = request.request_id
         if view_id not in self.replies:
             raise BackendCallError(f"replay file has no reply for view {view_id!r}")
+        more = self.completions.get(view_id)
+        if more is not None:
+            return more
         text = self.replies[view_id]
         if text is None:
             raise BackendCallError(f"replay file records no reply text for view {view_id!r}")
@@ -88,6 +104,39 @@ class ReplayBackend:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+_MAX_COUNT = 2**53 - 1
+
+
+def _completion(record: dict[str, Any], text: str | None, where: str) -> Completion | None:
+    """The Completion of a row with ``reasoning``, ``finish_reason`` or ``usage`` set; None for a text-only row.
+
+    A null ``text`` without reasoning stays a recorded error (None: the view fails), whatever else the row has.
+
+    Raises:
+        VqauditError: a field of the wrong type, naming ``where`` (file and row) and the field.
+    """
+    reasoning, finish_reason, usage = record.get("reasoning"), record.get("finish_reason"), record.get("usage")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise VqauditError(f"{where}, field 'reasoning': expected a string or null")
+    if finish_reason is not None and finish_reason_of(finish_reason) is None:
+        raise VqauditError(f"{where}, field 'finish_reason': expected a string of 1 to 64 printable ASCII "
+                           "characters (e.g. stop, length) or null")
+    counts: dict[str, int] | None = None
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise VqauditError(f"{where}, field 'usage': expected an object of token counts or null")
+        for key, value in usage.items():
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT:
+                raise VqauditError(f"{where}, field 'usage.{key}': expected an integer from 0 to {_MAX_COUNT}")
+        counts = {k: usage[k] for k in _USAGE_KEYS if k in usage} or None
+    if reasoning is None and finish_reason is None and counts is None:
+        return None
+    if text is None and reasoning is None:
+        return None  # a recorded error: no reply to replay
+    return Completion(text, reasoning, finish_reason, counts)
 
 
 def load(spec: str, target: str, options: ModelOptions) -> ReplayBackend:

@@ -26,14 +26,24 @@ vision-language path does not run on CPU).
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, GenerationParams, ModelOptions, Request
 from vqaudit.backends.batching import Batcher, isolate_failures
-from vqaudit.backends.model_files import ModelSource, load_error, require_extra, resolve_source, source_identity
+from vqaudit.backends.model_files import (
+    ModelSource,
+    load_error,
+    no_thinking_switch,
+    require_extra,
+    resolve_source,
+    source_identity,
+    template_has_thinking_switch,
+)
 from vqaudit.backends.options import ModelArgs
+from vqaudit.errors import VqauditError
 
 ENGINE_INT_ARGS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "seed")
 ENGINE_STR_ARGS = ("quantization", "revision")
@@ -125,7 +135,11 @@ def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
             (unsupported architecture, no GPU, out of memory).
     """
     vllm_options, source = _checked(spec, target, options)
-    return VLLMBackend(spec, source, vllm_options)
+    backend = VLLMBackend(spec, source, vllm_options)
+    thinking = options.generation(GenerationParams()).enable_thinking
+    if thinking is not None and not backend.has_thinking_switch:
+        raise VqauditError(no_thinking_switch(spec, thinking))
+    return backend
 
 
 def ray_resources(spec: str, options: ModelOptions) -> dict[str, float]:
@@ -174,6 +188,7 @@ class VLLMBackend:
             self.llm = LLM(model=source.load_from, **options.engine)
         except Exception as exc:  # vLLM raises ValueError, RuntimeError, OOM, pydantic errors, ...
             raise load_error(spec, source, exc) from None
+        self.has_thinking_switch = _thinking_switch(self.llm, source, options)
         extras: dict[str, str] = {k: str(options.engine[k]) for k in ("dtype", "quantization") if k in options.engine}
         try:
             self.identity = source_identity(spec, source, options.engine.get("revision"), extras)
@@ -209,17 +224,42 @@ class VLLMBackend:
         await self._batcher.aclose()
 
     def _chat(self, batch: Sequence[Request]) -> list[str | BackendCallError]:
-        params = batch[0].params
+        params = batch[0].params  # one group key: the same temperature, max_tokens, enable_thinking
         sampling = self._sampling_params(
             temperature=params.temperature, max_tokens=params.max_tokens
         )
         if self._batcher.closing.is_set():
             raise BackendCallError("the backend was closed", fatal=True)
-        outputs = self.llm.chat([conversation(r) for r in batch], sampling, use_tqdm=False)
+        extra: dict[str, Any] = {}
+        if params.enable_thinking is not None:
+            if not self.has_thinking_switch:
+                raise BackendCallError(no_thinking_switch(self.spec, params.enable_thinking), fatal=True)
+            extra["chat_template_kwargs"] = {"enable_thinking": params.enable_thinking}
+        outputs = self.llm.chat([conversation(r) for r in batch], sampling, use_tqdm=False, **extra)
         if len(outputs) != len(batch):
             raise BackendCallError(f"vLLM returned {len(outputs)} outputs for {len(batch)} prompts")
         return [str(out.outputs[0].text) for out in outputs]
 
 
 def _group_key(request: Request) -> Hashable:
-    return (request.params.temperature, request.params.max_tokens)
+    return (request.params.temperature, request.params.max_tokens, request.params.enable_thinking)
+
+
+def _thinking_switch(llm: Any, source: ModelSource, options: VLLMOptions) -> bool:
+    """Whether the chat template ``LLM.chat`` applies mentions ``enable_thinking`` (False when none can be read).
+
+    vLLM takes a vision-language model's template from its processor (``chat_template.json``/``.jinja``) before
+    its tokenizer's, so both are read.
+    """
+    templates: list[object] = []
+    with contextlib.suppress(Exception):  # an engine without a tokenizer (skip_tokenizer_init): no template there
+        templates.append(getattr(llm.get_tokenizer(), "chat_template", None))
+    try:
+        import transformers
+
+        tf: Any = transformers  # not typed for mypy --strict
+        kwargs = {k: options.engine[k] for k in ("revision", "trust_remote_code") if k in options.engine}
+        templates.append(getattr(tf.AutoProcessor.from_pretrained(source.load_from, **kwargs), "chat_template", None))
+    except Exception:  # a text-only model has no processor; its tokenizer's template is the one
+        pass
+    return template_has_thinking_switch(*templates)

@@ -27,9 +27,11 @@ console = Console(stderr=True, soft_wrap=True)
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
 ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
 ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend option KEY=VALUE for the model "
-                                                                       "(repeatable), e.g. device=cpu.")]
+                                                                       "(repeatable), e.g. device=cpu, or a "
+                                                                       "generation setting: max_tokens=4096, "
+                                                                       "enable_thinking=false (docs/backends.md).")]
 JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge "
-                                                                       "(repeatable).")]
+                                                                       "(repeatable), e.g. max_tokens=1024.")]
 Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds one call attempt may take.")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
 EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of an openai:MODEL@URL "

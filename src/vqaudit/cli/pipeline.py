@@ -11,7 +11,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -42,6 +42,9 @@ from vqaudit.cli.options import (
     with_endpoints,
 )
 from vqaudit.errors import VqauditError
+
+if TYPE_CHECKING:
+    from vqaudit.store import RunUsage
 
 
 def verify(
@@ -101,12 +104,20 @@ def run(
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
+    if summary.usage is not None:
+        console.print(usage_line(summary.usage))
     for url, why in summary.endpoints_out.items():
         warning(f"endpoint {url} {why}")
     if summary.n_errors:
         error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
               "--retry-errors (scoring would count them as invalid)")
         raise typer.Exit(1)
+
+
+def usage_line(usage: RunUsage) -> str:
+    """The one line of a run's token sums (``run.json`` ``usage``), as the server reported them."""
+    return (f"tokens reported by the server over {usage.replies} replies: {usage.prompt_tokens} prompt, "
+            f"{usage.completion_tokens} completion (of which {usage.reasoning_tokens} reasoning); in run.json usage")
 
 
 def merge(
@@ -121,6 +132,8 @@ def merge(
     summary = merge_runs(runs, out, bench=bench)
     console.print(f"merged {summary.n_runs} runs: {summary.n_rows} responses ({summary.n_duplicates} duplicate rows "
                   f"dropped), {summary.n_views} views, {summary.n_errors} with a recorded error; run folder {out}")
+    if summary.usage is not None:
+        console.print(usage_line(summary.usage))
 
 
 def score(
