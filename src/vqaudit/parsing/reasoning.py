@@ -209,8 +209,8 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
         if server_reasoning is not None:
             return ReasoningSplit(None, server_reasoning, "server", finished=False)
         return ReasoningSplit(None)
-    if not formats or len(text) > MAX_SPLIT_CHARS:
-        return _with_server(ReasoningSplit(text), server_reasoning)
+    if not formats or len(text) > MAX_SPLIT_CHARS or ("<" not in text and "\u25c1" not in text):
+        return _with_server(ReasoningSplit(text), server_reasoning)  # every tag starts with "<" or "◁"
     # the latest closing tag of any known format decides where the final answer starts (rule 1)
     close_at: re.Match[str] | None = None
     used: ReasoningFormat | None = None
