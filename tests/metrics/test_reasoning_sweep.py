@@ -36,11 +36,16 @@ def test_tied_lengths_leave_quartiles_empty() -> None:
     assert (s.n_reasoning, s.n_finished, s.median_chars, s.p90_chars) == (4, 4, 50.0, 100.0)
 
 
-def test_no_reasoning_is_no_summary_and_upd_is_refused() -> None:
+def test_no_reasoning_is_no_summary_and_upd_has_no_quartiles() -> None:
     assert reasoning_summary(_group("g1", None)) == {}
-    upd = make_outcome("u-1", "u", "standard", "answer", "answer", answer="A", answer_correct=True, source="upd")
-    with pytest.raises(VqauditError, match="not upd"):
-        reasoning_summary([upd])
+    upd = [make_outcome(f"u-{i}", "u", "standard", "answer", "answer", answer="A", answer_correct=True,
+                        source="upd").model_copy(update={"reasoning_chars": 10 * i}) for i in (1, 2, 3)]
+    s = reasoning_summary(upd, quartiles=False)["upd"]
+    # lengths 10, 20, 30: median 20, p90 at rank 0.9 * 2 = 1.8: 20 + 0.8 * 10 = 28
+    assert (s.n_reasoning, s.n_finished, s.median_chars, s.quartiles) == (3, 3, 20.0, ())
+    assert s.p90_chars == pytest.approx(28.0)
+    with pytest.raises(VqauditError, match="negative"):
+        reasoning_summary([upd[0].model_copy(update={"reasoning_chars": -1})], quartiles=False)
 
 
 def test_unfinished_reply_counts_as_reasoning_but_not_finished() -> None:

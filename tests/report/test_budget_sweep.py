@@ -6,7 +6,14 @@ The server (the fake OpenAI-compatible server of tests/fixtures, its replies cho
 - 1024: a finished ``<think>...</think>`` followed by the gold contract object: every view right;
 - 256: the same, except the M views of the last two groups (``charts-00002``, ``charts-00003``), cut inside
   ``<think>`` with ``finish_reason: "length"`` (the budget ran out while thinking): invalid;
-- 64: every reply cut inside ``<think>``: every view invalid.
+- 64: every reply cut by the budget: the original views as a server with a reasoning parser sends it
+  (``content: null``, the thinking in ``reasoning_content``, vLLM/SGLang/DeepSeek), the others cut inside
+  ``<think>``: every view invalid.
+
+Every reply reports ``usage``: 100 prompt tokens; a cut reply used its whole budget, all of it reasoning; a
+finished one 40 completion tokens, 30 of them reasoning. So ``run.json`` ``usage`` of each budget (20 replies):
+64: 2,000 / 20 x 64 = 1,280 / 1,280; 256: 2,000 / 18 x 40 + 2 x 256 = 1,232 / 18 x 30 + 2 x 256 = 1,052;
+1024: 2,000 / 800 / 600.
 
 Hand computation (seed 000 §4; invalid is never correct, and a negative view not abstained on counts in EU):
 
@@ -75,12 +82,16 @@ class BudgetServer(fake_openai_server().FakeOpenAIServer):  # type: ignore[misc]
             self.bodies.append(request)
         budget = request["max_tokens"]
         cut = budget < 256 or (budget < 1024 and view.state == "M" and view.group_id in CUT_AT_256)
-        text = ("<think>The chart shows a masked region, so I should" if cut
-                else f"<think>Reading the chart carefully.</think>{_gold(view)}")
-        choice = {"index": 0, "message": {"role": "assistant", "content": text},
-                  "finish_reason": "length" if cut else "stop"}
+        message: dict[str, Any] = {"role": "assistant", "content": (
+            "<think>The chart shows a masked region, so I should" if cut
+            else f"<think>Reading the chart carefully.</think>{_gold(view)}")}
+        if cut and view.state == "original":
+            message = {"role": "assistant", "content": None, "reasoning_content": "The chart shows, so I should"}
+        choice = {"index": 0, "message": message, "finish_reason": "length" if cut else "stop"}
+        usage = {"prompt_tokens": 100, "completion_tokens": budget if cut else 40,
+                 "completion_tokens_details": {"reasoning_tokens": budget if cut else 30}}
         return 200, json.dumps({"id": "x", "model": "fake", "created": 0, "object": "chat.completion",
-                                "choices": [choice]}).encode()
+                                "choices": [choice], "usage": usage}).encode()
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,10 @@ def test_each_budget_is_one_run_sent_its_max_tokens(swept: Swept) -> None:
     for budget in BUDGETS:
         info = json.loads((swept.out / f"budget-{budget}" / "run.json").read_text())
         assert info["params"]["max_tokens"] == budget
+    cut = [json.loads(line) for line in (swept.out / "budget-64" / "outcomes.jsonl").read_text().splitlines()]
+    served = [o for o in cut if o["state"] == "original"]  # content null, thinking in reasoning_content
+    assert len(served) == 4 and all(o["invalid_reason"] == "reasoning not finished" for o in served)
+    assert {o["reasoning_chars"] for o in served} == {len("The chart shows, so I should")}
 
 
 def test_sweep_json_has_the_hand_computed_metrics(swept: Swept) -> None:
@@ -159,8 +174,11 @@ def test_markdown_report_and_stdout_show_the_sweep(swept: Swept) -> None:
                "-50.0 [-100.0, +0.0] | 50.0 [0.0, 100.0] | -50.0 [-100.0, +0.0] |")
     assert row_64 in report.splitlines() and row_256 in report.splitlines()
     assert row_256 in swept.stdout and f"sweep: {swept.out / 'sweep.json'}" in swept.stdout
-    # the runs held reasoning, so the reasoning section is there too: at 64 no reply finished
+    # the runs held reasoning, so the reasoning section is there too: at 64 no reply finished; token usage
     assert "| budget-64 | charts | 20 | 20 | 0 of 20 (0.0%) |" in report
+    for row in ("| budget-64 | 20 | 2,000 | 1,280 | 1,280 |", "| budget-256 | 20 | 2,000 | 1,232 | 1,052 |",
+                "| budget-1024 | 20 | 2,000 | 800 | 600 |"):
+        assert row in report.splitlines()
 
 
 def test_budgets_refusals(tmp_path: Path) -> None:

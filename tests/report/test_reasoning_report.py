@@ -159,3 +159,31 @@ def test_html_reasoning_section(runs: tuple[Path, Path], tmp_path: Path) -> None
     assert '<tr data-run="gold" data-quartile' not in page
     alone = write_html_report([gold], tmp_path / "gold", n_draws=1000).read_text()
     assert "reasoning-table" not in alone and "sweep" not in alone
+
+
+def test_upd_runs_get_shares_and_lengths(tmp_path: Path) -> None:
+    # 26 MM-UPD views (4 bundled items, AAD, base setting); view i (in views.jsonl order) thinks 10 * (i + 1)
+    # characters before answering "A"; the last one's thinking is cut (never closed). By hand: 26 with reasoning,
+    # 25 of 26 finished (96.2%); lengths 10, 20, ..., 260: median at rank 12.5 = (130 + 140) / 2 = 135, p90 at
+    # rank 0.9 * 25 = 22.5 = (230 + 240) / 2 = 235; no drafts (drafts are answerability objects); no quartiles.
+    from vqaudit.report.upd import write_upd_report
+    from vqaudit.suites.upd.build import build_upd
+
+    bench = tmp_path / "bench"
+    build_upd(bench, tsv=None, variant="aad", setting="base", seed=0, max_items=4)
+    views = load_benchmark(bench, check_images=False).views
+    assert len(views) == 26
+    rows = [{"view_id": v.view_id, "text": "<think>" + "y" * (10 * (i + 1)) + ("</think>A" if i < 25 else "")}
+            for i, v in enumerate(views)]
+    replay = tmp_path / "upd.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "thinking"
+    run_benchmark(bench, f"replay:{replay}", run, progress=False)
+    score_run(run, n_draws=100)
+    lines = write_upd_report([run], tmp_path / "rep").read_text().splitlines()
+    assert "| thinking | upd | 26 | 26 | 25 of 26 (96.2%) | 135 | 235 | 0 |" in lines
+    assert "### By reasoning-length quartile" not in lines
+    page = write_html_report([run], tmp_path / "html", n_draws=100).read_text()
+    table = page.split('<table class="reasoning-table" data-source="upd">', 1)[1].split("</table>", 1)[0]
+    assert '<td data-field="finished">25 of 26 (96.2%)</td><td data-field="median">135</td>' in table
+    assert "quartile-table" not in page

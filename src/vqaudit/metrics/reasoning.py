@@ -69,7 +69,7 @@ class ReasoningSummary:
         n_drafts: finished replies whose reasoning held a draft decision (``draft_decision`` set).
         n_overruled: of those, views whose final decision differs from the draft.
         overruled_share: ``n_overruled / n_drafts`` in [0, 1] (None when ``n_drafts`` is 0).
-        quartiles: four :class:`LengthQuartile`, shortest reasoning first.
+        quartiles: four :class:`LengthQuartile`, shortest reasoning first (``()`` when not computed).
     """
 
     source: str
@@ -123,9 +123,9 @@ def _quartiles(outcomes: Sequence[Outcome], source: str, n_draws: int, seed: int
     return tuple(out)
 
 
-def reasoning_summary(outcomes: Sequence[Outcome], *, n_draws: int = DEFAULT_DRAWS, seed: int = 0,
-                      confidence: float = CONFIDENCE) -> dict[str, ReasoningSummary]:
-    """Summarise the reasoning of a run's answerability outcomes, per source.
+def reasoning_summary(outcomes: Sequence[Outcome], *, quartiles: bool = True, n_draws: int = DEFAULT_DRAWS,
+                      seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, ReasoningSummary]:
+    """Summarise the reasoning of a run's outcomes, per source.
 
     Shares, lengths and drafts are counted over views; the quartiles are over groups (seed 000 §4: the group is
     the unit of Jk, Bk and of the bootstrap). Each group's reasoning length is the mean of ``reasoning_chars``
@@ -138,23 +138,25 @@ def reasoning_summary(outcomes: Sequence[Outcome], *, n_draws: int = DEFAULT_DRA
     overrule its draft with (it is invalid, :data:`NOT_FINISHED`).
 
     Args:
-        outcomes: scored answerability views (``charts``, ``scenes``, ``photos``) of one run.
+        outcomes: scored views of one run.
+        quartiles: score the reasoning-length quartiles; only for answerability sources (``charts``, ``scenes``,
+            ``photos``): pass False for MM-UPD outcomes, whose metrics are not group answerability metrics
+            (their shares and lengths are still summarised; they hold no drafts).
         n_draws: bootstrap draws per quartile (0: no intervals).
         seed: seed of the draws.
         confidence: interval coverage in (0, 1).
 
     Returns:
         ``{source: ReasoningSummary}`` for each source with at least one view holding reasoning
-        (:func:`holds_reasoning`), sources sorted; ``{}`` when no reply held reasoning.
+        (:func:`holds_reasoning`), sources sorted; ``{}`` when no reply held reasoning. ``quartiles`` is ``()``
+        when not asked for.
 
     Raises:
-        VqauditError: outcomes the group metrics refuse (duplicated view ids, inconsistent outcomes), a negative
-            ``reasoning_chars``, or a UPD outcome (its metrics are not group answerability metrics).
+        VqauditError: with ``quartiles``, outcomes the group metrics refuse (duplicated view ids, inconsistent
+            outcomes); a negative ``reasoning_chars``.
     """
     by_source: dict[str, list[Outcome]] = {}
     for o in outcomes:
-        if o.source == "upd":
-            raise VqauditError(f"outcome {o.view_id!r}: reasoning quartiles are for answerability sources, not upd")
         if o.reasoning_chars is not None and o.reasoning_chars < 0:
             raise VqauditError(f"outcome {o.view_id!r}: reasoning_chars={o.reasoning_chars} is negative")
         by_source.setdefault(o.source, []).append(o)
@@ -174,5 +176,5 @@ def reasoning_summary(outcomes: Sequence[Outcome], *, n_draws: int = DEFAULT_DRA
             median_chars=float(np.median(lengths)) if lengths.size else None,
             p90_chars=float(np.percentile(lengths, P90)) if lengths.size else None,
             n_drafts=len(drafts), n_overruled=overruled, overruled_share=_share(overruled, len(drafts)),
-            quartiles=_quartiles(views, source, n_draws, seed, confidence))
+            quartiles=_quartiles(views, source, n_draws, seed, confidence) if quartiles else ())
     return out

@@ -175,8 +175,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     if paired:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
-    thinking = [reasoning_run(r.run_dir.name, r.run_dir, Path(r.benchmark), load_outcomes(r.run_dir))
-                for r in results]
+    thinking = [reasoning_run(r.run_dir.name, r.run_dir, None, load_outcomes(r.run_dir), r.metrics) for r in results]
     for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
         if section:
             parts += [section, ""]

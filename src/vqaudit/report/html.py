@@ -35,6 +35,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read_jsonl
+from vqaudit.metrics.reasoning import QUARTILE_METRICS
 from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import budget_sweep_svg, contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
@@ -48,6 +49,7 @@ from vqaudit.report.html_tables import (
     upd_ability_tables,
 )
 from vqaudit.report.reasoning import (
+    QUARTILE_NOTE,
     REASONING_NOTE,
     SWEEP_NOTE,
     USAGE_KEYS,
@@ -159,6 +161,12 @@ def _overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     return rows
 
 
+def _reasoning_entries(source: str, thinking: Sequence[ReasoningRows]) -> list[dict[str, Any]]:
+    """The reasoning table's rows of one source: run label, token usage, summary row, quartile rows."""
+    return [{"label": t.label, "usage": dict(t.usage), "row": row, "quartiles": quartiles}
+            for t in thinking for name, row, quartiles in t.sources if name == source]
+
+
 def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinking: Sequence[ReasoningRows] = (),
                     sweeps: Sequence[BudgetSweep] = ()) -> dict[str, Any]:
     """Every answerability table and plot of one source, over the runs that hold it.
@@ -168,8 +176,7 @@ def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinki
     """
     have = [r for r in runs if source in r.answer_sources]
     section: dict[str, Any] = {"source": source, "runs": [], "paired": []}
-    section["reasoning"] = [{"label": t.label, "usage": dict(t.usage), "row": row, "quartiles": quartiles}
-                            for t in thinking for name, row, quartiles in t.sources if name == source]
+    section["reasoning"] = _reasoning_entries(source, thinking)
     section["sweeps"] = [{"reference": sw.reference, "rows": sweep_rows(sw),
                           "plot": _data_uri("image/svg+xml", budget_sweep_svg(sw))}
                          for sw in sweeps if sw.source == source]
@@ -357,14 +364,16 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
         r.label = label
     sources = sorted({s for r in runs for s in r.answer_sources})
-    models = [reasoning_run(r.label, r.run_dir, r.bench_dir, r.outcomes) for r in runs]
+    models = [reasoning_run(r.label, r.run_dir, r.bench_dir, r.outcomes, r.answer_sources) for r in runs]
     thinking, sweeps = reasoning_rows(models, n_draws=n_draws), budget_sweeps(models, n_draws=n_draws)
     context = {
         "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",
                   "benchmark": os.path.normpath(r.bench_dir)} for r in runs],
         "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
         "sections": [_source_section(s, runs, n_draws, thinking, sweeps) for s in sources],
-        "upd": _upd_section(runs), "reasoning_note": REASONING_NOTE, "sweep_note": SWEEP_NOTE,
+        "upd": _upd_section(runs), "reasoning_note": REASONING_NOTE, "quartile_note": QUARTILE_NOTE,
+        "sweep_note": SWEEP_NOTE, "quartile_metrics": QUARTILE_METRICS,
+        "upd_reasoning": _reasoning_entries("upd", thinking),
         "usage_keys": USAGE_KEYS,
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
         "audits": _audit_sections(audits),

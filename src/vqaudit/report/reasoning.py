@@ -15,7 +15,7 @@ their rows from here; the numbers come from :mod:`vqaudit.metrics.reasoning` and
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,13 @@ USAGE_KEYS = ("replies", "prompt_tokens", "completion_tokens", "reasoning_tokens
 REASONING_NOTE = (
     "Replies holding reasoning (tags or the server's reasoning field). finished: share of them whose reasoning "
     "closed (the others ran out of tokens while thinking and are invalid); chars: reasoning length in characters; "
-    "drafts overruled: finished replies whose final decision differs from the last decision drafted inside the "
-    "reasoning, of the finished replies holding a draft. Quartiles split the groups by their mean reasoning length "
-    "per view (a view without reasoning counts 0); each quartile is scored on its own groups, percentages with 95% "
-    "group-bootstrap intervals (Cha et al., arXiv:2609.34480, §4)."
+    "drafts overruled: finished replies whose final decision differs from the last answerability decision drafted "
+    "inside the reasoning, of the finished replies holding a draft."
+)
+QUARTILE_NOTE = (
+    "Quartiles split the groups by their mean reasoning length per view (a view without reasoning counts 0); each "
+    "quartile is scored on its own groups, percentages with 95% group-bootstrap intervals "
+    "(Cha et al., arXiv:2609.34480, §4)."
 )
 SWEEP_NOTE = (
     "One model at several max_tokens budgets on one benchmark. Percentages with 95% group-bootstrap intervals; "
@@ -56,7 +59,9 @@ class ReasoningRun:
         bench: its benchmark folder (resolved).
         max_tokens: ``run.json`` ``params.max_tokens`` (None when not recorded).
         usage: ``run.json`` ``usage`` token sums (:data:`USAGE_KEYS`), None when the run has none.
-        outcomes: its answerability outcomes (UPD outcomes left out).
+        outcomes: its outcomes.
+        answer_sources: its answerability sources (reasoning-length quartiles and budget sweeps are scored on
+            these; an MM-UPD run has none and gets shares and lengths only).
     """
 
     label: str
@@ -65,29 +70,23 @@ class ReasoningRun:
     max_tokens: int | None
     usage: dict[str, int] | None
     outcomes: list[Outcome]
+    answer_sources: frozenset[str]
 
 
-def read_usage(run_dir: Path) -> dict[str, int] | None:
-    """The ``usage`` object of a run's ``run.json``: token sums over its replies, or None.
+def reasoning_run(label: str, run_dir: Path, bench: Path | None, outcomes: Sequence[Outcome],
+                  answer_sources: Iterable[str]) -> ReasoningRun:
+    """Read what the reasoning sections need of a scored run folder (``run.json``; outcomes already loaded).
 
-    Runs made before backends reported usage have none; a malformed value (not an object, or no integer of
-    :data:`USAGE_KEYS` in it) is read as none too, since usage only annotates the report.
+    ``bench`` is the run's benchmark folder (None: the absolute path ``run.json`` records). ``usage`` is
+    ``run.json``'s token sums (:class:`vqaudit.store.RunUsage`); a run made before backends
+    reported usage has none.
     """
-    extra = RunFolder(run_dir).read_info().model_extra or {}
-    usage = extra.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    found = {k: int(v) for k in USAGE_KEYS if isinstance(v := usage.get(k), int) and not isinstance(v, bool)}
-    return found or None
-
-
-def reasoning_run(label: str, run_dir: Path, bench: Path, outcomes: Sequence[Outcome]) -> ReasoningRun:
-    """Read what the reasoning sections need of a scored run folder (``run.json``; outcomes already loaded)."""
     info = RunFolder(run_dir).read_info()
     budget = info.params.get("max_tokens")
-    return ReasoningRun(label=label, model=info.model, bench=bench.resolve(),
+    return ReasoningRun(label=label, model=info.model, bench=(bench or Path(info.benchmark)).resolve(),
                         max_tokens=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
-                        usage=read_usage(run_dir), outcomes=[o for o in outcomes if o.source != "upd"])
+                        usage=info.usage.model_dump() if info.usage is not None else None,
+                        outcomes=list(outcomes), answer_sources=frozenset(answer_sources))
 
 
 def _pct(value: float | None) -> str:
@@ -140,12 +139,15 @@ def reasoning_rows(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS
     """
     out = []
     for r in runs:
-        summaries = reasoning_summary(r.outcomes, n_draws=n_draws) if r.outcomes else {}
+        summaries: dict[str, ReasoningSummary] = {}
+        for quartiles in (True, False):  # answerability sources get quartiles, MM-UPD shares and lengths only
+            mine = [o for o in r.outcomes if (o.source in r.answer_sources) == quartiles]
+            summaries.update(reasoning_summary(mine, quartiles=quartiles, n_draws=n_draws) if mine else {})
         if not summaries:
             continue
-        out.append(ReasoningRows(label=r.label, usage=[(k, r.usage[k]) for k in USAGE_KEYS if k in r.usage]
-                                 if r.usage else [],
-                                 sources=[(s, _summary_row(m), _quartile_rows(m)) for s, m in summaries.items()]))
+        usage = [(k, r.usage[k]) for k in USAGE_KEYS if k in r.usage] if r.usage else []
+        out.append(ReasoningRows(label=r.label, usage=usage, sources=[(s, _summary_row(m), _quartile_rows(m))
+                                                                      for s, m in sorted(summaries.items())]))
     return out
 
 
@@ -185,7 +187,9 @@ def reasoning_markdown(rows: Sequence[ReasoningRows]) -> str:
             have = dict(r.usage)
             lines.append(f"| {r.label} | " + " | ".join(f"{have[k]:,}" if k in have else "n/a" for k in USAGE_KEYS)
                          + " |")
-    lines += ["", "### By reasoning-length quartile", "",
+    if not any(quartiles for r in rows for _, _, quartiles in r.sources):
+        return "\n".join(lines)
+    lines += ["", "### By reasoning-length quartile", "", QUARTILE_NOTE, "",
               "| run | source | quartile | group mean chars | groups | " + " | ".join(QUARTILE_METRICS) + " |",
               "|---|---|---|---|---|" + "---|" * len(QUARTILE_METRICS)]
     for r in rows:
@@ -212,10 +216,11 @@ def budget_sweeps(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS)
         budgets = [r.max_tokens for r in group]
         if len(group) < 2 or None in budgets or len(set(budgets)) != len(budgets):
             continue
-        sources = sorted({o.source for r in group for o in r.outcomes})
+        sources = sorted({o.source for r in group for o in r.outcomes if o.source in r.answer_sources})
         for source in sources:
             try:
-                sweeps.append(budget_sweep([(r.max_tokens or 0, r.label, r.outcomes) for r in group], source,
+                sweeps.append(budget_sweep([(r.max_tokens or 0, r.label, [o for o in r.outcomes if o.source == source])
+                                            for r in group], source,
                                            n_draws=n_draws))
             except VqauditError:  # not the same groups and views (e.g. one run is a shard): no paired sweep
                 continue
@@ -269,7 +274,10 @@ def write_sweep_json(run_dirs: Sequence[Path], path: Path, *, n_draws: int = DEF
     """
     from vqaudit.score import load_outcomes
 
-    runs = [reasoning_run(d.name, d, RunFolder(d).benchmark(), load_outcomes(d)) for d in run_dirs]
+    runs = []
+    for d in run_dirs:
+        outcomes = load_outcomes(d)
+        runs.append(reasoning_run(d.name, d, RunFolder(d).benchmark(), outcomes, {o.source for o in outcomes}))
     if len({(r.model, r.bench) for r in runs}) != 1:
         raise VqauditError("a budget sweep is one model on one benchmark; got " +
                            ", ".join(sorted({f"{r.model} on {r.bench}" for r in runs})))
