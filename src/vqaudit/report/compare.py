@@ -14,7 +14,7 @@ from vqaudit.report.reasoning import (
     budget_sweeps,
     reasoning_markdown,
     reasoning_rows,
-    reasoning_run,
+    scored_runs,
     sweep_markdown,
 )
 from vqaudit.schema import Outcome
@@ -175,7 +175,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     if paired:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
-    thinking = [reasoning_run(r.run_dir.name, r.run_dir, None, load_outcomes(r.run_dir), r.metrics) for r in results]
+    thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
     for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
         if section:
             parts += [section, ""]

@@ -130,6 +130,18 @@ class ReasoningRows:
     sources: list[tuple[str, dict[str, str], list[dict[str, Any]]]]
 
 
+def scored_runs(run_dirs: Sequence[Path], answer_sources: Sequence[Iterable[str]]) -> list[ReasoningRun]:
+    """The reasoning view of scored run folders, each with its answerability sources.
+
+    A run folder holding ``metrics.json`` but no ``outcomes.jsonl`` (written by hand or by another tool) has no
+    replies to summarise: it is left out, and the report shows what it always did for it.
+    """
+    from vqaudit.score import load_outcomes
+
+    return [reasoning_run(d.name, d, None, load_outcomes(d), sources)
+            for d, sources in zip(run_dirs, answer_sources, strict=True) if RunFolder(d).outcomes.is_file()]
+
+
 def reasoning_rows(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS) -> list[ReasoningRows]:
     """The reasoning section of the runs where some reply held reasoning; ``[]`` when none did.
 

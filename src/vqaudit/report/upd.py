@@ -23,8 +23,7 @@ from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
-from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, reasoning_run
-from vqaudit.score import load_outcomes
+from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
 from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
@@ -216,8 +215,7 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
             atomic_write_bytes(out_dir / name, radar_chart(title, c["per_ability"]))
             parts += [f"![{title}]({name})", ""]
     # reasoning models only: shares and lengths of the reasoning (a run whose replies held none adds nothing)
-    thinking = reasoning_markdown(reasoning_rows([reasoning_run(r.run_dir.name, r.run_dir, None,
-                                                                load_outcomes(r.run_dir), ()) for r in runs]))
+    thinking = reasoning_markdown(reasoning_rows(scored_runs([r.run_dir for r in runs], [()] * len(runs))))
     if thinking:
         parts += [thinking, ""]
     path = out_dir / "upd_report.md"
