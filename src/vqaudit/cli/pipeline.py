@@ -6,12 +6,14 @@ table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vq
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vqaudit.backends import ModelOptions
 from vqaudit.cli.build import build_source
 from vqaudit.cli.options import (
     ApiKeyEnv,
@@ -308,11 +310,17 @@ def eval_cmd(
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    budgets: Annotated[str | None, typer.Option(help="Token budgets, e.g. 256,1024,4096: run the one --model once "
+                                                     "per budget (--model-arg max_tokens=B) into OUT/budget-B/ "
+                                                     "and report the metrics against the budget (OUT/sweep.json).")]
+    = None,
 ) -> None:
     """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command.
 
     ``--executor`` (with ``--ray-address``, ``--ray-replicas``) is where the build's groups and each run's model
-    run, as for ``build`` and ``run``; the output does not depend on it.
+    run, as for ``build`` and ``run``; the output does not depend on it. ``--budgets`` makes it a token-budget
+    sweep of one model: one run per budget, and ``sweep.json`` with Ebal, EU, EM, Jk and Bk against the budget
+    (paired differences to the largest budget).
     """
     from vqaudit.backends import check_backend, require_free_text_model
     from vqaudit.run import run_benchmark
@@ -326,11 +334,13 @@ def eval_cmd(
     judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                                   args_option="--judge-arg")
     specs = model or list(row.eval_models)
+    sweep = _sweep_budgets(budgets, row.budget_sweep, source, model, options) if budgets is not None else None
     if judge is not None:  # bad specs fail here, before anything is built or run (no weights are loaded)
         check_backend(judge, judge_options)
         require_free_text_model(judge, "--judge")
     for spec in specs:
-        check_backend(spec, options)
+        for opts in [options] if sweep is None else [_with_budget(options, b) for b in sweep]:
+            check_backend(spec, opts)  # a kind that takes no token budget is refused here, before the build
     out = out or Path("runs") / source
     bench_dir = bench or out / "bench"
     build_options = row.eval_options(groups=groups, seed=seed, max_items=max_items)
@@ -344,16 +354,64 @@ def eval_cmd(
     else:
         raise VqauditError(f"{bench}: benchmark folder not found (no manifest.json)")
     run_dirs = []
-    for spec, name in zip(specs, run_folder_names(specs), strict=True):
-        run_dir = out / "runs" / name
+    plan = ([(spec, out / "runs" / name, options) for spec, name in zip(specs, run_folder_names(specs), strict=True)]
+            if sweep is None else [(specs[0], out / f"budget-{b}", _with_budget(options, b)) for b in sweep])
+    for spec, run_dir, run_options in plan:
         run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
-                      options=options, executor=on, replicas=ray_replicas)
+                      options=run_options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
                   reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
     from vqaudit.report.html import write_html_report
 
+    swept = None
+    if sweep is not None:
+        from vqaudit.report.reasoning import sweep_markdown, write_sweep_json
+
+        swept = sweep_markdown(write_sweep_json(run_dirs, out / "sweep.json", n_draws=draws))
     path = report_for(source, run_dirs, out / "report")
     html = write_html_report(run_dirs, out / "report")
     typer.echo(summary_table_for(source, run_dirs))
+    if swept:
+        typer.echo(f"\n{swept}\n\nsweep: {out / 'sweep.json'}")
     typer.echo(f"\nreport: {path}\nHTML report (with the sample browser): {html}")
+
+
+TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
+"""The ``--model-arg`` keys of the token budget, which ``--budgets`` sets itself."""
+
+
+def parse_budgets(text: str) -> list[int]:
+    """``--budgets 256,1024,4096``: two or more distinct token budgets, in increasing order.
+
+    Raises:
+        VqauditError: one line naming ``--budgets`` and the bad value: not comma-separated integers of at least 1,
+            a budget given twice, or fewer than two budgets.
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdecimal() and int(p) >= 1 for p in parts):
+        raise VqauditError(f"--budgets {text!r}: expected comma-separated token budgets of at least 1, "
+                           "e.g. 256,1024,4096")
+    values = [int(p) for p in parts]
+    if len(set(values)) != len(values) or len(values) < 2:
+        raise VqauditError(f"--budgets {text!r}: give two or more distinct budgets (a sweep compares them)")
+    return sorted(values)
+
+
+def _sweep_budgets(text: str, supported: bool, source: str, model: list[str] | None,
+                   options: ModelOptions) -> list[int]:
+    """The budgets of ``eval --budgets``, refusing what a sweep cannot be: several models, a budget given twice."""
+    if not supported:
+        raise VqauditError(f"--budgets: {source} has no answerability groups to sweep (a sweep reports Jk, Bk, "
+                           "Ebal, EU and EM)")
+    if not model or len(model) != 1:
+        raise VqauditError("--budgets: give exactly one --model (the sweep runs that model once per budget)")
+    given = [k for k in options.generation_keys() if k in TOKEN_KEYS]
+    if given:
+        raise VqauditError(f"--budgets sets the token budget of each run; drop --model-arg {given[0]}=...")
+    return parse_budgets(text)
+
+
+def _with_budget(options: ModelOptions, budget: int) -> ModelOptions:
+    """``options`` with ``--model-arg max_tokens=BUDGET`` added (:meth:`ModelOptions.generation` reads it)."""
+    return dataclasses.replace(options, args=(*options.args, ("max_tokens", str(budget))))

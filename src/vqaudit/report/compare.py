@@ -10,6 +10,13 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.metrics import paired_difference
 from vqaudit.report.plots import jk_bk_chart
+from vqaudit.report.reasoning import (
+    budget_sweeps,
+    reasoning_markdown,
+    reasoning_rows,
+    scored_runs,
+    sweep_markdown,
+)
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
 from vqaudit.scored_state import check_scored
@@ -167,6 +174,11 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     paired = _paired_section(results)
     if paired:
         parts += [paired, ""]
+    # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
+    thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
+    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
+        if section:
+            parts += [section, ""]
     parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]
     atomic_write_bytes(out_dir / "jk_bk.png", jk_bk_chart([(r.run_dir.name, r.metrics) for r in results]))
     path = out_dir / "report.md"

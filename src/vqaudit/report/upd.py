@@ -23,6 +23,7 @@ from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
 from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
@@ -213,6 +214,10 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
             title = f"{r.run_dir.name}: {c['variant'].upper()}, {SETTING_LABELS[c['setting']]} setting"
             atomic_write_bytes(out_dir / name, radar_chart(title, c["per_ability"]))
             parts += [f"![{title}]({name})", ""]
+    # reasoning models only: shares and lengths of the reasoning (a run whose replies held none adds nothing)
+    thinking = reasoning_markdown(reasoning_rows(scored_runs([r.run_dir for r in runs], [()] * len(runs))))
+    if thinking:
+        parts += [thinking, ""]
     path = out_dir / "upd_report.md"
     atomic_write_text(path, "\n".join(parts))
     return path

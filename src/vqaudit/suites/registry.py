@@ -52,6 +52,7 @@ class Source:
         eval_models: the model specs ``vqaudit eval`` runs when no ``--model`` is given.
         report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
             that runs of sources with different reports can be reported together.
+        budget_sweep: ``vqaudit eval --budgets`` can sweep it (its runs have answerability groups: Jk, Bk, Ebal).
     """
 
     name: str
@@ -62,6 +63,7 @@ class Source:
     summary_table: str = "vqaudit.report.compare:summary_table"
     report_subdir: str = ""
     eval_models: tuple[str, ...] = REFERENCE_POLICIES
+    budget_sweep: bool = True
 
     def eval_options(self, **given: Any) -> dict[str, Any]:
         """The build options of ``vqaudit eval``: ``seed`` and :attr:`eval_defaults`, overridden by ``given``.
@@ -91,7 +93,7 @@ SOURCES: dict[str, Source] = {
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
         Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
                report="vqaudit.report.upd:write_upd_report", summary_table="vqaudit.report.upd:summary_table",
-               report_subdir="upd"),
+               report_subdir="upd", budget_sweep=False),
     )
 }
 
