@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vqaudit.backends import ModelOptions
 from vqaudit.cli.build import build_source
 from vqaudit.cli.options import (
     ApiKeyEnv,
@@ -42,6 +41,7 @@ from vqaudit.cli.options import (
 from vqaudit.errors import VqauditError
 
 if TYPE_CHECKING:
+    from vqaudit.backends import ModelOptions
     from vqaudit.store import RunUsage
 
 
