@@ -23,7 +23,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
+from vqaudit.backends import (
+    Backend,
+    GenerationParams,
+    ModelOptions,
+    Request,
+    ResponseCache,
+    backend_kind,
+    check_request_ids,
+)
 from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
@@ -219,6 +227,9 @@ async def run_benchmark_async(
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
+    # a saved reply for a view the benchmark lacks (replay:) was meant for another benchmark: refused, as
+    # import-predictions refuses such rows, whatever the shard
+    check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
