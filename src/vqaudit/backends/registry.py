@@ -289,6 +289,6 @@ def require_free_text_model(spec: str, role: str) -> None:
     """
     row = BACKENDS.get(spec.partition(":")[0])  # unknown kinds fail where the backend is loaded
     if row is not None and not row.free_text:
-        kinds = ", ".join(f"{r.name}:" for r in BACKENDS.values() if r.free_text)
+        forms = ", ".join(r.forms[0].split(" ")[0] for r in BACKENDS.values() if r.free_text and r.sources is None)
         raise VqauditError(f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
-                           f"free text, so it cannot play this role; use a free-text backend ({kinds})")
+                           f"free text, so it cannot play this role; use a free-text backend ({forms})")
