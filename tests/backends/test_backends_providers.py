@@ -311,3 +311,42 @@ def test_a_key_echoed_in_a_2xx_reply_is_masked_before_it_is_stored(
     for path in out.rglob("*"):
         if path.is_file():
             assert _leaked(path.read_bytes()) == [], path
+
+
+# -- the thinking budget setting and the key variable through the CLI --------------------------------------------
+
+def test_thinking_budget_is_a_generation_key_of_the_budget_kinds_only() -> None:
+    assert GenerationParams().as_dict() == {"temperature": 0.0, "max_tokens": 512}  # old cache keys unchanged
+    assert GenerationParams(thinking_budget=0).as_dict() == {"temperature": 0.0, "max_tokens": 512,
+                                                             "thinking_budget": 0}
+    options = ModelOptions(args=(("thinking_budget", "2048"),))
+    assert options.generation(GenerationParams()).thinking_budget == 2048
+    with pytest.raises(VqauditError) as info:
+        load_backend("openai:m@http://127.0.0.1:9/v1", options)
+    assert str(info.value) == ("model spec 'openai:m@http://127.0.0.1:9/v1': --model-arg thinking_budget: the "
+                               "'openai' backend takes no such generation setting; it takes max_tokens, "
+                               "max_completion_tokens, reasoning_effort, enable_thinking")
+    for bad in ("-1", "1.5", "9" * 5000, "1048577"):
+        with pytest.raises(VqauditError) as info:
+            ModelOptions(args=(("thinking_budget", bad),)).generation(GenerationParams())
+        assert str(info.value) == f"--model-arg thinking_budget={bad!r}: expected an integer from 0 to 1048576"
+
+
+def test_cli_reads_the_backends_own_key_variable(serve: Callable[..., Any], make_bench: Callable[..., Path],
+                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from shortanswer.helpers import run_cli
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-for-anthropic")
+    server = serve(lambda seen: (200, _message([{"type": "text", "text": "{\"answerable\": false}"}])))
+    bench = make_bench(1, 1)
+    assert run_cli(monkeypatch, "run", str(bench), "--model", f"anthropic:m@{server.url}", "--out",
+                   str(tmp_path / "run")) == 0
+    assert [s.headers["x-api-key"] for s in server.seen] == [KEY]
+    # an explicitly named variable that is unset is a mistake: one line, exit 2
+    monkeypatch.delenv("UNSET_KEY_VAR", raising=False)
+    assert run_cli(monkeypatch, "run", str(bench), "--model", f"anthropic:m@{server.url}", "--out",
+                   str(tmp_path / "run2"), "--api-key-env", "UNSET_KEY_VAR") == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == ("error: --api-key-env UNSET_KEY_VAR: that "
+                                                                "environment variable is not set")

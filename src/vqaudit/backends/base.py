@@ -100,7 +100,7 @@ class Request:
         prompt_id: id of the prompt template (e.g. ``answerability-json-v1``).
         prompt: the full user text.
         image: the image file's bytes, or None for a text-only call (a judge: seed 001 appendix 0.C, seed 002
-            §3.3); the ``openai`` backend then sends the prompt alone, with no image part.
+            §3.3); an HTTP backend then sends the prompt alone, with no image part.
         image_mime: MIME type of ``image`` (e.g. ``image/png``); None exactly when ``image`` is None.
         params: generation parameters.
         obligation: what the view asks of the model, for the reference policies (``reference:gold`` answers its

@@ -85,8 +85,8 @@ def run(
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
-    ``openai:MODEL@URL1,URL2,...`` spreads the calls over several servers of one model (least-loaded first; a
-    server that keeps failing is taken out of rotation and named in run.json).
+    ``KIND:MODEL@URL1,URL2,...`` (an HTTP backend, or ``--endpoint URL``) spreads the calls over several servers
+    of one model (least-loaded first; a server that keeps failing is taken out of rotation and named in run.json).
     """
     from vqaudit.run import run_benchmark
     from vqaudit.store import parse_shard
