@@ -149,7 +149,12 @@ def test_anthropic_thinking_budget_limits(serve: Callable[..., Any]) -> None:
     # the API's minimum budget is 1,024: refused at load, before any call
     with pytest.raises(VqauditError, match=r"thinking_budget=500: expected 0 \(no thinking\) or at least 1024"):
         load_backend(f"anthropic:m@{server.url}", ModelOptions(args=(("thinking_budget", "500"),)))
-    # a budget not below max_tokens: every call would be HTTP 400, so the first is fatal and nothing is sent
+    # not below max_tokens (given, or the stage's default of 512): refused at load too
+    for args in ((("thinking_budget", "2048"),), (("thinking_budget", "2048"), ("max_tokens", "2048"))):
+        with pytest.raises(VqauditError, match=r"thinking_budget=2048 must be below the token budget \(max_tokens="):
+            load_backend(f"anthropic:m@{server.url}", ModelOptions(args=args))
+    # a request whose own budget is smaller (built elsewhere): every call would be HTTP 400, so the first is fatal
+    # and nothing is sent
     with pytest.raises(BackendCallError, match="thinking_budget=2048 must be below the token budget max_tokens=512") \
             as exc:
         _ask(f"anthropic:m@{server.url}", _image_request(GenerationParams(thinking_budget=2048)))

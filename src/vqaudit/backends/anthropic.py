@@ -13,7 +13,8 @@ reference, "Messages" (create a message) and the "Extended thinking" guide.
   (text-only requests: the prompt string), and ``temperature``; with ``--model-arg thinking_budget=N``,
   ``thinking: {"type": "enabled", "budget_tokens": N}`` and no ``temperature`` (extended thinking is not
   compatible with a temperature change) — ``N`` is at least 1,024 and below ``max_tokens`` (the API refuses
-  others), 0 sends ``{"type": "disabled"}``;
+  others: refused at load, and by the first call for a request whose own budget is smaller), 0 sends
+  ``{"type": "disabled"}``;
 - **reply**: the ``text`` blocks of ``content`` joined are the content (None when there are none), the
   ``thinking`` blocks' ``thinking`` joined are the reasoning (``redacted_thinking`` blocks are encrypted and
   skipped), ``stop_reason`` is the finish reason with ``max_tokens`` read as ``length``, and ``usage`` gives
@@ -159,10 +160,15 @@ def load(spec: str, target: str, options: ModelOptions) -> AnthropicBackend:
 
     Raises:
         VqauditError: as :func:`vqaudit.backends.http_base.load_http`, or a ``thinking_budget`` from 1 to 1,023
-            (below the API's minimum of 1,024).
+            (below the API's minimum of 1,024) or not below ``max_tokens`` (the stage's default when not given).
     """
-    budget = options.generation(GenerationParams()).thinking_budget
+    params = options.generation(GenerationParams())
+    budget = params.thinking_budget
     if budget is not None and 0 < budget < MIN_THINKING_BUDGET:
         raise VqauditError(f"model spec {spec!r}: {options.args_option} thinking_budget={budget}: expected 0 (no "
                            f"thinking) or at least {MIN_THINKING_BUDGET} (the Messages API's minimum)")
+    if budget and budget >= params.max_tokens:  # every stage's default budget (at most 512) is below 1,024
+        raise VqauditError(f"model spec {spec!r}: {options.args_option} thinking_budget={budget} must be below the "
+                           f"token budget (max_tokens={params.max_tokens}; the thinking is part of it): give "
+                           f"{options.args_option} max_tokens=N with N above {budget}")
     return load_http(AnthropicBackend, spec, target, options)
