@@ -253,17 +253,36 @@ def test_transient_statuses_are_retried(serve: Callable[..., Any], kind: str, st
     assert len(server.seen) == 3  # two refusals, then the reply
 
 
+ERROR_401 = {  # each API's error object (Anthropic: "Errors"; Google APIs: the error model's code/message/status)
+    "anthropic": {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
+    "gemini": {"error": {"code": 401, "message": "API key not valid.", "status": "UNAUTHENTICATED"}},
+}
+SHOWN_401 = {"anthropic": "authentication_error: invalid x-api-key", "gemini": "UNAUTHENTICATED: API key not valid."}
+
+
 @pytest.mark.parametrize(("kind", "variables"), [("anthropic", "variable ANTHROPIC_API_KEY is"),
                                                  ("gemini", "variables GEMINI_API_KEY and GOOGLE_API_KEY are")])
 def test_401_is_fatal_and_names_the_unset_variables(serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
                                                      kind: str, variables: str) -> None:
     for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    server = serve(lambda seen: (401, {"error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
-                   base=BASE[kind])
-    with pytest.raises(BackendCallError, match=f"no API key sent: environment {variables} unset") as exc:
+    server = serve(lambda seen: (401, ERROR_401[kind]), base=BASE[kind])
+    with pytest.raises(BackendCallError) as exc:
         _ask(f"{kind}:m@{server.url}", _text_request())
+    path = "/v1/messages" if kind == "anthropic" else "/v1beta/models/m:generateContent"
+    assert str(exc.value) == (f"HTTP 401 from http://127.0.0.1:{server.port}{path}: {SHOWN_401[kind]} "
+                              f"(no API key sent: environment {variables} unset)")
     assert exc.value.fatal and len(server.seen) == 1
+
+
+def test_an_error_body_of_another_shape_is_shown_raw_and_masked(serve: Callable[..., Any],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server = serve(lambda seen: (400, f"<html>bad request for {seen.headers['x-api-key']}</html>".encode()))
+    with pytest.raises(BackendCallError) as exc:
+        _ask(f"anthropic:m@{server.url}", _text_request())
+    assert str(exc.value) == f"HTTP 400 from {server.url}/messages: <html>bad request for ***</html>"
+    assert not exc.value.fatal and len(server.seen) == 1  # a 400 is not retried
 
 
 def test_api_key_env_option_replaces_the_row_variable(serve: Callable[..., Any],

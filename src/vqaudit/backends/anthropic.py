@@ -28,7 +28,7 @@ import base64
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, join_texts, load_http
+from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, error_message, join_texts, load_http
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams
 from vqaudit.textsafe import escape_surrogates
@@ -122,6 +122,13 @@ class AnthropicBackend(HttpBackend):
     def body(self, request: Request) -> dict[str, Any]:
         """:func:`messages_body` of the model."""
         return messages_body(self.model, request)
+
+    def read_error(self, body: bytes) -> str:
+        """``TYPE: MESSAGE`` of the API's error object, else the raw body.
+
+        Anthropic API reference, "Errors": ``{"type": "error", "error": {"type": ..., "message": ...}}``.
+        """
+        return error_message(body, "type") or super().read_error(body)
 
     def read_content(self, data: dict[str, Any]) -> str | None:
         """The ``text`` blocks' text joined; None when the reply has none (cut while thinking)."""

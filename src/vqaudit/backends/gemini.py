@@ -30,7 +30,7 @@ import urllib.parse
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, join_texts, load_http
+from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, error_message, join_texts, load_http
 from vqaudit.textsafe import escape_surrogates
 
 __all__ = ["GeminiBackend", "generate_body", "load"]
@@ -111,6 +111,13 @@ class GeminiBackend(HttpBackend):
     def body(self, request: Request) -> dict[str, Any]:
         """:func:`generate_body` of the request."""
         return generate_body(request)
+
+    def read_error(self, body: bytes) -> str:
+        """``STATUS: MESSAGE`` of the API's error object, else the raw body.
+
+        Google APIs' error model: ``{"error": {"code": ..., "message": ..., "status": ...}}``.
+        """
+        return error_message(body, "status") or super().read_error(body)
 
     def read_content(self, data: dict[str, Any]) -> str | None:
         """The text of the parts that are not thoughts, joined; None when there are none."""

@@ -7,6 +7,8 @@ A provider module subclasses :class:`HttpBackend` and fills in what differs betw
 - :meth:`~HttpBackend.headers`: the authentication and fixed headers (``Authorization: Bearer``, ``x-api-key`` and
   ``anthropic-version``, ``x-goog-api-key``);
 - :meth:`~HttpBackend.body`: the JSON body of one request (image encoding, token budget, thinking settings);
+- :meth:`~HttpBackend.read_error`: the text a non-2xx body shows in the recorded error (the API's error object,
+  or the raw body);
 - the reply readers, each given the 2xx body parsed as a JSON object: :meth:`~HttpBackend.read_content` (the text
   to score, or None), :meth:`~HttpBackend.read_reasoning` (thinking sent apart), :meth:`~HttpBackend.read_finish_reason`
   (``length`` for a stop at the token budget, whatever the API calls it) and :meth:`~HttpBackend.read_usage`
@@ -55,8 +57,8 @@ from vqaudit.backends.redact import mask_secret
 from vqaudit.textsafe import decode_lenient, encode_utf8, join_pairs
 
 __all__ = ["DEAD_AFTER", "FATAL_STATUS", "MAX_BODY_BYTES", "MAX_USAGE_TOKENS", "RETRYABLE_STATUS", "Endpoint",
-           "HttpBackend", "MalformedBody", "Reply", "count", "env_proxy", "error_snippet", "join_texts", "load_http",
-           "read_capped", "read_json", "retry_after_s"]
+           "HttpBackend", "MalformedBody", "Reply", "body_text", "count", "env_proxy", "error_message", "error_snippet",
+           "join_texts", "load_http", "read_capped", "read_json", "retry_after_s"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -123,10 +125,32 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     return None if seconds is None or seconds != seconds else max(0.0, seconds)  # NaN: our own backoff
 
 
-def error_snippet(body: bytes, secret: str | None) -> str:
-    """The first 300 characters of an error body, masked first (the key and any 8-character run of it)."""
-    text = body[:_MASK_SCAN_BYTES].decode("utf-8", "replace")
-    return mask_secret(text, secret)[:_SNIPPET_CHARS].strip()
+def error_snippet(text: str, secret: str | None) -> str:
+    """The first 300 characters of an error body's text, masked first (the key and any 8-character run of it)."""
+    return mask_secret(text[:_MASK_SCAN_BYTES], secret)[:_SNIPPET_CHARS].strip()
+
+
+def body_text(body: bytes) -> str:
+    """The first 64 KiB of a body as text (bytes that are not UTF-8 replaced): what an error shows by default."""
+    return body[:_MASK_SCAN_BYTES].decode("utf-8", "replace")
+
+
+def error_message(body: bytes, label: str) -> str | None:
+    """``LABEL: MESSAGE`` from a JSON error body ``{"error": {LABEL: ..., "message": ...}}``, else None.
+
+    The shape both Anthropic (``error.type``) and Google (``error.status``) APIs answer errors in; a body over 64
+    KiB, not JSON, or of another shape gives None (the caller shows the raw body).
+    """
+    if len(body) > _MASK_SCAN_BYTES:
+        return None
+    try:
+        error = read_json(body).get("error")
+    except (MalformedBody, AttributeError):
+        return None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return None
+    kind = error.get(label)
+    return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]
 
 
 class Reply:
@@ -210,7 +234,8 @@ class HttpBackend:
 
     Subclasses set :attr:`kind` (their backend table row, whose ``key_env`` names the API-key variables) and fill
     in the hooks :meth:`path`, :meth:`headers`, :meth:`body`, :meth:`read_content`, :meth:`read_reasoning`,
-    :meth:`read_finish_reason` and :meth:`read_usage`; :meth:`complete` and :meth:`read_reply` are the template.
+    :meth:`read_finish_reason` and :meth:`read_usage` (and may replace :meth:`read_error`); :meth:`complete` and
+    :meth:`read_reply` are the template.
 
     Several endpoints (``KIND:MODEL@URL1,URL2``): each attempt goes to the endpoint in rotation with the fewest
     attempts in flight (ties: in turn), so a slower server gets fewer. An endpoint whose attempts fail
@@ -333,6 +358,14 @@ class HttpBackend:
         ``reasoning_tokens``; each value from :func:`count`.
         """
         raise NotImplementedError
+
+    def read_error(self, body: bytes) -> str:
+        """The text a non-2xx body shows in the error (default: the body as text, :func:`body_text`).
+
+        A provider may read its API's error object instead (:func:`error_message`); the template masks the key
+        in what this returns and keeps the first 300 characters.
+        """
+        return body_text(body)
 
     # --- the template ---------------------------------------------------------------------------------------
 
@@ -504,7 +537,8 @@ class HttpBackend:
                             endpoint.failures = 0
                             return completion
                     else:
-                        last = f"HTTP {status} from {endpoint.url}: {error_snippet(reply.body, self._api_key)}"
+                        shown = error_snippet(self.read_error(reply.body), self._api_key)
+                        last = f"HTTP {status} from {endpoint.url}: {shown}"
                         if status == 401:
                             last += self._no_key_note()
                         if status in FATAL_STATUS and (endpoint.error is not None or self._in_rotation() > 1):
