@@ -22,7 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
+from vqaudit.backends import (
+    Backend,
+    GenerationParams,
+    ModelOptions,
+    Request,
+    ResponseCache,
+    backend_kind,
+    check_request_ids,
+)
 from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
@@ -220,6 +228,9 @@ async def run_benchmark_async(
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
+    # a saved reply for a view the benchmark lacks (replay:) was meant for another benchmark: refused, as
+    # import-predictions refuses such rows, whatever the shard
+    check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
@@ -286,7 +297,7 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
     finally:
         cache.close()
 
-    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
+    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # KIND:MODEL@URL1,URL2,... (HTTP backends)
     summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
                          out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,

@@ -241,7 +241,7 @@ class RunInfo(BaseModel):
     shard: str | None = None
     """``I/N`` for a run of one shard of the benchmark (``vqaudit run --shard``), None for all of it."""
     endpoints_out: dict[str, str] = {}
-    """Endpoints of an ``openai:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
+    """Endpoints of a ``KIND:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
     merged_from: list[str] = []
     """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
     usage: RunUsage | None = None

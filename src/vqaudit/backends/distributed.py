@@ -1,6 +1,6 @@
 """Model calls on a Ray cluster: replica actors that each hold a backend, behind one driver-side Backend.
 
-``vqaudit run --executor ray`` loads the model not in the driver but in ``replicas`` Ray actors (an ``openai:``
+``vqaudit run --executor ray`` loads the model not in the driver but in ``replicas`` Ray actors (an HTTP
 client per actor, all calling the spec's endpoint; a ``vllm:`` engine per actor on its own GPUs). The driver
 keeps the one cached runner (:func:`vqaudit.backends.runner.ask_cached`): it decides which requests are missing,
 sends each to the least busy replica, and stores every reply in the run's SQLite cache the moment it comes back,

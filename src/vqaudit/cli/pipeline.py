@@ -71,7 +71,7 @@ def run(
     out: Annotated[Path, typer.Option(help="Run folder (rerunning into it resumes).")],
     concurrency: Concurrency = 8,
     retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
@@ -85,8 +85,8 @@ def run(
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
-    ``openai:MODEL@URL1,URL2,...`` spreads the calls over several servers of one model (least-loaded first; a
-    server that keeps failing is taken out of rotation and named in run.json).
+    ``KIND:MODEL@URL1,URL2,...`` (an HTTP backend, or ``--endpoint URL``) spreads the calls over several servers
+    of one model (least-loaded first; a server that keeps failing is taken out of rotation and named in run.json).
     """
     from vqaudit.run import run_benchmark
     from vqaudit.store import parse_shard
@@ -139,7 +139,7 @@ def score(
     judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
     = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     bench: Annotated[Path | None, typer.Option(help="The run's benchmark folder, if it is not where run.json "
                                                     "says (checked by its manifest hash).")] = None,
     draws: Draws = 10_000,
@@ -296,7 +296,7 @@ def eval_cmd(
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,

@@ -205,7 +205,7 @@ def audit_cmd(
     model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
                                                         "`audit-summary` tables (default: the file name).")] = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
@@ -231,7 +231,8 @@ def audit_cmd(
 def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | None, fmt: str, join_on: str,
                   id_field: str | None, image_field: str | None, model_name: str | None, metric: str | None,
                   variant: str | None, judge: str | None, labels: Path | None, second_judge: str | None,
-                  draws: int, api_key_env: str, judge_arg: list[str] | None, reasoning_format: str = "auto") -> None:
+                  draws: int, api_key_env: str | None, judge_arg: list[str] | None,
+                  reasoning_format: str = "auto") -> None:
     """The body of ``vqaudit audit`` once its output folder is locked."""
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
@@ -335,7 +336,7 @@ def perturb_cmd(
     model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
                                                         "model spec).")] = None,
     model_arg: ModelArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
