@@ -179,6 +179,20 @@ class Manifest(BaseModel):
     groups_sha256: str
 
 
+class ReplicaLoss(BaseModel):
+    """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
+
+    replica: int
+    """The replica's slot, 0 to ``replicas - 1``."""
+    at: str
+    """When the driver saw the loss (UTC, ISO 8601, seconds)."""
+    error: str
+    """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
+    replaced: bool
+    """True when a new replica took the slot over; False when the replacement limit was reached or the new one
+    failed to start (the other replicas took its calls)."""
+
+
 class RunInfo(BaseModel):
     """``run.json`` of a run folder: which model was asked about which benchmark, how, and how far it got.
 
@@ -211,6 +225,8 @@ class RunInfo(BaseModel):
     """Endpoints of an ``openai:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
     merged_from: list[str] = []
     """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
+    replicas_lost: list[ReplicaLoss] = []
+    """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
 
 
 @dataclass(frozen=True)
