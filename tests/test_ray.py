@@ -346,10 +346,10 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
     import subprocess
     import tempfile
 
-    root = Path(tempfile.mkdtemp(prefix="vqdecoy-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
-    env = {**os.environ, "RAY_TMPDIR": str(root / "rt"), "TMPDIR": str(root / "tmp"), "RAY_USAGE_STATS_ENABLED": "0"}
-    (root / "rt").mkdir()
-    (root / "tmp").mkdir()
+    root = Path(tempfile.mkdtemp(prefix="vqd-", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, "RAY_TMPDIR": str(root / "r"), "TMPDIR": str(root / "t"), "RAY_USAGE_STATS_ENABLED": "0"}
+    (root / "r").mkdir()
+    (root / "t").mkdir()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -357,7 +357,7 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
                               str(port), "--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        recorded = root / "rt" / "ray" / "ray_current_cluster"
+        recorded = root / "r" / "ray" / "ray_current_cluster"
         deadline = time.monotonic() + 180
         while not recorded.is_file() and time.monotonic() < deadline and decoy.poll() is None:
             time.sleep(0.5)
@@ -372,12 +372,12 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
         assert (root / "bench" / "manifest.json").is_file()
         # a driver that joins a cluster on this machine writes python-core-driver-*.log into that cluster's session
         # logs (seen with Ray 2.60); the decoy has none, and its recorded address is untouched
-        logs = root / "rt" / "ray" / "session_latest" / "logs"
+        logs = root / "r" / "ray" / "session_latest" / "logs"
         assert logs.is_dir() and not list(logs.glob("python-core-driver-*")), took
         assert recorded.read_text().strip() == env["RAY_ADDRESS"]
         # Ray's own messages stay off the console; the instance's folder (in TMPDIR) is removed at exit
         assert "gcs_client" not in done.stderr and " INFO " not in done.stderr and "WARNING" not in done.stderr
-        assert list((root / "tmp").iterdir()) == []
+        assert list((root / "t").iterdir()) == []
     finally:
         decoy.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -402,7 +402,7 @@ def start_ray(executor: RayExecutor) -> Any:
         return ray
     if executor.address is not None:
         _probe(executor.address)
-    session = RaySession(folder=Path(tempfile.mkdtemp(prefix="vqaudit-ray-")), local=executor.address is None)
+    session = RaySession(folder=_session_folder(), local=executor.address is None)
     session.route_logs()
     captured = session.folder / "init-stderr.log"
     try:
@@ -423,6 +423,26 @@ def start_ray(executor: RayExecutor) -> Any:
     _SESSION = session
     atexit.register(stop_ray)
     return ray
+
+
+SOCKET_PATH_MAX = 107
+"""Longest AF_UNIX socket path on Linux (``sun_path`` is 108 bytes); Ray refuses a temp folder whose socket paths,
+``FOLDER/session_YYYY-MM-DD_HH-MM-SS_MICROS_PID/sockets/plasma_store``, are longer."""
+
+SOCKET_SUFFIX_LEN = len("/session_2026-12-03_11-43-21_589957_4194304/sockets/plasma_store")
+"""Characters Ray appends to its temp folder for its longest socket path (a 7-digit process id)."""
+
+
+def _session_folder() -> Path:
+    """A new ``vqaudit-ray-*`` folder in the system temp folder (``/tmp`` if that one is too long for Ray's sockets).
+
+    Raises:
+        OSError: the folder cannot be created.
+    """
+    parent = tempfile.gettempdir()
+    if len(parent) + len("/vqaudit-ray-12345678") + SOCKET_SUFFIX_LEN > SOCKET_PATH_MAX and os.path.isdir("/tmp"):
+        parent = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="vqaudit-ray-", dir=parent))
 
 
 def stop_ray() -> None:
