@@ -386,3 +386,22 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_refused_token_or_unreachable_cluster_is_one_line_naming_the_fix() -> None:
+    # the inputs are what Ray 2.60 gave here: ray.init(address=...) against a head started with RAY_AUTH_MODE=token
+    # raised ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391") after about 20 s, while its C++
+    # client logged "InvalidAuthToken" on the driver's stderr (captured by start_ray into the session folder)
+    from vqaudit.executors import _init_failure
+
+    said = ("[2026-12-03 11:37:01,142 W 10965 10965] gcs_client.cc:210: Failed to get cluster ID from GCS server: "
+            "Unauthenticated: RPC error: InvalidAuthToken: Authentication token is missing or incorrect\n")
+    refused = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"),
+                            said)
+    assert refused.startswith("--ray-address 127.0.0.1:6391: the Ray cluster refuses this driver's authentication "
+                              "token (InvalidAuthToken): set RAY_AUTH_MODE=token")
+    lost = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391\n"
+                                                           "more"), "")
+    assert lost == ("--ray-address 127.0.0.1:6391: cannot connect to a Ray cluster there: Failed to connect to Ray "
+                    "cluster at 192.0.2.2:6391")
+    assert "\n" not in refused + lost
