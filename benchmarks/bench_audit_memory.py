@@ -4,7 +4,8 @@ Target (the audit must hold what it needs per row, not the file's raw records): 
 memory at 500,000 rows. Each size is measured in a fresh process that runs the ``vqaudit audit`` command in
 process and reports its own peak resident set (``getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux) and CPU time
 (user + system); the process's baseline after importing vqaudit is reported too, so the growth per row can be
-read off.
+read off. The files are generated in another child (Linux keeps ``ru_maxrss`` across ``fork`` and ``exec``: a
+child of a parent holding the generated rows would start with the parent's peak).
 
 Rows: TextVQA rows of the real fixture (LLaVA-1.5-13B answers joined with the TextVQA val gold,
 ``tests/fixtures/shortanswer``), perturbed as :func:`bench_audit.perturbed_pool` does (a random letter and digit
@@ -88,7 +89,11 @@ def main() -> int:
     parser.add_argument("--rows", type=int, nargs="+", default=[5_000, 50_000, 500_000])
     parser.add_argument("--keep", type=Path, default=None, help="write the generated files here and keep them")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate:
+        write_predictions(Path(args.generate[1]), int(args.generate[0]))
+        return 0
     if args.child:
         child(*args.child)
         return 0
@@ -100,7 +105,10 @@ def main() -> int:
     try:
         for rows in args.rows:
             path = folder / f"preds-{rows}.jsonl"
-            size = path.stat().st_size if path.is_file() else write_predictions(path, rows)
+            if not path.is_file():  # in a child: a child forked from a big parent starts with its peak RSS
+                subprocess.run([sys.executable, __file__, "--generate", str(rows), str(path)], check=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+            size = path.stat().st_size
             r = measure(path, folder / f"audit-{rows}")
             per_row = (r["peak_mb"] - r["base_mb"]) * 1024 / rows
             print(f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
