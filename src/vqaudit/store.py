@@ -189,8 +189,8 @@ class ReplicaLoss(BaseModel):
     error: str
     """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
     replaced: bool
-    """True when a new replica took the slot over; False when the replacement limit was reached or the new one
-    failed to start (the other replicas took its calls)."""
+    """True when a new replica took the slot over; False when the replacement limit was reached, the new one failed
+    to start, or the run ended before it started (the other replicas took its calls)."""
 
 
 class RunInfo(BaseModel):

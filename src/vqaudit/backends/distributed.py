@@ -255,44 +255,49 @@ class RayReplicas:
             return text if isinstance(text, Completion) else str(text)
 
     def _lose(self, index: int, actor: Any, exc: Exception) -> None:
-        """Record the loss of ``actor`` in slot ``index`` once, and start its replacement if the limit allows."""
+        """Record the loss of ``actor`` in slot ``index`` once, and start its replacement if the limit allows.
+
+        The loss is recorded (:attr:`losses`, ``replaced`` False) and said on stderr at once, so a replacement
+        still waiting for room in the cluster when the run ends leaves the loss recorded all the same.
+        """
         if self.actors[index] is not actor or index in self._lost:
             return  # another call saw this loss first
         self._lost.add(index)
-        why = _first_line(exc)
+        loss = ReplicaLoss(replica=index, at=datetime.now(UTC).isoformat(timespec="seconds"), error=_first_line(exc),
+                           replaced=False)
+        self.losses.append(loss)
         if self._replaced[index] >= REPLICA_REPLACEMENTS:
-            self._record(index, why, replaced=False,
-                         said=f"not replaced (replica {index} was replaced {REPLICA_REPLACEMENTS} times already); "
-                              "the other replicas take its calls")
+            self._say(f"Ray replica {index} of {self._spec} lost ({loss.error}); not replaced (slot {index} was "
+                      f"replaced {REPLICA_REPLACEMENTS} times already): the other replicas take its calls")
             return
         self._replaced[index] += 1
-        self._replacing[index] = asyncio.ensure_future(self._replace(index, why))
+        self._say(f"Ray replica {index} of {self._spec} lost ({loss.error}); starting a replacement "
+                  f"({self._replaced[index]} of at most {REPLICA_REPLACEMENTS} for this slot)")
+        self._replacing[index] = asyncio.ensure_future(self._replace(index, loss))
 
-    async def _replace(self, index: int, why: str) -> None:
+    async def _replace(self, index: int, loss: ReplicaLoss) -> None:
         try:
             new = self._new_actor(index)
             try:
                 identity, problem = await new.ready.remote()
-            except Exception as exc:  # noqa: BLE001 - the new actor died too, or found no room
+            except Exception as exc:  # noqa: BLE001 - the new actor died too, or could not be placed
                 identity, problem = None, _first_line(exc)
             if problem is not None or identity != self.identity:
                 _kill(self._ray, [new])
-                self._record(index, why, replaced=False,
-                             said=f"its replacement failed ({problem or f'another identity: {identity}'}); the "
-                                  "other replicas take its calls")
+                self._say(f"Ray replica {index} of {self._spec}: its replacement failed "
+                          f"({problem or f'another identity: {identity}'}); the other replicas take its calls")
                 return
             _kill(self._ray, [self.actors[index]])
             self.actors[index] = new
             self._lost.discard(index)
-            self._record(index, why, replaced=True, said=f"replaced ({self._replaced[index]} of at most "
-                                                         f"{REPLICA_REPLACEMENTS} times for this slot)")
+            loss.replaced = True
+            self._say(f"Ray replica {index} of {self._spec} replaced")
         finally:
             del self._replacing[index]
 
-    def _record(self, index: int, why: str, *, replaced: bool, said: str) -> None:
-        self.losses.append(ReplicaLoss(replica=index, at=datetime.now(UTC).isoformat(timespec="seconds"),
-                                       error=why, replaced=replaced))
-        print(f"vqaudit: Ray replica {index} of {self._spec} lost ({why}); {said}", file=sys.stderr, flush=True)
+    @staticmethod
+    def _say(line: str) -> None:
+        print(f"vqaudit: {line}", file=sys.stderr, flush=True)
 
     async def aclose(self) -> None:
         """Close every live replica's backend, then end the actors (their resources go back to the cluster)."""
