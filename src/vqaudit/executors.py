@@ -263,6 +263,7 @@ class RaySession:
     local: bool
     keep: bool = False
     _undo: list[Callable[[], None]] = field(default_factory=list)
+    _handler: Any = None
 
     @property
     def log_file(self) -> Path:
@@ -277,8 +278,8 @@ class RaySession:
     def route_logs(self) -> None:
         """Send Ray's driver-side output to :attr:`log_file` instead of this process's stdout and stderr.
 
-        Ray's Python loggers (``ray`` and below) get a file handler and stop propagating (with
-        ``configure_logging=False`` they would reach Python's last-resort stderr handler). The cluster's error
+        Ray's Python loggers (``ray`` and below) get a file handler in place of their own handlers (``import ray``
+        gives the ``ray`` logger one writing to stderr) and stop propagating. The cluster's error
         messages (a node marked dead with the raylet's state dump, a worker killed) are printed on the driver's
         stdout by ``ray._private.worker.listen_error_messages`` through ``print_to_stdstream`` whatever
         ``log_to_driver`` says (Ray 2.60); that module-level function is replaced by one writing to the file.
@@ -288,15 +289,13 @@ class RaySession:
         handler = logging.FileHandler(self.log_file, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger = logging.getLogger("ray")
-        saved = (logger.propagate, logger.level)
-        logger.addHandler(handler)
-        logger.propagate = False
-        logger.setLevel(logging.INFO)
+        saved = (logger.propagate, logger.level, logger.handlers[:])
+        self._handler = handler
+        self.attach_log()
 
         def undo_logger() -> None:
-            logger.removeHandler(handler)
             handler.close()
-            logger.propagate, logger.level = saved[0], saved[1]
+            logger.propagate, logger.level, logger.handlers = saved
 
         self._undo.append(undo_logger)
         with contextlib.suppress(ImportError):
@@ -309,6 +308,22 @@ class RaySession:
 
                 ray_worker.print_to_stdstream = to_log
                 self._undo.append(lambda: setattr(ray_worker, "print_to_stdstream", printer))
+
+    def attach_log(self) -> None:
+        """Make :attr:`log_file` the ``ray`` logger's only handler, at INFO, not propagating.
+
+        Called before ``ray.init`` and again after it: ``import ray`` gives that logger a stderr handler, and
+        ``ray.init`` removes every handler (Ray 2.60), after which a record would reach Python's last-resort
+        handler, stderr.
+        """
+        import logging
+
+        if self._handler is None:
+            return
+        logger = logging.getLogger("ray")
+        logger.handlers = [self._handler]
+        logger.propagate = False
+        logger.setLevel(logging.INFO)
 
     def own_token(self) -> None:
         """Turn on Ray's token authentication for a local instance, with a token of its own held in the environment.
@@ -420,6 +435,7 @@ def start_ray(executor: RayExecutor) -> Any:
         message = _init_failure(executor.address, exc, said) + session.logs_hint()
         session.close()
         raise VqauditError(message) from None
+    session.attach_log()
     _SESSION = session
     atexit.register(stop_ray)
     return ray
