@@ -302,7 +302,8 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
                          out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
                                                   "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out, "usage": usage}))
+                                                  "endpoints_out": endpoints_out, "usage": usage,
+                                                  "replicas_lost": list(getattr(backend, "losses", None) or [])}))
     return summary
 
 

@@ -210,6 +210,18 @@ def sum_usage(responses: Iterable[Response]) -> RunUsage | None:
                 counted = True
         replies += counted
     return RunUsage(**totals, replies=replies) if replies else None
+class ReplicaLoss(BaseModel):
+    """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
+
+    replica: int
+    """The replica's slot, 0 to ``replicas - 1``."""
+    at: str
+    """When the driver saw the loss (UTC, ISO 8601, seconds)."""
+    error: str
+    """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
+    replaced: bool
+    """True when a new replica took the slot over; False when the replacement limit was reached, the new one failed
+    to start, or the run ended before it started (the other replicas took its calls)."""
 
 
 class RunInfo(BaseModel):
@@ -247,6 +259,8 @@ class RunInfo(BaseModel):
     usage: RunUsage | None = None
     """Token counts summed over the cache rows of the run's views (:func:`sum_usage`); None (and absent from
     ``run.json``) when no reply reported usage."""
+    replicas_lost: list[ReplicaLoss] = []
+    """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
 
 
 @dataclass(frozen=True)

@@ -451,6 +451,8 @@ def run_audit(
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on, splits=splits)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
-    return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
-                      all_outputs=[final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)],
+    n_predictions = len(preds)
+    all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
+    del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
+    return audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
                       gold_where=where, **options)
