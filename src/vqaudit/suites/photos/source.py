@@ -12,7 +12,8 @@ from vqaudit.schema import Group, Outcome, View
 from vqaudit.suites import answerability
 from vqaudit.suites.answerability import metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "rebuild_options", "score",
+           "summary_line", "verify"]
 
 
 class Options(BaseModel):
@@ -62,3 +63,21 @@ def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], miss
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
     """Nothing beyond the hashes: ``{}``."""
     return {}
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options of a photo benchmark of the bundled photos (``vqaudit verify --rebuild``).
+
+    Raises:
+        VqauditError: a benchmark built from COCO or GQA files (the benchmark does not hold its input files), or
+            a missing manifest field.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.common import manifest_field
+
+    if manifest_field(manifest, "input", str) != "bundled":
+        raise VqauditError(f"manifest.json, field 'input': a benchmark built from {manifest['input']} files is "
+                           "rebuilt from them (rerun `vqaudit build photos` with them and compare)")
+    states = manifest_field(manifest, "states", list)
+    return Options(groups=manifest_field(manifest, "n_groups", int), seed=manifest_field(manifest, "seed", int),
+                   mask=manifest_field(manifest, "mask", str), matched="matched" in states)

@@ -90,3 +90,24 @@ def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
 def summary_line(entry: Mapping[str, Any]) -> str:
     """The line ``vqaudit score`` prints for UPD: where its tables are."""
     return "see metrics.json (Standard, UPD and Dual accuracy per setting and ability)"
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options of an MM-UPD benchmark of the bundled data (``vqaudit verify --rebuild``).
+
+    Raises:
+        VqauditError: a benchmark built from a TSV, xlsx or release files (not held by the benchmark), or a
+            missing manifest field.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.common import manifest_field
+
+    credits = manifest.get("credits")
+    if not isinstance(credits, str) or not credits.startswith("see vqaudit/"):
+        raise VqauditError("manifest.json, field 'credits': a benchmark built from --tsv or --release files is "
+                           "rebuilt from them (rerun `vqaudit build upd` with them and compare)")
+    max_items = manifest.get("max_items")
+    return Options(seed=manifest_field(manifest, "seed", int),
+                   variant=",".join(manifest_field(manifest, "variants", list)),
+                   setting=",".join(manifest_field(manifest, "settings", list)),
+                   max_items=max_items if isinstance(max_items, int) else None)
