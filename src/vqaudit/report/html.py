@@ -43,7 +43,7 @@ from vqaudit.report.html_tables import (
     upd_ability_tables,
 )
 from vqaudit.schema import Outcome
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -338,6 +338,7 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
         "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
         "sections": [_source_section(s, runs, n_draws) for s in sources], "upd": _upd_section(runs),
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
