@@ -56,13 +56,18 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
-    """Photo labels rest on the annotations, checked at build time; ``verify`` checks their hashes only."""
-    return []
+    """Re-derive every group's labels from its scene graph and re-apply its masks byte for byte.
+
+    :func:`vqaudit.suites.photos.verify.verify_photo_groups`.
+    """
+    from vqaudit.suites.photos.verify import verify_photo_groups
+
+    return verify_photo_groups(bench_dir, views, groups, missing, workers=workers)
 
 
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
-    """Nothing beyond the hashes: ``{}``."""
-    return {}
+    """``{"photo groups": n}``: the groups ``verify`` re-derives."""
+    return {"photo groups": len(groups)}
 
 
 def rebuild_options(manifest: dict[str, Any]) -> Options:
