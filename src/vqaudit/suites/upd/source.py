@@ -78,13 +78,26 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
-    """UPD labels follow from the source rows; ``verify`` checks their hashes only."""
-    return []
+    """Re-derive every view's gold and options from its meta (:func:`vqaudit.suites.upd.verify.check_upd_group`).
+
+    The source rows are not in the benchmark; what the meta declares (the correct text, the variant, the
+    setting, the rotation) still fixes each label.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.files import read_json
+    from vqaudit.suites.upd.verify import verify_upd_groups
+
+    try:
+        manifest = read_json(bench_dir / "manifest.json")
+    except VqauditError as exc:
+        return [("manifest", str(exc))]
+    release = isinstance(manifest, dict) and manifest.get("release") is True
+    return verify_upd_groups(views, groups, release=release)
 
 
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
-    """Nothing beyond the hashes: ``{}``."""
-    return {}
+    """``{"UPD views": n}``: the views ``verify`` re-derives from their meta."""
+    return {"UPD views": len(views)}
 
 
 def summary_line(entry: Mapping[str, Any]) -> str:
