@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 KEYS = {"decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "Bk", "Jk", "invalid_rate",
-        "n_groups", "n_views", "ci"}
+        "n_groups", "n_views", "ci", "bootstrap"}
 
 
 def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
