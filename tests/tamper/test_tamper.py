@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from tests.tamper.forge import forge_view, rehash, swap_image
 
+from vqaudit.errors import VqauditError
 from vqaudit.score import score_run
 from vqaudit.scored_state import metric_problems
 from vqaudit.suites.charts.build import build_charts
@@ -138,10 +139,13 @@ def test_verify_rebuild_names_the_files_a_forgery_changed(charts: Path, tmp_path
 
 
 def test_a_forged_scene_gold_fails_verify(scenes: Path, tmp_path: Path) -> None:
-    view_id = next(v for v, r in _views(scenes).items() if r["state"] == "S")
-    bench = forge_view(scenes, tmp_path / "b", view_id, lambda r: r["obligation"].__setitem__("gold", ["purple"]))
-    faults = verify_benchmark(bench)
-    assert len(faults) == 1 and faults[0][1].startswith(f"{view_id}: gold ('purple',) but the program answers")
+    view_id, row = next((v, r) for v, r in _views(scenes).items() if r["state"] == "S")
+    true = row["obligation"]["gold"][0]
+    forged = "no" if true == "yes" else "yes"
+    bench = forge_view(scenes, tmp_path / "b", view_id, lambda r: r["obligation"].__setitem__("gold", [forged]))
+    assert verify_benchmark(bench) == [(row["group_id"], f"views.jsonl, view {view_id}, field 'obligation': gold "
+                                                         f"[{forged!r}] but the program answers {true!r} on the "
+                                                         "view's scene")]
 
 
 @pytest.mark.parametrize("state", ["original", "control"])
@@ -332,3 +336,19 @@ def test_metric_invariants() -> None:
     inf_ci = {"upd": {"configs": [{"standard": 0.5, "ci": {"standard": [0.4, math.inf]}}]}}
     assert metric_problems(inf_ci) == ["source upd, metric configs[0].ci.standard[1]: not a finite number (inf)"]
     assert rehash  # the forger's helper is shared with the benchmark forgeries above
+
+
+def test_coco_fixture_photos_verify_and_a_forgery_fails(tmp_path: Path) -> None:
+    """Photos from the COCO fixture (not bundled): masks are re-applied to the benchmark's own original."""
+    fixture = Path(__file__).parents[1] / "fixtures" / "photos" / "coco"
+    bench = tmp_path / "coco"
+    build_photos(bench, 2, 1, images_dir=fixture / "images", annotations=fixture / "instances_subset.json",
+                 mask="inpaint", matched=True)
+    assert verify_benchmark(bench) == []
+    forged = swap_image(bench, tmp_path / "f", "photos-00000-M", "photos-00000-original")
+    assert verify_benchmark(forged) == [("photos-00000-M", "views.jsonl, view photos-00000-M, field 'image': "
+                                         "images/photos-00000-M.png is not the original photo with the view's "
+                                         "masks (inpaint) applied")]
+    with pytest.raises(VqauditError, match=r"manifest.json, field 'input': a benchmark built from coco files is "
+                                        r"rebuilt from them"):
+        rebuild_problems(bench)
