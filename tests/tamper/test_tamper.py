@@ -34,8 +34,6 @@ from vqaudit.suites.scenes.build import build_scenes
 from vqaudit.suites.upd.build import build_upd
 from vqaudit.verify import rebuild_problems, verify_benchmark
 
-pytestmark = pytest.mark.slow  # builds four small benchmarks and scores runs (about 15 s in all)
-
 
 def _views(bench: Path) -> dict[str, dict[str, Any]]:
     return {r["view_id"]: r for r in map(json.loads, (bench / "views.jsonl").read_text().splitlines())}
