@@ -331,6 +331,9 @@ def test_metric_invariants() -> None:
                                         "source charts, metric Bk: 0.8 is outside its interval [0.25, 0.75]"]
     swapped = {"charts": {**good["charts"], "Jk": 0.5, "Bk": 0.25, "ci": {}}}
     assert metric_problems(swapped) == ["source charts, metric Jk: 0.5 is above Bk 0.25 (Jk <= Bk)"]
+    coarse = {"charts": {**outside["charts"], "bootstrap": {"draws": 5, "seed": 0}}}
+    assert metric_problems(coarse) == []  # intervals of fewer than 40 draws need not hold their estimate
+    assert len(metric_problems({"charts": {**coarse["charts"], "bootstrap": {"draws": 40, "seed": 0}}})) == 2
     inf_ci = {"upd": {"configs": [{"standard": 0.5, "ci": {"standard": [0.4, math.inf]}}]}}
     assert metric_problems(inf_ci) == ["source upd, metric configs[0].ci.standard[1]: not a finite number (inf)"]
     assert rehash  # the forger's helper is shared with the benchmark forgeries above
