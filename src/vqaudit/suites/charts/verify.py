@@ -247,9 +247,13 @@ def check_chart_group(item: GroupFiles, *, same_zlib: bool = True) -> list[tuple
             mask = _certificate_mask(cert, world)
             if mask is None:
                 continue  # the certificate check named the malformed mask
-            pixels = apply_mask(render_world(world), mask)
         else:
-            pixels = render_world(world)
+            mask = None
+        try:
+            pixels = render_world(world) if mask is None else apply_mask(render_world(world), mask)
+        except Exception as exc:  # noqa: BLE001 - a world that does not render is a fault of the view, not a crash
+            faults.append((view.view_id, f"{where}, field 'meta.world': does not render ({exc})"))
+            continue
         if not _same_image(pixels, data, same_zlib):
             faults.append((view.view_id, f"{where}, field 'image': {view.image} is not the render of the view's "
                                          "world" + (" under its certificate's mask" if view.state in ("M", "D")
