@@ -8,6 +8,9 @@ Usage: python benchmarks/bench_verify.py [--groups 200] [--workers 1] [--seed 0]
 
 ``--groups 1000`` is the target's size; on the shared 2-core development machine 200 groups is the default (the
 ratio is per group, and both steps are linear in the groups). ``--rebuild`` also times ``verify --rebuild``.
+
+Measured (one worker, shared 2-core machine): 1,000 groups, build 110 s CPU, verify 96 s CPU, 0.88x; 200 groups,
+0.99x.
 """
 
 from __future__ import annotations
