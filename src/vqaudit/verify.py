@@ -37,8 +37,12 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
 
     Every fault is listed (empty = valid): each image that is missing or does not match its ``image_sha256``
     (:func:`vqaudit.store.image_fault`), each failed condition of the source's ``verify`` hook (the source table,
-    :mod:`vqaudit.suites.registry`: chart certificates and proofs, scene re-renders; views whose image is missing
-    are not re-checked), and each file differing from ``manifest.json``.
+    :mod:`vqaudit.suites.registry`), which re-derives every view from what the benchmark declares (charts: gold,
+    state rules, question and image bytes from each view's world and program, certificates and proofs; scenes:
+    re-renders and labels; photos: labels from the scene graph, masks re-applied; UPD: gold and options from the
+    meta; a view whose image is missing is re-derived without it), and each file differing from ``manifest.json``.
+    A forgery that rewrites the manifest's hashes still fails here; :func:`rebuild_problems` also catches one that
+    is consistent with itself.
 
     Args:
         bench_dir: benchmark folder.

@@ -353,3 +353,13 @@ def test_coco_fixture_photos_verify_and_a_forgery_fails(tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match=r"manifest.json, field 'input': a benchmark built from coco files is "
                                         r"rebuilt from them"):
         rebuild_problems(bench)
+
+
+def test_verify_rebuild_on_the_command_line(charts: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = vqaudit(monkeypatch, capsys, "verify", str(charts), "--workers", "1", "--rebuild")
+    assert code == 0, err
+    # 3 groups x 5 views; one certificate per M view; files = 15 images + 3 certificates
+    assert out.strip() == (f"{charts}: every image matches views.jsonl; verified 15 chart views, 3 chart "
+                           "certificates, 0 scene groups, 0 photo groups, 0 UPD views, 18 files in the manifest; a "
+                           "rebuild from its manifest is byte-identical")
