@@ -2,9 +2,10 @@
 
 Reads ``run.json`` (which names the benchmark, found by :meth:`vqaudit.store.RunFolder.benchmark`) and the
 response cache; writes, atomically, ``outcomes.jsonl`` (one Outcome per view, raw reply kept beside the parse),
-``metrics.json`` (one entry per source, from the source's ``metrics`` hook), ``diagnostics.json`` (the
-sources' ``diagnostics`` hooks: failure accounting, E_lambda curve, invalid-reply reasons, residual cues) and,
-last, ``scored.json`` (the cache state scored, :mod:`vqaudit.scored_state`).
+``metrics.json`` (one entry per source, from the source's ``metrics`` hook, with the ``bootstrap`` draws and
+seed), ``diagnostics.json`` (the sources' ``diagnostics`` hooks: failure accounting, E_lambda curve,
+invalid-reply reasons, residual cues) and, last, ``scored.json`` (the seal over the cache state scored and the
+files written, :mod:`vqaudit.scored_state`).
 Each source is scored by the hooks of its row in the source table (:mod:`vqaudit.suites.registry`). Rerunning
 gives identical files.
 """
@@ -86,7 +87,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     write_jsonl(folder.outcomes, outcomes)
     write_json(folder.metrics, metrics)
     write_json(folder.diagnostics, diag)
-    write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
+    write_scored(run_dir, state, draws=n_draws, seed=seed)  # last: the seal over what was read and written
     return metrics
 
 
@@ -100,6 +101,7 @@ def _score_source(name: str, benchmark: Benchmark, responses: dict[str, Response
     scored = source.score(views, responses, ctx)
     outcomes += scored
     metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
+    metrics[name]["bootstrap"] = {"draws": n_draws, "seed": seed}  # every report states them
     extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
     if extra is not None:
         diag[name] = extra

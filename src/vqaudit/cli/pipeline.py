@@ -50,19 +50,25 @@ def verify(
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
+    rebuild: Annotated[bool, typer.Option(help="Also rebuild the benchmark from its manifest's source, seed and "
+                                               "options into a temporary folder and compare every file's bytes.")]
+    = False,
 ) -> None:
-    """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
+    """Re-derive every view (gold, images, labels) from what the benchmark declares; exit 1 listing every fault."""
     from vqaudit.executors import using
-    from vqaudit.verify import count_checked, verify_benchmark
+    from vqaudit.verify import count_checked, rebuild_problems, verify_benchmark
 
     with using(executor(executor_name, ray_address)):
         faults = verify_benchmark(bench, workers=workers)
+        if rebuild:
+            faults += rebuild_problems(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
         raise typer.Exit(1)
     counts = ", ".join(f"{n} {what}" for what, n in count_checked(bench).items())
-    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}")
+    rebuilt = "; a rebuild from its manifest is byte-identical" if rebuild else ""
+    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}{rebuilt}")
 
 
 def run(

@@ -19,7 +19,7 @@ from vqaudit.report.reasoning import (
 )
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
@@ -136,8 +136,8 @@ def _head(results: list[RunResult]) -> list[str]:
     return [
         "# vqaudit answerability report",
         "",
-        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
-        "(Cha et al., arXiv:2609.34480, §4). "
+        "Percentages; brackets are 95% percentile intervals from "
+        f"{bootstrap_phrase([r.run_dir for r in results])} (Cha et al., arXiv:2609.34480, §4). "
         "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
         "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
         "",

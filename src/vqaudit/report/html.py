@@ -61,7 +61,7 @@ from vqaudit.report.reasoning import (
     sweep_rows,
 )
 from vqaudit.schema import Outcome
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -388,6 +388,7 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "upd_reasoning": _reasoning_entries("upd", thinking),
         "usage_keys": USAGE_KEYS,
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
     }
     shown.advance()
