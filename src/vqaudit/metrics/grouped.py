@@ -52,8 +52,11 @@ class Stratum:
     ci: dict[str, list[float] | None]
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON entry: every metric, ``n_groups``, ``n_views``, ``ci`` (the shape of one source's entry in
-        :func:`vqaudit.metrics.answerability_metrics` when every metric is asked for)."""
+        """The JSON entry: every metric, then ``n_groups``, ``n_views`` and ``ci``.
+
+        With every metric asked for, this is the shape of one source's entry of
+        :func:`vqaudit.metrics.answerability_metrics`.
+        """
         return {**self.values, "n_groups": self.n_groups, "n_views": self.n_views, "ci": dict(self.ci)}
 
 

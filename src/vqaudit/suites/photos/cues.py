@@ -21,7 +21,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.metrics import METRIC_KEYS, grouped
-from vqaudit.schema import Group, Outcome
+from vqaudit.schema import Group, Outcome, PhotoGroupMeta
 from vqaudit.scoring.answers import normalize_text
 from vqaudit.suites.photos.gqa import split_argument
 from vqaudit.suites.photos.graph import Question
@@ -87,9 +87,10 @@ def residual_cues(question: Question, answer: str, m_rects: Sequence[Rect]) -> t
 
 
 def _flags(groups: Iterable[Group] | Mapping[str, Mapping[str, Any]], stratum: str) -> dict[str, bool]:
-    items = groups.items() if isinstance(groups, Mapping) else ((g.group_id, g.meta) for g in groups)
+    if not isinstance(groups, Mapping):
+        return {g.group_id: bool(getattr(PhotoGroupMeta.of(g), stratum)) for g in groups}
     out = {}
-    for gid, meta in items:
+    for gid, meta in groups.items():
         if stratum not in meta:
             raise VqauditError(f"groups.jsonl: group {gid!r}, field 'meta.{stratum}': missing (rebuild the benchmark "
                                "with `vqaudit build photos`)")
