@@ -68,7 +68,7 @@ def test_the_whole_stratum_is_the_source_entry() -> None:
     table = grouped(("Jk", "Bk", "Ebal"), outcomes, by=lambda o: ("all", KIND[o.group_id]), n_draws=500, seed=3)
     source = answerability_metrics(outcomes, n_draws=500, seed=3)["charts"]
     for key in ("Jk", "Bk", "Ebal"):
-        assert table["all"].values[key] == source[key]  # type: ignore[literal-required]
+        assert table["all"].values[key] == source[key]
         assert table["all"].ci[key] == source["ci"][key]
 
 
