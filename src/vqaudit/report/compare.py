@@ -9,6 +9,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.metrics import paired_difference
+from vqaudit.report.grouped import markdown_section as grouped_markdown_section
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.report.reasoning import (
     budget_sweeps,
@@ -176,7 +177,8 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
     thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
-    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
+    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking)),
+                    grouped_markdown_section([r.run_dir for r in results])):
         if section:
             parts += [section, ""]
     parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]

@@ -38,6 +38,7 @@ from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read
 from vqaudit.metrics.reasoning import QUARTILE_METRICS
 from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.progress import Reporter, step
+from vqaudit.report.grouped import GROUPED_NOTE, grouped_by_source
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import budget_sweep_svg, contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
@@ -390,6 +391,8 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
         "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
+        "grouped": grouped_by_source(((r.label, r.outcomes, r.answer_sources, r.bench_dir) for r in runs),
+                                     n_draws=n_draws), "grouped_note": GROUPED_NOTE,
     }
     shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import ChartGroupMeta, Group, Obligation, View
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.masks import Mask, apply_mask, category_mask
 from vqaudit.suites.charts.png import pixel_sha256, png_bytes
@@ -281,7 +281,7 @@ def build_charts(
     make = partial(build_group, seed, programs=programs, determined=determined)
 
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
-        used_tables = {str(g.meta["table"]) for g in groups}
+        used_tables = {ChartGroupMeta.of(g).table for g in groups}
         return {
             "seed": seed,
             "n_groups": n_groups,

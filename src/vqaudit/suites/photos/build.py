@@ -30,7 +30,7 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes, sha256_file
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import Group, Obligation, PhotoGroupMeta, View
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
@@ -307,11 +307,11 @@ def build_photos(
         credits: dict[str, str] = {}
         tally: Counter[str] = Counter()
         for g in groups:
-            meta = g.meta
-            credits[str(meta["file"])] = str(meta["credit"])
-            tally[f"family:{meta['family']}"] += 1
-            tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if meta[s])
-            tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
+            meta = PhotoGroupMeta.of(g)
+            credits[meta.file] = meta.credit
+            tally[f"family:{meta.family}"] += 1
+            tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if getattr(meta, s))
+            tally.update(f"reason:{r}" for r in meta.residual_cue_reasons)
         return {
             "input": inputs.kind, "seed": seed, "n_groups": n_groups,
             "n_views": len(views), "states": sorted({v.state for v in views}, key=_state_key), "mask": mask,
