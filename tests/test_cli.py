@@ -1,4 +1,4 @@
-"""End to end through the command line: build, run, score, report, eval, verify (issue 2, items 1 and 9)."""
+"""End to end through the command line: build, run, score, report, eval, verify (docs/architecture.md pipeline)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The documentation cites only what is in the repository (issue 11, item 8).
+"""The documentation cites only what is in the repository (a reader can follow every citation).
 
 Checked on README.md and docs/*.md: every relative link target exists; every backticked path that starts with a
 top-level folder of the repository (``src/``, ``tests/``, ``docs/``, ``benchmarks/``, ``scripts/``) names

@@ -221,7 +221,7 @@ async def run_benchmark_async(
     base = options if options is not None else ModelOptions()
     params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
-    if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
+    if out_root == bench_root or bench_root in out_root.parents:  # a run must not write into its benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
                            "--out outside it")
     served = backend_kind(model_spec).sources
@@ -233,7 +233,7 @@ async def run_benchmark_async(
     check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
-    # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
+    # one writer per run folder, from the one-model check to the final run.json (see folder_lock)
     try:
         with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
             return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,

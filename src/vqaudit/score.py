@@ -67,7 +67,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         raise VqauditError(f"{run_dir}: a run of shard {shard} of the benchmark; join the shards' run folders with "
                            "`vqaudit merge RUN... --out RUN` and score the merged run")
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
-    check_benchmark_of_run(benchmark)  # issue 18: views.jsonl / groups.jsonl still match the manifest
+    check_benchmark_of_run(benchmark)  # views.jsonl / groups.jsonl still match the manifest (a gold edited is refused)
     state = reply_state(run_dir)  # before reading: a reply added meanwhile makes the run stale, not unseen
     responses = load_responses(run_dir)
     missing = [v.view_id for v in benchmark.views if v.view_id not in responses]

@@ -87,7 +87,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     views = read_jsonl(root / "views.jsonl", View)
     groups = read_jsonl(root / "groups.jsonl", Group)
     manifest = read_json(root / "manifest.json")
-    if not isinstance(manifest, dict):  # issue 18: a JSON list gave a traceback
+    if not isinstance(manifest, dict):  # a JSON list: one line naming the file, not a traceback
         raise VqauditError(f"{root / 'manifest.json'}: expected a JSON object, got a JSON {type(manifest).__name__}")
     view_ids: set[str] = set()
     for row, view in enumerate(views, start=1):
@@ -127,7 +127,7 @@ def manifest_problems(bench: Benchmark) -> list[str]:
         if recorded is not None and sha256_file(bench.root / name) != recorded:
             problems.append(f"{name} does not match its hash in manifest.json")
     files = bench.manifest.get("files") or {}
-    if not isinstance(files, dict):  # issue 18: "files": "x" skipped the check
+    if not isinstance(files, dict):  # "files": "x" must not skip the check
         problems.append(f"manifest.json field 'files' is a JSON {type(files).__name__}, not an object")
         files = {}
     for rel, digest in files.items():

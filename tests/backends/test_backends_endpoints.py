@@ -1,4 +1,4 @@
-"""Issue 12 part 3: ``openai:MODEL@URL1,URL2,...``: least-loaded dispatch, one cache, dead endpoints out."""
+"""``openai:MODEL@URL1,URL2,...``: least-loaded dispatch, one cache, dead endpoints out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multiple-choice prediction audits from the command line (issue 14, item 4).
+"""Multiple-choice prediction audits from the command line (docs/shortanswer.md).
 
 Expected values:
 - LLaVA-1.5-13B on MMBench dev, CircularEval 67.7 (LLaVA model zoo; 796 of 1,176 questions right in every
@@ -132,8 +132,8 @@ def test_the_judge_sees_only_what_the_rules_cannot_decide(tmp_path: Path) -> Non
     judge = _Judge()
     summary, rows = run_mc_audit(_mmmu(tmp_path), "mmmu", judge="stub:judge", judge_backend=judge,  # type: ignore[arg-type]
                                  cache_dir=tmp_path / "cache")
-    # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (issue 17's abstention
-    # phrases), and v_1, v_2, v_4 and the open rows are decided before any judge
+    # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (the abstention
+    # phrases of docs/upd.md), and v_1, v_2, v_4 and the open rows are decided before any judge
     assert judge.asked == ["v_5"]
     by_id_first = {r["id"]: r for r in rows}
     assert by_id_first["v_3"]["extracted"] is None and by_id_first["v_3"]["refusal"] is True

@@ -1,4 +1,4 @@
-"""Chart suite: labels, witnesses, determinism and the line-chart leak (seed 000, §3.1-3.2; issue 2, item 3)."""
+"""Chart suite: labels, witnesses, determinism and the line-chart leak (seed 000, §3.1-3.2)."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def test_manifest_hashes_match_the_files(chart_bench: Path) -> None:
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((chart_bench / rel).read_bytes()).hexdigest() == digest
     assert set(manifest["versions"]) >= {"vqaudit", "matplotlib", "numpy", "pillow", "zlib"}
-    assert manifest["renderer"] == "vqaudit-charts-agg/2"  # /2: unfiltered PNG at zlib level 1 (issue 19)
+    assert manifest["renderer"] == "vqaudit-charts-agg/2"  # /2: unfiltered PNG at zlib level 1 (chosen by measurement)
 
 
 def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Chart groups from PlotQA annotations and ChartQA tables (issue 14, item 3).
+"""Chart groups from PlotQA annotations and ChartQA tables (docs/charts_import.md).
 
 The PlotQA files are hand-made here in the layout of NiteshMethani/PlotQA ``PlotQA_Dataset.md`` (see
 ``tests/fixtures/charts/CREDITS.md``); the expected counts are worked out by hand in the comments. The ChartQA

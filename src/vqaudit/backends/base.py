@@ -180,7 +180,7 @@ class ModelOptions:
         backoff_max_s: cap of one backoff wait in seconds.
         timeout_s: timeout of one attempt in seconds.
         attempt_floor_s: shortest adaptive limit of one attempt in seconds: a hung call is cut once replies have
-            shown how long they take (issue 18; :mod:`vqaudit.backends.deadlines`).
+            shown how long they take (:mod:`vqaudit.backends.deadlines`).
         request_deadline_s: wall-clock seconds within which all attempts of one request end.
         args: backend-specific ``KEY=VALUE`` pairs (``--model-arg``), e.g. ``device=cpu`` for ``hf:``.
         args_option: the CLI option ``args`` came from (``--model-arg``, or ``--judge-arg`` for a judge), named in

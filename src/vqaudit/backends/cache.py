@@ -162,7 +162,7 @@ class ResponseCache:
                 missing = []
             self._columns = ", ".join(f"NULL AS {c}" if any(c == m for m, _ in missing) else c
                                       for c in _COLUMNS.split(", "))
-        except sqlite3.DatabaseError as exc:  # not a database, or damaged (issue 18: was a raw DatabaseError)
+        except sqlite3.DatabaseError as exc:  # not a database, or damaged: one line naming it, not a raw DatabaseError
             if hasattr(self, "_conn"):
                 self._conn.close()
             raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
@@ -205,7 +205,7 @@ class ResponseCache:
         """Store several responses in one transaction (one commit), each as :meth:`put` would.
 
         One commit per reply cost a WAL append and a commit each; the runner stores what arrived within
-        :data:`vqaudit.backends.runner.FLUSH_S` together instead (issue 12). Rows are written in the order given.
+        :data:`vqaudit.backends.runner.FLUSH_S` together instead. Rows are written in the order given.
 
         Args:
             responses: responses with their ``cache_key`` set.

@@ -28,7 +28,7 @@ from vqaudit.schema import Response
 T = TypeVar("T")
 
 WORKERS_PER_SLOT = 4
-"""Calls in progress per concurrency slot (issue 18). A backend bounds its own attempts in flight (an HTTP
+"""Calls in progress per concurrency slot. A backend bounds its own attempts in flight (an HTTP
 backend: ``concurrency``); the extra workers are what lets a call waiting out a retry backoff leave its slot to
 another call instead of holding it. Until a call has succeeded, at most ``give_up`` calls are started, so an
 unreachable model still gets exactly the first ``give_up`` calls."""

@@ -152,7 +152,7 @@ def out_folder(text: str) -> Path:
     """The ``--out`` folder of ``audit``, ``perturb`` and ``audit-summary``, as a path; refuse an empty name.
 
     ``Path("")`` is the current folder, so ``--out ''`` (an unset shell variable, say) wrote the report among the
-    user's own files (new-user trial 3). Empty and whitespace-only names are refused.
+    user's own files (seen by a new user). Empty and whitespace-only names are refused.
 
     Raises:
         typer.BadParameter: ``text`` is empty or only whitespace (the CLI prints one line, exit 2).

@@ -202,11 +202,11 @@ def report(
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
     shows them.
     """
-    from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
-    from vqaudit.report.html_audit import is_audit_folder  # issue 16: seed 002 audit folders
+    from vqaudit.report.html import write_html_report  # HTML report + sample browser beside the Markdown
+    from vqaudit.report.html_audit import is_audit_folder  # seed 002 audit folders (docs/report.md)
 
     target = out or runs[0] / "report"
-    scored = [r for r in runs if not is_audit_folder(r)]  # issue 16: `vqaudit audit` folders go to the HTML only
+    scored = [r for r in runs if not is_audit_folder(r)]  # `vqaudit audit` folders go to the HTML only
     for label, path in write_reports(scored, target) if scored else []:
         typer.echo(f"{label}: {path}")
     typer.echo(f"HTML report: {write_html_report(runs, target)}")

@@ -1,4 +1,4 @@
-"""``vqaudit audit``, ``perturb`` and ``audit-summary``: the short-answer score audit (seed 002; issue 5, item 7).
+"""``vqaudit audit``, ``perturb`` and ``audit-summary``: the short-answer score audit (seed 002).
 
 Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("audit")(audit_cmd)``.
 """
@@ -221,7 +221,7 @@ def audit_cmd(
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
     # One writer per output folder, from the overwrite guard to the last rename: two audits started together
-    # into one --out both passed the guard and the later one replaced the other (new-user trial 2).
+    # into one --out both passed the guard and the later one replaced the other (seen by a new user).
     with folder_lock(target, f"vqaudit audit {predictions}", kind="audit folder"):
         _audit_locked(predictions, benchmark, target, gold, fmt.value, join_on.value, id_field, image_field,
                       model_name, metric.value if metric is not None else None, variant, judge, labels,

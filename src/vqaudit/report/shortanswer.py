@@ -50,7 +50,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def scores_unit(metric: str, overall: float) -> str:
-    """The line saying the scores are in points: ANLS 0.41 read as 0-1 looks like 41% (new-user trial, finding 10)."""
+    """The line saying the scores are in points: ANLS 0.41 read as 0-1 looks like 41%."""
     name = _METRIC_NAMES.get(metric, metric)
     example = "" if math.isnan(overall) else f" (Overall {_f(overall)} = mean {name} {overall / 100:.4g})"
     return f"Scores in points: the mean per-row {name} (0 to 1) x 100{example}."
@@ -155,7 +155,7 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     of ``vqaudit audit`` compares it with the next run's file); left out when None.
     """
     # The rows (up to ~170k) are left out before the copy: dataclasses.asdict of them only to drop them took
-    # more CPU than reading, joining and scoring the file (new-user trial, finding 14).
+    # more CPU than reading, joining and scoring the file (measured: docs/shortanswer.md, "Writing the output").
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
@@ -184,7 +184,7 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
     renamed ``canonical_answers``, plus the joined row's question, prediction (as read) and gold ``answers``, and
     for a row whose prediction held reasoning :func:`_reasoning_fields`. The record is
     built field by field with its keys already in sorted order and NaN as null (asdict's deep copy and the key
-    sort took most of the writing time: new-user trial, finding 14); ``tests/shortanswer/test_audit_output.py``
+    sort took most of the writing time, as measured); ``tests/shortanswer/test_audit_output.py``
     checks it against that formula.
     """
     joined = {row.qid: row for row in result.join.rows}
@@ -236,7 +236,7 @@ def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | No
 
     All three are written to temporary files first and then renamed together (:func:`vqaudit.files.atomic_write_set`,
     ``report.json`` last and removed first): a run stopped part-way leaves the previous audit whole, never the new
-    rows beside the old report (new-user trial, finding 5). ``predictions``: see :func:`result_to_json`.
+    rows beside the old report. ``predictions``: see :func:`result_to_json`.
     """
     out.mkdir(parents=True, exist_ok=True)
     report = json.dumps(result_to_json(result, predictions=predictions), indent=2, sort_keys=True,

@@ -154,14 +154,14 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     verdicts = first.verdicts
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
     # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
-    # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
+    # score, the paired interval and the acceptance share's denominator, and is counted apart.
     kept = [s >= 1.0 or v is not None for s, v in zip(official, per_row, strict=True)]
     official_kept = [s for s, k in zip(official, kept, strict=True) if k]
     judged = [1.0 if v else s for s, v, k in zip(official, per_row, kept, strict=True) if k]
     accepted = sum(1 for v in verdicts.values() if v)
     undecided = sum(1 for v in verdicts.values() if v is None)
     n_decided = len(verdicts) - undecided
-    if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
+    if pool and 2 * undecided > len(pool):  # mostly undecided must not read as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
                            f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}")
@@ -399,7 +399,7 @@ DATA_SUFFIXES = (".gz", ".json", ".jsonl", ".csv", ".tsv", ".xlsx", ".txt")
 
 
 def model_name_of(predictions: Path) -> str:
-    """The default model name of a prediction file: its name without data suffixes (issue 18).
+    """The default model name of a prediction file: its name without data suffixes.
 
     ``llava-v1.5-13b.jsonl`` -> ``llava-v1.5-13b`` (cutting at the first dot gave ``llava-v1``, so the v1.5 and
     v1.6 audits collided); ``preds.json.gz`` -> ``preds``; a name that is all suffix keeps its name.

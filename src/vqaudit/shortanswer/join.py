@@ -1,4 +1,4 @@
-"""Join predictions with gold, reporting what does not join instead of dropping it (issue 5, item 1).
+"""Join predictions with gold, reporting what does not join instead of dropping it (seed 002).
 
 Gold comes from a gold file when one is given, else from the gold embedded in the prediction file (VLMEvalKit
 ``answer``, lmms-eval ``target``, MultimodalOCR ``gt_answers``). Joining is by question id, by (image, question

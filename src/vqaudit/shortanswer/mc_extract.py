@@ -1,4 +1,4 @@
-r"""Extracting and scoring the answer of each multiple-choice row (``vqaudit audit``; issue 14, item 4).
+r"""Extracting and scoring the answer of each multiple-choice row (``vqaudit audit``; docs/shortanswer.md).
 
 Every reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning`, ``--reasoning-format``): only the
 final answer is read, never a reasoning model's thinking; a reply whose reasoning never finished is ``unparsed``

@@ -1,4 +1,4 @@
-"""Multiple-choice prediction files read into rows (:class:`MCRow`) for ``vqaudit audit`` (issue 14, item 4).
+"""Multiple-choice prediction files read into rows (:class:`MCRow`) for ``vqaudit audit`` (docs/shortanswer.md).
 
 ``--benchmark mmbench|mmmu|mathvista|mc`` names the layout:
 

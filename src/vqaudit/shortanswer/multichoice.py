@@ -1,4 +1,4 @@
-"""Multiple-choice prediction audits: MMBench result sheets, MMMU raw replies, MathVista outputs (issue 14, item 4).
+"""Multiple-choice prediction audits: MMBench result sheets, MMMU raw replies, MathVista outputs.
 
 ``vqaudit audit PREDICTIONS --benchmark mmbench|mmmu|mathvista|mc`` reads one prediction file, extracts the
 chosen letter of every choice row from its final answer (a reasoning model's thinking is split off first and

@@ -1,4 +1,4 @@
-"""The photo benchmark builder (issue 7, item 5): folders, labels re-derived from the files, determinism."""
+"""The photo benchmark builder (seed 000 §3.1): folders, labels re-derived from the files, determinism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scenes benchmark builder: four certified views per group, byte-identical for a seed (issue 6, items 4-5)."""
+"""The scenes benchmark builder: four certified views per group, byte-identical for a seed (seed 000 §3.1)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_manifest_records_versions_credits_rejections_and_file_hashes(built: tup
     assert manifest["states"] == ["original", "S", "C", "M"]
     assert sum(manifest["m_status"].values()) == N_GROUPS
     assert "CC BY 4.0" in manifest["credits"]["scenes"]
-    assert manifest["renderer"] == "vqaudit-scenes-raycast/2"  # float32, adaptive soft shadows (issue 19)
+    assert manifest["renderer"] == "vqaudit-scenes-raycast/2"  # float32, adaptive soft shadows (docs/scenes.md)
     for path, digest in manifest["files"].items():
         assert sha256_file(root / path) == digest
     assert manifest["views_sha256"] == sha256_file(root / "views.jsonl")
