@@ -247,6 +247,9 @@ class RunInfo(BaseModel):
     usage: RunUsage | None = None
     """Token counts summed over the cache rows of the run's views (:func:`sum_usage`); None (and absent from
     ``run.json``) when no reply reported usage."""
+    blind: bool = False
+    """True for a ``vqaudit run --blind``: every view asked with its prompt alone, no image (seed 001 App. 0.B.1:
+    the questions a text-only model answers are image-agnostic); absent from ``run.json`` when False."""
 
 
 @dataclass(frozen=True)
@@ -327,10 +330,13 @@ class RunFolder:
         return _validated(self.info, RunInfo, read_json(self.info))
 
     def write_info(self, info: RunInfo) -> None:
-        """Write ``run.json`` atomically (without ``usage`` when it is None, as before it existed)."""
+        """Write ``run.json`` atomically (without ``usage`` when it is None and ``blind`` when False, as before they
+        existed)."""
         data = info.model_dump(mode="json")
         if data.get("usage") is None:
             data.pop("usage", None)
+        if not data.get("blind"):
+            data.pop("blind", None)
         write_json(self.info, data)
 
     def benchmark(self, override: Path | None = None) -> Path:

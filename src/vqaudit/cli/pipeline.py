@@ -82,6 +82,9 @@ def run(
                                                    "machines; join the N run folders with `vqaudit merge`.")]
     = None,
     endpoint: EndpointOpt = None,
+    blind: Annotated[bool, typer.Option(help="Ask every view with its prompt alone, no image (a text-only request): "
+                                             "what a blind run answers right needs no image (`vqaudit build upd "
+                                             "--drop-image-agnostic`).")] = False,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
@@ -97,8 +100,8 @@ def run(
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             options=options, executor=on, replicas=ray_replicas,
-                            shard=parse_shard(shard) if shard is not None else None)
-    which = f" of shard {shard}" if shard is not None else ""
+                            shard=parse_shard(shard) if shard is not None else None, blind=blind)
+    which = (f" of shard {shard}" if shard is not None else "") + (" (blind: no images sent)" if blind else "")
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
