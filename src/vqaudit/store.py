@@ -330,8 +330,7 @@ class RunFolder:
         return _validated(self.info, RunInfo, read_json(self.info))
 
     def write_info(self, info: RunInfo) -> None:
-        """Write ``run.json`` atomically (without ``usage`` when it is None and ``blind`` when False, as before they
-        existed)."""
+        """Write ``run.json`` atomically (no ``usage`` when None, no ``blind`` when False: as before they existed)."""
         data = info.model_dump(mode="json")
         if data.get("usage") is None:
             data.pop("usage", None)
