@@ -148,6 +148,9 @@ def score(
     draws: Draws = 10_000,
     bootstrap_seed: BootSeed = 0,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    labels: Annotated[Path | None, typer.Option(help="Human verdicts per UPD view (CSV/TSV/JSONL: view_id, label "
+                                                     "correct/incorrect): the judge's agreement and Cohen's kappa "
+                                                     "with them (seed 001 Fig. E), in metrics.json.")] = None,
 ) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
@@ -155,8 +158,13 @@ def score(
     options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                             args_option="--judge-arg")
     metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
-                        seed=bootstrap_seed, reasoning_format=reasoning_format.value)
+                        seed=bootstrap_seed, reasoning_format=reasoning_format.value, labels=labels)
     _print_metrics(metrics)
+    if (agree := metrics.get("upd", {}).get("judge_agreement")) is not None:
+        kappa = "undefined" if agree["kappa"] is None else f"{agree['kappa']:.3f}"
+        console.print(f"judge versus human labels: {agree['n_compared']} views the judge decided, agreement "
+                      f"{100 * agree['accuracy']:.1f}%, Cohen's kappa {kappa} ({agree['n_not_judged']} labelled "
+                      "views decided without the judge, not compared)")
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
     _warn_no_reply(run_dir)
 
