@@ -23,6 +23,8 @@ from shortanswer.helpers import run_cli
 from upd.helpers import row, write_tsv
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.judge_agreement import kappa_from_counts, read_view_labels
+from vqaudit.report.html import write_html_report
+from vqaudit.report.upd import write_upd_report
 from vqaudit.run import run_benchmark
 from vqaudit.score import score_run
 from vqaudit.store import RunFolder, load_benchmark
@@ -82,6 +84,11 @@ def test_agreement_and_kappa_by_hand(judged_run: tuple[Path, Path], tmp_path: Pa
     assert (agree["n_labels"], agree["n_compared"], agree["n_not_judged"]) == (11, 10, 1)
     assert agree["accuracy"] == pytest.approx(0.7) and agree["kappa"] == pytest.approx(0.4)
     assert agree["judge"] == judge and agree["labels"] == str(labels)
+    # the report shows it: Markdown row and the HTML table (counts tp / fp / fn / tn)
+    text = write_upd_report([run_dir], tmp_path / "report").read_text(encoding="utf-8")
+    assert f"| run | `{judge}` | 10 | 6 / 5 | 70.0 | 0.400 | 1 |" in text
+    html = write_html_report([run_dir], tmp_path / "html", n_draws=1).read_text(encoding="utf-8")
+    assert "<td>10</td><td>4 / 2 / 1 / 3</td><td>70.0</td><td>0.400</td><td>1</td>" in html
 
 
 def test_label_file_errors(judged_run: tuple[Path, Path], tmp_path: Path) -> None:
