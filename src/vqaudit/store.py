@@ -261,6 +261,9 @@ class RunInfo(BaseModel):
     ``run.json``) when no reply reported usage."""
     replicas_lost: list[ReplicaLoss] = []
     """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
+    blind: bool = False
+    """True for a ``vqaudit run --blind``: every view asked with its prompt alone, no image (seed 001 App. 0.B.1:
+    the questions a text-only model answers are image-agnostic); absent from ``run.json`` when False."""
 
 
 @dataclass(frozen=True)
@@ -341,10 +344,17 @@ class RunFolder:
         return _validated(self.info, RunInfo, read_json(self.info))
 
     def write_info(self, info: RunInfo) -> None:
-        """Write ``run.json`` atomically (without ``usage`` when it is None, as before it existed)."""
+        """Write ``run.json`` atomically; fields added later are left out at their empty value, as before they existed.
+
+        No ``usage`` when None, no ``blind`` when False, no ``replicas_lost`` when empty.
+        """
         data = info.model_dump(mode="json")
         if data.get("usage") is None:
             data.pop("usage", None)
+        if not data.get("blind"):
+            data.pop("blind", None)
+        if not data.get("replicas_lost"):
+            data.pop("replicas_lost", None)
         write_json(self.info, data)
 
     def benchmark(self, override: Path | None = None) -> Path:

@@ -88,6 +88,9 @@ def run(
                                                    "machines; join the N run folders with `vqaudit merge`.")]
     = None,
     endpoint: EndpointOpt = None,
+    blind: Annotated[bool, typer.Option(help="Ask every view with its prompt alone, no image (a text-only request): "
+                                             "what a blind run answers right needs no image (`vqaudit build upd "
+                                             "--drop-image-agnostic`).")] = False,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
@@ -103,8 +106,8 @@ def run(
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             options=options, executor=on, replicas=ray_replicas,
-                            shard=parse_shard(shard) if shard is not None else None)
-    which = f" of shard {shard}" if shard is not None else ""
+                            shard=parse_shard(shard) if shard is not None else None, blind=blind)
+    which = (f" of shard {shard}" if shard is not None else "") + (" (blind: no images sent)" if blind else "")
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
@@ -151,6 +154,9 @@ def score(
     draws: Draws = 10_000,
     bootstrap_seed: BootSeed = 0,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    labels: Annotated[Path | None, typer.Option(help="Human verdicts per UPD view (CSV/TSV/JSONL: view_id, label "
+                                                     "correct/incorrect): the judge's agreement and Cohen's kappa "
+                                                     "with them (seed 001 Fig. E), in metrics.json.")] = None,
 ) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
@@ -158,8 +164,13 @@ def score(
     options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                             args_option="--judge-arg")
     metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
-                        seed=bootstrap_seed, reasoning_format=reasoning_format.value)
+                        seed=bootstrap_seed, reasoning_format=reasoning_format.value, labels=labels)
     _print_metrics(metrics)
+    if (agree := metrics.get("upd", {}).get("judge_agreement")) is not None:
+        kappa = "undefined" if agree["kappa"] is None else f"{agree['kappa']:.3f}"
+        console.print(f"judge versus human labels: {agree['n_compared']} views the judge decided, agreement "
+                      f"{100 * agree['accuracy']:.1f}%, Cohen's kappa {kappa} ({agree['n_not_judged']} labelled "
+                      "views decided without the judge, not compared)")
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
     _warn_no_reply(run_dir)
 

@@ -26,6 +26,10 @@ class Options(BaseModel):
     variant: str = Field(default="all", description="aad, iasd, ivqd, a comma list, or all.")
     setting: str = Field(default="all", description="base, option, instruction, original, a comma list, or all.")
     max_items: int | None = Field(default=None, ge=1, description="Use only the first N input rows.")
+    drop_image_agnostic: list[Path] | None = Field(default=None, description="Scored blind runs (`run --blind`): "
+                                                   "drop the items they answer correctly (seed 001 App. 0.B.1).")
+    drop_k: int | None = Field(default=None, ge=1, description="Drop an item when at least K of those runs answer "
+                               "it (default: all).")
 
 
 def build(out: Path, options: Options, *, workers: int = 1,
@@ -37,13 +41,16 @@ def build(out: Path, options: Options, *, workers: int = 1,
     if options.release:
         from vqaudit.suites.upd.release_build import build_upd_release
 
-        if options.tsv is not None or options.images is not None or options.max_items is not None:
-            raise VqauditError("--release builds the published set as it is: it takes no --tsv, --images or "
-                               "--max-items")
+        if (options.tsv is not None or options.images is not None or options.max_items is not None
+                or options.drop_image_agnostic or options.drop_k is not None):
+            raise VqauditError("--release builds the published set as it is (its image-agnostic questions already "
+                               "removed by the authors): it takes no --tsv, --images, --max-items or "
+                               "--drop-image-agnostic")
         return build_upd_release(out, options.release, variant=None if options.variant == "all" else options.variant,
                                  setting=None if options.setting == "all" else options.setting)
     return build_upd(out, tsv=options.tsv, variant=options.variant, setting=options.setting, seed=options.seed,
-                     max_items=options.max_items, images=options.images)
+                     max_items=options.max_items, images=options.images,
+                     drop_image_agnostic=options.drop_image_agnostic or (), drop_k=options.drop_k)
 
 
 def prompt(view: View) -> tuple[str, str]:
