@@ -46,8 +46,13 @@ from vqaudit.parsing.choice import normalize_text
 from vqaudit.parsing.reasoning import AUTO, NONE, NOT_FINISHED, ReasoningSplit, split_reasoning
 from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import ABSTAIN_PHRASES, match_reply, score_upd_views
-from vqaudit.shortanswer.mc_open import (mathvista_choice, mathvista_from_extraction, mathvista_from_reply,
-                                         mmmu_eval_open, mmmu_parse_open)
+from vqaudit.shortanswer.mc_open import (
+    mathvista_choice,
+    mathvista_from_extraction,
+    mathvista_from_reply,
+    mmmu_eval_open,
+    mmmu_parse_open,
+)
 from vqaudit.shortanswer.mc_read import MC_LETTERS, MCRow
 
 __all__ = ["RowVerdict", "extract_choices", "extracted_by", "final_answer_letter", "is_refusal", "open_answer",
@@ -262,10 +267,9 @@ def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_ba
             continue
         if row.rules == "mathvista-extraction":  # MathVista's own extraction, scored as calculate_score.py does
             index, named = mathvista_choice(final, row.options)
-            letter = MC_LETTERS[index]
-            verdicts[row.qid] = RowVerdict(row.qid, row.group, letter,
+            verdicts[row.qid] = RowVerdict(row.qid, row.group, MC_LETTERS[index],
                                            "extraction:letter" if named else "extraction:nearest", False,
-                                           letter == row.gold, split=kept)
+                                           MC_LETTERS[index] == row.gold, split=kept)
             continue
         letter, how, abstained = read_choice(row, final)
         if letter is None and not abstained and judge is not None and final.strip():

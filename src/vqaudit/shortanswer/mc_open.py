@@ -1,4 +1,4 @@
-"""Open (non-choice) rows of MMMU and MathVista scored by each benchmark's own rules (``vqaudit audit``).
+r"""Open (non-choice) rows of MMMU and MathVista scored by each benchmark's own rules (``vqaudit audit``).
 
 **MMMU** (MMMU-Benchmark/MMMU, ``mmmu/utils/eval_utils.py`` at commit bb0b95a945998d91dfef37e969e07d49d1139438,
 ``parse_open_response`` and ``eval_open``; re-implemented from the rules, no code copied):
@@ -25,7 +25,7 @@ every row, choice and free-form together.
 - ``--read extraction`` (:func:`mathvista_from_extraction`): MathVista's own ``extraction`` field normalized and
   compared exactly so, reproducing its ``true_false``.
 - the default, the raw ``response`` (:func:`mathvista_from_reply`): choice rows by the one choice reader; a
-  free-form row's answer is the value of the last answer declaration (``\\boxed{..}``, "final answer", "the
+  free-form row's answer is the value of the last answer declaration (``\boxed{..}``, "final answer", "the
   answer is", "answer:"), else the whole final answer; for ``integer``/``float`` the last number there, its
   units and thousands commas dropped ("1,000 g" is 1000), for ``list`` the last bracketed list; then normalized
   and compared as above. A ``text`` free-form answer (MathVista's normalizer has no branch for it) compares the
@@ -37,8 +37,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["edit_distance", "mathvista_choice", "mathvista_from_extraction", "mathvista_from_reply", "mathvista_normalize",
-           "mmmu_eval_open", "mmmu_normalize", "mmmu_parse_open"]
+__all__ = ["edit_distance", "mathvista_choice", "mathvista_from_extraction", "mathvista_from_reply",
+           "mathvista_normalize", "mmmu_eval_open", "mmmu_normalize", "mmmu_parse_open"]
 
 _MMMU_INDICATORS = ("could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ")
 _MMMU_TRIVIAL = frozenset({":", ",", ".", "!", "?", ";", "'"})
@@ -190,10 +190,10 @@ _LIST = re.compile(r"\[([^\[\]]*)\]")
 
 
 def _stated(reply: str) -> str:
-    boxed = _BOXED.findall(reply)
+    boxed: list[str] = _BOXED.findall(reply)
     if boxed:
         return boxed[-1].strip()
-    declared = _DECLARED.findall(reply)
+    declared: list[str] = _DECLARED.findall(reply)
     return declared[-1].strip().rstrip(".") if declared else reply.strip()
 
 

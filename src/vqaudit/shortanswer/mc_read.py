@@ -30,10 +30,10 @@ names the file, the row and the field; nothing is returned before the whole file
 an option left empty before a later one, a gold answer that is no option (its option empty or missing, or a text
 no option has), or a gold given as a text that several options repeat (duplicate choices: the gold cannot be told
 apart). A gold given as a letter stays decidable when its text repeats (MMBench dev has such rows, ``855`` and
-``1770`` in every circular copy, and its published 67.7 counts them), so those rows are kept. :func:`read_mc_file` lists each (:class:`RowDefect`: file, row, id, field,
-reason) and leaves the row out of the score; with ``strict=True`` the first one refuses the file, naming the file,
-row and field. A file that is malformed as a whole (no rows, a missing column, a duplicate id, an unknown type) is
-refused either way.
+``1770`` in every circular copy, and its published 67.7 counts them), so those rows are kept.
+:func:`read_mc_file` lists each (:class:`RowDefect`: file, row, id, field, reason) and leaves the row out of the
+score; with ``strict=True`` the first one refuses the file, naming the file, row and field. A file that is
+malformed as a whole (no rows, a missing column, a duplicate id, an unknown type) is refused either way.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
 __all__ = ["MATHVISTA_READS", "MC_LETTERS", "MCFile", "MCRow", "RowDefect", "read_mc_file", "read_mc_predictions"]
 MC_LETTERS = "ABCDEFGHI"
 MATHVISTA_READS = ("response", "extraction")
-"""The fields of a MathVista output a ``mathvista`` audit may read: the raw reply (default) or MathVista's extraction."""
+"""The fields of a MathVista output a ``mathvista`` audit may read: the raw reply (default) or its extraction."""
 _ID_KEYS = ("question_id", "id", "index", "pid", "qid")
 _REPLY_KEYS = ("prediction", "response", "output", "text", "model_answer")
 _CHOICE_TYPES = ("multiple-choice", "multi_choice", "choice", "")
@@ -306,6 +306,10 @@ def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | 
     if qtype not in (*_CHOICE_TYPES, "open", "free_form"):
         raise VqauditError(f"{path}: row {row}, field 'question_type': unknown type {qtype!r}")
     layout = _layout(path, rec, benchmark)
+    if layout == "vlmevalkit-mmmu" and "A" not in rec:
+        raise VqauditError(f"{path}: row {row}, field 'A': neither an MMMU output.json record (all_choices, "
+                           "index2ans, response) nor a row of VLMEvalKit's MMMU sheet (option columns A, B, ...); "
+                           "for another layout use --benchmark mc")
     rules = "default"
     if benchmark == "mathvista":
         rules = "mathvista-extraction" if read == "extraction" else "mathvista"
