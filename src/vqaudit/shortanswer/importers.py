@@ -264,8 +264,20 @@ def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
                       split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
 
 
+def read_predictions_layout(path: Path, fmt: str = "auto", *, id_field: str | None = None,
+                            image_field: str | None = None) -> tuple[list[Prediction], str]:
+    """:func:`read_predictions` and the layout the file was read as: ``generic``, ``vlmevalkit`` or ``lmms-eval``.
+
+    The layout names the harness whose own metric rules the audit shows beside the default variant
+    (:data:`vqaudit.scoring.registry.HARNESS_VARIANTS`). Raises as :func:`read_predictions`.
+    """
+    kind: list[str] = []
+    preds = read_predictions(path, fmt, id_field=id_field, image_field=image_field, _kind=kind)
+    return preds, kind[0] if kind else "generic"
+
+
 def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
-                     image_field: str | None = None) -> list[Prediction]:
+                     image_field: str | None = None, _kind: list[str] | None = None) -> list[Prediction]:
     """Read a prediction file into :class:`Prediction` records, in file order.
 
     Args:
@@ -287,7 +299,7 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
         raise VqauditError(f"unknown prediction format {fmt!r}; expected one of {', '.join(FORMATS)}")
     check_input_file(path, "prediction file")
     try:
-        read = _read_all(path, fmt, id_field, image_field)
+        read = _read_all(path, fmt, id_field, image_field, _kind)
     except UnicodeDecodeError as exc:
         line = undecodable_line(path)
         at = f"row {line}: " if line is not None and file_suffix(path) == ".jsonl" else (
@@ -320,8 +332,13 @@ def _looks_like_llava(path: Path, id_name: str) -> bool:
     return isinstance(first, dict) and {"question_id", "prompt", "text"} <= set(first)
 
 
-def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[tuple[Prediction, str]]:
-    """Every row as ``(prediction, the field its id came from)``, in file order."""
+def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None,
+              kind_seen: list[str] | None = None) -> list[tuple[Prediction, str]]:
+    """Every row as ``(prediction, the field its id came from)``, in file order.
+
+    ``kind_seen``: when given, the layout the rows were read as (``generic``, ``vlmevalkit``, ``lmms-eval``) is
+    appended to it.
+    """
     suffix = file_suffix(path)
     out: list[tuple[Prediction, str]] = []
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
@@ -329,6 +346,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
                            f"{suffix} table (use --format auto, generic or vlmevalkit)")
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
+        if kind_seen is not None:
+            kind_seen.append("vlmevalkit" if vlm else "generic")
         table = list(iter_table(path))
         id_key = _file_id_key(table)
         for row, rec in table:
@@ -336,6 +355,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
     elif suffix in (".json", ".jsonl"):
         records = list(iter_json_records(path))
         kind = fmt if fmt != "auto" else (_detect(path, records[0][1]) if records else "generic")
+        if kind_seen is not None:
+            kind_seen.append(kind)
         id_key = _file_id_key(records) if kind != "lmms-eval" else None
         for row, rec in records:
             if kind == "lmms-eval":
