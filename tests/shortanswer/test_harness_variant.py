@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from tests.shortanswer.helpers import FIXTURE_DIR, run_cli
 from tests.upd.helpers import write_xlsx
+
 from vqaudit.shortanswer.audit import run_audit
 
 _HEADER = ["index", "question", "answer", "prediction", "split"]

@@ -40,8 +40,8 @@ from vqaudit.progress import Reporter, step
 from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
-from vqaudit.scoring.registry import harness_variants
 from vqaudit.scoring.ra_eval import ra_eval_layer
+from vqaudit.scoring.registry import harness_variants
 from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
