@@ -210,3 +210,17 @@ def test_mmmu_open_rules() -> None:
     # several gold forms: any one
     assert mmmu_eval_open(["Paris", "paris, france"], mmmu_parse_open("Paris, France")) is True
     assert mmmu_parse_open("") == []
+
+
+def test_a_gap_in_the_options_is_a_defect_and_a_file_of_defects_only_is_refused(tmp_path: Path) -> None:
+    gap = tmp_path / "gap.csv"
+    gap.write_text("index,question,A,B,C,answer,prediction\n1,q,x,,z,A,A\n2,q,x,y,z,B,B\n", encoding="utf-8")
+    read = read_mc_file(gap, "mc")
+    assert [r.qid for r in read.rows] == ["2"]
+    assert [(d.row, d.field, d.reason) for d in read.defects] == [
+        (1, "B", "option B is empty but a later option is set")]
+    only = tmp_path / "only.csv"
+    only.write_text("index,question,A,B,C,answer,prediction\n1,q,x,,z,A,A\n", encoding="utf-8")
+    with pytest.raises(VqauditError, match=r"only.csv: row 1, field 'B': option B is empty but a later option is "
+                                           r"set; the file's only row is defective: nothing to score"):
+        read_mc_file(only, "mc")

@@ -29,7 +29,11 @@ every one of its 4,377 replies read by the strict matcher), each of its forms is
 :mod:`vqaudit.parsing.choice` (``\\boxed{X}`` included), and where ``match_reply`` declines on purpose ("the
 answer is not A", "A or B") it would guess, so the audit and ``vqaudit score`` would read one reply two ways.
 
-Open (non-choice) rows are scored apart by exact or numeric match (:func:`open_answer`, :func:`open_correct`).
+Open (non-choice) rows are scored apart (:func:`score_open`): MMMU's and MathVista's by their own rules
+(:mod:`vqaudit.shortanswer.mc_open`), any other by exact or numeric match (:func:`open_answer`,
+:func:`open_correct`). A MathVista file read with ``--read extraction`` has its choice rows scored as MathVista's
+``calculate_score.py`` scores its extraction (``extracted_by`` ``extraction:letter`` when a letter names the
+choice, ``extraction:nearest`` for the choice nearest in edit distance), never by the choice reader.
 """
 
 from __future__ import annotations

@@ -400,8 +400,8 @@ def read_mc_file(path: Path, benchmark: str, *, strict: bool = False, read: str 
     if not rows and not defects:
         raise VqauditError(f"{path}: no prediction rows in the file")
     if not rows:
-        raise VqauditError(f"{defects[0].message(path)}; and every other row of the file is defective too "
-                           f"({len(defects)} rows): nothing to score")
+        every = "the file's only row" if len(defects) == 1 else f"every one of the file's {len(defects)} rows"
+        raise VqauditError(f"{defects[0].message(path)}; {every} is defective: nothing to score")
     return MCFile(rows, defects, ", ".join(fields), "+".join(layouts))
 
 

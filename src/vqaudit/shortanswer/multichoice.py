@@ -2,9 +2,12 @@
 
 ``vqaudit audit PREDICTIONS --benchmark mmbench|mmmu|mathvista|mc`` reads one prediction file, extracts the
 chosen letter of every choice row from its final answer (a reasoning model's thinking is split off first and
-never read) with the reader UPD scoring uses, and scores it; open (non-choice) rows are scored apart by exact or numeric
-match (:mod:`vqaudit.shortanswer.mc_extract`). Accuracy is reported over all choice rows (an unparsed reply is
-wrong) and over parsed rows, side by side (:func:`summarize`).
+never read) with the reader UPD scoring uses, and scores it; open (non-choice) rows are scored apart, by MMMU's
+and MathVista's own rules for those benchmarks, else by exact or numeric match
+(:func:`vqaudit.shortanswer.mc_extract.score_open`). Accuracy is reported over all choice rows (an unparsed reply
+is wrong) and over parsed rows, side by side (:func:`summarize`), and over choice and open rows together
+(``overall``, the headline of MMMU and MathVista; :func:`add_file_fields`). Defective rows (the benchmark's own
+data broken) are left out and listed; ``strict`` refuses them (:mod:`vqaudit.shortanswer.mc_read`).
 
 The prediction file is read by :mod:`vqaudit.shortanswer.mc_read` (the layouts); every loader error names the
 file, the 1-based row and the field, and nothing is written before the whole file is read.
