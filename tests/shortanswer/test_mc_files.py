@@ -224,3 +224,12 @@ def test_a_gap_in_the_options_is_a_defect_and_a_file_of_defects_only_is_refused(
     with pytest.raises(VqauditError, match=r"only.csv: row 1, field 'B': option B is empty but a later option is "
                                            r"set; the file's only row is defective: nothing to score"):
         read_mc_file(only, "mc")
+
+
+def test_strict_and_read_are_refused_by_a_short_answer_audit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"question_id": "1", "prediction": "a", "answer": "a"}) + "\n", encoding="utf-8")
+    assert run_cli(monkeypatch, "audit", str(path), "--benchmark", "chartqa", "--strict", "--out",
+                   str(tmp_path / "a")) == 2
+    assert "--strict applies only to a multiple-choice audit" in capsys.readouterr().err
