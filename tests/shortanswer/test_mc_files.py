@@ -111,6 +111,19 @@ def test_mmmu_output_json_counts_rows_as_the_sheet_does(tmp_path: Path) -> None:
         read_mc_file(path, "mmmu", strict=True)
 
 
+def test_an_open_question_as_vlmevalkit_s_mmmu_preproc_rewrote_it_is_read_back_as_open(tmp_path: Path) -> None:
+    # VLMEvalKit's evaluated sheet: A = the open answer's text, B = "Other Answers", the answer cell "A"
+    path = tmp_path / "MMMU_result.tsv"
+    path.write_text("index\tquestion\tA\tB\tC\tanswer\tprediction\n"
+                    "1\tHow far?\t3.5\tOther Answers\t\tA\tThe distance is 3.50 km.\n"
+                    "2\tWhich?\tx\ty\tz\tC\tC\n", encoding="utf-8")
+    summary, rows = run_mc_audit(path, "mmmu")
+    # row 1: open, gold 3.5; "the distance is 3.50 km" -> "3.50 km" and 3.5 = 3.5: right; row 2 a choice, right
+    assert (summary["open"]["rows"], summary["open"]["correct"]) == (1, 1)
+    assert (summary["choice"]["rows"], summary["choice"]["correct"]) == (1, 1)
+    assert rows[0]["gold"] == "3.5" and rows[0]["kind"] == "open"
+
+
 def test_a_sheet_of_another_layout_under_mmmu_points_to_mc(tmp_path: Path) -> None:
     path = tmp_path / "other.tsv"
     path.write_text("index\tquestion\tanswer\tprediction\n1\tq\tB\tB\n", encoding="utf-8")

@@ -11,7 +11,8 @@
   "all_choices", "index2ans", "response"}``; options A-I. Or VLMEvalKit's MMMU sheet (``.xlsx``/``.tsv``/``.csv``,
   or JSON records without ``index2ans``): ``index``, ``question``, options ``A``..``I``, ``answer``,
   ``prediction``; a row whose option ``A`` is empty is an open question whose ``answer`` is the text (VLMEvalKit's
-  ``MMMU_preproc`` turns those into two-option questions only when it evaluates). Open rows are scored by MMMU's
+  ``MMMU_preproc`` turns those into two-option questions when it evaluates: a row of its evaluated sheet with
+  ``B`` = "Other Answers" and no ``C`` is read back as the open question, its gold the text of ``A``). Open rows are scored by MMMU's
   rules (:mod:`vqaudit.shortanswer.mc_open`).
 - ``mathvista``: MathVista's output file (lupantech/MathVista), an object keyed by ``pid``: ``{"question",
   "choices" (a list, or null for free-form), "answer" (the correct choice's *text*, or the free-form answer),
@@ -282,12 +283,18 @@ def _mmmu_output_options(path: Path, row: int, rec: dict[str, Any]) -> tuple[str
     return tuple(_text(path, row, f"index2ans.{c}", index2ans[c]) for c in choices)
 
 
+_PREPROC_OTHER = "Other Answers"
+"""Option B that VLMEvalKit's ``MMMU_preproc`` gives an open MMMU question (option A: the gold answer's text)."""
+
+
 def _is_open(rec: dict[str, Any], benchmark: str, layout: str, qtype: str) -> bool:
     if qtype in ("open", "free_form"):
         return True
-    # VLMEvalKit's MMMU sheet: an open question has no options (its MMMU_preproc adds A = the answer, B = "Other
-    # Answers" only while it evaluates)
-    return layout == "vlmevalkit-mmmu" and rec.get("A") in (None, "")
+    if layout != "vlmevalkit-mmmu":
+        return False
+    # VLMEvalKit's MMMU sheet: an open question has no options; its evaluated sheet has them as MMMU_preproc
+    # rewrote them (A = the gold answer's text, B = "Other Answers", no C)
+    return rec.get("A") in (None, "") or (rec.get("B") == _PREPROC_OTHER and rec.get("C") in (None, ""))
 
 
 def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | None = None) -> tuple[MCRow, str]:
@@ -332,6 +339,8 @@ def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | 
         gold = _gold_letter(path, row, _text(path, row, "answer", answer_value), options)
         return MCRow(qid, _group_of(benchmark, qid), question, options, gold, reply, "choice", None, category,
                      f"{path}:{row}", rules), field
+    if layout == "vlmevalkit-mmmu" and rec.get("B") == _PREPROC_OTHER and rec.get("A") not in (None, ""):
+        answer_value = rec["A"]  # MMMU_preproc moved the open answer's text into option A (the answer may be "A")
     if isinstance(answer_value, list):  # MMMU open answers may list several accepted forms
         gold = "\n".join(_text(path, row, "answer", a) for a in answer_value)
     else:
