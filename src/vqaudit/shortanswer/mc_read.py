@@ -12,8 +12,8 @@
   or JSON records without ``index2ans``): ``index``, ``question``, options ``A``..``I``, ``answer``,
   ``prediction``; a row whose option ``A`` is empty is an open question whose ``answer`` is the text (VLMEvalKit's
   ``MMMU_preproc`` turns those into two-option questions when it evaluates: a row of its evaluated sheet with
-  ``B`` = "Other Answers" and no ``C`` is read back as the open question, its gold the text of ``A``). Open rows are scored by MMMU's
-  rules (:mod:`vqaudit.shortanswer.mc_open`).
+  ``B`` = "Other Answers" and no ``C`` is read back as the open question, its gold the text of ``A``). Open rows
+  are scored by MMMU's rules (:mod:`vqaudit.shortanswer.mc_open`).
 - ``mathvista``: MathVista's output file (lupantech/MathVista), an object keyed by ``pid``: ``{"question",
   "choices" (a list, or null for free-form), "answer" (the correct choice's *text*, or the free-form answer),
   "question_type": "multi_choice" | "free_form", "answer_type", "precision", "response", "extraction"}``. The
