@@ -66,10 +66,14 @@ def test_mmmu_raw_replies_accuracy_over_all_and_parsed_rows(tmp_path: Path) -> N
     assert (c["rows"], c["parsed"], c["unparsed"], c["refusals"], c["correct"]) == (5, 3, 2, 1, 2)
     assert c["accuracy_all"] == pytest.approx(2 / 5) and c["accuracy_parsed"] == pytest.approx(2 / 3)
     assert c["extracted_by"] == {"final-answer": 2, "strict": 1, "unparsed": 2}
-    # open rows apart: 12.50 == 12.5 exactly; London is neither gold form.
+    # open rows apart, by MMMU's eval_open: "the length is 12.50 cm" -> the tail after "is ", "12.50 cm", and its
+    # number 12.5 (rounded to 2 places) = the gold 12.5; "london" holds neither "paris" nor "paris, france".
     assert summary["open"] == {"rows": 2, "answered": 2, "refusals": 0, "correct": 1, "accuracy": 0.5}
     assert "circular" not in summary
-    assert [r["extracted"] for r in rows] == ["I", "B", None, "B", None, "12.50", "London"]
+    assert [r["extracted"] for r in rows] == ["I", "B", None, "B", None, "12.50 cm | 12.5", "london"]
+    # MMMU's headline: 3 of 7 rows right (v_1, v_2, v_6)
+    assert summary["overall"] == {"rows": 7, "correct": 3, "accuracy": 3 / 7}
+    assert summary["read_field"] == "response" and summary["layout"] == "mmmu-output"
 
 
 def test_mathvista_pid_keyed_json(tmp_path: Path) -> None:

@@ -130,6 +130,13 @@ ReasoningFormatOpt = Annotated[ReasoningFormatName, typer.Option(
                                "kimi, thought; the thinking is never scored.")]
 
 
+class MathVistaRead(StrEnum):
+    """``vqaudit audit --benchmark mathvista --read``: the field of MathVista's output read."""
+
+    response = "response"
+    extraction = "extraction"
+
+
 class ExecutorName(StrEnum):
     """``--executor``: where the parallel maps (and, for ``run``, the model) run (:mod:`vqaudit.executors`)."""
 

@@ -81,6 +81,7 @@ def render_markdown(result: AuditResult) -> str:
         lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
         lines += _table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
                                              ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
+        lines += _harness_lines(r, splits)
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
     lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
@@ -148,6 +149,24 @@ def render_markdown(result: AuditResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+_HARNESS_NAMES = {"vlmevalkit": "VLMEvalKit", "lmms-eval": "lmms-eval"}
+
+
+def _harness_lines(r: AuditResult, splits: list[str]) -> list[str]:
+    """The official score under the harness's own variants, beside the default's (only where they differ)."""
+    h = r.harness_scores
+    if not h:
+        return []
+    name = _HARNESS_NAMES.get(h["harness"], h["harness"])
+    rows = [[f"official, `--metric-variant {v}`", *[_f(scores.get(s, math.nan)) for s in splits]]
+            for v, scores in h["variants"].items()]
+    overall = ", ".join(f"`--metric-variant {v}` {_f(scores.get(OVERALL, math.nan))}"
+                        for v, scores in h["variants"].items())
+    return ["", f"This file was read as {name}'s output and scored under the default variant `{r.variant}` "
+                f"({_f(r.scores.get(OVERALL, math.nan))}); {name}'s own rules give another number: {overall}.", "",
+            *_table(["layer", *splits], rows)]
+
+
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
     """The report as JSON-able data (rows excluded; NaN becomes null).
 
@@ -159,6 +178,8 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
+    if data.get("harness_scores") is None:  # only when a harness's own rules differ: other reports are unchanged
+        data.pop("harness_scores", None)
     reasoning = result.reasoning
     if reasoning is not None:  # only when some prediction held reasoning: other reports are unchanged
         data["reasoning"] = dataclasses.asdict(reasoning)

@@ -23,6 +23,7 @@ counted apart (:class:`ReasoningNotes`); ``rows.jsonl`` keeps the raw prediction
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +41,7 @@ from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.ra_eval import ra_eval_layer
+from vqaudit.scoring.registry import harness_variants
 from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
@@ -55,7 +57,7 @@ from vqaudit.shortanswer.audit_columns import (
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
-from vqaudit.shortanswer.importers import read_predictions
+from vqaudit.shortanswer.importers import read_predictions_layout
 from vqaudit.shortanswer.join import (
     final_text,
     gold_locations,
@@ -134,6 +136,9 @@ class AuditResult:
     notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
     canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
+    # the file's harness and the official scores (by split) of its own variants where they differ from the
+    # default variant's: {"harness", "variants": {variant: {split: score}}}; None when nothing differs
+    harness_scores: dict[str, Any] | None = None
 
     @property
     def reasoning(self) -> ReasoningNotes | None:
@@ -445,7 +450,7 @@ def run_audit(
         VqauditError: from any stage, naming the file, row and field where known.
     """
     spec = get_benchmark(benchmark)
-    preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
+    preds, layout = read_predictions_layout(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     splits = split_predictions(preds, reasoning_format)  # once: every layer reads the final answers only
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on, splits=splits)
@@ -454,5 +459,39 @@ def run_audit(
     n_predictions = len(preds)
     all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
     del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
-    return audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
-                      gold_where=where, **options)
+    result = audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
+                        gold_where=where, **options)
+    if options.get("variant") is None:  # audited under the default variant: the harness's own numbers beside it
+        others = harness_scores(result, layout)
+        if others is not None:
+            result = dataclasses.replace(result, harness_scores=others)
+    return result
+
+
+def harness_scores(result: AuditResult, harness: str) -> dict[str, Any] | None:
+    """The official scores of ``harness``'s own variants where they differ from ``result``'s (2 decimals).
+
+    A file read as VLMEvalKit's or lmms-eval's output (:func:`vqaudit.shortanswer.importers.read_predictions_layout`)
+    audited under the default variant: each variant of :data:`vqaudit.scoring.registry.HARNESS_VARIANTS` for the
+    metric scores the same joined rows, by split as ``result.scores``. E.g. the VILA1.5-13B ChartQA sheet: default
+    ``pix2struct`` 42.56, ``vlmevalkit`` 42.88 (the number VLMEvalKit's own result file gives).
+
+    Returns:
+        ``{"harness", "default_variant", "variants": {variant: {split: score}}}`` holding only the variants that
+        give another number for some split, or None when none does (or the file is no harness's).
+    """
+    rows = result.join.rows
+    if not rows or not result.scores:
+        return None
+    splits = [r.split for r in rows]
+    outputs, golds = [r.prediction for r in rows], [r.answers for r in rows]
+    differing: dict[str, dict[str, float]] = {}
+    for variant in harness_variants(harness, result.metric):
+        if variant == result.variant:
+            continue
+        scores = by_split(splits, official_scores(outputs, golds, result.metric, variant))
+        if any(round(scores[k], 2) != round(result.scores.get(k, math.nan), 2) for k in scores):
+            differing[variant] = scores
+    if not differing:
+        return None
+    return {"harness": harness, "default_variant": result.variant, "variants": differing}

@@ -267,8 +267,20 @@ def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
                       split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
 
 
+def read_predictions_layout(path: Path, fmt: str = "auto", *, id_field: str | None = None,
+                            image_field: str | None = None) -> tuple[list[Prediction], str]:
+    """:func:`read_predictions` and the layout the file was read as: ``generic``, ``vlmevalkit`` or ``lmms-eval``.
+
+    The layout names the harness whose own metric rules the audit shows beside the default variant
+    (:data:`vqaudit.scoring.registry.HARNESS_VARIANTS`). Raises as :func:`read_predictions`.
+    """
+    kind: list[str] = []
+    preds = read_predictions(path, fmt, id_field=id_field, image_field=image_field, _kind=kind)
+    return preds, kind[0] if kind else "generic"
+
+
 def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
-                     image_field: str | None = None) -> list[Prediction]:
+                     image_field: str | None = None, _kind: list[str] | None = None) -> list[Prediction]:
     """Read a prediction file into :class:`Prediction` records, in file order.
 
     Args:
@@ -292,7 +304,7 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     predictions: list[Prediction] = []
     id_names: list[str] = []  # the field each row's id came from (the same few strings, shared)
     try:
-        for pred, id_name in _read_rows(path, fmt, id_field, image_field):
+        for pred, id_name in _read_rows(path, fmt, id_field, image_field, _kind):
             predictions.append(pred)
             id_names.append(id_name)
     except UnicodeDecodeError as exc:
@@ -328,8 +340,8 @@ def _looks_like_llava(path: Path, id_name: str) -> bool:
     return isinstance(first, dict) and {"question_id", "prompt", "text"} <= set(first)
 
 
-def _read_rows(path: Path, fmt: str, id_field: str | None,
-               image_field: str | None) -> Iterator[tuple[Prediction, str]]:
+def _read_rows(path: Path, fmt: str, id_field: str | None, image_field: str | None,
+               kind_seen: list[str] | None = None) -> Iterator[tuple[Prediction, str]]:
     """Every row as ``(prediction, the field its id came from)``, in file order, one record at a time.
 
     The rows and errors of :func:`_read_all`, without holding the file's raw records: each record is turned into
@@ -339,16 +351,18 @@ def _read_rows(path: Path, fmt: str, id_field: str | None,
     file's id column is the first row's; a JSON row without an id is numbered as it comes, and when another row
     turns out to have an id (the file has ids: :func:`_file_id_key`), or a row fails while such a numbered row is
     pending, the file is read again by :func:`_read_all` to raise its error, the same as before. An xlsx sheet is
-    read whole by its reader anyway and goes through :func:`_read_all`.
+    read whole by its reader anyway and goes through :func:`_read_all`. ``kind_seen``: as in :func:`_read_all`.
     """
     suffix = file_suffix(path)
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval" or suffix not in (
             ".xlsx", ".csv", ".tsv", ".tab", ".json", ".jsonl") or suffix == ".xlsx":
-        for pred, id_name in _read_all(path, fmt, id_field, image_field):
+        for pred, id_name in _read_all(path, fmt, id_field, image_field, kind_seen):
             yield _with_shared_gold(pred), id_name
         return
     if suffix in (".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit"
+        if kind_seen is not None:
+            kind_seen.append("vlmevalkit" if vlm else "generic")
         id_key: str | None = None
         for row, rec in iter_table(path):
             if row == 2:  # the first row after the header: every row has its columns
@@ -361,6 +375,8 @@ def _read_rows(path: Path, fmt: str, id_field: str | None,
     if first is None:
         return
     kind = fmt if fmt != "auto" else _detect(path, first[1])
+    if kind_seen is not None:
+        kind_seen.append(kind)
     if kind == "lmms-eval":
         for row, rec in chain([first], records):
             pred, id_name = _lmms(path, row, rec)
@@ -403,8 +419,13 @@ def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
     return values if len(first) == len(values) else out
 
 
-def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[tuple[Prediction, str]]:
-    """Every row as ``(prediction, the field its id came from)``, in file order."""
+def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None,
+              kind_seen: list[str] | None = None) -> list[tuple[Prediction, str]]:
+    """Every row as ``(prediction, the field its id came from)``, in file order.
+
+    ``kind_seen``: when given, the layout the rows were read as (``generic``, ``vlmevalkit``, ``lmms-eval``) is
+    appended to it.
+    """
     suffix = file_suffix(path)
     out: list[tuple[Prediction, str]] = []
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
@@ -412,6 +433,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
                            f"{suffix} table (use --format auto, generic or vlmevalkit)")
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
+        if kind_seen is not None:
+            kind_seen.append("vlmevalkit" if vlm else "generic")
         table = list(iter_table(path))
         id_key = _file_id_key(table)
         for row, rec in table:
@@ -419,6 +442,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
     elif suffix in (".json", ".jsonl"):
         records = list(iter_json_records(path))
         kind = fmt if fmt != "auto" else (_detect(path, records[0][1]) if records else "generic")
+        if kind_seen is not None:
+            kind_seen.append(kind)
         id_key = _file_id_key(records) if kind != "lmms-eval" else None
         for row, rec in records:
             if kind == "lmms-eval":
