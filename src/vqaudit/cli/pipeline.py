@@ -16,6 +16,7 @@ import typer
 
 from vqaudit.cli.build import build_source
 from vqaudit.cli.options import (
+    MAX_GROUPS,
     ApiKeyEnv,
     BootSeed,
     Concurrency,
@@ -276,7 +277,7 @@ def eval_cmd(
     model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several (default: the reference "
                                                           "policies, and for charts the OCR chart reader).")] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
-    groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
+    groups: Annotated[int | None, typer.Option(min=1, max=MAX_GROUPS, help="Groups to build when no --bench is given "
                                                         "(default: 60 charts, 12 scenes, 40 photos).")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
