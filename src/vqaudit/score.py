@@ -16,7 +16,7 @@ from typing import Any
 
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
-from vqaudit.files import read_jsonl, write_json, write_jsonl
+from vqaudit.files import atomic_write_set, json_text, jsonl_chunks, read_jsonl
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
@@ -88,9 +88,10 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
         if extra is not None:
             diag[name] = extra
-    write_jsonl(folder.outcomes, outcomes)
-    write_json(folder.metrics, metrics)
-    write_json(folder.diagnostics, diag)
+    # one set, metrics.json (the file every reader checks first) renamed last: a failure part-way (a full disk,
+    # a folder in a file's place) leaves the old set, or no metrics.json, never new outcomes beside old metrics
+    atomic_write_set([(folder.outcomes, jsonl_chunks(outcomes)), (folder.diagnostics, [json_text(diag)]),
+                      (folder.metrics, [json_text(metrics)])])
     write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
     return metrics
 

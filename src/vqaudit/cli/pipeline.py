@@ -184,14 +184,20 @@ def report(
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
     shows them.
     """
+    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
     from vqaudit.report.html_audit import is_audit_folder  # issue 16: seed 002 audit folders
 
     target = out or runs[0] / "report"
     scored = [r for r in runs if not is_audit_folder(r)]  # issue 16: `vqaudit audit` folders go to the HTML only
-    for label, path in write_reports(scored, target) if scored else []:
-        typer.echo(f"{label}: {path}")
-    typer.echo(f"HTML report: {write_html_report(runs, target)}")
+    # written in a staged sibling and moved into place whole: a failure (a full disk, a truncated outcomes.jsonl)
+    # leaves the report folder as it was, never a partial report
+    with staged_update(target) as tmp:
+        written = write_reports(scored, tmp) if scored else []
+        html = write_html_report(runs, tmp)
+    for label, path in written:
+        typer.echo(f"{label}: {target / path.relative_to(tmp)}")
+    typer.echo(f"HTML report: {target / html.relative_to(tmp)}")
 
 
 def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
@@ -339,9 +345,12 @@ def eval_cmd(
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
                   reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
+    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report
 
-    path = report_for(source, run_dirs, out / "report")
-    html = write_html_report(run_dirs, out / "report")
+    report_dir = out / "report"
+    with staged_update(report_dir) as tmp:  # the report set appears whole or not at all (see `report`)
+        path = report_dir / report_for(source, run_dirs, tmp).relative_to(tmp)
+        html = report_dir / write_html_report(run_dirs, tmp).relative_to(tmp)
     typer.echo(summary_table_for(source, run_dirs))
     typer.echo(f"\nreport: {path}\nHTML report (with the sample browser): {html}")
