@@ -370,11 +370,18 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """Read a JSON file. Raises VqauditError naming the file when it is missing or malformed."""
+    """Read a JSON file. Raises VqauditError naming the file when it is missing, a folder, not UTF-8 or malformed."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise VqauditError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise VqauditError(f"{path}: a folder, not a JSON file") from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise VqauditError(f"{path}: not UTF-8 text (line {line}: byte 0x{data[exc.start]:02x} at offset "
+                           f"{exc.start}); is it the JSON file vqaudit wrote?") from None
     except json.JSONDecodeError as exc:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
 

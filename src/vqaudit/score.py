@@ -17,6 +17,7 @@ from typing import Any
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_set, json_text, jsonl_chunks, read_jsonl
+from vqaudit.folder_lock import folder_lock
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
 from vqaudit.schema import Outcome
@@ -50,8 +51,17 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
             built: ``provenance``), the run is of one shard (``vqaudit run --shard``: merge the shards first),
             some views have no response yet (the message says how many and that ``vqaudit run`` resumes), or the
             judge fails (fatally, or its first calls all fail: it is unreachable; the verdicts received stay cached in
-            ``RUN/judge.sqlite``).
+            ``RUN/judge.sqlite``), or another process (a ``vqaudit run`` still asking) holds the run folder's lock.
     """
+    RunFolder(run_dir).read_info()  # a folder that is no run fails here, before a lock file would be made in it
+    # one writer per run folder: a run still asking would change the replies under the scorer
+    with folder_lock(run_dir, "vqaudit score", busy="wait for it to finish, then score again"):
+        return _score_locked(run_dir, n_draws=n_draws, seed=seed, judge=judge, judge_options=judge_options,
+                             bench=bench, reasoning_format=reasoning_format)
+
+
+def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, judge_options: ModelOptions | None,
+                  bench: Path | None, reasoning_format: str) -> dict[str, Any]:
     if n_draws < 1:
         raise VqauditError(f"--draws must be at least 1, got {n_draws}")
     options = judge_options if judge_options is not None else ModelOptions(concurrency=JUDGE_CONCURRENCY)

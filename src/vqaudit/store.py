@@ -105,7 +105,13 @@ def contained_file(root: Path, rel: str | Path) -> tuple[Path, str | None]:
     return path, None
 
 
-_CONTAINED_HINT = "; every file of the folder must be a regular file inside it (copy the file in instead)"
+def _hint(problem: str) -> str:
+    """What to do about a :func:`contained_file` problem."""
+    if problem.startswith("is a symbolic link"):
+        return "; every file of the folder must be a regular file inside it (copy the file in instead of linking it)"
+    if problem == "leaves the folder":
+        return "; every file of the folder must be inside it"
+    return "; every file of the folder must be a regular file (move this one away and rerun)"
 
 
 def require_regular(root: Path, rel: str | Path, *, missing_ok: bool = True) -> Path:
@@ -125,7 +131,7 @@ def require_regular(root: Path, rel: str | Path, *, missing_ok: bool = True) -> 
         return path
     if problem == "missing":
         raise VqauditError(f"{path}: file not found")
-    raise VqauditError(f"{path}: {problem}{_CONTAINED_HINT}")
+    raise VqauditError(f"{path}: {problem}{_hint(problem)}")
 
 
 def image_fault(root: Path, view: View) -> str | None:
@@ -173,7 +179,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         _, problem = contained_file(root, image)
         if problem is not None and problem != "missing":
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}"
-                               f"{_CONTAINED_HINT}")
+                               f"{_hint(problem)}")
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
         fault = image_fault(root, view) if check_images else None
@@ -191,7 +197,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     for rel in files if isinstance(files, dict) else ():
         _, problem = contained_file(root, str(rel))
         if problem is not None and problem != "missing":
-            raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{_CONTAINED_HINT}")
+            raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{_hint(problem)}")
     return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
 
 
