@@ -222,6 +222,8 @@ def test_os_errors_name_the_file() -> None:
         "rerun the same command (a rerun of `vqaudit run` asks only the views still missing)")
     assert os_error_line(FileExistsError(errno.EEXIST, "File exists", "/x/out")) == (
         "/x/out: already exists: choose a new name, or move it away")
+    assert os_error_line(FileExistsError(errno.EEXIST, "File exists", __file__)) == (
+        f"{__file__}: a file where a folder was expected: choose another path, or move the file away")
     assert os_error_line(IsADirectoryError(errno.EISDIR, "Is a directory", "/x/a.tsv")) == (
         "/x/a.tsv: is a folder where a file was expected")
     assert os_error_line(OSError(errno.EXDEV, "Invalid cross-device link", "/a", None, "/b")) == (

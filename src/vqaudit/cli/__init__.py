@@ -11,6 +11,7 @@ status 2. Nothing else in vqaudit imports this package.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import sys
 
@@ -125,6 +126,8 @@ def os_error_line(exc: OSError) -> str:
     with its type.
     """
     reason = _OS_REASONS.get(exc.errno or -1) or exc.strerror or str(exc)
+    if exc.errno == errno.EEXIST and exc.filename is not None and os.path.isfile(exc.filename):
+        reason = "a file where a folder was expected: choose another path, or move the file away"
     if exc.filename is None:
         return f"{type(exc).__name__}: {reason}"
     where = str(exc.filename) if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
