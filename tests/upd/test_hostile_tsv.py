@@ -88,3 +88,16 @@ def test_a_vlmevalkit_sheet_cut_inside_a_cell_is_refused(tmp_path: Path) -> None
                                            r"is never closed \(the file is cut off, or a '\"' is unmatched\); "
                                            r"nothing was imported"):
         vlmevalkit.read(path, bench)
+
+
+def test_a_release_option_with_a_hidden_character_is_refused(tmp_path: Path) -> None:
+    from tests.upd.test_release import release_rows
+    from tests.upd.test_release import write_tsv as write_release
+
+    from vqaudit.suites.upd.release import read_release
+
+    rows = [{**r, "A": r["A"] + "\u200b"} if i == 2 else r for i, r in enumerate(release_rows())]
+    path = write_release(tmp_path / "mmaad_base.tsv", rows)
+    with pytest.raises(VqauditError, match=r"mmaad_base\.tsv: row 3, field 'A': option A '.*\\u200b' holds an invisible "
+                                           r"or direction-changing character \(U\+200B ZERO WIDTH SPACE\)"):
+        read_release(path)
