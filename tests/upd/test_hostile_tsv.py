@@ -98,6 +98,6 @@ def test_a_release_option_with_a_hidden_character_is_refused(tmp_path: Path) -> 
 
     rows = [{**r, "A": r["A"] + "\u200b"} if i == 2 else r for i, r in enumerate(release_rows())]
     path = write_release(tmp_path / "mmaad_base.tsv", rows)
-    with pytest.raises(VqauditError, match=r"mmaad_base\.tsv: row 3, field 'A': option A '.*\\u200b' holds an invisible "
-                                           r"or direction-changing character \(U\+200B ZERO WIDTH SPACE\)"):
+    with pytest.raises(VqauditError, match=r"mmaad_base\.tsv: row 3, field 'A': option A '.*\\u200b' holds an "
+                                           r"invisible or direction-changing character \(U\+200B ZERO WIDTH SPACE\)"):
         read_release(path)

@@ -368,7 +368,7 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
         cell = raw_images[index]
         if cell.isdigit() and int(cell) in raw_images and int(cell) != index:
             cell = raw_images[int(cell)]
-        elif cell.isdigit() and int(cell) != index:  # no image's base64 is all digits: it names another row
+        elif cell.isdigit() and int(cell) != index and index < CIRCULAR_STRIDE:  # no base64 image is all digits
             raise _err(path, row, "image", f"names index {cell} (the row whose image it shares), but no row of the "
                                            f"file has index {cell}")
         if not cell and index < CIRCULAR_STRIDE:
