@@ -48,13 +48,14 @@ def tiny_vlm():  # type: ignore[no-untyped-def]
     return module
 
 
-def requests_for(bench: Path) -> list[Request]:
+def requests_for(bench: Path, max_new_tokens: int) -> list[Request]:
+    params = GenerationParams(max_tokens=max_new_tokens)  # what --model-arg max_new_tokens=N makes a run send
     out = []
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
         out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                           image_mime=image_mime(data, bench / view.image), params=GenerationParams()))
+                           image_mime=image_mime(data, bench / view.image), params=params))
     return out
 
 
@@ -94,7 +95,7 @@ def main() -> None:
         model = tiny_vlm().build_tiny_llava(Path(tmp) / "model", seed=0)
         bench = Path(tmp) / "bench"
         build_charts(bench, args.groups, 0, workers=1)
-        requests = requests_for(bench)
+        requests = requests_for(bench, args.max_new_tokens)
         print(f"tiny LLaVA (CLIP 2x16 + Llama 2x32), {len(requests)} chart views, max_new_tokens "
               f"{args.max_new_tokens}, device {args.device}, torch {torch.__version__} with "
               f"{torch.get_num_threads()} threads")

@@ -47,13 +47,14 @@ def tiny_vlm():  # type: ignore[no-untyped-def]
     return module
 
 
-def requests_for(bench: Path) -> list[Request]:
+def requests_for(bench: Path, max_new_tokens: int) -> list[Request]:
+    params = GenerationParams(max_tokens=max_new_tokens)  # what --model-arg max_new_tokens=N makes a run send
     out = []
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
         out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                           image_mime=image_mime(data, bench / view.image), params=GenerationParams()))
+                           image_mime=image_mime(data, bench / view.image), params=params))
     return out
 
 
@@ -87,7 +88,7 @@ def main() -> None:
         model = tiny_vlm().build_tiny_llava(Path(tmp) / "model", seed=0)
         bench = Path(tmp) / "bench"
         build_charts(bench, args.groups, 0, workers=2)
-        requests = requests_for(bench)
+        requests = requests_for(bench, args.max_new_tokens)
         spec = f"vllm:{model}"
         backend = load_backend(spec, model_options(model_args))
 

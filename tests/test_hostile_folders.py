@@ -42,7 +42,7 @@ def _first_image(bench: Path) -> tuple[str, Path]:
 
 def _one_line(done: subprocess.CompletedProcess[str], *parts: str) -> str:
     assert done.returncode == 2, (done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("progress: ")]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     for part in parts:
         assert part in lines[0], lines[0]

@@ -5,8 +5,10 @@ generation parameters. Their caches are joined by cache key, so no reply is stor
 several inputs with the same reply text is one row; a recorded error gives way to a reply; two *different*
 replies for one key are a conflict, and the merge stops naming the key and the two runs (a temperature-0 model
 asked the same call twice should not disagree; which reply is right is for the user to decide). Sharded inputs
-must together cover every shard ``1..N`` (an unsharded input covers all). The view -> key maps are joined too
-(a view mapped to two keys is refused). The merged run is written into a new folder all at once
+must together cover every shard ``1..N`` (an unsharded input covers all). An input whose run did not finish
+(killed mid-run, stopped by a fatal error: ``run.json`` records no ``finished`` time, or a view of its view map
+has no row, not even a recorded error) is refused, naming it and the command that finishes it. The view -> key
+maps are joined too (a view mapped to two keys is refused). The merged run is written into a new folder all at once
 (:func:`vqaudit.files.staged_folder`): a refused merge leaves nothing behind. It is scored like any run.
 """
 
@@ -22,7 +24,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import staged_folder
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
-from vqaudit.store import RunFolder, RunInfo, parse_shard, relative_path
+from vqaudit.store import RunFolder, RunInfo, RunUsage, parse_shard, relative_path, sum_usage
 
 _SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params")
 """RunInfo fields every merged run must share."""
@@ -40,6 +42,7 @@ class MergeSummary:
         n_views: views in the merged view map.
         n_errors: views whose merged response records an error.
         out_dir: the merged run folder.
+        usage: token counts summed over the merged rows of its views (``run.json`` ``usage``), or None.
     """
 
     n_runs: int
@@ -48,6 +51,7 @@ class MergeSummary:
     n_views: int
     n_errors: int
     out_dir: Path
+    usage: RunUsage | None = None
 
 
 def _check_same(infos: list[tuple[Path, RunInfo]]) -> None:
@@ -74,6 +78,42 @@ def _check_shards(infos: list[tuple[Path, RunInfo]]) -> None:
     if missing:
         raise VqauditError(f"shard {missing[0]} is missing ({len(missing)} of {n} shards are); give the run "
                            "folders of every shard")
+
+
+def _check_finished(run_dir: Path, info: RunInfo, responses: list[Response], view_keys: dict[str, str]) -> None:
+    """Refuse an input whose run did not finish: no ``finished`` time in ``run.json``, or views without a row.
+
+    ``vqaudit run`` records ``finished`` only after its last call (a resumed run clears it until it ends), and
+    writes its view map before asking, so a run killed or stopped part way has views whose key has no row.
+    """
+    held = {r.cache_key for r in responses}
+    missing = sum(1 for key in view_keys.values() if key not in held)
+    if info.finished is None or missing:
+        what = f"the run of shard {info.shard}" if info.shard else "its run"
+        why = (f"{missing} of {len(view_keys)} views have no reply" if missing
+               else "run.json records no finish time")
+        shard = f" --shard {info.shard}" if info.shard else ""
+        raise VqauditError(f"{run_dir}: {what} did not finish ({why}: killed or stopped part way); rerun that "
+                           f"shard with the same command (`vqaudit run {info.benchmark} --model {info.model} --out "
+                           f"{run_dir}{shard}` with the options it had: it asks only what is missing), then merge "
+                           "again")
+
+
+def rerun_advice(run_dir: Path, info: RunInfo, *, retry_errors: bool = False) -> str:
+    """What to run so that the views of ``run_dir`` without a reply get one: a command that works on this folder.
+
+    A run folder asked directly is resumed by ``vqaudit run`` into it (``--retry-errors`` asks the recorded
+    errors again). A merged folder (``merged_from``) is never run into (``vqaudit run`` refuses it), so the
+    advice is to rerun the shards' own folders and merge them again into a new folder.
+    """
+    retry = " --retry-errors" if retry_errors else ""
+    if not info.merged_from:
+        shard = f" --shard {info.shard}" if info.shard else ""
+        return f"rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir}{shard}{retry}`"
+    return (f"{run_dir} was made by `vqaudit merge` from {', '.join(info.merged_from)}, and no run goes into a "
+            f"merged folder: rerun each of those with its own command (`vqaudit run {info.benchmark} --model "
+            f"{info.model} --out SHARD_FOLDER --shard I/N{retry}`), then `vqaudit merge` them again into a new "
+            "folder")
 
 
 def _join(caches: list[tuple[Path, list[Response]]]) -> tuple[dict[str, Response], int]:
@@ -129,7 +169,9 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
     Raises:
         VqauditError: no runs, a folder given twice, a run without ``run.json`` or ``responses.sqlite``, runs
             of different models, benchmarks, prompts or parameters, a missing
-            shard, two different replies for one cache key, a view mapped to two keys, the benchmark not found,
+            shard, a run that did not finish (killed or stopped part way; the message names it and the command
+            that finishes it), two different replies for one cache key, a view mapped to two keys, the
+            benchmark not found,
             an input still being written by a run (its folder lock is held), or ``out`` existing and not empty.
             Nothing is written then.
     """
@@ -158,6 +200,7 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
             with ResponseCache(path) as cache:
                 caches.append((run_dir, cache.responses()))
                 maps.append((run_dir, cache.view_keys()))
+            _check_finished(run_dir, infos[len(maps) - 1][1], caches[-1][1], maps[-1][1])
     rows, duplicates = _join(caches)
     view_keys = _join_view_keys(maps)
     bench_dir = RunFolder(runs[0]).benchmark(bench).resolve()
@@ -174,6 +217,7 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
         "n_views": len(view_keys), "n_cached": None, "n_asked": sum(info.n_asked or 0 for _, info in infos),
         "n_errors": sum(1 for key in view_keys.values() if key in errors), "endpoints_out": endpoints_out,
         "merged_from": [str(r) for r in resolved],
+        "usage": sum_usage(rows[key] for key in set(view_keys.values()) if key in rows),
     })
     with staged_folder(out) as tmp:
         with ResponseCache(RunFolder(tmp).responses) as cache:
@@ -181,4 +225,4 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
             cache.set_view_keys(view_keys)
         RunFolder(tmp).write_info(merged)
     return MergeSummary(n_runs=len(runs), n_rows=len(rows), n_duplicates=duplicates, n_views=len(view_keys),
-                        n_errors=merged.n_errors or 0, out_dir=out)
+                        n_errors=merged.n_errors or 0, out_dir=out, usage=merged.usage)

@@ -12,24 +12,32 @@ per view (see :mod:`vqaudit.backends.runner`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import mimetypes
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
+from vqaudit.backends import (
+    Backend,
+    GenerationParams,
+    ModelOptions,
+    Request,
+    ResponseCache,
+    backend_kind,
+    check_request_ids,
+)
 from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
 from vqaudit.executors import Executor, LocalExecutor
 from vqaudit.files import sha256_file
 from vqaudit.folder_lock import folder_lock
+from vqaudit.progress import Reporter, step
 from vqaudit.schema import Response, View
 from vqaudit.signals import run_async
 from vqaudit.store import (
@@ -39,10 +47,12 @@ from vqaudit.store import (
     BenchmarkFolder,
     RunFolder,
     RunInfo,
+    RunUsage,
     load_benchmark,
     manifest_problems,
     relative_path,
     shard_of,
+    sum_usage,
 )
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
@@ -58,6 +68,8 @@ class RunSummary:
         n_errors: views whose stored response records an error at the end of the run.
         out_dir: the run folder.
         endpoints_out: endpoints of the model taken out of rotation during this invocation: URL -> error.
+        usage: token counts summed over the cache rows of the run's views (``run.json`` ``usage``), or None when
+            no reply reported usage.
     """
 
     n_views: int
@@ -66,6 +78,7 @@ class RunSummary:
     n_errors: int
     out_dir: Path
     endpoints_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    usage: RunUsage | None = None
 
 
 def _now() -> str:
@@ -139,7 +152,8 @@ def run_benchmark(
         out_dir: run folder; created if needed. Rerunning into it resumes.
         concurrency: maximum concurrent backend calls (at least 1).
         retry_errors: ask again the views whose stored response records an error (the error row is replaced).
-        progress: show a progress bar on stderr.
+        progress: report the calls' progress on stderr (:mod:`vqaudit.progress`: a bar on a terminal, plain
+            lines in a log, nothing with ``--quiet``); False: never.
         options: generic model options and ``--model-arg`` pairs (see :class:`~vqaudit.backends.ModelOptions`);
             its ``concurrency`` is replaced by ``concurrency``.
         executor: where the model runs (:mod:`vqaudit.executors`; default ``local``, in this process). With
@@ -205,7 +219,8 @@ async def run_benchmark_async(
                            "or check it with `vqaudit verify`)")
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
-    params = GenerationParams()
+    base = options if options is not None else ModelOptions()
+    params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
     if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
@@ -214,7 +229,9 @@ async def run_benchmark_async(
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
-    base = options if options is not None else ModelOptions()
+    # a saved reply for a view the benchmark lacks (replay:) was meant for another benchmark: refused, as
+    # import-predictions refuses such rows, whatever the shard
+    check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
     # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
@@ -266,39 +283,34 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         n_cached = sum(1 for key in view_keys.values() if key not in todo_keys)
         n_replied = len(stored.intersection(view_keys.values()) - cache.error_keys())
         retried = bool(todo_keys) and todo_keys <= redo  # only views whose earlier call failed are asked
-        with _progress_bar(progress) as bar:
-            task = bar.add_task(f"asking {model_spec}", total=len(todo_keys))
+        with step(f"run {model_spec}", len(todo_keys)) if progress else _silent() as bar:
             n_asked = await ask_cached(
                 backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
                 unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response, n_replied=n_replied,
                                                                   retried=retried, out_dir=out_dir),
-                fatal_label=backend.spec, on_done=(lambda: bar.advance(task)) if progress else None,
+                fatal_label=backend.spec, on_done=bar.advance,
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
+        run_keys = set(view_keys.values())
+        usage = sum_usage(r for r in cache.responses() if r.cache_key in run_keys)  # each row once
     finally:
         cache.close()
 
-    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
+    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # KIND:MODEL@URL1,URL2,... (HTTP backends)
     summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
-                         out_dir=out_dir, endpoints_out=endpoints_out)
+                         out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
                                                   "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out}))
+                                                  "endpoints_out": endpoints_out, "usage": usage,
+                                                  "replicas_lost": list(getattr(backend, "losses", None) or [])}))
     return summary
 
 
-def _progress_bar(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
+@contextlib.contextmanager
+def _silent() -> Iterator[Reporter]:
+    yield Reporter("", 0)
 
 
 def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: GenerationParams) -> Request:

@@ -204,8 +204,11 @@ class GenerationParams:
         reasoning_effort: sent as ``reasoning_effort`` (``low``, ``medium``, ``high``, ...) when set.
         enable_thinking: a chat template's thinking switch (Qwen3, GLM-4.5V, InternVL3.5), sent as
             ``chat_template_kwargs: {"enable_thinking": ...}`` when set.
+        thinking_budget: tokens the model may think before it answers, when set (Anthropic Messages API
+            ``thinking.budget_tokens``; Gemini ``generationConfig.thinkingConfig.thinkingBudget``, where 0 switches
+            thinking off); part of ``max_tokens``, not beside it.
 
-    The three optional settings enter :meth:`as_dict` (and so the cache key) only when set, so the key of a call
+    The four optional settings enter :meth:`as_dict` (and so the cache key) only when set, so the key of a call
     without them is what it always was.
     """
 
@@ -214,6 +217,7 @@ class GenerationParams:
     token_field: str = "max_tokens"
     reasoning_effort: str | None = None
     enable_thinking: bool | None = None
+    thinking_budget: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the parameters as a plain JSON-able dict (stored in responses and part of the cache key)."""
@@ -224,4 +228,6 @@ class GenerationParams:
             out["reasoning_effort"] = self.reasoning_effort
         if self.enable_thinking is not None:
             out["enable_thinking"] = self.enable_thinking
+        if self.thinking_budget is not None:
+            out["thinking_budget"] = self.thinking_budget
         return out

@@ -2,9 +2,10 @@
 
 Reads ``run.json`` (which names the benchmark, found by :meth:`vqaudit.store.RunFolder.benchmark`) and the
 response cache; writes, atomically, ``outcomes.jsonl`` (one Outcome per view, raw reply kept beside the parse),
-``metrics.json`` (one entry per source, from the source's ``metrics`` hook), ``diagnostics.json`` (the
-sources' ``diagnostics`` hooks: failure accounting, E_lambda curve, invalid-reply reasons, residual cues) and,
-last, ``scored.json`` (the cache state scored, :mod:`vqaudit.scored_state`).
+``metrics.json`` (one entry per source, from the source's ``metrics`` hook, with the ``bootstrap`` draws and
+seed), ``diagnostics.json`` (the sources' ``diagnostics`` hooks: failure accounting, E_lambda curve,
+invalid-reply reasons, residual cues) and, last, ``scored.json`` (the seal over the cache state scored and the
+files written, :mod:`vqaudit.scored_state`).
 Each source is scored by the hooks of its row in the source table (:mod:`vqaudit.suites.registry`). Rerunning
 gives identical files.
 """
@@ -18,11 +19,13 @@ from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_set, json_text, jsonl_chunks, read_jsonl
 from vqaudit.folder_lock import folder_lock
+from vqaudit.merge import rerun_advice
+from vqaudit.progress import step
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
-from vqaudit.schema import Outcome
+from vqaudit.schema import Outcome, Response
 from vqaudit.scored_state import reply_state, write_scored
-from vqaudit.store import RunFolder, load_benchmark
+from vqaudit.store import Benchmark, RunFolder, load_benchmark
 from vqaudit.suites.registry import ScoreContext, hooks, sources_in_order
 
 N_DRAWS = 10_000
@@ -81,29 +84,39 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
     if missing:
         raise VqauditError(
             f"{run_dir}: {len(missing)} of {len(benchmark.views)} views have no response (first: {missing[0]}); "
-            "run `vqaudit run` again with the same arguments to resume"
+            f"{rerun_advice(run_dir, folder.read_info())} to resume, then score again"
         )
     ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
                        judge_concurrency=options.concurrency, reasoning_format=reasoning_format)
     outcomes: list[Outcome] = []
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}
-    for name in sources_in_order({v.source for v in benchmark.views}):
-        source = hooks(name)
-        views = [v for v in benchmark.views if v.source == name]
-        groups = [g for g in benchmark.groups if g.source == name]
-        scored = source.score(views, responses, ctx)
-        outcomes += scored
-        metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
-        extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
-        if extra is not None:
-            diag[name] = extra
+    with step(f"score {run_dir}", len(benchmark.views)) as shown:
+        for name in sources_in_order({v.source for v in benchmark.views}):
+            shown.advance(_score_source(name, benchmark, responses, ctx, outcomes, metrics, diag, n_draws, seed))
     # one set, metrics.json (the file every reader checks first) renamed last: a failure part-way (a full disk,
     # a folder in a file's place) leaves the old set, or no metrics.json, never new outcomes beside old metrics
     atomic_write_set([(folder.outcomes, jsonl_chunks(outcomes)), (folder.diagnostics, [json_text(diag)]),
                       (folder.metrics, [json_text(metrics)])])
-    write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
+    write_scored(run_dir, state, draws=n_draws, seed=seed)  # last: the seal over what was read and written
     return metrics
+
+
+def _score_source(name: str, benchmark: Benchmark, responses: dict[str, Response], ctx: ScoreContext,
+                  outcomes: list[Outcome], metrics: dict[str, Any], diag: dict[str, Any], n_draws: int,
+                  seed: int) -> int:
+    """Score the views of source ``name`` into ``outcomes``, ``metrics`` and ``diag``; return how many views."""
+    source = hooks(name)
+    views = [v for v in benchmark.views if v.source == name]
+    groups = [g for g in benchmark.groups if g.source == name]
+    scored = source.score(views, responses, ctx)
+    outcomes += scored
+    metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
+    metrics[name]["bootstrap"] = {"draws": n_draws, "seed": seed}  # every report states them
+    extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
+    if extra is not None:
+        diag[name] = extra
+    return len(views)
 
 
 def views_without_reply(run_dir: Path) -> tuple[str, ...]:

@@ -23,7 +23,6 @@ process at once with that outcome, not as killed.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -218,6 +217,8 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
         Terminated: SIGTERM arrived while ``main`` ran (unless ``main`` then raised another error, raised as is).
         BaseException: whatever ``main`` raises; ``KeyboardInterrupt`` on Ctrl-C, as ``asyncio.run``.
     """
+    import asyncio  # here, not at the top: every command imports this module, few run an event loop
+
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(main)
     task: asyncio.Task[T] | None = None

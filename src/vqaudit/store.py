@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from vqaudit.files import (
     write_json,
     write_jsonl,
 )
-from vqaudit.schema import Group, View
+from vqaudit.schema import Group, Response, View
 
 BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 """The ``format`` of every benchmark folder's ``manifest.json``."""
@@ -266,6 +266,51 @@ class Manifest(BaseModel):
     groups_sha256: str
 
 
+class RunUsage(BaseModel):
+    """Token counts summed over a run's replies that reported them (``run.json`` ``usage``).
+
+    Each count is the sum of that field over the replies that carried it (the server's ``usage``: OpenAI API
+    reference, Chat Completions, ``usage.prompt_tokens``, ``completion_tokens``,
+    ``completion_tokens_details.reasoning_tokens``); ``replies`` is how many replies reported any count. A reply
+    shared by several views (identical inputs, asked once) counts once.
+    """
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    replies: int = 0
+
+
+def sum_usage(responses: Iterable[Response]) -> RunUsage | None:
+    """The token counts of ``responses`` summed (:class:`RunUsage`), or None when none reported usage.
+
+    Each response counts once (pass each cache row once); only ``prompt_tokens``, ``completion_tokens`` and
+    ``reasoning_tokens`` are summed, a count that is not a non-negative integer is skipped.
+    """
+    totals = {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0}
+    replies = 0
+    for response in responses:
+        counted = False
+        for key, value in (response.usage or {}).items():
+            if key in totals and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                totals[key] += value
+                counted = True
+        replies += counted
+    return RunUsage(**totals, replies=replies) if replies else None
+class ReplicaLoss(BaseModel):
+    """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
+
+    replica: int
+    """The replica's slot, 0 to ``replicas - 1``."""
+    at: str
+    """When the driver saw the loss (UTC, ISO 8601, seconds)."""
+    error: str
+    """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
+    replaced: bool
+    """True when a new replica took the slot over; False when the replacement limit was reached, the new one failed
+    to start, or the run ended before it started (the other replicas took its calls)."""
+
+
 class RunInfo(BaseModel):
     """``run.json`` of a run folder: which model was asked about which benchmark, how, and how far it got.
 
@@ -295,9 +340,14 @@ class RunInfo(BaseModel):
     shard: str | None = None
     """``I/N`` for a run of one shard of the benchmark (``vqaudit run --shard``), None for all of it."""
     endpoints_out: dict[str, str] = {}
-    """Endpoints of an ``openai:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
+    """Endpoints of a ``KIND:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
     merged_from: list[str] = []
     """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
+    usage: RunUsage | None = None
+    """Token counts summed over the cache rows of the run's views (:func:`sum_usage`); None (and absent from
+    ``run.json``) when no reply reported usage."""
+    replicas_lost: list[ReplicaLoss] = []
+    """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -391,8 +441,11 @@ class RunFolder:
             require_regular(self.root, name)
 
     def write_info(self, info: RunInfo) -> None:
-        """Write ``run.json`` atomically."""
-        write_json(self.info, info.model_dump(mode="json"))
+        """Write ``run.json`` atomically (without ``usage`` when it is None, as before it existed)."""
+        data = info.model_dump(mode="json")
+        if data.get("usage") is None:
+            data.pop("usage", None)
+        write_json(self.info, data)
 
     def benchmark(self, override: Path | None = None) -> Path:
         """The benchmark folder the run was made on, checked by its manifest hash.

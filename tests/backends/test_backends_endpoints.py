@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
+from vqaudit.backends import BackendCallError, Completion, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
-from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend
-from vqaudit.backends.openai_http import env_proxy
+from vqaudit.backends.http_base import DEAD_AFTER, env_proxy
+from vqaudit.backends.openai import OpenAIBackend
 from vqaudit.errors import VqauditError
 from vqaudit.run import RunSummary, load_responses, run_benchmark
 from vqaudit.store import load_benchmark
@@ -203,8 +203,10 @@ def test_cli_endpoint_option(
     assert with_endpoints("openai:m@http://a/v1", ["http://b/v1", "http://c/v1"]) == (
         "openai:m@http://a/v1,http://b/v1,http://c/v1")
     assert with_endpoints("reference:gold", None) == "reference:gold"
-    with pytest.raises(VqauditError, match="only an openai:MODEL@URL model"):
+    with pytest.raises(VqauditError, match="the model 'reference:gold' has one endpoint"):
         with_endpoints("reference:gold", ["http://b/v1"])
+    # the row's endpoints flag decides, not the kind's name: every HTTP provider takes several
+    assert with_endpoints("anthropic:m@http://a/v1", ["http://b/v1"]) == "anthropic:m@http://a/v1,http://b/v1"
     with pytest.raises(VqauditError, match="expected one http"):
         with_endpoints("openai:m@http://a/v1", ["http://b/v1,http://c/v1"])
     bench = make_bench(4, 2)
@@ -226,8 +228,10 @@ def test_backend_used_again_in_a_new_event_loop(fake_server: Any, make_bench: Ca
     first = asyncio.run(backend.complete(requests[0]))
     second = asyncio.run(backend.complete(requests[1]))
     asyncio.run(backend.aclose())
-    assert json.loads(first)["answer"] == views[0].image_sha256[:8]
-    assert json.loads(second)["answer"] == views[1].image_sha256[:8]
+    assert isinstance(first, Completion) and isinstance(second, Completion)
+    assert first.text is not None and second.text is not None
+    assert json.loads(first.text)["answer"] == views[0].image_sha256[:8]
+    assert json.loads(second.text)["answer"] == views[1].image_sha256[:8]
 
 
 def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(
@@ -244,7 +248,8 @@ def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(
     result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url},{dead}",
                                       "--out", str(tmp_path / "run"), "--concurrency", "4", "--timeout", "5"])
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stderr.splitlines() if not line.startswith("24 views: ")]  # the summary line
+    lines = [line for line in result.stderr.splitlines()
+             if not line.startswith(("24 views: ", "progress: "))]  # the summary line, the progress lines
     assert [line.split(" taken out")[0] for line in lines] == [f"warning: endpoint {dead}"]
     assert not any(line.startswith("error:") for line in lines)
     assert lines[0].startswith(f"warning: endpoint {dead} taken out of rotation after {DEAD_AFTER} failures in a "

@@ -35,7 +35,8 @@ pytestmark = pytest.mark.slow
 
 Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 TOKENS = 24  # max_new_tokens for the tests: the random model rarely emits </s>, and 512 steps take longer
-ARGS = {"max_new_tokens": str(TOKENS)}
+ARGS = {"max_new_tokens": str(TOKENS)}  # a generation key: every request's params.max_tokens (not the identity)
+PARAMS = GenerationParams(max_tokens=TOKENS)  # what the run sends with ARGS
 
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
@@ -48,7 +49,7 @@ def _request(view: View, bench: Path, params: GenerationParams | None = None) ->
     prompt_id, prompt = prompt_for(view)
     data = (bench / view.image).read_bytes()
     return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                   image_mime=image_mime(data, bench / view.image), params=params or GenerationParams())
+                   image_mime=image_mime(data, bench / view.image), params=params or PARAMS)
 
 
 def _direct_replies(model_dir: Path, requests: list[Request], max_new_tokens: int) -> list[str]:
@@ -93,7 +94,8 @@ def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path:
     info = json.loads((out / "run.json").read_text())
     assert info["model"] == spec
     assert info["model_identity"].startswith(f"{spec}@sha256:")
-    assert info["model_identity"].endswith(f";dtype=float32;max_new_tokens={TOKENS}")
+    assert info["model_identity"].endswith(";dtype=float32")
+    assert info["params"] == {"temperature": 0.0, "max_tokens": TOKENS}  # --model-arg max_new_tokens=24
 
     responses = load_responses(out)
     assert set(responses) == {v.view_id for v in views}
@@ -123,9 +125,9 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_c
     requests = [_request(v, tiny_chart_bench) for v in views]
     # prompts of very different lengths in one batch (left padding), and a text-only one
     requests.append(Request(request_id=views[0].view_id, prompt_id="t", prompt="How many?", image=None, image_mime=None,
-                            params=GenerationParams()))
+                            params=PARAMS))
     requests.insert(2, Request(request_id=views[2].view_id, prompt_id="short", prompt="bar?", image=requests[2].image,
-                               image_mime="image/png", params=GenerationParams()))
+                               image_mime="image/png", params=PARAMS))
     spec = f"hf:{model}"
 
     unbatched_backend = load_backend(spec, model_options({**ARGS, "batch_size": "1"}))
@@ -160,7 +162,7 @@ def test_bad_image_fails_only_its_request(tiny_llava: Path, tiny_chart_bench: Pa
     views = load_benchmark(tiny_chart_bench).views[:3]
     good = [_request(v, tiny_chart_bench) for v in views]
     bad = Request(request_id=views[0].view_id, prompt_id="p", prompt=good[0].prompt,
-                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=GenerationParams())
+                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=PARAMS)
     backend = load_backend(f"hf:{tiny_llava}", model_options(ARGS))
     results = asyncio.run(_ask(backend, [good[0], bad, *good[1:]]))
     assert isinstance(results[1], BackendCallError) and "image cannot be decoded" in str(results[1])
@@ -184,7 +186,7 @@ def test_cache_identity_follows_the_weights(tiny_vlm: ModuleType, tiny_chart_ben
     retrained = run_benchmark(tiny_chart_bench, spec, out, progress=False, options=model_options(ARGS))
     assert (retrained.n_cached, retrained.n_asked) == (0, first.n_asked)
     assert json.loads((out / "run.json").read_text())["model_identity"] != identity
-    # another max_new_tokens is another identity too
+    # another max_new_tokens is another cache key too (through the request's parameters)
     longer = run_benchmark(tiny_chart_bench, spec, out, progress=False,
                            options=model_options({"max_new_tokens": str(TOKENS + 1)}))
     assert longer.n_cached == 0
@@ -323,3 +325,53 @@ def test_check_refuses_what_load_refuses_without_reading_weights(tiny_llava: Pat
     assert calls == []
     load_backend(f"hf:{tiny_llava}", model_options(ARGS))
     assert calls == [str(tiny_llava)]
+
+
+def _with_thinking_switch(model: Path, out: Path) -> Path:
+    """A copy of ``model`` whose chat template reads ``enable_thinking`` as Qwen3's does (an empty think block
+    after the generation prompt when it is false), so the switch visibly changes the prompt."""
+    shutil.copytree(model, out)
+    template = out / "chat_template.jinja"
+    template.write_text(template.read_text() + "{% if enable_thinking is defined and enable_thinking is false %}"
+                                               " <think> </think>{% endif %}")
+    return out
+
+
+def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, tiny_chart_bench: Path,
+                                                             tmp_path: Path) -> None:
+    """``max_tokens=7`` (the other spelling of max_new_tokens) is what generate gets; ``enable_thinking`` is what
+    the chat template gets, and a template without the switch is refused in one line, before any run folder."""
+    views = load_benchmark(tiny_chart_bench).views
+    out = tmp_path / "run"
+    run_benchmark(tiny_chart_bench, f"hf:{tiny_llava}", out, concurrency=4, progress=False,
+                  options=model_options({"max_tokens": "7"}))
+    assert json.loads((out / "run.json").read_text())["params"] == {"temperature": 0.0, "max_tokens": 7}
+    sample = views[:2]
+    expected = _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], 7)
+    replies = load_responses(out)
+    assert [replies[v.view_id].text for v in sample] == expected
+    assert expected != _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], TOKENS)
+
+    message = _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", tmp_path / "refused",
+                             "has no thinking switch", {**ARGS, "enable_thinking": "false"})
+    assert message == (f"model spec 'hf:{tiny_llava}': enable_thinking=false: this model's chat template has no "
+                       "thinking switch (its source never mentions enable_thinking); drop the setting")
+
+    from vqaudit.backends.hf import HFBackend
+
+    switched = _with_thinking_switch(tiny_llava, tmp_path / "switched")
+    backend = load_backend(f"hf:{switched}", model_options({**ARGS, "enable_thinking": "false"}))
+    assert isinstance(backend, HFBackend)
+    try:
+        request = _request(views[0], tiny_chart_bench)
+        off = backend.render(Request(**{**request.__dict__, "params": GenerationParams(enable_thinking=False)}))
+        on = backend.render(Request(**{**request.__dict__, "params": GenerationParams(enable_thinking=True)}))
+        unset = backend.render(request)
+    finally:
+        asyncio.run(backend.aclose())
+    assert off.endswith("ASSISTANT: <think> </think>") and on.endswith("ASSISTANT:") and unset == on
+    think = run_benchmark(tiny_chart_bench, f"hf:{switched}", tmp_path / "think", concurrency=4, progress=False,
+                          options=model_options({**ARGS, "enable_thinking": "false"}))
+    assert think.n_errors == 0
+    assert json.loads((tmp_path / "think" / "run.json").read_text())["params"] == {
+        "temperature": 0.0, "max_tokens": TOKENS, "enable_thinking": False}

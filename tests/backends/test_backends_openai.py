@@ -13,6 +13,7 @@ import pytest
 from vqaudit.backends import (
     Backend,
     BackendCallError,
+    Completion,
     GenerationParams,
     ModelOptions,
     Request,
@@ -52,10 +53,12 @@ def _request(view_and_image: tuple[View, bytes]) -> Request:
     return Request(view.view_id, "answerability-json-v1", "Is it?", image, "image/png", GenerationParams())
 
 
-def _complete(backend: Backend, request: Request) -> str:
-    async def go() -> str:
+def _complete(backend: Backend, request: Request) -> str | None:
+    """The reply's content (the openai backend returns a Completion: content, reasoning, finish reason, usage)."""
+    async def go() -> str | None:
         try:
-            return await backend.complete(request)
+            reply = await backend.complete(request)
+            return reply.text if isinstance(reply, Completion) else reply
         finally:
             await backend.aclose()
 

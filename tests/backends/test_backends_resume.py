@@ -129,8 +129,8 @@ def test_sigterm_stops_the_cli_run_like_ctrl_c(
     out = tmp_path / "run"
     spec = f"openai:m@{fake_server.url}"
     env = {**os.environ, KEY_ENV: SECRET}
-    proc = subprocess.Popen([sys.executable, "-m", "vqaudit", "run", str(bench), "--model", spec, "--out", str(out),
-                             "--concurrency", "3", "--api-key-env", KEY_ENV, "--max-retries", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "vqaudit", "--quiet", "run", str(bench), "--model", spec, "--out",
+                             str(out), "--concurrency", "3", "--api-key-env", KEY_ENV, "--max-retries", "2"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:

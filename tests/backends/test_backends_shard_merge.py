@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -189,3 +194,63 @@ def test_replay_shards_of_one_file_merge_and_of_an_edited_file_do_not(
     run_benchmark(bench, spec, tmp_path / "edited2", progress=False, shard=(2, 2))
     with pytest.raises(VqauditError, match="field 'model_identity'"):
         merge_runs([shards[0], tmp_path / "edited2"], tmp_path / "m2")
+
+
+def test_merge_refuses_a_killed_shard_and_merges_once_it_is_rerun(
+    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, read_rows: Rows
+) -> None:
+    # Re-trial: a shard killed mid-run merged with exit 0 ("0 with a recorded error"); `score` then refused the
+    # merged folder and advised `vqaudit run` into it, which refuses a merged folder.
+    bench = make_bench(4, 5)  # 20 views
+    spec = f"openai:m@{fake_server.url}"
+    env = {**os.environ, "VQAUDIT_TEST_KEY": "sk-test-merge"}
+    command = [sys.executable, "-m", "vqaudit", "--quiet", "run", str(bench), "--model", spec, "--concurrency", "1",
+               "--api-key-env", "VQAUDIT_TEST_KEY", "--max-retries", "0"]
+    s1, s2 = tmp_path / "s1", tmp_path / "s2"
+    assert subprocess.run([*command, "--out", str(s1), "--shard", "1/2"], env=env, timeout=120).returncode == 0
+    fake_server.stall_after(2)  # shard 2 gets 2 replies, then the server holds its calls: killed part way
+    proc = subprocess.Popen([*command, "--out", str(s2), "--shard", "2/2"], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while len(read_rows(s2)) < 2:
+            assert proc.poll() is None, "the shard's run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        proc.kill()  # SIGKILL: the run writes nothing more
+        assert proc.wait(10) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    n_shard2 = 20 - len(load_responses(s1))  # the views of shard 2: those shard 1 did not ask
+    with pytest.raises(VqauditError) as refused:
+        merge_runs([s1, s2], tmp_path / "m")
+    assert str(refused.value).startswith(f"{s2}: the run of shard 2/2 did not finish ({n_shard2 - 2} of {n_shard2} "
+                                         "views have no reply: killed or stopped part way); rerun that shard with "
+                                         f"the same command (`vqaudit run {bench.resolve()} --model {spec} --out "
+                                         f"{s2} --shard 2/2`")
+    assert not (tmp_path / "m").exists()
+    cli = subprocess.run([sys.executable, "-m", "vqaudit", "merge", str(s1), str(s2), "--out", str(tmp_path / "m")],
+                         capture_output=True, text=True, timeout=120)
+    assert (cli.returncode, cli.stderr) == (2, f"error: {refused.value}\n")
+    fake_server.unstall()
+    assert subprocess.run([*command, "--out", str(s2), "--shard", "2/2"], env=env, timeout=120).returncode == 0
+    assert merge_runs([s1, s2], tmp_path / "m").n_views == 20  # the advice worked: the shard finished
+
+
+def test_a_merged_folder_missing_replies_is_told_to_rerun_its_shards(
+    make_bench: Callable[..., Path], tmp_path: Path
+) -> None:
+    bench = make_bench(3, 3)
+    runs = _shard_runs(bench, tmp_path, 2)
+    merged = tmp_path / "m"
+    merge_runs(runs, merged)
+    with sqlite3.connect(merged / "responses.sqlite") as conn:
+        conn.execute("DELETE FROM responses WHERE rowid = (SELECT MIN(rowid) FROM responses)")
+    with pytest.raises(VqauditError) as refused:
+        score_run(merged, n_draws=10)
+    text = str(refused.value)
+    assert f"was made by `vqaudit merge` from {runs[0].resolve()}, {runs[1].resolve()}" in text
+    assert "--out SHARD_FOLDER --shard I/N`), then `vqaudit merge` them again into a new folder" in text
+    assert f"--out {merged}`" not in text  # `vqaudit run --out MERGED` is refused: never advised
+    with pytest.raises(VqauditError, match="merged by `vqaudit merge`; run into another folder"):
+        run_benchmark(bench, "reference:gold", merged, progress=False)

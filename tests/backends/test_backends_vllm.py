@@ -43,7 +43,7 @@ def test_options_become_engine_arguments() -> None:
     assert options.engine == {"tensor_parallel_size": 2, "dtype": "bfloat16", "gpu_memory_utilization": 0.5,
                               "seed": 0, "max_model_len": 4096, "enforce_eager": True, "revision": "abc",
                               "trust_remote_code": False, "limit_mm_per_prompt": {"image": 1}}
-    assert (options.batch_size, options.max_new_tokens) == (16, None)
+    assert options.batch_size == 16
     for bad, message in [({"tensor_parallel_size": "0"}, "tensor_parallel_size='0'"),
                          ({"gpu_memory_utilization": "1.5"}, "gpu_memory_utilization='1.5'"),
                          ({"dtype": "int4"}, "dtype='int4'"), ({"device": "cpu"}, "unknown --model-arg device")]:
@@ -99,7 +99,8 @@ def test_vllm_runs_the_tiny_llava(tiny_llava: Path, tiny_chart_bench: Path, tmp_
         prompt_id, prompt = prompt_for(view)
         data = (tiny_chart_bench / view.image).read_bytes()
         requests.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                                image_mime=image_mime(data, Path(view.image)), params=GenerationParams()))
+                                image_mime=image_mime(data, Path(view.image)),
+                                params=GenerationParams(max_tokens=24)))  # the run's --model-arg max_new_tokens
     backend = load_backend(spec, model_options(args))
 
     async def ask() -> tuple[list[str], list[str]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from vqaudit.backends import BackendCallError, GenerationParams, ModelOptions, Request, load_backend
+from vqaudit.backends import BackendCallError, Completion, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import FACTOR, MIN_SAMPLES, WINDOW, AttemptLimits
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.schema import View
@@ -129,7 +129,8 @@ def test_no_backoff_is_not_a_passed_deadline(make_bench: Callable[..., Path], ho
 
     async def go() -> str:
         try:
-            return await backend.complete(reqs[0])
+            reply = await backend.complete(reqs[0])
+            return reply.text or "" if isinstance(reply, Completion) else reply
         finally:
             await backend.aclose()
 

@@ -357,3 +357,22 @@ def test_vlmevalkit_reads_the_tsv_as_the_exported_values(tmp_path: Path, charts:
     for (_, row), view in zip(mcq.iterrows(), load_benchmark(upd).views, strict=True):
         options = [row[k] for k in "ABCDEFGHIJ" if k in row and not pd.isna(row[k])]  # what build_prompt lists
         assert options == list(view.options) and row["view_id"] == view.view_id
+
+
+@pytest.mark.parametrize(("harness", "said"), [("vlmevalkit", "re-encode every image as JPEG"),
+                                               ("lmms-eval", "as PNG (lossless)"),
+                                               ("inspect", "the file's bytes as they are")])
+def test_export_prints_what_the_harness_does_to_the_images(tmp_path: Path, tiny: Path, harness: str,
+                                                           said: str) -> None:
+    # VLMEvalKit's API models send every image as Pillow's default JPEG (vlmeval/smp/vlm.py
+    # encode_image_to_base64, fmt='JPEG'; benchmarks/bench_jpeg.py: 34 of 50 chart-reader replies change);
+    # lmms-eval's openai model sends PNG (models/chat/openai.py, LMMS_IMAGE_ENCODE_FORMAT default "PNG");
+    # inspect_ai sends the data URL's bytes unchanged (tests/harness/test_inspect_real.py: the server's replies,
+    # keyed by each image's SHA-256, score exactly as the replay of the same replies).
+    from vqaudit.harness.formats import HARNESSES
+
+    result = CliRunner().invoke(app, ["export", str(tiny), "--to", harness, "--out", str(tmp_path / "ex")])
+    assert result.exit_code == 0, result.output
+    line = f"images in {harness}: {HARNESSES[harness].images}"
+    assert [text for text in result.output.splitlines() if text.startswith("images in ")] == [line]
+    assert said in line

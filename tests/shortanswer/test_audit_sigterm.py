@@ -69,7 +69,7 @@ elif where == "shutdown":  # freed with __main__'s globals, after every atexit h
         def __del__(self, pause=pause):
             pause(1.0)
     last = Last()
-sys.argv = ["vqaudit", "audit", preds, "--benchmark", "textvqa", "--out", out]
+sys.argv = ["vqaudit", "--quiet", "audit", preds, "--benchmark", "textvqa", "--out", out]
 main()
 """
 

@@ -1,9 +1,13 @@
-"""The UPD matcher and judge reader with the final-answer rules of issue 17 (item 1 and item 3)."""
+"""The UPD matcher and judge reader with the final-answer rules of the choice reader."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from vqaudit.parsing.choice import ChoiceMatch, extract_choice
 from vqaudit.prompts.upd import judge_options
-from vqaudit.schema import View
+from vqaudit.schema import UPDViewMeta, View
 from vqaudit.scoring.upd import match_reply, parse_judge_reply
 
 
@@ -55,3 +59,25 @@ def test_judge_replies_in_fences_json_and_declarations(small_views: list[View]) 
     assert parse_judge_reply(view, f"**{none_letter}**", "j").meaning == "none"
     assert parse_judge_reply(view, "A or B", "j").meaning == "undecided"
     assert parse_judge_reply(view, "Z", "j").meaning == "undecided"
+
+
+def test_upd_scoring_reads_the_hand_checked_replies_as_the_choice_reader_does(small_views: list[View]) -> None:
+    # The 247 hand-checked replies (tests/fixtures/upd/verbose_choice_replies.jsonl) read through UPD scoring's
+    # matcher on a standard base view carrying the row's options, and through parsing.choice.extract_choice: the
+    # same letter, abstention or undecided (an ambiguous reply is undecided in both) on every row.
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "upd" / "verbose_choice_replies.jsonl"
+    rows = [json.loads(line) for line in fixture.read_text(encoding="utf-8").splitlines()]
+    base = _standard(small_views)
+    assert UPDViewMeta.of(base).abstain_letter is None and UPDViewMeta.of(base).kind == "standard"
+    differ = []
+    for row in rows:
+        options: dict[str, str] = row["options"]
+        assert "".join(options) == "ABCDE"[:len(options)]
+        view = base.model_copy(update={"options": tuple(options.values())})
+        verdict = match_reply(view, row["reply"])
+        upd = None if verdict is None else verdict.meaning.removeprefix("option:")
+        found = extract_choice(row["reply"], options)
+        ours = found.letter if isinstance(found, ChoiceMatch) else None if found is None else "abstain"
+        if upd != ours:
+            differ.append((row["reply"], upd, ours))
+    assert len(rows) == 247 and differ == []

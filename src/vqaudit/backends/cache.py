@@ -89,6 +89,13 @@ def cache_key(
     return hashlib.sha256(encode_utf8(canonical)).hexdigest()  # a lone surrogate hashes as its JSON escape
 
 
+def _blob_hex(value: object) -> str:
+    """A BLOB (bytes) written into a text column by hand, as hex for :meth:`ResponseCache.content_sha256`."""
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"unexpected column value of type {type(value).__name__}")
+
+
 def _row_to_response(row: tuple[Any, ...]) -> Response:
     key, view_id, model, prompt_id, params, text, error, latency_s, reasoning, finish_reason, usage = row
     return Response(
@@ -331,6 +338,19 @@ class ResponseCache:
         with self._conn:
             self._conn.execute("DELETE FROM view_keys")
             self._conn.executemany("INSERT INTO view_keys (view_id, key) VALUES (?, ?)", view_keys.items())
+
+    def content_sha256(self) -> str:
+        """SHA-256 of every stored row's content and of the view -> key map (``vqaudit score`` seals it).
+
+        Rows in key order, each the JSON list of its columns (``key`` ... ``usage``, then the write counter
+        ``created``; a column an older cache lacks reads as null), then the map sorted by view id. Any change to a
+        stored reply, an ``UPDATE`` included, changes the digest.
+        """
+        digest = hashlib.sha256()
+        for row in self._conn.execute(f"SELECT {self._columns}, created FROM responses ORDER BY key"):
+            digest.update(json.dumps(list(row), default=_blob_hex).encode() + b"\n")
+        digest.update(json.dumps(sorted(self.view_keys().items())).encode())
+        return digest.hexdigest()
 
     def view_keys(self) -> dict[str, str]:
         """Return the view -> key map of the latest run (empty if none was recorded)."""

@@ -16,11 +16,14 @@ replies are the same up to floating-point reduction order (identical on the CPU 
   is at least as large);
 - ``revision``: hub branch, tag or commit (default ``main``); ignored for a local folder;
 - ``trust_remote_code``: run the repo's own modeling code (default false; only for repos you trust);
-- ``max_new_tokens``: cap on new tokens, replacing the request's ``max_tokens`` (part of the cache identity);
 - ``attn_implementation``: ``eager``, ``sdpa`` or ``flash_attention_2`` (default: transformers' choice).
 
+Generation keys (the ``generation`` column of :data:`vqaudit.backends.registry.BACKENDS`, taken by
+``load_backend`` into every request's parameters, so part of each reply's cache key): ``max_new_tokens=N`` or
+``max_tokens=N`` (the new-token budget) and ``enable_thinking=true|false`` (passed to the chat template).
+
 The cache identity (``identity``) is the spec, the local folder's fingerprint or the hub commit, the resolved
-dtype and ``max_new_tokens`` when set (see :mod:`vqaudit.backends.model_files`); device and batch size are not
+dtype (see :mod:`vqaudit.backends.model_files`); device and batch size are not
 part of it. The HTTP options (``timeout_s``, ``max_retries``, ``api_key_env``) do not apply: a generation runs
 to its end (or to ``aclose``). Requires the ``[hf]`` extra.
 """
@@ -32,20 +35,21 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, GenerationParams, ModelOptions, Request
 from vqaudit.backends.batching import Batcher, isolate_failures
 from vqaudit.backends.model_files import (
     ModelSource,
     load_error,
+    no_thinking_switch,
     require_extra,
     resolve_source,
     source_identity,
+    template_has_thinking_switch,
 )
 from vqaudit.backends.options import ModelArgs
 from vqaudit.errors import VqauditError
 
-KNOWN_ARGS = ("device", "dtype", "batch_size", "revision", "trust_remote_code", "max_new_tokens",
-              "attn_implementation")
+KNOWN_ARGS = ("device", "dtype", "batch_size", "revision", "trust_remote_code", "attn_implementation")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 ATTENTION = ("eager", "sdpa", "flash_attention_2")
 DEFAULT_BATCH_SIZE = 8
@@ -60,7 +64,6 @@ class HFOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     revision: str | None = None
     trust_remote_code: bool = False
-    max_new_tokens: int | None = None
     attn_implementation: str | None = None
 
     @classmethod
@@ -81,7 +84,6 @@ class HFOptions:
             batch_size=args.take_int("batch_size", DEFAULT_BATCH_SIZE, maximum=1024) or DEFAULT_BATCH_SIZE,
             revision=args.take_str("revision"),
             trust_remote_code=args.take_bool("trust_remote_code", False),
-            max_new_tokens=args.take_int("max_new_tokens", None, maximum=1 << 20),
             attn_implementation=args.take_str("attn_implementation", choices=ATTENTION),
         )
         args.finish()
@@ -124,7 +126,11 @@ def load(spec: str, target: str, options: ModelOptions) -> HFBackend:
             an image-text-to-text model (wrong architecture, missing files, out of memory, no chat template).
     """
     hf_options, source = _checked(spec, target, options)
-    return HFBackend(spec, source, hf_options)
+    backend = HFBackend(spec, source, hf_options)
+    thinking = options.generation(GenerationParams()).enable_thinking
+    if thinking is not None and not backend.has_thinking_switch:
+        raise VqauditError(no_thinking_switch(spec, thinking))
+    return backend
 
 
 def _pick_device(torch: Any, wanted: str) -> str:
@@ -197,12 +203,12 @@ class HFBackend:
         if not getattr(self.processor, "chat_template", None):
             raise VqauditError(f"model spec {spec!r}: {source.load_from} has no chat template (processor "
                                "chat_template / chat_template.jinja); vqaudit asks chat models in their own format")
+        self.has_thinking_switch = template_has_thinking_switch(self.processor.chat_template,
+                                                                getattr(self.tokenizer, "chat_template", None))
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         extras = {"dtype": str(self.model.dtype).removeprefix("torch.")}
-        if options.max_new_tokens is not None:
-            extras["max_new_tokens"] = str(options.max_new_tokens)
         try:
             self.identity = source_identity(spec, source, options.revision, extras)
         except OSError as exc:
@@ -238,11 +244,22 @@ class HFBackend:
         await self._batcher.aclose()
 
     def render(self, request: Request) -> str:
-        """Return the chat-template text of one request (the image as the template's image placeholder)."""
+        """Return the chat-template text of one request (the image as the template's image placeholder).
+
+        ``request.params.enable_thinking``, when set, is passed to the template as ``enable_thinking``.
+
+        Raises:
+            BackendCallError: (fatal) ``enable_thinking`` set for a template without that switch.
+        """
         content: list[dict[str, str]] = [{"type": "image"}] if request.image is not None else []
         content.append({"type": "text", "text": request.prompt})
+        switch: dict[str, bool] = {}
+        if request.params.enable_thinking is not None:
+            if not self.has_thinking_switch:
+                raise BackendCallError(no_thinking_switch(self.spec, request.params.enable_thinking), fatal=True)
+            switch["enable_thinking"] = request.params.enable_thinking
         text = self.processor.apply_chat_template(
-            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False, **switch
         )
         return str(text)
 
@@ -278,7 +295,7 @@ class HFBackend:
             with torch.inference_mode():
                 out = self.model.generate(
                     **inputs,
-                    max_new_tokens=self.options.max_new_tokens or params.max_tokens,
+                    max_new_tokens=params.max_tokens,
                     num_beams=1,
                     pad_token_id=self.tokenizer.pad_token_id,
                     stopping_criteria=[self._stop],
@@ -293,4 +310,5 @@ class HFBackend:
 
 
 def _group_key(request: Request) -> Hashable:
-    return (request.image is None, request.params.temperature, request.params.max_tokens)
+    params = request.params
+    return (request.image is None, params.temperature, params.max_tokens, params.enable_thinking)

@@ -249,3 +249,23 @@ def load_error(spec: str, source: ModelSource, exc: BaseException) -> VqauditErr
     else:
         hint = ""
     return VqauditError(f"model spec {spec!r}: cannot load the {where}{kind}: {type(exc).__name__}: {message}{hint}")
+
+
+def no_thinking_switch(spec: str, enable_thinking: bool) -> str:
+    """The one line refusing ``enable_thinking`` for a model whose chat template has no such switch."""
+    return (f"model spec {spec!r}: enable_thinking={str(enable_thinking).lower()}: this model's chat template has "
+            "no thinking switch (its source never mentions enable_thinking); drop the setting")
+
+
+def template_has_thinking_switch(*templates: object) -> bool:
+    """Whether any chat template source (a string, or a dict of named templates) mentions ``enable_thinking``.
+
+    A template that never reads the variable ignores it: passing ``enable_thinking`` to it would change nothing
+    the model sees while the cache key said it did (Qwen3's template reads it: ``{%- if enable_thinking is defined
+    and enable_thinking is false %}``, Qwen3 model card, "Switching Between Thinking and Non-Thinking Mode").
+    """
+    for template in templates:
+        sources = template.values() if isinstance(template, dict) else (template,)
+        if any(isinstance(t, str) and "enable_thinking" in t for t in sources):
+            return True
+    return False

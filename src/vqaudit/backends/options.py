@@ -41,6 +41,12 @@ def parse_model_args(pairs: Iterable[str], option: str = "--model-arg") -> tuple
     return tuple(args.items())
 
 
+def parse_bool(value: str) -> bool | None:
+    """``value`` as a bool (true/false, yes/no, on/off, 1/0, any case, blanks around ignored), or None."""
+    low = value.strip().lower()
+    return True if low in _TRUE else False if low in _FALSE else None
+
+
 class ModelArgs:
     """Typed, checked reads of one backend's ``--model-arg`` pairs.
 
@@ -88,12 +94,10 @@ class ModelArgs:
         value = self._args.pop(key, None)
         if value is None:
             return default
-        low = value.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        raise self._error(key, value, "true or false")
+        parsed = parse_bool(value)
+        if parsed is None:
+            raise self._error(key, value, "true or false")
+        return parsed
 
     def take_int(self, key: str, default: int | None, *, minimum: int = 1, maximum: int = 1 << 30) -> int | None:
         """Return ``key`` as an integer in ``[minimum, maximum]``; ``default`` when absent.

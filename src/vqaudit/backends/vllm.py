@@ -12,30 +12,43 @@ batching), so ``--concurrency`` should be at least ``batch_size`` for full batch
   ``bfloat16``, ``float32``), ``quantization`` (e.g. ``awq``, ``fp8``), ``max_model_len``, ``max_num_seqs``,
   ``gpu_memory_utilization`` (0 to 1), ``enforce_eager``, ``seed``, ``revision``, ``trust_remote_code``,
   ``max_images`` (images per prompt the engine reserves memory for, default 1);
-- ``batch_size``: conversations per ``LLM.chat`` call (default 64);
-- ``max_new_tokens``: cap on new tokens, replacing the request's ``max_tokens`` (part of the cache identity).
+- ``batch_size``: conversations per ``LLM.chat`` call (default 64).
 
-The cache identity is the spec, the local folder's fingerprint or the hub commit, and ``dtype``,
-``quantization`` and ``max_new_tokens`` when given. Requires the ``[vllm]`` extra and a GPU (vLLM's
+Generation keys (taken by ``load_backend`` into every request's parameters, so part of each reply's cache key):
+``max_new_tokens=N`` or ``max_tokens=N`` (``SamplingParams.max_tokens``) and ``enable_thinking=true|false``
+(passed to the chat template, ``LLM.chat(chat_template_kwargs=...)``).
+
+The cache identity is the spec, the local folder's fingerprint or the hub commit, and ``dtype`` and
+``quantization`` when given. Requires the ``[vllm]`` extra and a GPU (vLLM's
 vision-language path does not run on CPU).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vqaudit.backends.base import BackendCallError, ModelOptions, Request
+from vqaudit.backends.base import BackendCallError, GenerationParams, ModelOptions, Request
 from vqaudit.backends.batching import Batcher, isolate_failures
-from vqaudit.backends.model_files import ModelSource, load_error, require_extra, resolve_source, source_identity
+from vqaudit.backends.model_files import (
+    ModelSource,
+    load_error,
+    no_thinking_switch,
+    require_extra,
+    resolve_source,
+    source_identity,
+    template_has_thinking_switch,
+)
 from vqaudit.backends.options import ModelArgs
+from vqaudit.errors import VqauditError
 
 ENGINE_INT_ARGS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "seed")
 ENGINE_STR_ARGS = ("quantization", "revision")
 KNOWN_ARGS = (*ENGINE_INT_ARGS, *ENGINE_STR_ARGS, "dtype", "gpu_memory_utilization", "enforce_eager",
-              "trust_remote_code", "max_images", "batch_size", "max_new_tokens")
+              "trust_remote_code", "max_images", "batch_size")
 DTYPES = ("auto", "float16", "bfloat16", "float32")
 DEFAULT_BATCH_SIZE = 64
 
@@ -48,12 +61,10 @@ class VLLMOptions:
         engine: keyword arguments for ``vllm.LLM`` besides ``model`` (only the keys given, plus
             ``limit_mm_per_prompt``).
         batch_size: conversations per ``LLM.chat`` call.
-        max_new_tokens: cap on new tokens (None: the request's ``max_tokens``).
     """
 
     engine: dict[str, Any] = field(default_factory=dict)
     batch_size: int = DEFAULT_BATCH_SIZE
-    max_new_tokens: int | None = None
 
     @classmethod
     def from_args(cls, args: ModelArgs) -> VLLMOptions:
@@ -83,7 +94,6 @@ class VLLMOptions:
         options = cls(
             engine=engine,
             batch_size=args.take_int("batch_size", DEFAULT_BATCH_SIZE, maximum=1 << 16) or DEFAULT_BATCH_SIZE,
-            max_new_tokens=args.take_int("max_new_tokens", None, maximum=1 << 20),
         )
         args.finish()
         return options
@@ -125,7 +135,11 @@ def load(spec: str, target: str, options: ModelOptions) -> VLLMBackend:
             (unsupported architecture, no GPU, out of memory).
     """
     vllm_options, source = _checked(spec, target, options)
-    return VLLMBackend(spec, source, vllm_options)
+    backend = VLLMBackend(spec, source, vllm_options)
+    thinking = options.generation(GenerationParams()).enable_thinking
+    if thinking is not None and not backend.has_thinking_switch:
+        raise VqauditError(no_thinking_switch(spec, thinking))
+    return backend
 
 
 def ray_resources(spec: str, options: ModelOptions) -> dict[str, float]:
@@ -174,9 +188,8 @@ class VLLMBackend:
             self.llm = LLM(model=source.load_from, **options.engine)
         except Exception as exc:  # vLLM raises ValueError, RuntimeError, OOM, pydantic errors, ...
             raise load_error(spec, source, exc) from None
+        self.has_thinking_switch = _thinking_switch(self.llm, source, options)
         extras: dict[str, str] = {k: str(options.engine[k]) for k in ("dtype", "quantization") if k in options.engine}
-        if options.max_new_tokens is not None:
-            extras["max_new_tokens"] = str(options.max_new_tokens)
         try:
             self.identity = source_identity(spec, source, options.engine.get("revision"), extras)
         except OSError as exc:
@@ -211,17 +224,42 @@ class VLLMBackend:
         await self._batcher.aclose()
 
     def _chat(self, batch: Sequence[Request]) -> list[str | BackendCallError]:
-        params = batch[0].params
+        params = batch[0].params  # one group key: the same temperature, max_tokens, enable_thinking
         sampling = self._sampling_params(
-            temperature=params.temperature, max_tokens=self.options.max_new_tokens or params.max_tokens
+            temperature=params.temperature, max_tokens=params.max_tokens
         )
         if self._batcher.closing.is_set():
             raise BackendCallError("the backend was closed", fatal=True)
-        outputs = self.llm.chat([conversation(r) for r in batch], sampling, use_tqdm=False)
+        extra: dict[str, Any] = {}
+        if params.enable_thinking is not None:
+            if not self.has_thinking_switch:
+                raise BackendCallError(no_thinking_switch(self.spec, params.enable_thinking), fatal=True)
+            extra["chat_template_kwargs"] = {"enable_thinking": params.enable_thinking}
+        outputs = self.llm.chat([conversation(r) for r in batch], sampling, use_tqdm=False, **extra)
         if len(outputs) != len(batch):
             raise BackendCallError(f"vLLM returned {len(outputs)} outputs for {len(batch)} prompts")
         return [str(out.outputs[0].text) for out in outputs]
 
 
 def _group_key(request: Request) -> Hashable:
-    return (request.params.temperature, request.params.max_tokens)
+    return (request.params.temperature, request.params.max_tokens, request.params.enable_thinking)
+
+
+def _thinking_switch(llm: Any, source: ModelSource, options: VLLMOptions) -> bool:
+    """Whether the chat template ``LLM.chat`` applies mentions ``enable_thinking`` (False when none can be read).
+
+    vLLM takes a vision-language model's template from its processor (``chat_template.json``/``.jinja``) before
+    its tokenizer's, so both are read.
+    """
+    templates: list[object] = []
+    with contextlib.suppress(Exception):  # an engine without a tokenizer (skip_tokenizer_init): no template there
+        templates.append(getattr(llm.get_tokenizer(), "chat_template", None))
+    try:
+        import transformers
+
+        tf: Any = transformers  # not typed for mypy --strict
+        kwargs = {k: options.engine[k] for k in ("revision", "trust_remote_code") if k in options.engine}
+        templates.append(getattr(tf.AutoProcessor.from_pretrained(source.load_from, **kwargs), "chat_template", None))
+    except Exception:  # a text-only model has no processor; its tokenizer's template is the one
+        pass
+    return template_has_thinking_switch(*templates)

@@ -14,23 +14,24 @@ import errno
 import os
 import sqlite3
 import sys
+from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
 
 from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
 from vqaudit.cli.build import build_app
 from vqaudit.cli.harness import export_cmd, import_predictions_cmd
 from vqaudit.cli.leaks import audit_leaks_cmd
-from vqaudit.cli.options import error
+from vqaudit.cli.options import PlainHelpGroup, error
 from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
 from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
+from vqaudit.progress import set_quiet
 from vqaudit.signals import SIGTERM_EXIT, Completed, Terminated, exit_on_sigterm, sigterm_like_ctrl_c
 
 
-class _InOrder(TyperGroup):
+class _InOrder(PlainHelpGroup):
     """Lists commands in the order they were registered (the pipeline's), not alphabetically."""
 
     def list_commands(self, ctx: object) -> list[str]:
@@ -38,8 +39,20 @@ class _InOrder(TyperGroup):
         return sorted(names, key=lambda name: name != "build")
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder,
+# Plain help text (click's layout; see cli.options.PlainHelpGroup for why not typer's rich panels).
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder, rich_markup_mode=None,
                   help="Audit answerability of vision-language models.")
+
+
+@app.callback()
+def _options(quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (by default a live "
+                                                                     "bar on a terminal; otherwise a plain line at "
+                                                                     "most every 10 s and at each quarter).")]
+             = False) -> None:
+    """Audit answerability of vision-language models."""
+    set_quiet(quiet)
+
+
 app.add_typer(build_app, name="build")
 app.command("verify")(verify)
 app.command("run")(run)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
 
 from vqaudit.cli.options import (
     MAX_GROUPS,
@@ -14,17 +13,22 @@ from vqaudit.cli.options import (
     ExecutorOpt,
     MaskKind,
     PhotoInput,
+    PlainHelpGroup,
     RayAddress,
     Workers,
     console,
     executor,
-    progress,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, LocalExecutor, using
-from vqaudit.suites.registry import get_source
+from vqaudit.progress import step
 
-build_app = typer.Typer(no_args_is_help=True, help="Build a benchmark folder (one subcommand per source).")
+if TYPE_CHECKING:  # imported where used: `vqaudit --help` loads no source table, executor or pydantic
+    from pydantic import BaseModel
+
+    from vqaudit.executors import Executor
+
+build_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, cls=PlainHelpGroup,
+                        help="Build a benchmark folder (one subcommand per source).")
 
 Out = Annotated[Path, typer.Option(help="Output benchmark folder (new or empty).")]
 Seed = Annotated[int, typer.Option(min=0, help="Build seed; the same seed gives byte-identical output.")]
@@ -40,6 +44,11 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
         VqauditError: an unknown source, options its ``Options`` model refuses (naming the field), or the build's
             own errors (nothing is left at ``out`` when a build fails).
     """
+    from pydantic import ValidationError
+
+    from vqaudit.executors import LocalExecutor, using
+    from vqaudit.suites.registry import get_source
+
     hooks = get_source(name).module()
     try:
         typed: BaseModel = hooks.Options(**options)
@@ -47,10 +56,8 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
         err = exc.errors()[0]
         raise VqauditError(f"build {name}: option --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
     total = getattr(typed, "groups", 0) or 0
-    with progress(total, f"building {name} groups") as bar, using(on or LocalExecutor()):
-        task = bar.task_ids[0]
-        manifest: dict[str, Any] = hooks.build(out, typed, workers=workers,
-                                               on_group=lambda n: bar.update(task, completed=n))
+    with step(f"build {name}", total) as bar, using(on or LocalExecutor()):
+        manifest: dict[str, Any] = hooks.build(out, typed, workers=workers, on_group=bar.update)
     return manifest
 
 

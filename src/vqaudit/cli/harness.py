@@ -35,13 +35,19 @@ def export_cmd(
     name: Annotated[str | None, typer.Option(help="Dataset / task name in the harness (default vqaudit_SOURCE).")]
     = None,
 ) -> None:
-    """Write a benchmark as a VLMEvalKit dataset, an lmms-eval task or an inspect_ai task (no harness needed)."""
+    """Write a benchmark as a VLMEvalKit dataset, an lmms-eval task or an inspect_ai task (no harness needed).
+
+    Prints what the harness does to the images before a model sees them (VLMEvalKit's API models re-encode them
+    as JPEG).
+    """
     from vqaudit.harness import export_benchmark, get_harness
 
     summary = export_benchmark(bench, str(to), out, name=name)
+    row = get_harness(str(to))
     console.print(f"{summary.n_views} views exported for {str(to)} as {summary.name!r} into {out}: "
                   f"{', '.join(p.name for p in summary.files)}; the commands are in {out / 'README.md'} and "
-                  f"{get_harness(str(to)).doc}")
+                  f"{row.doc}")
+    console.print(f"images in {row.name}: {row.images}", markup=False, highlight=False)
 
 
 def import_predictions_cmd(

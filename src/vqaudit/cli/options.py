@@ -9,27 +9,99 @@ judge give the judge its own ``--judge-arg``.
 from __future__ import annotations
 
 import os
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
-from vqaudit.backends import ModelOptions, parse_model_args
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, make_executor
 
-console = Console(stderr=True, soft_wrap=True)
+if TYPE_CHECKING:  # imported where used: `vqaudit --help` builds no backend model and no executor
+    from rich.console import Console
+
+    from vqaudit.backends import ModelOptions
+    from vqaudit.executors import Executor
+
+
+class _StderrConsole:
+    """rich's ``Console(stderr=True, soft_wrap=True)``, made at the first ``print``.
+
+    So ``rich.console`` is not imported by a command that prints nothing through it, such as ``--help``.
+    """
+
+    def __init__(self) -> None:
+        self._made: Console | None = None
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print`` on stderr."""
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(stderr=True, soft_wrap=True)
+        self._made.print(*objects, **kwargs)
+
+
+console = _StderrConsole()
+
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+class _HelpFormatter(typer.Context.formatter_class):  # type: ignore[valid-type,misc]
+    """Click's plain help layout, never breaking a line at a hyphen: names such as ``chartqa-machine`` stay whole.
+
+    Click wraps with :class:`textwrap.TextWrapper`, which breaks after an ASCII hyphen; the text is wrapped with
+    each hyphen as U+2011 (a non-breaking hyphen, one column wide too) and the hyphens are put back at the end.
+    """
+
+    def write_text(self, text: str) -> None:
+        """Click's ``write_text``, hyphens kept on their line."""
+        super().write_text(text.replace("-", _NO_BREAK_HYPHEN))
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """Click's ``write_dl`` (options, commands), hyphens kept on their line."""
+        super().write_dl([(term, text.replace("-", _NO_BREAK_HYPHEN)) for term, text in rows], col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        """The help text, with its hyphens back."""
+        text: str = super().getvalue()
+        return text.replace(_NO_BREAK_HYPHEN, "-")
+
+
+class HelpContext(typer.Context):
+    """The context of every vqaudit command: help written by :class:`_HelpFormatter`."""
+
+    formatter_class = _HelpFormatter
+
+
+class PlainHelpGroup(TyperGroup):
+    """A command group whose commands (and their subcommands) write their help with :class:`_HelpFormatter`.
+
+    The help is click's plain layout, not typer's rich panels (``rich_markup_mode=None``): rendering those
+    imports ``typer.rich_utils`` (rich's markdown, tables and tracebacks), which alone costs twice the start-up
+    of typer and rich together (``benchmarks/bench_startup.py``), and typer builds every command at start.
+    """
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command ``cmd_name``, made to use :class:`HelpContext` too."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            command.context_class = HelpContext
+        return command
+
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
+ApiKeyEnv = Annotated[str | None, typer.Option(help="Environment variable holding the API key of an HTTP backend "
+                                                    "(default: the backend's own variable; docs/backends.md).")]
 ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend option KEY=VALUE for the model "
-                                                                       "(repeatable), e.g. device=cpu.")]
+                                                                       "(repeatable), e.g. device=cpu, or a "
+                                                                       "generation setting: max_tokens=4096, "
+                                                                       "enable_thinking=false (docs/backends.md).")]
 JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge "
-                                                                       "(repeatable).")]
+                                                                       "(repeatable), e.g. max_tokens=1024.")]
 MAX_TIMEOUT_S = 86_400.0
 """The largest ``--timeout``: one day per call attempt (a finite bound: ``inf`` overflows the event loop's timer)."""
 MAX_DRAWS = 1_000_000
@@ -40,9 +112,9 @@ MAX_GROUPS = 1_000_000
 Timeout = Annotated[float, typer.Option(min=0.001, max=MAX_TIMEOUT_S,
                                         help="Seconds one call attempt may take (at most 86400).")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
-EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of an openai:MODEL@URL "
-                                                                        "model (repeatable): the spec becomes "
-                                                                        "openai:MODEL@URL,URL2,...")]
+EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of a KIND:MODEL@URL model "
+                                                                        "whose backend takes several (repeatable): "
+                                                                        "the spec becomes KIND:MODEL@URL,URL2,...")]
 Draws = Annotated[int, typer.Option(min=1, max=MAX_DRAWS, help="Group-bootstrap draws per 95% interval (seed 000 "
                                                                  "§4: 10,000; at most 10^6).")]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
@@ -76,7 +148,7 @@ class ExecutorName(StrEnum):
 
 ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
                                                                       "(a Ray cluster; pip install "
-                                                                      "'vqaudit\\[ray]'). Same output bytes.")]
+                                                                      "'vqaudit[ray]'). Same output bytes.")]
 RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
                                                                       "--executor ray (default: start a local "
                                                                       "Ray instance).")]
@@ -106,6 +178,8 @@ def executor(name: ExecutorName, ray_address: str | None) -> Executor:
     Raises:
         VqauditError: ``--ray-address`` without ``--executor ray``.
     """
+    from vqaudit.executors import make_executor
+
     return make_executor(name.value, ray_address)
 
 
@@ -185,7 +259,7 @@ MetricName = _names_enum("MetricName", _metric_names())
 """``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 
 
-def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,
+def model_options(*, api_key_env: str | None = None, concurrency: int = 8, timeout: float = 120.0,
                   max_retries: int = 5, args: list[str] | None = None,
                   args_option: str = "--model-arg") -> ModelOptions:
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
@@ -196,41 +270,44 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
         VqauditError: a bad ``--model-arg`` pair (no ``=``, a blank key, a key given twice), or an explicitly
             named ``--api-key-env`` that is unset.
     """
+    from vqaudit.backends import ModelOptions, parse_model_args
+
     check_key_env(api_key_env)
     return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
                         args=parse_model_args(args or [], args_option), args_option=args_option)
 
 
 def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
-    """``spec`` with the ``--endpoint`` URLs appended (``openai:M@URL`` + ``--endpoint URL2``: ``openai:M@URL,URL2``).
+    """``spec`` with the ``--endpoint`` URLs appended (``KIND:M@URL`` + ``--endpoint URL2``: ``KIND:M@URL,URL2``).
 
     The result is the spec as written for the cache key and ``run.json`` (so resume with the same list).
 
     Raises:
-        VqauditError: ``--endpoint`` with a spec that is not ``openai:``, or a URL with a comma or whitespace.
+        VqauditError: ``--endpoint`` with a spec whose backend table row does not take several endpoints (or a
+            malformed spec), or a URL with a comma or whitespace.
     """
     if not endpoints:
         return spec
-    if not spec.startswith("openai:"):
-        raise VqauditError(f"--endpoint: only an openai:MODEL@URL model has endpoints, not {spec!r}")
+    from vqaudit.backends import BACKENDS, backend_kind
+
+    if not backend_kind(spec).endpoints:
+        several = ", ".join(f"{r.name}:" for r in BACKENDS.values() if r.endpoints)
+        raise VqauditError(f"--endpoint: the model {spec!r} has one endpoint; only a KIND:MODEL@URL model of a "
+                           f"backend that takes several has more ({several})")
     for url in endpoints:
         if not url or "," in url or any(c.isspace() for c in url):
             raise VqauditError(f"--endpoint {url!r}: expected one http:// or https:// URL")
     return ",".join([spec, *endpoints])
 
 
-def check_key_env(name: str) -> None:
-    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
-    if name != "OPENAI_API_KEY" and not os.environ.get(name):
+def check_key_env(name: str | None) -> None:
+    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key.
+
+    None (no ``--api-key-env``) reads the backend's own variables, which may be unset (a local server wants no
+    key).
+    """
+    if name is not None and not os.environ.get(name):
         raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
-
-
-def progress(total: int, label: str) -> Progress:
-    """A progress bar on stderr (disabled when stderr is not a terminal)."""
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                   disable=not sys.stderr.isatty())
-    bar.add_task(label, total=total)
-    return bar
 
 
 def error(message: str) -> None:

@@ -6,11 +6,10 @@ table (:mod:`vqaudit.suites.registry`) and models in the backend table (:mod:`vq
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import re
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -42,25 +41,35 @@ from vqaudit.cli.options import (
 )
 from vqaudit.errors import VqauditError
 
+if TYPE_CHECKING:
+    from vqaudit.backends import ModelOptions
+    from vqaudit.store import RunUsage
+
 
 def verify(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
+    rebuild: Annotated[bool, typer.Option(help="Also rebuild the benchmark from its manifest's source, seed and "
+                                               "options into a temporary folder and compare every file's bytes.")]
+    = False,
 ) -> None:
-    """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
+    """Re-derive every view (gold, images, labels) from what the benchmark declares; exit 1 listing every fault."""
     from vqaudit.executors import using
-    from vqaudit.verify import count_checked, verify_benchmark
+    from vqaudit.verify import count_checked, rebuild_problems, verify_benchmark
 
     with using(executor(executor_name, ray_address)):
         faults = verify_benchmark(bench, workers=workers)
+        if rebuild:
+            faults += rebuild_problems(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
         raise typer.Exit(1)
     counts = ", ".join(f"{n} {what}" for what, n in count_checked(bench).items())
-    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}")
+    rebuilt = "; a rebuild from its manifest is byte-identical" if rebuild else ""
+    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}{rebuilt}")
 
 
 def run(
@@ -69,7 +78,7 @@ def run(
     out: Annotated[Path, typer.Option(help="Run folder (rerunning into it resumes).")],
     concurrency: Concurrency = 8,
     retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
@@ -83,8 +92,8 @@ def run(
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
-    ``openai:MODEL@URL1,URL2,...`` spreads the calls over several servers of one model (least-loaded first; a
-    server that keeps failing is taken out of rotation and named in run.json).
+    ``KIND:MODEL@URL1,URL2,...`` (an HTTP backend, or ``--endpoint URL``) spreads the calls over several servers
+    of one model (least-loaded first; a server that keeps failing is taken out of rotation and named in run.json).
     """
     from vqaudit.run import run_benchmark
     from vqaudit.store import parse_shard
@@ -94,18 +103,26 @@ def run(
     on = model_executor(executor_name, ray_address, ray_replicas)
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            progress=sys.stderr.isatty(), options=options, executor=on, replicas=ray_replicas,
+                            options=options, executor=on, replicas=ray_replicas,
                             shard=parse_shard(shard) if shard is not None else None)
     which = f" of shard {shard}" if shard is not None else ""
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
+    if summary.usage is not None:
+        console.print(usage_line(summary.usage))
     for url, why in summary.endpoints_out.items():
         warning(f"endpoint {url} {why}")
     if summary.n_errors:
         error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
               "--retry-errors (scoring would count them as invalid)")
         raise typer.Exit(1)
+
+
+def usage_line(usage: RunUsage) -> str:
+    """The one line of a run's token sums (``run.json`` ``usage``), as the server reported them."""
+    return (f"tokens reported by the server over {usage.replies} replies: {usage.prompt_tokens} prompt, "
+            f"{usage.completion_tokens} completion (of which {usage.reasoning_tokens} reasoning); in run.json usage")
 
 
 def merge(
@@ -120,6 +137,8 @@ def merge(
     summary = merge_runs(runs, out, bench=bench)
     console.print(f"merged {summary.n_runs} runs: {summary.n_rows} responses ({summary.n_duplicates} duplicate rows "
                   f"dropped), {summary.n_views} views, {summary.n_errors} with a recorded error; run folder {out}")
+    if summary.usage is not None:
+        console.print(usage_line(summary.usage))
 
 
 def score(
@@ -127,7 +146,7 @@ def score(
     judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
     = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     bench: Annotated[Path | None, typer.Option(help="The run's benchmark folder, if it is not where run.json "
                                                     "says (checked by its manifest hash).")] = None,
     draws: Draws = 10_000,
@@ -148,6 +167,7 @@ def score(
 
 def _warn_no_reply(run_dir: Path) -> None:
     """One ``warning:`` line when views hold only a recorded error: the scores count them as failures."""
+    from vqaudit.merge import rerun_advice
     from vqaudit.score import views_without_reply
     from vqaudit.store import RunFolder
 
@@ -160,8 +180,7 @@ def _warn_no_reply(run_dir: Path) -> None:
         fix = (f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
                "... --out NEW_RUN`)")
     else:
-        fix = (f"fix the cause and rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir} "
-               "--retry-errors`, then score again")
+        fix = f"fix the cause and {rerun_advice(run_dir, info, retry_errors=True)}, then score again"
     warning(f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
             "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); "
             + fix)
@@ -257,6 +276,8 @@ def _slug(spec: str) -> str:
 
 def run_folder_names(specs: list[str]) -> list[str]:
     """Readable, distinct run-folder names for model specs (a short hash is added where two names would clash)."""
+    import hashlib
+
     slugs = [_slug(s) for s in specs]
     return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
             for slug, spec in zip(slugs, specs, strict=True)]
@@ -288,7 +309,7 @@ def eval_cmd(
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
@@ -302,11 +323,17 @@ def eval_cmd(
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    budgets: Annotated[str | None, typer.Option(help="Token budgets, e.g. 256,1024,4096: run the one --model once "
+                                                     "per budget (--model-arg max_tokens=B) into OUT/budget-B/ "
+                                                     "and report the metrics against the budget (OUT/sweep.json).")]
+    = None,
 ) -> None:
     """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command.
 
     ``--executor`` (with ``--ray-address``, ``--ray-replicas``) is where the build's groups and each run's model
-    run, as for ``build`` and ``run``; the output does not depend on it.
+    run, as for ``build`` and ``run``; the output does not depend on it. ``--budgets`` makes it a token-budget
+    sweep of one model: one run per budget, and ``sweep.json`` with Ebal, EU, EM, Jk and Bk against the budget
+    (paired differences to the largest budget).
     """
     from vqaudit.backends import check_backend, require_free_text_model
     from vqaudit.run import run_benchmark
@@ -320,11 +347,13 @@ def eval_cmd(
     judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                                   args_option="--judge-arg")
     specs = model or list(row.eval_models)
+    sweep = _sweep_budgets(budgets, row.budget_sweep, source, model, options) if budgets is not None else None
     if judge is not None:  # bad specs fail here, before anything is built or run (no weights are loaded)
         check_backend(judge, judge_options)
         require_free_text_model(judge, "--judge")
     for spec in specs:
-        check_backend(spec, options)
+        for opts in [options] if sweep is None else [_with_budget(options, b) for b in sweep]:
+            check_backend(spec, opts)  # a kind that takes no token budget is refused here, before the build
     out = out or Path("runs") / source
     bench_dir = bench or out / "bench"
     build_options = row.eval_options(groups=groups, seed=seed, max_items=max_items)
@@ -338,19 +367,67 @@ def eval_cmd(
     else:
         raise VqauditError(f"{bench}: benchmark folder not found (no manifest.json)")
     run_dirs = []
-    for spec, name in zip(specs, run_folder_names(specs), strict=True):
-        run_dir = out / "runs" / name
-        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency, progress=sys.stderr.isatty(),
-                      options=options, executor=on, replicas=ray_replicas)
+    plan = ([(spec, out / "runs" / name, options) for spec, name in zip(specs, run_folder_names(specs), strict=True)]
+            if sweep is None else [(specs[0], out / f"budget-{b}", _with_budget(options, b)) for b in sweep])
+    for spec, run_dir, run_options in plan:
+        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
+                      options=run_options, executor=on, replicas=ray_replicas)
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
                   reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
     from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report
 
+    swept = None
+    if sweep is not None:
+        from vqaudit.report.reasoning import sweep_markdown, write_sweep_json
+
+        swept = sweep_markdown(write_sweep_json(run_dirs, out / "sweep.json", n_draws=draws))
     report_dir = out / "report"
     with staged_update(report_dir) as tmp:  # the report set appears whole or not at all (see `report`)
         path = report_dir / report_for(source, run_dirs, tmp).relative_to(tmp)
         html = report_dir / write_html_report(run_dirs, tmp).relative_to(tmp)
     typer.echo(summary_table_for(source, run_dirs))
+    if swept:
+        typer.echo(f"\n{swept}\n\nsweep: {out / 'sweep.json'}")
     typer.echo(f"\nreport: {path}\nHTML report (with the sample browser): {html}")
+
+
+TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
+"""The ``--model-arg`` keys of the token budget, which ``--budgets`` sets itself."""
+
+
+def parse_budgets(text: str) -> list[int]:
+    """``--budgets 256,1024,4096``: two or more distinct token budgets, in increasing order.
+
+    Raises:
+        VqauditError: one line naming ``--budgets`` and the bad value: not comma-separated integers of at least 1,
+            a budget given twice, or fewer than two budgets.
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdecimal() and int(p) >= 1 for p in parts):
+        raise VqauditError(f"--budgets {text!r}: expected comma-separated token budgets of at least 1, "
+                           "e.g. 256,1024,4096")
+    values = [int(p) for p in parts]
+    if len(set(values)) != len(values) or len(values) < 2:
+        raise VqauditError(f"--budgets {text!r}: give two or more distinct budgets (a sweep compares them)")
+    return sorted(values)
+
+
+def _sweep_budgets(text: str, supported: bool, source: str, model: list[str] | None,
+                   options: ModelOptions) -> list[int]:
+    """The budgets of ``eval --budgets``, refusing what a sweep cannot be: several models, a budget given twice."""
+    if not supported:
+        raise VqauditError(f"--budgets: {source} has no answerability groups to sweep (a sweep reports Jk, Bk, "
+                           "Ebal, EU and EM)")
+    if not model or len(model) != 1:
+        raise VqauditError("--budgets: give exactly one --model (the sweep runs that model once per budget)")
+    given = [k for k in options.generation_keys() if k in TOKEN_KEYS]
+    if given:
+        raise VqauditError(f"--budgets sets the token budget of each run; drop --model-arg {given[0]}=...")
+    return parse_budgets(text)
+
+
+def _with_budget(options: ModelOptions, budget: int) -> ModelOptions:
+    """``options`` with ``--model-arg max_tokens=BUDGET`` added (:meth:`ModelOptions.generation` reads it)."""
+    return dataclasses.replace(options, args=(*options.args, ("max_tokens", str(budget))))

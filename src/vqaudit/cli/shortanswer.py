@@ -24,13 +24,13 @@ from vqaudit.cli.options import (
     MetricName,
     ModelArg,
     PredictionFormat,
+    ReasoningFormatName,
+    ReasoningFormatOpt,
     Timeout,
     model_options,
     out_folder,
 )
 from vqaudit.errors import VqauditError
-from vqaudit.folder_lock import folder_lock
-from vqaudit.shortanswer.loaders import check_input_file
 from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
 from vqaudit.signals import Completed, TerminatedAfterWrite, completes_on_write, output_complete
 
@@ -207,13 +207,18 @@ def audit_cmd(
     model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
                                                         "`audit-summary` tables (default: the file name).")] = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
+    reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
     Writes report.md (the layout of seed 002 Table 13), report.json and rows.jsonl, and prints report.md. Scores
     are in points: the mean per-row score (0 to 1) x 100, so an ANLS of 0.41 is a mean per-row ANLS of 0.0041.
+    A reasoning model's thinking is split off every prediction before any layer reads it (--reasoning-format).
     """
+    from vqaudit.folder_lock import folder_lock
+    from vqaudit.shortanswer.loaders import check_input_file
+
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
@@ -222,13 +227,14 @@ def audit_cmd(
     with folder_lock(target, f"vqaudit audit {predictions}", kind="audit folder"):
         _audit_locked(predictions, benchmark, target, gold, fmt.value, join_on.value, id_field, image_field,
                       model_name, metric.value if metric is not None else None, variant, judge, labels,
-                      second_judge, draws, api_key_env, judge_arg)
+                      second_judge, draws, api_key_env, judge_arg, reasoning_format.value)
 
 
 def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | None, fmt: str, join_on: str,
                   id_field: str | None, image_field: str | None, model_name: str | None, metric: str | None,
                   variant: str | None, judge: str | None, labels: Path | None, second_judge: str | None,
-                  draws: int, api_key_env: str, judge_arg: list[str] | None) -> None:
+                  draws: int, api_key_env: str | None, judge_arg: list[str] | None,
+                  reasoning_format: str = "auto") -> None:
     """The body of ``vqaudit audit`` once its output folder is locked."""
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
@@ -241,13 +247,14 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
         if wrong:
             raise VqauditError(f"{wrong[0]} does not apply to a multiple-choice audit (--benchmark {benchmark})")
         judge_options = model_options(api_key_env=api_key_env, args=judge_arg, args_option="--judge-arg")
-        _mc_audit(predictions, benchmark.lower(), target, judge, judge_options)
+        _mc_audit(predictions, benchmark.lower(), target, judge, judge_options, reasoning_format)
         return
     _refuse_other_audit(target, benchmark, predictions, model_name)
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
                        image_field=image_field, model=model_name, metric=metric, variant=variant, judge=judge,
                        cache_dir=target, labels=labels, second_judge=second_judge, n_draws=draws,
+                       reasoning_format=reasoning_format,
                        judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
                                                    args_option="--judge-arg"))
     try:
@@ -289,7 +296,8 @@ def _report_set(target: Path, write: Callable[[], Path]) -> Path:
     return path
 
 
-def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions) -> None:
+def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions,
+              reasoning_format: str = "auto") -> None:
     """The multiple-choice branch of ``vqaudit audit`` (:mod:`vqaudit.shortanswer.multichoice`)."""
     from vqaudit.backends import require_free_text_model
     from vqaudit.report.multichoice import write_mc_report
@@ -299,7 +307,7 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
         require_free_text_model(judge, "--judge")
     _refuse_other_mc_audit(target, benchmark, predictions)
     summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
-                                    judge_options=options)
+                                    judge_options=options, reasoning_format=reasoning_format)
     path = _report_set(target, lambda: write_mc_report(summary, records, target))
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"report written to {path}", err=True)
@@ -330,9 +338,10 @@ def perturb_cmd(
     model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
                                                         "model spec).")] = None,
     model_arg: ModelArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
+    reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
 ) -> None:
     """Re-ask every question under the benign prompt perturbations; report flip rates and family deltas.
 
@@ -342,7 +351,8 @@ def perturb_cmd(
     model call it refuses (exit 2) a reference policy as --model, a bad --variants list, an unknown metric or
     variant, and gold the metric cannot score (naming the file, row and field). It stops (exit 2) when the first
     calls all fail, and fails when no reply arrived for any question (with the last backend error; for replay:
-    models, the ids replies must carry).
+    models, the ids replies must carry). A reasoning model's thinking is split off every reply before it is
+    scored (--reasoning-format); a reply whose reasoning never finished scores as an empty answer.
     """
     benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.backends import require_free_text_model
@@ -371,7 +381,8 @@ def perturb_cmd(
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
     summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / RESPONSES_FILE,
                                               variants=chosen, metric=metric_name, variant=metric_variant,
-                                              concurrency=concurrency, gold_where=where, options=options)
+                                              concurrency=concurrency, gold_where=where, options=options,
+                                              reasoning_format=reasoning_format.value)
     text = summary_markdown(summary)
     name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)

@@ -11,13 +11,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from vqaudit.files import staged_folder
-from vqaudit.harness.common import ImportSummary, check_name, default_name, open_benchmark, write_imported_run
 from vqaudit.harness.formats import HARNESSES, Harness, get_harness
+
+if TYPE_CHECKING:
+    from vqaudit.harness.common import ImportSummary
 
 __all__ = ["HARNESSES", "ExportSummary", "Harness", "ImportSummary", "export_benchmark", "get_harness",
            "import_predictions"]
+
+
+def __getattr__(name: str) -> Any:
+    """``ImportSummary``, imported on first use (PEP 562).
+
+    The package itself stays light, so the command line reads the harness table (:mod:`vqaudit.harness.formats`)
+    at start without loading the importers.
+    """
+    if name == "ImportSummary":
+        from vqaudit.harness.common import ImportSummary
+
+        return ImportSummary
+    raise AttributeError(f"module 'vqaudit.harness' has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,9 @@ def export_benchmark(bench_dir: Path, to: str, out: Path, *, name: str | None = 
     Raises:
         VqauditError: an unknown harness, a bad name, a bad or edited benchmark, or ``out`` not empty.
     """
+    from vqaudit.files import staged_folder
+    from vqaudit.harness.common import check_name, default_name, open_benchmark
+
     harness = get_harness(to)
     bench = open_benchmark(bench_dir)
     name = check_name(name) if name is not None else default_name(bench)
@@ -73,6 +91,8 @@ def import_predictions(pred: Path, bench_dir: Path, fmt: str, out: Path) -> Impo
         VqauditError: an unknown format, a bad or edited benchmark, an unreadable log, a row naming no view or a
             view twice (naming the file, row and field), or ``out`` not empty.
     """
+    from vqaudit.harness.common import open_benchmark, write_imported_run
+
     harness = get_harness(fmt)
     bench = open_benchmark(bench_dir)
     predictions = harness.load().read(pred, bench)

@@ -13,6 +13,9 @@ without a row is reported and recorded as an error response ("no prediction"), n
 score`` counts it as a failure like a run's recorded error. The run
 folder is an ordinary one (``run.json`` through :class:`~vqaudit.store.RunInfo`, replies in ``responses.sqlite``
 keyed as a ``replay:`` run keys them, by view id), written in a staged folder renamed into place when complete.
+Each reply is stored exactly as the log holds it, a reasoning model's thinking included: nothing on the import
+path reads a decision, a letter or an answer out of it; ``vqaudit score`` splits the thinking off
+(:mod:`vqaudit.parsing.reasoning`) and reads only the final answer, as for any run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from vqaudit.backends.cache import cache_key
 from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes, sha256_file, staged_folder
+from vqaudit.progress import track
 from vqaudit.run import image_mime
 from vqaudit.schema import GenerationParams, Response, View
 from vqaudit.store import (
@@ -297,7 +301,7 @@ def write_imported_run(bench: Benchmark, predictions: Sequence[Prediction], *, p
         folder.write_info(info)
         with ResponseCache(folder.responses) as cache:
             keys: dict[str, str] = {}
-            for view in bench.views:
+            for view in track(bench.views, f"import {pred_path.name} into {out}", len(bench.views)):
                 response = _response(view, preds.get(view.view_id), model, pred_path, harness)
                 cache.put(response)
                 keys[view.view_id] = response.cache_key

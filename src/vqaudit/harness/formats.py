@@ -26,6 +26,8 @@ class Harness:
         exports: what the export writes.
         reads: what the import reads.
         doc: the documentation page.
+        images: what the harness does to the exported images before a model sees them (one line; ``vqaudit
+            export`` prints it), from the harness's own source (the commit is named on the ``doc`` page).
     """
 
     name: str
@@ -33,6 +35,7 @@ class Harness:
     exports: str
     reads: str
     doc: str
+    images: str
 
     def load(self) -> ModuleType:
         """The harness's module (imported on first use)."""
@@ -43,11 +46,18 @@ HARNESSES: dict[str, Harness] = {
     row.name: row
     for row in (
         Harness("vlmevalkit", "vqaudit.harness.vlmevalkit", "custom-dataset TSV ($LMUData/NAME.tsv)",
-                "result sheet MODEL_NAME.xlsx (or .tsv/.csv) with a prediction column", "docs/harnesses/vlmevalkit.md"),
+                "result sheet MODEL_NAME.xlsx (or .tsv/.csv) with a prediction column", "docs/harnesses/vlmevalkit.md",
+                "its API models (run.py --base-url, the GPT wrappers) re-encode every image as JPEG (Pillow's "
+                "quality 75): a chart's pixels change, and answers read from them can too; local models get the "
+                "PNG decoded to RGB"),
         Harness("lmms-eval", "vqaudit.harness.lmms_eval", "task folder for --include_path (YAML, JSONL, utils.py)",
-                "--log_samples JSONL (nested or flat samples)", "docs/harnesses/lmms-eval.md"),
+                "--log_samples JSONL (nested or flat samples)", "docs/harnesses/lmms-eval.md",
+                "the task gives the image file's pixels in RGB; its openai model sends them as PNG (lossless) "
+                "unless LMMS_IMAGE_ENCODE_FORMAT=JPEG"),
         Harness("inspect", "vqaudit.harness.inspect_task", "JSONL dataset of samples and a task file",
-                "eval log (.eval or .json)", "docs/harnesses/inspect.md"),
+                "eval log (.eval or .json)", "docs/harnesses/inspect.md",
+                "each sample names its image file; inspect_ai sends the file's bytes as they are (a PNG stays "
+                "the PNG vqaudit built)"),
     )
 }
 

@@ -154,6 +154,17 @@ Files: {", ".join(f"`{f}`" for f in files)} (written by `vqaudit export --to vlm
    VLMEvalKit warns that the dataset "is not officially supported" and loads it as a custom VQA (or MCQ) dataset.
    Decoding settings are the model wrapper's own; vqaudit asks for temperature 0 and at most 512 new tokens.
 
+   A model behind an OpenAI-compatible server (vLLM, SGLang, LMDeploy): `--base-url` and the server's model name,
+   with vqaudit's decoding settings (VLMEvalKit's default `--max-tokens` is 32768):
+
+       python run.py --data {datasets} --model SERVED_MODEL --base-url http://HOST:PORT/v1 --key KEY \\
+           --temperature 0 --max-tokens 512 --mode infer
+
+   Images: VLMEvalKit's API models (`--base-url`, the GPT wrappers) re-encode every image as JPEG (Pillow's
+   quality 75) before sending it, so the model sees other pixels than `vqaudit run` sends, and on charts replies
+   change (docs/harnesses/vlmevalkit.md in vqaudit). Local models get the PNG decoded to RGB. Installing
+   VLMEvalKit pulls torch: pip's default is the CUDA build; install a CPU build first to only call a server.
+
 3. Import the result sheet (`outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{stem}.xlsx`) into a run folder and score it:
 
        vqaudit import-predictions outputs/YOUR_MODEL/EVAL_ID/YOUR_MODEL_{stem}.xlsx --bench BENCH \\

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vqaudit.errors import VqauditError
+from vqaudit.progress import step
 
 DEFAULT_DRAWS = 10_000
 """Bootstrap draws per source (seed 000 §4)."""
@@ -90,9 +91,11 @@ def bootstrap_weights(n_groups: int, n_draws: int, seed: int, chunk: int | None 
 def _cached_weights(n_groups: int, n_draws: int, seed: int) -> NDArray[np.float32]:
     out = np.empty((n_draws, n_groups), dtype=np.float32)
     start = 0
-    for block in bootstrap_weights(n_groups, n_draws, seed):
-        out[start : start + block.shape[0]] = block
-        start += block.shape[0]
+    with step(f"bootstrap draws ({n_groups} groups)", n_draws) as shown:
+        for block in bootstrap_weights(n_groups, n_draws, seed):
+            out[start : start + block.shape[0]] = block
+            start += block.shape[0]
+            shown.update(start)
     out.flags.writeable = False
     return out
 
@@ -155,9 +158,11 @@ def bootstrap_totals(
     dtype = np.float32 if exact32 else np.float64
     right = matrix.astype(dtype)
     start = 0
-    for block in bootstrap_weights(n_groups, n_draws, seed):
-        out[start : start + block.shape[0]] = np.matmul(block.astype(dtype), right)
-        start += block.shape[0]
+    with step(f"bootstrap draws ({n_groups} groups)", n_draws) as shown:
+        for block in bootstrap_weights(n_groups, n_draws, seed):
+            out[start : start + block.shape[0]] = np.matmul(block.astype(dtype), right)
+            start += block.shape[0]
+            shown.update(start)
     return out
 
 

@@ -10,9 +10,16 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.metrics import paired_difference
 from vqaudit.report.plots import jk_bk_chart
+from vqaudit.report.reasoning import (
+    budget_sweeps,
+    reasoning_markdown,
+    reasoning_rows,
+    scored_runs,
+    sweep_markdown,
+)
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
@@ -129,8 +136,8 @@ def _head(results: list[RunResult]) -> list[str]:
     return [
         "# vqaudit answerability report",
         "",
-        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
-        "(Cha et al., arXiv:2609.34480, §4). "
+        "Percentages; brackets are 95% percentile intervals from "
+        f"{bootstrap_phrase([r.run_dir for r in results])} (Cha et al., arXiv:2609.34480, §4). "
         "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
         "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
         "",
@@ -167,6 +174,11 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
     paired = _paired_section(results)
     if paired:
         parts += [paired, ""]
+    # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
+    thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
+    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
+        if section:
+            parts += [section, ""]
     parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]
     atomic_write_bytes(out_dir / "jk_bk.png", jk_bk_chart([(r.run_dir.name, r.metrics) for r in results]))
     path = out_dir / "report.md"

@@ -15,7 +15,11 @@ file, so no inline script (none is written, and none can be injected) runs.
 - seed 001 Table 1 (Dual accuracy per variant and setting), Tables D-O (per ability) and radar charts;
 - seed 002, for audit folders (``vqaudit audit --out DIR``): the score per split, the contract mix (Table 5)
   and the per-subtype Table 8 (:mod:`vqaudit.report.html_audit`);
-- plots: Jk/Bk with intervals, per-state bars, E_λ curves with the paired band, UPD radars, contract mix.
+- for reasoning models (runs where some reply held reasoning): finished replies, reasoning length, drafts
+  overruled, token usage, and Jk/Bk/Ebal/EU/EM by reasoning-length quartile; runs of one model at several
+  ``max_tokens`` budgets: the token-budget sweep (:mod:`vqaudit.report.reasoning`);
+- plots: Jk/Bk with intervals, per-state bars, E_λ curves with the paired band, UPD radars, contract mix, the
+  budget sweep.
 """
 
 from __future__ import annotations
@@ -31,8 +35,11 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read_jsonl
+from vqaudit.metrics.reasoning import QUARTILE_METRICS
+from vqaudit.metrics.sweep import BudgetSweep
+from vqaudit.progress import Reporter, step
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
-from vqaudit.report.html_plots import contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
+from vqaudit.report.html_plots import budget_sweep_svg, contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
 from vqaudit.report.html_tables import (
     decision_answer_gap,
@@ -42,8 +49,19 @@ from vqaudit.report.html_tables import (
     state_table,
     upd_ability_tables,
 )
+from vqaudit.report.reasoning import (
+    QUARTILE_NOTE,
+    REASONING_NOTE,
+    SWEEP_NOTE,
+    USAGE_KEYS,
+    ReasoningRows,
+    budget_sweeps,
+    reasoning_rows,
+    reasoning_run,
+    sweep_rows,
+)
 from vqaudit.schema import Outcome
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -144,10 +162,25 @@ def _overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     return rows
 
 
-def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int) -> dict[str, Any]:
-    """Every answerability table and plot of one source, over the runs that hold it."""
+def _reasoning_entries(source: str, thinking: Sequence[ReasoningRows]) -> list[dict[str, Any]]:
+    """The reasoning table's rows of one source: run label, token usage, summary row, quartile rows."""
+    return [{"label": t.label, "usage": dict(t.usage), "row": row, "quartiles": quartiles}
+            for t in thinking for name, row, quartiles in t.sources if name == source]
+
+
+def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinking: Sequence[ReasoningRows] = (),
+                    sweeps: Sequence[BudgetSweep] = ()) -> dict[str, Any]:
+    """Every answerability table and plot of one source, over the runs that hold it.
+
+    ``thinking`` and ``sweeps`` (:mod:`vqaudit.report.reasoning`) add the reasoning and token-budget sections;
+    both are empty for runs whose replies held no reasoning.
+    """
     have = [r for r in runs if source in r.answer_sources]
     section: dict[str, Any] = {"source": source, "runs": [], "paired": []}
+    section["reasoning"] = _reasoning_entries(source, thinking)
+    section["sweeps"] = [{"reference": sw.reference, "rows": sweep_rows(sw),
+                          "plot": _data_uri("image/svg+xml", budget_sweep_svg(sw))}
+                         for sw in sweeps if sw.source == source]
     section["jk_bk_plot"] = _data_uri("image/svg+xml", jk_bk_svg(source, [(r.label, r.metrics[source])
                                                                           for r in have]))
     curves = {}
@@ -327,21 +360,41 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     if not run_dirs:
         raise VqauditError("give at least one run folder")
     env = _jinja_env()
+    with step(f"report {out_dir} (runs read, sections, sample pages, pages)", len(run_dirs) + 3) as shown:
+        return _write_html(run_dirs, out_dir, n_draws, env, shown)
+
+
+def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any, shown: Reporter) -> Path:
+    """The body of :func:`write_html_report`, advancing ``shown`` once per run read and once per later phase."""
     audits = [load_audit(Path(d)) for d in run_dirs if is_audit_folder(Path(d))]
-    runs = [load_run(Path(d)) for d in run_dirs if not is_audit_folder(Path(d))]
+    shown.advance(len(audits))
+    runs = []
+    for d in run_dirs:
+        if not is_audit_folder(Path(d)):
+            runs.append(load_run(Path(d)))
+            shown.advance()
     for r, label in zip(runs, run_labels([r.run_dir for r in runs]), strict=True):
         r.label = label
     sources = sorted({s for r in runs for s in r.answer_sources})
+    models = [reasoning_run(r.label, r.run_dir, r.bench_dir, r.outcomes, r.answer_sources) for r in runs]
+    thinking, sweeps = reasoning_rows(models, n_draws=n_draws), budget_sweeps(models, n_draws=n_draws)
     context = {
         "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",
                   "benchmark": os.path.normpath(r.bench_dir)} for r in runs],
         "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
-        "sections": [_source_section(s, runs, n_draws) for s in sources], "upd": _upd_section(runs),
+        "sections": [_source_section(s, runs, n_draws, thinking, sweeps) for s in sources],
+        "upd": _upd_section(runs), "reasoning_note": REASONING_NOTE, "quartile_note": QUARTILE_NOTE,
+        "sweep_note": SWEEP_NOTE, "quartile_metrics": QUARTILE_METRICS,
+        "upd_reasoning": _reasoning_entries("upd", thinking),
+        "usage_keys": USAGE_KEYS,
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
     }
+    shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)
     n_rows = write_sample_pages(_sample_runs(runs), out_dir)
+    shown.advance()
     context["n_rows"] = n_rows
     assets = resources.files("vqaudit.report") / "templates"
     for name in ASSETS:
@@ -349,4 +402,5 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     atomic_write_text(out_dir / "samples.html", env.get_template("samples.html.j2").render(**context))
     path = out_dir / "index.html"
     atomic_write_text(path, env.get_template("index.html.j2").render(**context))
+    shown.advance()
     return path

@@ -1,4 +1,4 @@
-"""SVG plots of the HTML report: Jk/Bk with intervals, E_λ curves with the paired band, per-state bars.
+"""SVG plots of the HTML report: Jk/Bk with intervals, E_λ curves with the paired band, per-state bars, budget sweeps.
 
 Every plot returns SVG bytes; the page embeds them as ``data:image/svg+xml`` images, so nothing inside an SVG
 (run names and state names become glyph outlines) can run as script. Text is drawn as paths, so the files do not
@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
+from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.report.html_tables import Curve, StateRow
 
 BLUE, ORANGE, GREY, RED, GREEN = "#1f77b4", "#ff7f0e", "#7f7f7f", "#d62728", "#2ca02c"
@@ -139,4 +140,34 @@ def contract_mix_svg(title: str, mix: dict[str, float]) -> bytes:
     ax.set_xlim(0, 100)
     ax.set_xlabel("percent of rows")
     ax.set_title(plain(title))
+    return _svg(fig)
+
+
+def budget_sweep_svg(sweep: BudgetSweep) -> bytes:
+    """Two panels of a token-budget sweep: Jk and Bk (success), and Ebal, EU, EM (failure rates) against the budget.
+
+    Points are percent with their 95% group-bootstrap intervals as error bars, the metrics of a panel drawn a little
+    apart around each budget; the budget axis is logarithmic (base 2), one tick per budget.
+    """
+    fig = Figure(figsize=(9.0, 3.2), dpi=100)
+    budgets = np.asarray([p.budget for p in sweep.points], dtype=np.float64)
+    panels = ((fig.add_subplot(1, 2, 1), (("Jk", BLUE), ("Bk", ORANGE)), "success, percent of groups"),
+              (fig.add_subplot(1, 2, 2), (("Ebal", RED), ("EU", GREEN), ("EM", GREY)), "failure rate, percent"))
+    for ax, keys, ylabel in panels:
+        for i, (key, color) in enumerate(keys):
+            shift = 2.0 ** (0.06 * (i - (len(keys) - 1) / 2))  # side by side, so equal values stay visible
+            vals = _pct([p.metrics[key] for p in sweep.points])
+            ci = [p.ci[key] for p in sweep.points]
+            lo = _pct([c[0] if c else None for c in ci])
+            hi = _pct([c[1] if c else None for c in ci])
+            err = np.nan_to_num(np.stack([np.maximum(vals - lo, 0), np.maximum(hi - vals, 0)]))
+            ax.errorbar(budgets * shift, vals, yerr=err, capsize=3, marker="o", color=color, label=key)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(budgets, [str(p.budget) for p in sweep.points])
+        ax.minorticks_off()
+        ax.set_ylim(-2, 102)
+        ax.set_xlabel("max_tokens")
+        ax.set_ylabel(ylabel)
+        ax.legend(loc="best", frameon=False, fontsize=8)
+    fig.suptitle(plain(f"{sweep.source}: metrics against the token budget, 95% intervals"), fontsize=10)
     return _svg(fig)

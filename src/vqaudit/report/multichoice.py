@@ -23,6 +23,11 @@ def mc_markdown(summary: dict[str, Any]) -> str:
              f"| {c['rows']} | {c['parsed']} | {c['unparsed']} | {c['refusals']} | {c['correct']} | "
              f"{_pct(c['accuracy_all'])} | {_pct(c['accuracy_parsed'])} |", "",
              "Extraction: " + ", ".join(f"{k} {n}" for k, n in c["extracted_by"].items()) + "."]
+    reasoning = summary.get("reasoning")
+    if reasoning:
+        lines += ["", f"Reasoning: {reasoning['with_reasoning']} replies held reasoning, split off and never read "
+                      "(only the final answer is); reasoning not finished (only thinking, never answered: "
+                      f"unparsed, never credited): {reasoning['not_finished']}."]
     circ = summary.get("circular")
     if circ:
         sizes = ", ".join(f"{n} with {k} rows" for k, n in circ["rows_per_group"].items())

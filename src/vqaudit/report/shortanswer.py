@@ -7,6 +7,13 @@ contract repair, Table 7) and **Failure notes** (empty, truncated, formatting; r
 mismatch). ``write_audit_report`` writes ``report.md``, ``report.json`` and ``rows.jsonl`` (one line per joined
 row: its question, prediction and gold ``answers``, every layer's score, the bucket, and the canonical overlay
 gold as a *new* column beside ``answers``).
+
+Reasoning models: every layer scored a prediction's final answer (the text after its thinking,
+:mod:`vqaudit.parsing.reasoning`). ``prediction`` in ``rows.jsonl`` stays the prediction exactly as read; a row
+whose prediction held reasoning (or an answer box) also has ``final`` (the text scored; null when the reasoning
+never finished), ``reasoning_chars`` and, when never finished, ``reasoning_not_finished: true``. The report counts
+those rows (``reasoning`` in ``report.json``, a line in ``report.md``) only when some prediction held reasoning, so
+the report of predictions without reasoning is unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 from vqaudit.files import atomic_write_set, json_ready
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
+from vqaudit.shortanswer.records import AuditRow
 
 _METRIC_NAMES = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "relaxed_accuracy": "relaxed accuracy",
                  "exact_match": "exact match", "containment": "whole-word containment"}
@@ -61,6 +69,12 @@ def render_markdown(result: AuditResult) -> str:
              f"{len(j.gold_without_predictions)} gold questions without a prediction.", ""]
     lines += [f"- note: {n}" for n in (*j.notes, *r.notes)]
     lines += [""] if j.notes or r.notes else []
+    reasoning = r.reasoning
+    if reasoning is not None:
+        lines += [f"Reasoning: {reasoning.with_reasoning} of {len(j.rows)} joined predictions held reasoning, split "
+                  "off and never scored (every layer reads the final answer); reasoning not finished: "
+                  f"{reasoning.not_finished} (never closed: scored as empty answers, counted as empty in the "
+                  "failure notes, `reasoning_not_finished` in rows.jsonl).", ""]
     lines += ["## Benchmark score", ""]
     if r.scores:
         splits = list(r.scores)
@@ -145,6 +159,9 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
+    reasoning = result.reasoning
+    if reasoning is not None:  # only when some prediction held reasoning: other reports are unchanged
+        data["reasoning"] = dataclasses.asdict(reasoning)
     join = data.pop("join")
     data["join"] = {"joined": len(result.join.rows), "predictions_without_gold": join["predictions_without_gold"],
                     "gold_without_predictions": join["gold_without_predictions"],
@@ -164,7 +181,8 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
 
     Each line is the row's :class:`~vqaudit.shortanswer.audit.RowResult` as
     ``json.dumps(json_ready(dataclasses.asdict(row)), ensure_ascii=False, sort_keys=True)`` gives it, ``overlay``
-    renamed ``canonical_answers``, plus the joined row's question, prediction and gold ``answers``. The record is
+    renamed ``canonical_answers``, plus the joined row's question, prediction (as read) and gold ``answers``, and
+    for a row whose prediction held reasoning :func:`_reasoning_fields`. The record is
     built field by field with its keys already in sorted order and NaN as null (asdict's deep copy and the key
     sort took most of the writing time: new-user trial, finding 14); ``tests/shortanswer/test_audit_output.py``
     checks it against that formula.
@@ -175,7 +193,7 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
     for row in result.rows:
         source = joined[row.qid]
         official, canonical = row.official, row.canonical
-        lines.append(encode({  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
+        record = {  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
             "answers": source.answers, "bucket": row.bucket,  # tuples: JSON arrays, as lists
             "canonical": canonical if canonical == canonical else None,  # NaN -> null, as json_ready
             "canonical_answers": row.overlay, "canonical_gain_kind": row.canonical_gain_kind,
@@ -183,12 +201,30 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
             "judge": row.judge, "official": official if official == official else None,
             "prediction": source.prediction, "qid": row.qid, "question": source.question, "ra_eval": row.ra_eval,
             "repaired": {str(k): v if v == v else None for k, v in sorted(row.repaired.items())},
-            "split": row.split, "subtype": row.subtype}))
+            "split": row.split, "subtype": row.subtype}
+        if source.raw is not None or not source.finished:  # the prediction held reasoning: raw and final apart
+            record = dict(sorted({**record, **_reasoning_fields(source)}.items()))
+        lines.append(encode(record))
         if len(lines) == _CHUNK_ROWS:
             yield "\n".join(lines) + "\n"
             lines = []
     if lines:
         yield "\n".join(lines) + "\n"
+
+
+def _reasoning_fields(row: AuditRow) -> dict[str, Any]:
+    """The ``rows.jsonl`` fields of a row whose prediction held reasoning or an answer box.
+
+    ``prediction``: the prediction exactly as read; ``final``: the text every layer scored (null when the
+    reasoning never finished); ``reasoning_chars``: characters of reasoning (null for an answer box alone);
+    ``reasoning_not_finished``: true, only on a row whose reasoning never closed.
+    """
+    fields: dict[str, Any] = {"prediction": row.raw if row.raw is not None else row.prediction,
+                              "final": row.prediction if row.finished else None,
+                              "reasoning_chars": row.reasoning_chars}
+    if not row.finished:
+        fields["reasoning_not_finished"] = True
+    return fields
 
 
 REPORT_FILES = ("rows.jsonl", "report.md", "report.json")

@@ -23,7 +23,8 @@ from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
-from vqaudit.scored_state import check_scored
+from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
 from vqaudit.suites.upd.variants import VARIANTS
@@ -197,7 +198,8 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
         "",
         "## Standard, UPD and Dual accuracy with 95% intervals",
         "",
-        "Brackets: 95% percentile intervals from group-bootstrap draws over items. Undecided replies (neither the "
+        f"Brackets: 95% percentile intervals from {bootstrap_phrase(list(run_dirs))} over items. Undecided "
+        "replies (neither the "
         "strict matcher nor a judge chose an option) count as failures and are listed here.",
         "",
         detail_table(runs),
@@ -213,6 +215,10 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
             title = f"{r.run_dir.name}: {c['variant'].upper()}, {SETTING_LABELS[c['setting']]} setting"
             atomic_write_bytes(out_dir / name, radar_chart(title, c["per_ability"]))
             parts += [f"![{title}]({name})", ""]
+    # reasoning models only: shares and lengths of the reasoning (a run whose replies held none adds nothing)
+    thinking = reasoning_markdown(reasoning_rows(scored_runs([r.run_dir for r in runs], [()] * len(runs))))
+    if thinking:
+        parts += [thinking, ""]
     path = out_dir / "upd_report.md"
     atomic_write_text(path, "\n".join(parts))
     return path

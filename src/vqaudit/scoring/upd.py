@@ -16,8 +16,11 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
 3. if still undecided and a judge spec is given: the judge (any backend, temperature 0) picks among the view's
    options plus the removed correct option, the variant's abstention option and "none" (appendix 0.C.1). It
    sees text only: the call carries no image. Its verdicts are cached in ``run_dir/judge.sqlite``
-   (``decided_by = "judge:SPEC"``). The judge is never asked about a reply the matcher decided. When its first
-   calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), scoring stops: the judge is unreachable;
+   (``decided_by = "judge:SPEC"``). The judge is never asked about a reply the matcher decided, and is shown the
+   reply's final answer, never its thinking; a judge that thinks is read after its own thinking
+   (:func:`parse_judge_reply`). When its first calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`),
+   scoring stops: the judge is unreachable; when none of its replies gives a verdict (all unreadable, or all
+   reasoning never finished), scoring stops and says so, showing one reply as stored;
 4. otherwise ``decided_by = "undecided"``: the view fails and is counted separately. A reply over
    :data:`vqaudit.parsing.answerability.MAX_REPLY_CHARS` characters goes straight here (``invalid_reason``
    ``too long``): it is neither matched nor sent to a judge.
@@ -31,7 +34,7 @@ phrase or option, a JSON abstention) or names the removed correct option. For UP
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +44,10 @@ from vqaudit.backends import (
     ModelOptions,
     ResponseCache,
     load_backend,
+    loaded_generation,
 )
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
+from vqaudit.errors import VqauditError
 from vqaudit.parsing.answerability import TOO_LONG, extract_json_object_repaired, fenced_blocks, too_long
 from vqaudit.parsing.choice import (
     declarations,
@@ -152,36 +157,98 @@ def _judge_candidates(text: str) -> list[str]:
     return out + fenced_blocks(text)[:1]
 
 
-def parse_judge_reply(view: View, text: str, spec: str) -> Verdict:
+def parse_judge_reply(view: View, text: str | None, spec: str, *, server_reasoning: str | None = None) -> Verdict:
     """Read a judge's reply: a strict letter, one option's exact text, or a final declaration of one letter.
 
-    The letters are those of :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
-    (:func:`vqaudit.parsing.choice.match_declaration`). Tried on the reply, then on the string value of
+    A judge that thinks is read after its thinking: the reply is split first
+    (:func:`vqaudit.parsing.reasoning.split_reasoning`, every known format, with ``server_reasoning`` the
+    reasoning its server sent apart), and only the final text is read; a reply whose reasoning never finished is
+    undecided (``reasoning not finished``), whatever its thinking holds. The letters are those of
+    :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
+    (:func:`vqaudit.parsing.choice.match_declaration`). Tried on the final text, then on the string value of
     ``answer``/``choice``/``option``/``letter``/``verdict`` of a JSON object in it, then on its first fenced
-    block (issue 17 item 3); anything else is undecided.
+    block (issue 17 item 3); anything else is undecided. Never raises.
     """
+    split = split_reasoning(text, AUTO, server_reasoning=server_reasoning)
+    if split.final is None:
+        return Verdict("undecided", "undecided", f"judge {spec} reply: {NOT_FINISHED}")
+    final = split.final
     jo = judge_options(view)
     letters = "".join(jo.meaning)
     found = None
-    for candidate in _judge_candidates(text):
+    for candidate in _judge_candidates(final):
         found = (match_letter(candidate, letters) or match_option_text(candidate, jo.texts)
                  or match_declaration(candidate, letters))
         if found is not None:
             break
     if found is None:
-        return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {text.strip()[:80]!r}")
+        return Verdict("undecided", "undecided", f"judge {spec} reply not understood: {final.strip()[:80]!r}")
     return Verdict(jo.meaning[found.letter], f"judge:{spec}")
+
+
+SHOWN_REPLY_CHARS = 200
+"""Characters of a judge reply an error message shows."""
+
+
+def shown_reply(response: Response) -> str:
+    """One judge reply for an error message: its text as stored in the cache, cut to :data:`SHOWN_REPLY_CHARS`.
+
+    ``repr`` of the text (``...`` after it when cut); a reply with no content shows the start of the reasoning
+    its server sent apart. Error texts are masked before they are stored, so what is stored is what is shown.
+    """
+    if response.text is None and response.reasoning is not None:
+        head, text = "no content; reasoning sent apart ", response.reasoning
+    else:
+        head, text = "", response.text or ""
+    cut = text[:SHOWN_REPLY_CHARS]
+    return head + repr(cut) + ("..." if len(text) > SHOWN_REPLY_CHARS else "")
+
+
+def unreadable_judge(spec: str, replies: Sequence[Response], unfinished: int, cache_path: Path) -> VqauditError:
+    """The error of a judge none of whose replies gives a verdict: why, and one reply as stored.
+
+    Args:
+        spec: the judge spec.
+        replies: the replies received (failed calls excluded), at least one.
+        unfinished: how many of them are reasoning never finished.
+        cache_path: the judge's cache file, where every reply can be read.
+    """
+    why = (f"{unfinished} of them reasoning never finished (the judge was still thinking when its token budget "
+           "ran out)" if unfinished else "none says yes or no, or names an option")
+    shown = next((r for r in replies if r.text is None or r.text.strip()), replies[0])
+    return VqauditError(f"judge {spec}: no verdict could be read from any of its {len(replies)} replies: {why}; "
+                        f"one reply, as stored in {cache_path}: {shown_reply(shown)}")
 
 
 async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
                      concurrency: int) -> list[Verdict]:
+    """Ask the judge about every pending (view, final answer) and read its verdicts (:func:`parse_judge_reply`).
+
+    The judge is shown the candidate's final answer (the callers pass the text after the reasoning split), never
+    its thinking.
+
+    Raises:
+        VqauditError: from :func:`vqaudit.backends.judge.ask_judge_all`, or no received reply gives a verdict
+            (:func:`unreadable_judge`: the cause and one reply as stored).
+    """
     calls = [JudgeCall(v.view_id, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v))) for v, t in pending]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
+        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
+                                      concurrency=concurrency)
     finally:
         await backend.aclose()
-    return [Verdict("undecided", "undecided", f"judge {spec} failed: {r.error}") if r.text is None
-            else parse_judge_reply(v, r.text, spec) for (v, _), r in zip(pending, replies, strict=True)]
+    verdicts: list[Verdict] = []
+    received: list[Response] = []
+    for (view, _), r in zip(pending, replies, strict=True):
+        if r.error is not None or (r.text is None and r.reasoning is None):
+            verdicts.append(Verdict("undecided", "undecided", f"judge {spec} failed: {r.error}"))
+            continue
+        received.append(r)
+        verdicts.append(parse_judge_reply(view, r.text, spec, server_reasoning=r.reasoning))
+    if received and all(v.meaning == "undecided" for v in verdicts):
+        unfinished = sum(1 for v in verdicts if v.note is not None and v.note.endswith(NOT_FINISHED))
+        raise unreadable_judge(spec, received, unfinished, cache.path)
+    return verdicts
 
 
 def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_format: str = AUTO) -> Outcome:

@@ -13,6 +13,12 @@ Layers, kept apart as §4 "Metric layers" asks:
    validation against human labels and agreement with a second judge (Table 2);
 5. **Contract repair**: output-only, reference-only, bidirectional (Table 7), overall and per bucket;
 6. **Failure notes**: empty, truncated, formatting, abstentions (:mod:`.failures`).
+
+Every layer reads only a prediction's final answer: a reasoning model's thinking is split off once, where the
+predictions are joined to the gold (:func:`vqaudit.shortanswer.join.split_predictions`, rules in
+:mod:`vqaudit.parsing.reasoning`), and never scored, so no layer (RA-Eval included) can credit an answer that
+appears only in the thinking. A prediction whose reasoning never finished is scored as an empty answer and
+counted apart (:class:`ReasoningNotes`); ``rows.jsonl`` keeps the raw prediction beside the final text.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
+from vqaudit.progress import Reporter, step
 from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
@@ -49,8 +56,14 @@ from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions
-from vqaudit.shortanswer.join import gold_locations, gold_shape_notes, join_predictions
-from vqaudit.shortanswer.judge import binary_agreement, read_labels, run_judge
+from vqaudit.shortanswer.join import (
+    final_text,
+    gold_locations,
+    gold_shape_notes,
+    join_predictions,
+    split_predictions,
+)
+from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
 from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
@@ -70,6 +83,31 @@ class JudgeAudit:
     accepted_by_bucket: dict[str, int]
     validation: dict[str, float] | None = None
     second: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReasoningNotes:
+    """Joined predictions of a reasoning model: what the reasoning split did (:mod:`vqaudit.parsing.reasoning`).
+
+    Attributes:
+        with_reasoning: rows whose prediction held reasoning (split off, never scored).
+        not_finished: rows whose reasoning never finished ("reasoning not finished"): scored as empty answers
+            (the failure notes count them as empty), marked ``reasoning_not_finished`` in ``rows.jsonl``.
+    """
+
+    with_reasoning: int
+    not_finished: int
+
+
+def reasoning_notes(rows: Sequence[AuditRow]) -> ReasoningNotes | None:
+    """The :class:`ReasoningNotes` of joined rows, or None when no prediction held reasoning.
+
+    None keeps the report of predictions without reasoning exactly as it was before the split existed.
+    """
+    with_reasoning = sum(1 for r in rows if r.reasoning_chars is not None)
+    if not with_reasoning:
+        return None
+    return ReasoningNotes(with_reasoning, sum(1 for r in rows if not r.finished))
 
 
 @dataclass(frozen=True)
@@ -97,6 +135,11 @@ class AuditResult:
     rows: tuple[RowResult, ...] = field(repr=False)
     canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
 
+    @property
+    def reasoning(self) -> ReasoningNotes | None:
+        """:func:`reasoning_notes` of the joined rows (None: no prediction held reasoning)."""
+        return reasoning_notes(self.join.rows)
+
 
 def _share(verdicts: Mapping[str, bool | None]) -> float:
     decided = [v for v in verdicts.values() if v is not None]
@@ -107,7 +150,8 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
                  cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
                  second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
-    verdicts = run_judge(pool, spec, cache_dir / "judge.sqlite", backend=backend)
+    first = judge_rows(pool, spec, cache_dir / "judge.sqlite", backend=backend)
+    verdicts = first.verdicts
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
     # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
     # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
@@ -120,7 +164,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
-                           f"in {cache_dir / 'judge.sqlite'}")
+                           f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}")
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
@@ -183,7 +227,8 @@ def audit_rows(
         metric: official metric override (e.g. ``containment``).
         variant: metric variant override (e.g. ``vlmevalkit``).
         n_predictions: predictions read (default: joined rows).
-        all_outputs: every prediction text, joined or not, for the failure notes (default: the joined rows').
+        all_outputs: every prediction's final text (after the reasoning split; "" for a prediction whose
+            reasoning never finished), joined or not, for the failure notes (default: the joined rows').
         judge: judge model spec, or None for no judge layer.
         cache_dir: folder of the judge caches (required with ``judge``).
         judge_backend: a ready judge backend (tests).
@@ -224,8 +269,8 @@ def audit_rows(
         raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
                            "--join-on and --format); nothing to audit")
     notes = gold_shape_notes(rows, spec.name, metric)
-    with _gc_paused():
-        layers = _layers(rows, scorer, metric, variant, gold_where)
+    with _gc_paused(), step(f"audit {benchmark}: layer passes over {len(rows)} rows", _N_PASSES) as shown:
+        layers = _layers(rows, scorer, metric, variant, gold_where, shown)
     official, canon, contracts, overlays, repaired_rows, ra = layers
     repaired = {v: list(map(itemgetter(k), repaired_rows)) for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
@@ -283,13 +328,17 @@ _LayerColumns = tuple[list[float], list[tuple[float, str | None]], list[Contract
                       list[tuple[float, ...]], list[bool | None]]
 
 
+_N_PASSES = 6
+"""The passes of :func:`_layers` over all rows: official, contract, overlay, repair, RA-Eval, canonical."""
+
+
 def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
-            variant: str, where: Mapping[str, str] | None = None) -> _LayerColumns:
+            variant: str, where: Mapping[str, str] | None = None, shown: Reporter | None = None) -> _LayerColumns:
     """Every gold-side and output-side layer of the rows before the judge, one pass per layer over all rows.
 
     Returns the columns official, canonical ``(score, kind)``, contract, overlay, repaired scores (in
     :data:`VARIANTS` order) and RA-Eval. The layers that apply the vqaEval normalization (canonical, RA-Eval)
-    share one memo of it, local to this call.
+    share one memo of it, local to this call. ``shown`` is advanced after each of the :data:`_N_PASSES` passes.
 
     Raises:
         VqauditError: a gold the metric cannot take (naming the file and row its gold was read from, from
@@ -308,16 +357,23 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
             place = (where or {}).get(bad.qid, f"joined row {len(official) + 1}")
             raise VqauditError(f"{place} (question id {bad.qid!r}), field 'answers': {exc}") from None
         raise
+    shown = shown or Reporter("", 0)
+    shown.advance()
     contracts = classify_many(questions, golds, [r.answer_type for r in rows], [r.ocr_tokens for r in rows])
+    shown.advance()
     overlays = reference_overlays(golds, contracts, questions)
+    shown.advance()
     by_variant = repair_scores(outputs, golds, questions, contracts, metric, variant, scorer, VARIANTS,
                                official=official, overlays_given=overlays)
+    shown.advance()
     repaired = list(zip(*(by_variant[v] for v in VARIANTS), strict=True))
     forms: dict[str, str] = {}  # vqaEval forms, shared by RA-Eval and the canonical layer
     predictions = [r.prediction for r in rows]
     answers = [r.answers for r in rows]
     ra = ra_eval_layer(predictions, answers, [r.question for r in rows], official, forms=forms)
+    shown.advance()
     canon = canonical_scores(predictions, answers, metric, vqaeval=_memo(fast_vqaeval_process, forms))
+    shown.advance()
     return official, canon, contracts, overlays, repaired, ra
 
 
@@ -364,6 +420,7 @@ def run_audit(
     id_field: str | None = None,
     image_field: str | None = None,
     model: str | None = None,
+    reasoning_format: str = "auto",
     **options: Any,
 ) -> AuditResult:
     """Read a prediction file (and a gold file), join them and run :func:`audit_rows`.
@@ -377,6 +434,8 @@ def run_audit(
         id_field: the prediction id column to use (``row``: row numbers).
         image_field: the prediction column naming the image (for ``image-question`` joins).
         model: the model's name for summaries (default: the prediction file's name without its suffixes).
+        reasoning_format: which reasoning spans are split off before any layer reads a prediction (``auto``,
+            ``none`` or a name of :data:`vqaudit.parsing.reasoning.FORMATS`).
         **options: passed to :func:`audit_rows` (metric, variant, judge, cache_dir, ...).
 
     Returns:
@@ -388,8 +447,12 @@ def run_audit(
     spec = get_benchmark(benchmark)
     preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
-    join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on)
+    splits = split_predictions(preds, reasoning_format)  # once: every layer reads the final answers only
+    join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on, splits=splits)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
-    return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
-                      all_outputs=[p.prediction for p in preds], gold_where=where, **options)
+    n_predictions = len(preds)
+    all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
+    del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
+    return audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
+                      gold_where=where, **options)

@@ -12,11 +12,12 @@ of the benchmark's own gold (split names, answers per question).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
+from vqaudit.parsing.reasoning import AUTO, ReasoningSplit, check_reasoning_format, split_reasoning
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
 from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
@@ -60,20 +61,81 @@ def _check_chartqa_numbering(predictions: Sequence[Prediction], gold: Sequence[G
                                "by one: renumber them from 1")
 
 
+TAG_STARTS = ("<", "\u25c1")
+"""The first character of every span and answer-box tag :mod:`vqaudit.parsing.reasoning` knows (``<think>``,
+``<|begin_of_box|>``, ``◁think▷``, ...): a prediction holding neither holds no reasoning."""
+
+
+def split_predictions(predictions: Sequence[Prediction],
+                      reasoning_format: str = AUTO) -> list[ReasoningSplit | None]:
+    """Split every prediction into reasoning and final answer, once, in order (:mod:`vqaudit.parsing.reasoning`).
+
+    Every layer of the audit reads only the final answer; the raw prediction is kept byte-exact beside it.
+
+    Returns:
+        One entry per prediction: its :class:`~vqaudit.parsing.reasoning.ReasoningSplit`, or None for a
+        prediction holding no tag at all (no character of :data:`TAG_STARTS`; the split would return it whole),
+        so the pools of ~170k plain answers build no split record per row.
+
+    Raises:
+        ValueError: an unknown ``reasoning_format`` (the CLI offers only known ones).
+    """
+    check_reasoning_format(reasoning_format)
+    return [split_reasoning(text, reasoning_format) if "<" in text or "\u25c1" in text else None
+            for text in (p.prediction for p in predictions)]
+
+
+def final_text(split: ReasoningSplit | None, raw: str) -> str:
+    """The text every layer reads of a prediction ``raw`` split into ``split``: "" when never finished."""
+    if split is None:
+        return raw
+    return "" if split.final is None else split.final
+
+
+def scored_text(split: ReasoningSplit | None, raw: str) -> tuple[str, str | None, int | None, bool]:
+    """What an audit row holds of one split prediction: ``(prediction, raw, reasoning_chars, finished)``.
+
+    ``prediction`` is the final answer, or "" when the reasoning never finished (scored as an empty answer);
+    ``raw`` is the prediction as read when it differs from that, else None (see :class:`AuditRow`).
+    """
+    if split is None:
+        return raw, None, None, True
+    final = final_text(split, raw)
+    return final, (raw if final is not raw else None), split.reasoning_chars, split.finished
+
+
+def _row(p: Prediction, split: ReasoningSplit | None, benchmark: str, item: GoldItem | None = None) -> AuditRow:
+    """The audit row of prediction ``p`` (split into ``split``), joined to ``item`` (None: its embedded gold)."""
+    final, raw, chars, finished = scored_text(split, p.prediction)
+    if item is None:
+        return AuditRow(p.qid, p.question, final, p.gold, benchmark, p.split, image=p.image, raw=raw,
+                        reasoning_chars=chars, finished=finished)
+    return AuditRow(p.qid, item.question or p.question, final, item.answers, benchmark, p.split, item.answer_type,
+                    item.ocr_tokens, item.image or p.image, raw, chars, finished)
+
+
 def join_predictions(
     predictions: Sequence[Prediction],
     gold: Sequence[GoldItem] | None,
     *,
     benchmark: str,
     on: str = "id",
+    splits: Sequence[ReasoningSplit | None] | None = None,
+    reasoning_format: str = AUTO,
 ) -> JoinReport:
     """Join predictions with gold items.
+
+    Each row's ``prediction`` is the prediction's final answer after the reasoning split; the prediction as read
+    stays on the row as ``raw`` when the two differ (:class:`AuditRow`).
 
     Args:
         predictions: the imported predictions (unique ids).
         gold: the gold items, or None to use the gold embedded in the predictions.
         benchmark: benchmark name recorded on the rows.
         on: ``"id"``, ``"question"`` or ``"image-question"``.
+        splits: :func:`split_predictions` of ``predictions`` (same order), when the caller already split them;
+            else they are split here under ``reasoning_format``.
+        reasoning_format: ``auto``, ``none`` or a format name of :data:`vqaudit.parsing.reasoning.FORMATS`.
 
     Returns:
         A :class:`JoinReport`: joined rows in prediction order, the ids of predictions without gold and of gold
@@ -84,14 +146,18 @@ def join_predictions(
             rows of a split from 0 (:func:`_check_chartqa_numbering`), or a gold file to which no prediction
             joins (the message shows one prediction id and one gold id, :func:`_no_id_joins`, or one question
             of each, :func:`_no_question_joins`).
+        ValueError: ``splits`` not one per prediction, or an unknown ``reasoning_format``.
     """
     if on not in JOIN_KEYS:
         raise VqauditError(f"join key must be one of {', '.join(JOIN_KEYS)}, got {on!r}")
+    if splits is None:
+        splits = split_predictions(predictions, reasoning_format)
+    elif len(splits) != len(predictions):
+        raise ValueError("splits and predictions differ in length")
     if gold is not None and on == "id":
         _check_chartqa_numbering(predictions, gold)
     if gold is None:
-        rows = tuple(AuditRow(p.qid, p.question, p.prediction, p.gold, benchmark, p.split, image=p.image)
-                     for p in predictions if p.gold)
+        rows = tuple(_row(p, s, benchmark) for p, s in zip(predictions, splits, strict=True) if p.gold)
         missing = tuple(p.qid for p in predictions if not p.gold)
         return JoinReport(rows, missing, (), "embedded" if rows else "none")
     notes: list[str] = []
@@ -119,14 +185,13 @@ def join_predictions(
     rows_list: list[AuditRow] = []
     without_gold: list[str] = []
     used: set[str] = set()
-    for p in predictions:
+    for p, split in zip(predictions, splits, strict=True):  # re-keyed predictions keep their order
         item = index.get(key_of_pred[p.qid])
         if item is None:
             without_gold.append(p.qid)
             continue
         used.add(item.qid)
-        rows_list.append(AuditRow(p.qid, item.question or p.question, p.prediction, item.answers, benchmark,
-                                  p.split, item.answer_type, item.ocr_tokens, item.image or p.image))
+        rows_list.append(_row(p, split, benchmark, item))
     if predictions and not rows_list:
         raise VqauditError(_no_id_joins(predictions, gold) if on == "id" else
                            _no_question_joins(predictions, gold, on, skipped))
@@ -288,16 +353,42 @@ def _location(source: str, fallback: Path) -> str:
     return f"{path}: row {row}" if path and row.isdigit() else str(fallback)
 
 
+class SourceLocations(Mapping[str, str]):
+    """``qid -> "FILE: row N"`` of rows whose ``source`` is ``"FILE:N"``, each text made only when asked for.
+
+    The locations are read only by error messages; holding each row's ``source`` (which the predictions hold
+    anyway) instead of a new text per row keeps about 90 bytes a row off an audit's peak memory.
+    """
+
+    def __init__(self, sources: dict[str, str], fallback: Path) -> None:
+        """``sources``: ``qid -> source`` (``"FILE:N"``); ``fallback``: named where a source has no row."""
+        self._sources = sources
+        self._fallback = fallback
+
+    def __getitem__(self, qid: str) -> str:
+        """The location of ``qid``'s row. Raises KeyError for an unknown qid."""
+        return _location(self._sources[qid], self._fallback)
+
+    def __iter__(self) -> Iterator[str]:
+        """The qids, in row order."""
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        """The number of rows."""
+        return len(self._sources)
+
+
 def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldItem] | None, *,
-                   predictions_path: Path, gold_path: Path | None, join_on: str) -> dict[str, str]:
+                   predictions_path: Path, gold_path: Path | None, join_on: str) -> Mapping[str, str]:
     """Where each joined row's gold was read, ``qid -> "FILE: row N"`` (for :func:`check_gold`'s messages).
 
-    Embedded gold: the prediction file's row. A gold file joined by id: the item's row as its loader recorded it
-    (else its 1-based position in the file, the row the loaders' own errors name). A gold file joined by question
-    text: the file and the prediction row it was joined to (the gold item is not recorded on the joined row).
+    Embedded gold: the prediction file's row (a :class:`SourceLocations`). A gold file joined by id: the item's
+    row as its loader recorded it (else its 1-based position in the file, the row the loaders' own errors name). A
+    gold file joined by question text: the file and the prediction row it was joined to (the gold item is not
+    recorded on the joined row).
     """
     if gold_items is None or gold_path is None:
-        return {p.qid: _location(p.source, predictions_path) for p in predictions}
+        return SourceLocations({p.qid: p.source for p in predictions}, predictions_path)
     if join_on == "id":
         return {g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
                 for i, g in enumerate(gold_items, start=1)}

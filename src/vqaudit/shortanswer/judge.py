@@ -3,7 +3,11 @@
 - The judge sees the question, the gold answer(s) and the model output - never the image: the call carries
   no image at all, so a text-only judge server accepts it - and returns a binary verdict (:data:`JUDGE_PROMPT`).
 - It runs on the official error pool only: rows whose official score is below 1 (seed 002 §3.3 "All ... error
-  items").
+  items"). The model output it is shown is the row's final answer (the prediction after its reasoning split,
+  :class:`~vqaudit.shortanswer.records.AuditRow`), never the thinking.
+- A judge that thinks is read after its thinking (:func:`parse_verdict`): its reply is split first
+  (:mod:`vqaudit.parsing.reasoning`, every known format, and reasoning its server sent apart), and a reply whose
+  reasoning never finished is undecided.
 - Every reply is cached in a SQLite :class:`~vqaudit.backends.ResponseCache` keyed by judge spec, prompt id,
   prompt text and parameters (:func:`vqaudit.backends.judge.request_key`), so reruns ask nothing twice. When the
   first calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), the audit stops: the judge is
@@ -23,12 +27,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCache
+from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCache, loaded_generation
 from vqaudit.backends import load_backend as _load_backend
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.answerability import extract_json_object, fenced_blocks
 from vqaudit.parsing.choice import extract_yes_no
+from vqaudit.parsing.reasoning import AUTO, split_reasoning
+from vqaudit.schema import Response
+from vqaudit.scoring.upd import shown_reply
 from vqaudit.shortanswer.records import AuditRow
 from vqaudit.signals import run_async
 
@@ -92,19 +99,24 @@ def _word_verdict(text: str) -> bool | None:
     return True if first in _YES else False if first in _NO else None
 
 
-def parse_verdict(text: str) -> bool | None:
+def parse_verdict(text: str | None, *, server_reasoning: str | None = None) -> bool | None:
     """Read a judge reply; True (acceptable), False (not acceptable) or None (undecided).
 
-    In order (issue 17 item 3): a JSON object - the whole reply, a fenced code block or an inline object
-    (:func:`vqaudit.parsing.extract_json_object`) - with a boolean or word under ``verdict``, ``equivalent``,
-    ``acceptable``, ``correct``, ``answer``, ... (``{"verdict": "not equivalent"}``, ``{"equivalent": false}``);
-    then a leading "equivalent" / "not equivalent" / "acceptable"; then yes/no by the leading token or a final
-    declaration (:func:`vqaudit.parsing.choice.extract_yes_no`: "Yes.", "**No** - different", "The answer is no";
-    "No dog" or "Nothing" never decide); then the first word among the synonyms (``correct``, ``wrong``,
-    ``true``, ``false``, ...); a leading "Verdict:" or "Answer:" is skipped; then the same on the first fenced
-    block. A reply over 4,096 characters, or one that matches nothing, is undecided. Never raises.
+    The reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning`, every known format, with
+    ``server_reasoning`` the reasoning its server sent apart): only the final text is read, so
+    ``"<think>yes? no...</think>no"`` is False; a reply whose reasoning never finished (or no text at all) is
+    undecided. Then, in order (issue 17 item 3): a JSON object - the whole reply, a fenced code block or an
+    inline object (:func:`vqaudit.parsing.extract_json_object`) - with a boolean or word under ``verdict``,
+    ``equivalent``, ``acceptable``, ``correct``, ``answer``, ... (``{"verdict": "not equivalent"}``,
+    ``{"equivalent": false}``); then a leading "equivalent" / "not equivalent" / "acceptable"; then yes/no by the
+    leading token or a final declaration (:func:`vqaudit.parsing.choice.extract_yes_no`: "Yes.", "**No** -
+    different", "The answer is no"; "No dog" or "Nothing" never decide); then the first word among the synonyms
+    (``correct``, ``wrong``, ``true``, ``false``, ...); a leading "Verdict:" or "Answer:" is skipped; then the
+    same on the first fenced block. A final text over 4,096 characters, or one that matches nothing, is
+    undecided. Never raises.
     """
-    if len(text) > _MAX_VERDICT_CHARS:
+    text = split_reasoning(text, AUTO, server_reasoning=server_reasoning).final
+    if text is None or len(text) > _MAX_VERDICT_CHARS:
         return None
     if "{" in text:
         verdict = _json_verdict(text)
@@ -115,14 +127,83 @@ def parse_verdict(text: str) -> bool | None:
     return _word_verdict(blocks[0]) if blocks else verdict
 
 
+@dataclass(frozen=True)
+class JudgeRun:
+    """The verdicts of one judge over rows, and what an error about them shows.
+
+    Attributes:
+        verdicts: ``qid -> True`` (acceptable), ``False`` or ``None`` (call failed or reply unreadable).
+        unreadable: replies received whose verdict could not be read (failed calls excluded).
+        unfinished: of those, replies whose reasoning never finished.
+        example: one unreadable reply as stored (:func:`vqaudit.scoring.upd.shown_reply`), or None.
+    """
+
+    verdicts: dict[str, bool | None]
+    unreadable: int = 0
+    unfinished: int = 0
+    example: str | None = None
+
+    def why_undecided(self) -> str:
+        """A clause saying why verdicts are undecided, with one reply; "" when every received reply was read."""
+        if not self.unreadable:
+            return ""
+        why = (f"{self.unfinished} of them reasoning never finished (the judge was still thinking when its token "
+               "budget ran out)" if self.unfinished else "neither yes nor no")
+        return f"; {self.unreadable} replies unreadable, {why}; one reply, as stored: {self.example}"
+
+
+def _read(reply: Response) -> tuple[bool | None, bool]:
+    """``(verdict, unfinished)`` of one judge reply (a failed call: ``(None, False)``)."""
+    if reply.error is not None or (reply.text is None and reply.reasoning is None):
+        return None, False
+    split = split_reasoning(reply.text, AUTO, server_reasoning=reply.reasoning)
+    if split.final is None:
+        return None, True
+    return parse_verdict(split.final), False
+
+
 async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],
-                   concurrency: int) -> list[bool | None]:
+                   concurrency: int) -> JudgeRun:
     calls = [JudgeCall(f"judge:{r.qid}", JUDGE_PROMPT_ID, judge_prompt(r)) for r in rows]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, JUDGE_PARAMS, concurrency=concurrency)
+        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
+                                      concurrency=concurrency)
     finally:
         await backend.aclose()
-    return [None if r.text is None else parse_verdict(r.text) for r in replies]
+    verdicts: dict[str, bool | None] = {}
+    unreadable: list[Response] = []
+    unfinished = 0
+    for row, reply in zip(rows, replies, strict=True):
+        verdict, never_finished = _read(reply)
+        verdicts[row.qid] = verdict
+        if verdict is None and reply.error is None and (reply.text is not None or reply.reasoning is not None):
+            unreadable.append(reply)
+            unfinished += never_finished
+    shown = next((r for r in unreadable if r.text is None or r.text.strip()), unreadable[0] if unreadable else None)
+    return JudgeRun(verdicts, len(unreadable), unfinished, None if shown is None else shown_reply(shown))
+
+
+def judge_rows(
+    rows: Sequence[AuditRow],
+    spec: str,
+    cache_path: Path,
+    *,
+    backend: Backend | None = None,
+    concurrency: int = 8,
+) -> JudgeRun:
+    """Ask the judge about each row (the caller passes the official error pool); verdicts and unreadable replies.
+
+    Arguments, caching and raised errors: :func:`run_judge`.
+
+    Returns:
+        A :class:`JudgeRun`: the verdicts by qid, and how many received replies gave none (and why, with one).
+    """
+    if not rows:
+        return JudgeRun({})
+    judge = backend if backend is not None else _load_backend(spec, ModelOptions(concurrency=concurrency))
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with ResponseCache(cache_path) as cache:
+        return run_async(_ask_all(judge, spec, cache, rows, concurrency))
 
 
 def run_judge(
@@ -136,26 +217,21 @@ def run_judge(
     """Ask the judge about each row (the caller passes the official error pool) and return verdicts by qid.
 
     Args:
-        rows: the rows to judge.
+        rows: the rows to judge (each row's ``prediction``, its final answer, is what the judge is shown).
         spec: judge model spec (any backend, see :func:`vqaudit.backends.load_backend`).
         cache_path: the SQLite cache file (its folder is created).
         backend: a ready backend to use instead of ``load_backend(spec)`` (tests).
         concurrency: judge calls in flight.
 
     Returns:
-        ``qid -> True`` (acceptable), ``False`` (not acceptable) or ``None`` (call failed or reply unreadable).
+        ``qid -> True`` (acceptable), ``False`` (not acceptable) or ``None`` (call failed, reply unreadable or
+        its reasoning never finished).
 
     Raises:
         VqauditError: a bad spec, a fatal backend error, or an unreachable judge (its first calls all failed;
             see :func:`vqaudit.backends.judge.ask_judge_all`); verdicts received before it stay cached.
     """
-    if not rows:
-        return {}
-    judge = backend if backend is not None else _load_backend(spec, ModelOptions(concurrency=concurrency))
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    with ResponseCache(cache_path) as cache:
-        verdicts = run_async(_ask_all(judge, spec, cache, rows, concurrency))
-    return {r.qid: v for r, v in zip(rows, verdicts, strict=True)}
+    return judge_rows(rows, spec, cache_path, backend=backend, concurrency=concurrency).verdicts
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,35 @@
 r"""Extracting and scoring the answer of each multiple-choice row (``vqaudit audit``; issue 14, item 4).
 
-Choice extraction, in order (``extracted_by``): ``strict`` (the matcher of :mod:`vqaudit.parsing.choice`: a bare
-letter, a lettered prefix naming no other option, or an option's whole text); ``final-answer``
-(:func:`final_answer_letter`: "Answer: B", "the answer is (B)", ``\boxed{B}``, or a last line that is only a
-letter; the last such statement counts); ``judge:SPEC`` (optional, text only, cached in ``OUT/judge.sqlite``,
-the judge of :mod:`vqaudit.scoring.upd`). A reply none of them decides is ``unparsed``; an unparsed reply that
-declines (:func:`is_refusal`) is counted as a ``refusal`` as well. Open (non-choice) rows are scored apart by
-exact or numeric match (:func:`open_answer`, :func:`open_correct`).
+Every reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning`, ``--reasoning-format``): only the
+final answer is read, never a reasoning model's thinking; a reply whose reasoning never finished is ``unparsed``
+with the reason ``reasoning not finished`` and never credited (nor sent to a judge).
+
+Choice rows are read by the one reader UPD scoring uses, :func:`vqaudit.scoring.upd.match_reply` (the strict
+matcher of :mod:`vqaudit.parsing.choice`, then the final-answer declarations, abstention phrases and an option's
+text in a short reply), so ``vqaudit score`` on a UPD run and this audit read a reply alike. ``extracted_by``
+names the deciding rule:
+
+==============================  ============================================================================
+``extracted_by``                rule
+==============================  ============================================================================
+``strict``                      ``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``: a bare
+                                letter, a lettered prefix naming no other option, an option's whole text
+``final-answer``                ``matcher:final-declaration``: the last declaration naming one letter ("The
+                                answer is (B)", "Answer: **D**", ``\boxed{C}``, a last line that is a letter)
+``matcher:RULE``                any other rule of ``match_reply`` (``matcher:option-text-in-reply``,
+                                ``matcher:json-letter``, ...), named as ``vqaudit score`` names it
+``judge:SPEC``                  the optional judge (text only, cached in ``OUT/judge.sqlite``, the judge of
+                                :mod:`vqaudit.scoring.upd`)
+``unparsed``                    nothing decided; an abstention or refusal is counted as a ``refusal`` too
+==============================  ============================================================================
+
+No other reader decides a choice row. :func:`final_answer_letter`, this audit's own reader before, is no longer
+consulted: with and without it as a fallback the LLaVA-1.5-13B MMBench sheet gives 796 of 1,176 questions (67.69,
+every one of its 4,377 replies read by the strict matcher), each of its forms is a declaration of
+:mod:`vqaudit.parsing.choice` (``\\boxed{X}`` included), and where ``match_reply`` declines on purpose ("the
+answer is not A", "A or B") it would guess, so the audit and ``vqaudit score`` would read one reply two ways.
+
+Open (non-choice) rows are scored apart by exact or numeric match (:func:`open_answer`, :func:`open_correct`).
 """
 
 from __future__ import annotations
@@ -19,17 +42,23 @@ from fractions import Fraction
 from pathlib import Path
 
 from vqaudit.backends import Backend, ModelOptions
-from vqaudit.parsing.choice import match_choice, normalize_text
+from vqaudit.parsing.choice import normalize_text
+from vqaudit.parsing.reasoning import AUTO, NONE, NOT_FINISHED, ReasoningSplit, split_reasoning
 from vqaudit.schema import Obligation, Response, UPDViewMeta, View
-from vqaudit.scoring.upd import ABSTAIN_PHRASES, score_upd_views
-from vqaudit.shortanswer.mc_read import MC_LETTERS, MCRow
+from vqaudit.scoring.upd import ABSTAIN_PHRASES, match_reply, score_upd_views
+from vqaudit.shortanswer.mc_read import MCRow
 
-__all__ = ["RowVerdict", "extract_choices", "final_answer_letter", "is_refusal", "open_answer", "open_correct"]
+__all__ = ["RowVerdict", "extract_choices", "extracted_by", "final_answer_letter", "is_refusal", "open_answer",
+           "open_correct", "read_choice"]
 
 
 @dataclass(frozen=True)
 class RowVerdict:
-    """The audit of one row: the extracted letter (or open answer), how, and whether it is right."""
+    """The audit of one row: the extracted letter (or open answer), how, and whether it is right.
+
+    ``reason``: why an unparsed row is unparsed when the rules know (``reasoning not finished``), else None.
+    ``split``: the reply's reasoning split (its ``final`` is the text read).
+    """
 
     qid: str
     group: str
@@ -37,6 +66,8 @@ class RowVerdict:
     extracted_by: str
     refusal: bool
     correct: bool
+    reason: str | None = None
+    split: ReasoningSplit | None = None
 
 _FINAL_PATTERNS = (
     re.compile(r"\\boxed\{\s*\(?([A-I])\)?\s*\}"),
@@ -53,7 +84,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 
 
 def final_answer_letter(reply: str, letters: str) -> str | None:
-    r"""The letter a reasoning reply states as its final answer, or None.
+    r"""The letter a reasoning reply states as its final answer, or None (not used by :func:`extract_choices`).
 
     Rules (the conventions MMMU's and MathVista's prompts ask for): ``\boxed{B}``; "Answer: B", "the answer is
     (B)", "Final answer: **B**", "correct option is B" (the word is case-insensitive, the letter must be an
@@ -93,13 +124,14 @@ def _number(text: str) -> Fraction | None:
         return None
 
 
-def open_answer(row: MCRow) -> str | None:
+def open_answer(row: MCRow, reply: str | None = None) -> str | None:
     """The answer an open row's reply gives, or None when it gives none.
 
     The value after the last "answer:" / "the answer is" statement, else the whole reply; for a numeric gold
-    (or MathVista ``integer``/``float``) the last number in that text.
+    (or MathVista ``integer``/``float``) the last number in that text. ``reply``: the text to read (the final
+    answer after the reasoning split; default ``row.reply``).
     """
-    reply = row.reply.strip()
+    reply = (row.reply if reply is None else reply).strip()
     if not reply:
         return None
     stated = re.findall(r"(?i:\b(?:final answer|the answer is|answer)\s*[:：]?)\s*([^\n]+)", reply)
@@ -140,45 +172,88 @@ def _view(row: MCRow) -> View:
                                  n_rotations=1).model_dump())
 
 
+_STRICT_RULES = frozenset({"matcher:letter", "matcher:letter-prefix", "matcher:option-text"})
+
+
+def extracted_by(decided_by: str) -> str:
+    """The ``extracted_by`` name of a rule of :func:`vqaudit.scoring.upd.match_reply` (module docstring table)."""
+    if decided_by in _STRICT_RULES:
+        return "strict"
+    if decided_by == "matcher:final-declaration":
+        return "final-answer"
+    return decided_by
+
+
+def read_choice(row: MCRow, final: str) -> tuple[str | None, str, bool]:
+    """Read the final answer of a choice row: ``(letter or None, extracted_by, abstained)``.
+
+    :func:`vqaudit.scoring.upd.match_reply` on the row as a standard view (its options, no abstention option),
+    the reader ``vqaudit score`` uses for UPD runs (module docstring). An abstention (``match_reply`` reads
+    "abstain") extracts no letter and is reported as a refusal.
+    """
+    verdict = match_reply(_view(row), final)
+    if verdict is None:
+        return None, "unparsed", False
+    if verdict.meaning.startswith("option:"):
+        return verdict.meaning.split(":", 1)[1], extracted_by(verdict.decided_by), False
+    return None, "unparsed", verdict.meaning == "abstain"
+
+
 def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_backend: Backend | None = None,
                     cache_dir: Path | None = None, judge_options: ModelOptions | None = None,
-                    concurrency: int = 8) -> list[RowVerdict]:
+                    concurrency: int = 8, reasoning_format: str = AUTO) -> list[RowVerdict]:
     """Extract and score every row (module docstring); one verdict per row, in order.
+
+    Args:
+        rows: the rows read from the prediction file.
+        judge: judge spec for the choice rows no rule decides, or None.
+        judge_backend: a ready judge backend (tests).
+        cache_dir: folder of the judge's cache (``judge.sqlite``).
+        judge_options: generic model options of the judge.
+        concurrency: judge calls in flight.
+        reasoning_format: which reasoning spans are split off every reply before it is read (``auto``, ``none``
+            or a name of :data:`vqaudit.parsing.reasoning.FORMATS`).
 
     Raises:
         VqauditError: a bad judge spec or an unreachable judge (see :func:`vqaudit.scoring.upd.score_upd_views`).
+        ValueError: an unknown ``reasoning_format``.
     """
     verdicts: dict[str, RowVerdict] = {}
-    pending: list[MCRow] = []
+    pending: list[tuple[MCRow, ReasoningSplit, str]] = []
     for row in rows:
+        split = split_reasoning(row.reply, reasoning_format)
+        kept = split if split.final is not row.reply else None  # recorded only for replies the split changed
+        if split.final is None:  # thinking only: the model never answered (parsing/reasoning.py rule 2)
+            verdicts[row.qid] = RowVerdict(row.qid, row.group, None, "unparsed", False, False, NOT_FINISHED, kept)
+            continue
+        final = split.final
         if not row.is_choice:
-            answer = open_answer(row)
+            answer = open_answer(row, final)
             verdicts[row.qid] = RowVerdict(row.qid, row.group, answer, "open" if answer is not None else "unparsed",
-                                           answer is None and is_refusal(row.reply), open_correct(row, answer))
+                                           answer is None and is_refusal(final), open_correct(row, answer),
+                                           split=kept)
             continue
-        letters = MC_LETTERS[: len(row.options)]
-        strict = match_choice(row.reply, dict(zip(letters, row.options, strict=True)))
-        letter, how = (strict.letter, "strict") if strict is not None else (None, "unparsed")
-        if letter is None:
-            letter = final_answer_letter(row.reply, letters)
-            how = "final-answer" if letter is not None else how
-        if letter is None and judge is not None and row.reply.strip():
-            pending.append(row)
+        letter, how, abstained = read_choice(row, final)
+        if letter is None and not abstained and judge is not None and final.strip():
+            pending.append((row, split, final))
             continue
-        verdicts[row.qid] = RowVerdict(row.qid, row.group, letter, how, letter is None and is_refusal(row.reply),
-                                       letter == row.gold)
+        verdicts[row.qid] = RowVerdict(row.qid, row.group, letter, how,
+                                       letter is None and (abstained or is_refusal(final)), letter == row.gold,
+                                       split=kept)
     if pending:
-        views = [_view(r) for r in pending]
-        responses = {r.qid: Response(view_id=r.qid, model="predictions", prompt_id="file", text=r.reply)
-                     for r in pending}
+        views = [_view(r) for r, _, _ in pending]
+        responses = {r.qid: Response(view_id=r.qid, model="predictions", prompt_id="file", text=final)
+                     for r, _, final in pending}
         options = dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency)
+        # the texts are final answers already: the judge is shown them, never the thinking (no second split)
         outcomes = score_upd_views(views, responses, run_dir=cache_dir or Path("."), judge=judge,
-                                   judge_backend=judge_backend, concurrency=concurrency, judge_options=options)
-        for row, outcome in zip(pending, outcomes, strict=True):
+                                   judge_backend=judge_backend, concurrency=concurrency, judge_options=options,
+                                   reasoning_format=NONE)
+        for (row, split, final), outcome in zip(pending, outcomes, strict=True):
             decided = outcome.decision == "answer" and outcome.answer is not None
             verdicts[row.qid] = RowVerdict(
                 row.qid, row.group, outcome.answer if decided else None,
                 (outcome.decided_by or "judge") if decided else "unparsed",
-                (not decided) and (outcome.decision == "abstain" or is_refusal(row.reply)),
-                bool(outcome.answer_correct))
+                (not decided) and (outcome.decision == "abstain" or is_refusal(final)),
+                bool(outcome.answer_correct), split=split if split.final is not row.reply else None)
     return [verdicts[r.qid] for r in rows]

@@ -1,7 +1,8 @@
 """Multiple-choice prediction audits: MMBench result sheets, MMMU raw replies, MathVista outputs (issue 14, item 4).
 
 ``vqaudit audit PREDICTIONS --benchmark mmbench|mmmu|mathvista|mc`` reads one prediction file, extracts the
-chosen letter of every choice row and scores it; open (non-choice) rows are scored apart by exact or numeric
+chosen letter of every choice row from its final answer (a reasoning model's thinking is split off first and
+never read) with the reader UPD scoring uses, and scores it; open (non-choice) rows are scored apart by exact or numeric
 match (:mod:`vqaudit.shortanswer.mc_extract`). Accuracy is reported over all choice rows (an unparsed reply is
 wrong) and over parsed rows, side by side (:func:`summarize`).
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.backends import Backend, ModelOptions
+from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED
 from vqaudit.shortanswer.mc_extract import RowVerdict, extract_choices
 from vqaudit.shortanswer.mc_read import MCRow, read_mc_predictions
 
@@ -35,7 +37,9 @@ def summarize(rows: Sequence[MCRow], verdicts: Sequence[RowVerdict], *, benchmar
         ``accuracy_parsed`` (correct / parsed), ``extracted_by`` counts; ``circular`` (when some group has more
         than one row): groups, groups right in every row, ``accuracy`` (all groups) and ``accuracy_parsed``
         (groups whose every row parsed), rows per group; ``open``: rows, answered, correct, accuracy;
-        ``by_category`` (when the file names categories): choice rows, correct, accuracy per category.
+        ``by_category`` (when the file names categories): choice rows, correct, accuracy per category;
+        ``reasoning`` (only when some reply held reasoning): ``with_reasoning`` (replies whose thinking was split
+        off) and ``not_finished`` (replies that are only thinking, never finished: unparsed, never credited).
     """
     choice = [(r, v) for r, v in zip(rows, verdicts, strict=True) if r.is_choice]
     opened = [(r, v) for r, v in zip(rows, verdicts, strict=True) if not r.is_choice]
@@ -79,33 +83,54 @@ def summarize(rows: Sequence[MCRow], verdicts: Sequence[RowVerdict], *, benchmar
     if cats:
         out["by_category"] = {c: {"rows": len(x), "correct": sum(x), "accuracy": sum(x) / len(x)}
                               for c, x in sorted(cats.items())}
+    with_reasoning = sum(1 for v in verdicts if v.split is not None and v.split.reasoning is not None)
+    if with_reasoning:  # only then: the report of replies without reasoning is unchanged
+        out["reasoning"] = {"with_reasoning": with_reasoning,
+                            "not_finished": sum(1 for v in verdicts if v.reason == NOT_FINISHED)}
     return out
 
 
 def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_backend: Backend | None = None,
                  cache_dir: Path | None = None, judge_options: ModelOptions | None = None,
-                 concurrency: int = 8) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                 concurrency: int = 8, reasoning_format: str = AUTO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Read, extract and score a multiple-choice prediction file.
+
+    ``reasoning_format``: which reasoning spans are split off every reply before it is read
+    (:mod:`vqaudit.parsing.reasoning`).
 
     Returns:
         ``(summary, rows)``: :func:`summarize`'s numbers (plus the file's name and resolved path, the judge) and
         one JSON-ready record per row
-        (id, group, gold, extracted, extracted_by, refusal, correct, reply).
+        (id, group, gold, extracted, extracted_by, refusal, correct, reply: the reply exactly as read); a reply
+        the reasoning split changed also has ``final`` (the text read; null when never finished) and
+        ``reasoning_chars``, and one never finished ``unparsed_reason: "reasoning not finished"``.
 
     Raises:
         VqauditError: see :func:`read_mc_predictions` and :func:`extract_choices`.
     """
     rows = read_mc_predictions(path, benchmark)
     verdicts = extract_choices(rows, judge=judge, judge_backend=judge_backend, cache_dir=cache_dir,
-                               judge_options=judge_options, concurrency=concurrency)
+                               judge_options=judge_options, concurrency=concurrency,
+                               reasoning_format=reasoning_format)
     summary = summarize(rows, verdicts, benchmark=benchmark)
     summary["predictions"] = path.name
     summary["predictions_file"] = str(path.resolve())  # the overwrite guard tells two files of one name apart
     summary["judge"] = judge
     records = [{"id": r.qid, "group": r.group, "kind": "choice" if r.is_choice else "open", "gold": r.gold,
                 "extracted": v.extracted, "extracted_by": v.extracted_by, "refusal": v.refusal,
-                "correct": v.correct, "reply": r.reply} for r, v in zip(rows, verdicts, strict=True)]
+                "correct": v.correct, "reply": r.reply, **_reasoning_fields(v)}
+               for r, v in zip(rows, verdicts, strict=True)]
     return summary, records
+
+
+def _reasoning_fields(verdict: RowVerdict) -> dict[str, Any]:
+    """The record fields of a reply the reasoning split changed (none for any other reply)."""
+    if verdict.split is None:
+        return {}
+    fields: dict[str, Any] = {"final": verdict.split.final, "reasoning_chars": verdict.split.reasoning_chars}
+    if verdict.reason is not None:
+        fields["unparsed_reason"] = verdict.reason
+    return fields
 
 
 def dumps_rows(records: Sequence[dict[str, Any]]) -> str:

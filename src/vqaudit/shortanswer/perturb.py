@@ -7,6 +7,10 @@ layer. :func:`vqaudit.metrics.flips.summarize_perturbations` then gives the flip
 and the mean official and canonical deltas per family, overall and per answer-contract bucket.
 ``perturbations.json`` (:func:`perturbation_json`) carries the summary as data for ``vqaudit audit-summary``
 (Table 4 "Delta True", Table 6).
+
+A reasoning model's reply is split before it is scored (:func:`vqaudit.parsing.reasoning.split_reasoning`): each
+variant scores the final answer only, never the thinking, and a reply whose reasoning never finished scores as
+an empty answer (:func:`score_replies`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from vqaudit.backends import Backend, ModelOptions, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import json_ready
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
+from vqaudit.parsing.reasoning import AUTO, split_reasoning
 from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
@@ -31,17 +36,30 @@ from vqaudit.shortanswer.records import AuditRow
 
 
 def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], metric: str,
-                  variant: str) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
-    """Official and canonical score of every reply, ``variant id -> qid -> score``; failed calls are left out."""
+                  variant: str, *, reasoning: Mapping[str, Mapping[str, str]] | None = None,
+                  reasoning_format: str = AUTO) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Official and canonical score of every reply's final answer, ``variant id -> qid -> score``.
+
+    Each reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning` under ``reasoning_format``, with
+    the reasoning the server sent apart, ``reasoning[variant][qid]``): the final answer is scored, never the
+    thinking; a reply whose reasoning never finished (a span never closed, or server reasoning without content)
+    scores as the empty answer "". Failed calls (no text and no reasoning) are left out.
+
+    Raises:
+        VqauditError: a gold the metric refuses (naming the question id and the field).
+    """
     scorer = official_scorer(metric, variant)
     official: dict[str, dict[str, float]] = {}
     canonical: dict[str, dict[str, float]] = {}
     for vid, by_qid in replies.items():
         official[vid], canonical[vid] = {}, {}
+        apart = (reasoning or {}).get(vid, {})
         for row in rows:
-            text = by_qid.get(row.qid)
-            if text is None or not row.answers:
+            raw, thought = by_qid.get(row.qid), apart.get(row.qid)
+            if (raw is None and thought is None) or not row.answers:
                 continue
+            final = split_reasoning(raw, reasoning_format, server_reasoning=thought).final
+            text = "" if final is None else final
             try:
                 official[vid][row.qid] = scorer(text, row.answers)
             except ValueError as exc:
@@ -131,6 +149,7 @@ def run_perturbation_audit(
     concurrency: int = 8,
     gold_where: Mapping[str, str] | None = None,
     options: ModelOptions | None = None,
+    reasoning_format: str = AUTO,
 ) -> tuple[PerturbationSummary, dict[str, dict[str, str | None]]]:
     """Ask ``model`` every row's question under each perturbation and summarize flips and deltas.
 
@@ -154,9 +173,10 @@ def run_perturbation_audit(
         concurrency: calls in flight.
         gold_where: ``qid -> "FILE: row N"`` for the gold error messages (:func:`gold_locations`).
         options: generic model options (``--model-arg``, ``--timeout``, ``--max-retries``, ``--api-key-env``).
+        reasoning_format: the reasoning spans split off every reply before it is scored (:func:`score_replies`).
 
     Returns:
-        The summary and the raw replies (``variant -> qid -> text``).
+        The summary and the raw replies (``variant -> qid -> text``, exactly as received).
 
     Raises:
         VqauditError: a reference policy as the model, a bad variant list (unknown, repeated, no Base, nothing
@@ -173,7 +193,8 @@ def run_perturbation_audit(
     asked = ask_perturbations(rows, image_loader(images), model, cache_path, variants=chosen, backend=backend,
                               concurrency=concurrency, options=options)
     replies = asked.replies
-    official, canonical = score_replies(rows, replies, metric, variant)
+    official, canonical = score_replies(rows, replies, metric, variant, reasoning=asked.reasoning,
+                                        reasoning_format=reasoning_format)
     _check_replies(rows, replies, model, chosen, official, asked.last_error)
     buckets = {r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
                for r in rows if r.answers}

@@ -18,7 +18,7 @@ from vqaudit.backends.runner import EARLY_STOP_CALLS, Job, ask_cached, request_k
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
 from vqaudit.prompts.perturbations import PARAMS, VARIANT_IDS, PromptVariant, get_variant
-from vqaudit.schema import Response
+from vqaudit.schema import GenerationParams, Response
 from vqaudit.shortanswer.records import AuditRow
 from vqaudit.signals import run_async
 
@@ -34,11 +34,14 @@ class PerturbationReplies:
         replies: ``variant id -> qid -> reply text`` (None when the call failed after its retries).
         errors: ``variant id -> qid -> error`` of the calls that failed in this invocation.
         last_error: the error of the last call that failed, or None when none failed.
+        reasoning: ``variant id -> qid -> reasoning`` a server sent apart from the reply's content (a reasoning
+            model's ``reasoning_content``), only for the replies that had some; never scored.
     """
 
     replies: dict[str, dict[str, str | None]]
     errors: dict[str, dict[str, str]]
     last_error: str | None
+    reasoning: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class PerturbedView:
     variant: PromptVariant
     image: bytes
     mime: str
+    params: GenerationParams = PARAMS
 
     @property
     def request_id(self) -> str:
@@ -61,10 +65,10 @@ class PerturbedView:
         return f"shortanswer-perturb-{self.variant.variant_id}"
 
     def request(self) -> Request:
-        """The model call of this view (image and perturbed prompt, at :data:`PARAMS`)."""
+        """The model call of this view (image and perturbed prompt, at ``params``: :data:`PARAMS` by default)."""
         return Request(request_id=self.request_id, prompt_id=self.prompt_id,
                        prompt=self.variant.render(self.row.question), image=self.image, image_mime=self.mime,
-                       params=PARAMS)
+                       params=self.params)
 
 
 def ask_perturbations(
@@ -105,20 +109,21 @@ def ask_perturbations(
             or the first calls all failed (naming the spec and the last error; replies so far stay cached).
     """
     chosen = [get_variant(v) for v in variants]
+    base = options if options is not None else ModelOptions()
+    params = base.generation(PARAMS)  # --model-arg max_tokens=N, enable_thinking=..., ...
     views: list[PerturbedView] = []
     for row in rows:
         image, mime = image_for(row)
-        views.extend(PerturbedView(row, v, image, mime) for v in chosen)
+        views.extend(PerturbedView(row, v, image, mime, params) for v in chosen)
     replies: dict[str, dict[str, str | None]] = {v.variant_id: {} for v in chosen}
     errors: dict[str, dict[str, str]] = {v.variant_id: {} for v in chosen}
     if not views:
         return PerturbationReplies(replies, errors, None)
-    base = options if options is not None else ModelOptions()
     model = backend if backend is not None else load_backend(spec, dataclasses.replace(base, concurrency=concurrency))
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     by_id = (row_ := BACKENDS.get(spec.partition(":")[0])) is not None and row_.by_id
     with ResponseCache(cache_path) as cache:
-        keys = [request_key(model, v.prompt_id, v.request().prompt, sha256_bytes(v.image), PARAMS, v.request_id)
+        keys = [request_key(model, v.prompt_id, v.request().prompt, sha256_bytes(v.image), params, v.request_id)
                 for v in views]
         jobs = [Job(key=k, request_id=v.request_id, build=v.request) for v, k in zip(views, keys, strict=True)]
         n_todo = len({k for k in keys if (c := cache.get(k)) is None or c.error is not None})
@@ -141,6 +146,7 @@ def ask_perturbations(
         run_async(go())
         answers = {k: cache.get(k) for k in set(keys)}
     last_error: str | None = None
+    reasoning: dict[str, dict[str, str]] = {}
     for view, key in zip(views, keys, strict=True):
         response = answers[key]
         assert response is not None, "ask_cached stores a response for every key it asks"
@@ -148,7 +154,9 @@ def ask_perturbations(
         if response.error is not None:
             errors[view.variant.variant_id][view.row.qid] = response.error  # cached errors were asked again
             last_error = response.error
-    return PerturbationReplies(replies, errors, last_error)
+        elif response.reasoning is not None:
+            reasoning.setdefault(view.variant.variant_id, {})[view.row.qid] = response.reasoning
+    return PerturbationReplies(replies, errors, last_error, reasoning)
 
 
 _SUFFIXES = ("", ".jpg", ".jpeg", ".png")

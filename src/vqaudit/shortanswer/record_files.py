@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.xlsx import read_xlsx_cells, sheet_names
 
 ID_KEYS = ("question_id", "questionId", "qid", "id", "index", "doc_id", "textvqa_question_id")
 PRED_KEYS = ("prediction", "pred", "text", "output", "response", "model_answer")
@@ -97,7 +96,9 @@ def iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
     if not isinstance(data, list):
         raise VqauditError(f"{path}: expected a JSON list of records, an object of records keyed by question id, "
                            "or lmms-eval {'logs': [...]}")
-    yield from enumerate(data, start=1)
+    for i in range(len(data)):  # each record is let go once read, so a reader keeping less holds less
+        record, data[i] = data[i], None
+        yield i + 1, record
 
 
 def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -109,6 +110,8 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     suffix = file_suffix(path)
     if suffix == ".xlsx":
+        from vqaudit.xlsx import read_xlsx_cells, sheet_names  # zipfile and XML only for an xlsx
+
         rows = read_xlsx_cells(path)
         sheets = sheet_names(path)
         more = (f" (only the first of the workbook's {len(sheets)} sheets, {sheets[0]!r}, is read; the others are "

@@ -65,7 +65,17 @@ class Prediction:
 
 @dataclass(frozen=True)
 class AuditRow:
-    """A prediction joined with its gold item: the unit every audit layer scores."""
+    """A prediction joined with its gold item: the unit every audit layer scores.
+
+    Attributes:
+        prediction: the text every layer reads: the prediction's final answer after the reasoning split
+            (:func:`vqaudit.parsing.reasoning.split_reasoning`), which is the prediction itself when it holds no
+            reasoning; "" for a prediction whose reasoning never finished (scored as an empty answer).
+        raw: the prediction exactly as read, when it differs from ``prediction`` (it held reasoning or an answer
+            box); None otherwise.
+        reasoning_chars: characters of reasoning split off, or None when the prediction held none.
+        finished: False for a prediction whose reasoning never closed (:data:`vqaudit.parsing.reasoning.NOT_FINISHED`).
+    """
 
     qid: str
     question: str
@@ -76,6 +86,9 @@ class AuditRow:
     answer_type: str | None = None
     ocr_tokens: tuple[str, ...] = ()
     image: str = ""
+    raw: str | None = None
+    reasoning_chars: int | None = None
+    finished: bool = True
 
 
 @dataclass(frozen=True)

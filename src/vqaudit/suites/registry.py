@@ -13,6 +13,8 @@ only when the source is used. A hooks module exposes:
 - ``verify(bench_dir, views, groups, missing, *, workers) -> list[(id, problem)]``: its re-checks for
   ``vqaudit verify`` beyond the image and manifest hashes every benchmark gets;
 - ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line;
+- optionally ``rebuild_options(manifest) -> Options``: the build options the manifest records, for
+  ``vqaudit verify --rebuild`` (raising VqauditError when the inputs are not in the benchmark);
 - ``summary_line(entry) -> str``: the line ``vqaudit score`` prints for the source's ``metrics.json`` entry.
 
 The row also names the report writer of the source's runs (``module:function`` taking ``(run_dirs, out_dir)``
@@ -52,6 +54,7 @@ class Source:
         eval_models: the model specs ``vqaudit eval`` runs when no ``--model`` is given.
         report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
             that runs of sources with different reports can be reported together.
+        budget_sweep: ``vqaudit eval --budgets`` can sweep it (its runs have answerability groups: Jk, Bk, Ebal).
     """
 
     name: str
@@ -62,6 +65,7 @@ class Source:
     summary_table: str = "vqaudit.report.compare:summary_table"
     report_subdir: str = ""
     eval_models: tuple[str, ...] = REFERENCE_POLICIES
+    budget_sweep: bool = True
 
     def eval_options(self, **given: Any) -> dict[str, Any]:
         """The build options of ``vqaudit eval``: ``seed`` and :attr:`eval_defaults`, overridden by ``given``.
@@ -91,7 +95,7 @@ SOURCES: dict[str, Source] = {
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
         Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
                report="vqaudit.report.upd:write_upd_report", summary_table="vqaudit.report.upd:summary_table",
-               report_subdir="upd"),
+               report_subdir="upd", budget_sweep=False),
     )
 }
 

@@ -89,7 +89,8 @@ def _readable(answer: Answer | None) -> bool:
     return answer is not None and "/" not in answer_text(answer)
 
 
-def _obligation(program: Program, world: World, answer: Answer | None) -> Obligation:
+def view_obligation(program: Program, world: World, answer: Answer | None) -> Obligation:
+    """The obligation of a supported view: answer ``answer`` (the program's on ``world``) as number or text."""
     assert answer is not None
     if is_numeric(program):
         return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="number",
@@ -205,7 +206,7 @@ def group_from_plan(plan: Plan, group_id: str, extra_meta: dict[str, Any] | None
         if state in ("M", "I"):
             obligation = Obligation(kind="abstain")
         else:
-            obligation = _obligation(program, w, evaluate_world(program, w))
+            obligation = view_obligation(program, w, evaluate_world(program, w))
         if state == "M":
             assert plan.m_witness is not None
             px = apply_mask(px, plan.m_witness.mask)

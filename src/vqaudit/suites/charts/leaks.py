@@ -34,6 +34,7 @@ from vqaudit.backends.chart_reader.measure import COLOUR_TOL, all_marks, choose_
 from vqaudit.backends.chart_reader.reader import series_colour
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json
+from vqaudit.progress import track
 from vqaudit.schema import View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.faults import FAULT_KINDS, design_faults
@@ -172,7 +173,7 @@ def audit_leaks(bench_dir: Path, *, max_views: int | None = None, ocr: Ocr | Non
     views = [v for v in bench.views if v.state == "M"][:max_views]
     ocr = ocr or Ocr()
     leaks: list[Leak] = []
-    for view in views:
+    for view in track(views, f"audit-leaks {bench_dir}: masked views read", len(views)):
         cert = read_json(bench_dir / str(view.meta.get("certificate", "")))
         if not isinstance(cert, dict):
             raise VqauditError(f"{bench_dir}: certificate of {view.view_id} is not a JSON object")
@@ -199,7 +200,8 @@ def audit_fault_leaks(bench_dir: Path, *, max_views: int = 6, ocr: Ocr | None = 
                for v in views]
     ocr = ocr or Ocr()
     table: dict[str, list[int]] = {kind: [0, 0] for kind in kinds}
-    for fault in design_faults(genuine, kinds):
+    faults = list(design_faults(genuine, kinds))
+    for fault in track(faults, f"audit-leaks {bench_dir}: faults read", len(faults)):
         world, c = _masked_index(fault.view, fault.certificate)
         found = hidden_leaks(fault.view.view_id, decode_png(fault.image_png), world, c, ocr)
         table[fault.kind][0] += 1

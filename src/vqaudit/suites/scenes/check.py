@@ -69,7 +69,9 @@ def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[
         value = answer(program, scenes[state])
         ob = view.obligation
         if ob.kind == "answer" and (value is None or ob.gold != (answer_text(value),)):
-            problems.append(f"{view.view_id}: gold {ob.gold} but the program answers {value!r}")
+            said = "nothing" if value is None else repr(answer_text(value))
+            problems.append(f"views.jsonl, view {view.view_id}, field 'obligation': gold {list(ob.gold)!r} but the "
+                            f"program answers {said} on the view's scene")
     changed = _diff(scenes["original"], scenes["S"])
     deps = dependency_set(program, base)
     if len(changed) != 1 or changed[0][0] in deps or execute(program, scenes["S"]) != base:

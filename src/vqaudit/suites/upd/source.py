@@ -78,15 +78,49 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
-    """UPD labels follow from the source rows; ``verify`` checks their hashes only."""
-    return []
+    """Re-derive every view's gold and options from its meta (:func:`vqaudit.suites.upd.verify.check_upd_group`).
+
+    The source rows are not in the benchmark; what the meta declares (the correct text, the variant, the
+    setting, the rotation) still fixes each label.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.files import read_json
+    from vqaudit.suites.upd.verify import verify_upd_groups
+
+    try:
+        manifest = read_json(bench_dir / "manifest.json")
+    except VqauditError as exc:
+        return [("manifest", str(exc))]
+    release = isinstance(manifest, dict) and manifest.get("release") is True
+    return verify_upd_groups(views, groups, release=release)
 
 
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
-    """Nothing beyond the hashes: ``{}``."""
-    return {}
+    """``{"UPD views": n}``: the views ``verify`` re-derives from their meta."""
+    return {"UPD views": len(views)}
 
 
 def summary_line(entry: Mapping[str, Any]) -> str:
     """The line ``vqaudit score`` prints for UPD: where its tables are."""
     return "see metrics.json (Standard, UPD and Dual accuracy per setting and ability)"
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options of an MM-UPD benchmark of the bundled data (``vqaudit verify --rebuild``).
+
+    Raises:
+        VqauditError: a benchmark built from a TSV, xlsx or release files (not held by the benchmark), or a
+            missing manifest field.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.common import manifest_field
+
+    credits = manifest.get("credits")
+    if not isinstance(credits, str) or not credits.startswith("see vqaudit/"):
+        raise VqauditError("manifest.json, field 'credits': a benchmark built from --tsv or --release files is "
+                           "rebuilt from them (rerun `vqaudit build upd` with them and compare)")
+    max_items = manifest.get("max_items")
+    return Options(seed=manifest_field(manifest, "seed", int),
+                   variant=",".join(manifest_field(manifest, "variants", list)),
+                   setting=",".join(manifest_field(manifest, "settings", list)),
+                   max_items=max_items if isinstance(max_items, int) else None)
