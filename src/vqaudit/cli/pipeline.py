@@ -213,7 +213,7 @@ def report(
     # leaves the report folder as it was, never a partial report
     with staged_update(target) as tmp:
         written = write_reports(scored, tmp) if scored else []
-        html = write_html_report(runs, tmp)
+        html = write_html_report(runs, tmp, shown_as=target)
     for label, path in written:
         typer.echo(f"{label}: {target / path.relative_to(tmp)}")
     typer.echo(f"HTML report: {target / html.relative_to(tmp)}")
@@ -386,7 +386,7 @@ def eval_cmd(
     report_dir = out / "report"
     with staged_update(report_dir) as tmp:  # the report set appears whole or not at all (see `report`)
         path = report_dir / report_for(source, run_dirs, tmp).relative_to(tmp)
-        html = report_dir / write_html_report(run_dirs, tmp).relative_to(tmp)
+        html = report_dir / write_html_report(run_dirs, tmp, shown_as=report_dir).relative_to(tmp)
     typer.echo(summary_table_for(source, run_dirs))
     if swept:
         typer.echo(f"\n{swept}\n\nsweep: {out / 'sweep.json'}")
