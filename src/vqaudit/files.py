@@ -9,12 +9,14 @@ benchmark and run folders that do are :mod:`vqaudit.store`.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,10 +45,28 @@ _DIR_MODE = 0o777 & ~_umask()
 """The mode a plainly created folder gets under the current umask (mkdtemp alone would give 0700)."""
 
 
+def named_os_error(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` when it names no file (a write failing for a full disk names none), else ``exc``.
+
+    The result is of the same ``OSError`` subclass, with the same ``errno`` and message, so callers and the CLI's
+    one-line report (``vqaudit.cli``) can say which file could not be written.
+    """
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename).
+
+    Raises:
+        OSError: the file cannot be written (naming ``path`` when the system's error names no file: a full disk).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise named_os_error(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -54,41 +74,156 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, _MODE)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise named_os_error(exc, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+"""This machine in a staging folder's name: a process id means something only on the machine that made it."""
+
+
+def _staging_prefix(out: Path) -> str:
+    """``.NAME.`` + the owner tag ``HOST-PID.``: a staging folder names the machine and process building it."""
+    return f".{out.name}.{_HOST}-{os.getpid()}."
+
+
+def _staging_owner(out: Path, entry: Path) -> tuple[str, int] | None:
+    """``(host, pid)`` of a sibling ``.NAME.HOST-PID.XXXX.building`` folder of ``out`` (None: not one of its own)."""
+    prefix = f".{out.name}."
+    if not (entry.name.startswith(prefix) and entry.name.endswith(".building")):
+        return None
+    tag = entry.name[len(prefix):-len(".building")].split(".", 1)[0]
+    host, sep, pid = tag.partition("-")
+    if not sep or len(host) != 8 or not pid.isdecimal():
+        return None  # a folder of an older version (no owner tag), or another name's
+    return host, int(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (``kill(pid, 0)``; another user's process counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clear_stale_staging(out: Path) -> None:
+    """Remove the staging folders of ``out`` whose process is gone; refuse while a live one stages into ``out``.
+
+    Only folders made on this machine are judged (a process id means nothing elsewhere); one made by a live
+    process means two builds into one folder.
+
+    Raises:
+        VqauditError: another live process is building ``out`` now.
+    """
+    if not out.parent.is_dir():
+        return
+    for entry in out.parent.iterdir():
+        owner = _staging_owner(out, entry)
+        if owner is None or owner[0] != _HOST or owner[1] == os.getpid() or not entry.is_dir():
+            continue
+        if _alive(owner[1]):
+            raise VqauditError(f"{out}: another process (pid {owner[1]}) is writing this folder now "
+                               f"({entry.name}); wait for it to finish, or choose another folder")
+        shutil.rmtree(entry, ignore_errors=True)  # left by a build killed outright (SIGKILL, a lost machine)
 
 
 @contextmanager
 def staged_folder(out: Path) -> Iterator[Path]:
     """Yield a new temporary folder beside ``out`` to build into; rename it to ``out`` when the block succeeds.
 
-    The temporary folder is ``.NAME.XXXX.building`` in ``out``'s parent (same file system, so the final rename
-    is atomic). When the block raises (any exception, Ctrl-C included) the temporary folder is deleted and
-    ``out`` is left as it was: a failed build never leaves a partial benchmark that blocks or poisons a rerun.
-    SIGTERM raises ``SystemExit(143)`` meanwhile (``vqaudit.signals``), so it cleans up too.
-    Only a process killed outright (SIGKILL) can leave a hidden ``.building`` folder behind; it never blocks a
-    rerun and may be deleted.
+    The temporary folder is ``.NAME.HOST-PID.XXXX.building`` in ``out``'s parent (same file system, so the final
+    rename is atomic; ``HOST`` is a hash of this machine's name and ``PID`` the building process). When the block
+    raises (any exception, Ctrl-C included) the temporary folder is deleted and ``out`` is left as it was: a failed
+    build never leaves a partial benchmark that blocks or poisons a rerun. SIGTERM raises ``SystemExit(143)``
+    meanwhile (``vqaudit.signals``), so it cleans up too. Only a process killed outright (SIGKILL) can leave a
+    hidden ``.building`` folder behind: the next build of ``out`` on this machine removes it once its process is
+    gone, and refuses to start while that process still runs (two builds into one folder).
 
     Args:
         out: the folder to create; it must not exist, or be an empty folder (replaced at the end).
 
     Raises:
-        VqauditError: ``out`` exists and is not an empty folder (checked before the block runs).
+        VqauditError: ``out`` exists and is not an empty folder (checked before the block runs), another live
+            process is building it, or it was filled while this build ran (the build is discarded).
     """
     if out.exists() and not out.is_dir():
         raise VqauditError(f"{out}: output path exists and is not a folder; choose a new folder")
     if out.is_dir() and any(out.iterdir()):
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
+    _clear_stale_staging(out)
+    tmp = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), suffix=".building", dir=out.parent))
     with sigterm_raises():  # a SIGTERM (a batch scheduler's stop) cleans up like Ctrl-C
         try:
             os.chmod(tmp, _DIR_MODE)
             yield tmp
-            if out.is_dir():
-                out.rmdir()  # empty when checked; OSError (and the build discarded) if filled meanwhile
-            os.rename(tmp, out)
+            try:
+                if out.is_dir():
+                    out.rmdir()  # empty when checked; fails if another process filled it meanwhile
+                os.rename(tmp, out)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                    raise
+                raise VqauditError(f"{out}: another process wrote this folder while this build ran (two builds "
+                                   "into one folder?); this build was discarded: choose a new folder") from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+@contextmanager
+def staged_update(out: Path) -> Iterator[Path]:
+    """Yield a new temporary folder beside ``out``; when the block succeeds, move what it wrote into ``out``.
+
+    For outputs written into a folder that may already hold an earlier version (a report folder): everything is
+    written in the temporary folder first, so a block that fails (a full disk, a truncated input, Ctrl-C) leaves
+    ``out`` exactly as it was, or absent, never a partial report. On success each top-level entry replaces the
+    entry of the same name in ``out`` (a folder is swapped as a whole: the old one is moved aside and deleted
+    after), with SIGINT and SIGTERM held back; other entries of ``out`` are left alone. A new ``out`` is the
+    temporary folder renamed. Relative links computed from the temporary folder hold in ``out``: it is a sibling.
+
+    Raises:
+        VqauditError: ``out`` exists and is not a folder, or holds a folder where the block wrote a file (or the
+            reverse), checked before anything is moved; another live process is writing it.
+    """
+    if out.exists() and not out.is_dir():
+        raise VqauditError(f"{out}: output path exists and is not a folder; choose a new folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _clear_stale_staging(out)
+    tmp = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), suffix=".building", dir=out.parent))
+    with sigterm_raises():
+        try:
+            os.chmod(tmp, _DIR_MODE)
+            yield tmp
+            if not out.exists():
+                os.rename(tmp, out)
+                return
+            entries = sorted(tmp.iterdir())
+            for entry in entries:
+                dest = out / entry.name
+                if dest.is_symlink() or (dest.exists() and dest.is_dir() != entry.is_dir()):
+                    kind = "a link" if dest.is_symlink() else "a folder" if dest.is_dir() else "a file"
+                    raise VqauditError(f"{dest}: {kind} where this command writes "
+                                       f"{'a folder' if entry.is_dir() else 'a file'}; move it away and rerun")
+            with _signals_held():
+                for entry in entries:
+                    dest = out / entry.name
+                    if entry.is_dir() and dest.is_dir():
+                        old = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", suffix=".old", dir=out))
+                        os.rename(dest, old / entry.name)
+                        os.rename(entry, dest)
+                        shutil.rmtree(old, ignore_errors=True)
+                    else:
+                        os.replace(entry, dest)
+            tmp.rmdir()
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -100,8 +235,15 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def _temp_file(path: Path, chunks: Iterable[str]) -> Path:
-    """Write the UTF-8 ``chunks`` to a new fsynced temporary file beside ``path``; return its path."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write the UTF-8 ``chunks`` to a new fsynced temporary file beside ``path``; return its path.
+
+    Raises:
+        OSError: naming ``path`` (:func:`named_os_error`).
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise named_os_error(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
@@ -109,6 +251,9 @@ def _temp_file(path: Path, chunks: Iterable[str]) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _MODE)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise named_os_error(exc, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -155,6 +300,7 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
         files: ``(path, chunks)`` pairs in rename order, the marker last; ``chunks`` are the file's text.
 
     Raises:
+        VqauditError: one of the paths is a folder (checked before anything is written).
         TerminatedAfterWrite: a SIGTERM held back during the renames raised :class:`vqaudit.signals.Terminated`
             (the CLI's handling) once the whole set was in place: the set is complete, and the caller may say so.
         BaseException: whatever writing or renaming raised, or a held signal raised otherwise (the temporary
@@ -162,6 +308,9 @@ def atomic_write_set(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
     """
     if not files:
         return
+    for path, _ in files:  # before anything is written: a folder in a file's place would stop the renames half-way
+        if path.is_dir() and not path.is_symlink():
+            raise VqauditError(f"{path}: a folder where this command writes a file; move it away and rerun")
     staged: list[tuple[Path, Path]] = []
     complete = False
     try:
@@ -204,17 +353,35 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as the text :func:`write_json` writes: indented, key-sorted JSON and a final newline."""
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def jsonl_chunks(records: Iterable[BaseModel]) -> Iterator[str]:
+    """The lines :func:`write_jsonl` writes (one compact JSON object and a newline per record), for a file set."""
+    for record in records:
+        yield model_json_line(record) + "\n"
+
+
 def write_json(path: Path, obj: Any) -> None:
     """Write ``obj`` as indented, key-sorted JSON atomically (byte-stable for equal objects)."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json_text(obj))
 
 
 def read_json(path: Path) -> Any:
-    """Read a JSON file. Raises VqauditError naming the file when it is missing or malformed."""
+    """Read a JSON file. Raises VqauditError naming the file when it is missing, a folder, not UTF-8 or malformed."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise VqauditError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise VqauditError(f"{path}: a folder, not a JSON file") from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise VqauditError(f"{path}: not UTF-8 text (line {line}: byte 0x{data[exc.start]:02x} at offset "
+                           f"{exc.start}); is it the JSON file vqaudit wrote?") from None
     except json.JSONDecodeError as exc:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
 

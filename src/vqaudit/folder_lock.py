@@ -56,7 +56,7 @@ def _holder(fd: int) -> str:
 
 
 @contextmanager
-def folder_lock(folder: Path, command: str, kind: str = "run folder") -> Iterator[Path]:
+def folder_lock(folder: Path, command: str, kind: str = "run folder", *, busy: str | None = None) -> Iterator[Path]:
     """Hold the exclusive lock of ``folder`` for the block (creating the folder and lock file if needed).
 
     Never waits: when another process holds the lock, it raises at once.
@@ -65,6 +65,7 @@ def folder_lock(folder: Path, command: str, kind: str = "run folder") -> Iterato
         folder: the folder to lock (a run folder).
         command: what holds the lock, shown to a process that finds it taken (e.g. ``"vqaudit run --model X"``).
         kind: what the folder is, for that message (``"run folder"``, ``"audit folder"``).
+        busy: what to do when the lock is taken, for that message (default: wait, or use another ``--out``).
 
     Yields:
         The path of the lock file.
@@ -83,9 +84,10 @@ def folder_lock(folder: Path, command: str, kind: str = "run folder") -> Iterato
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            advice = busy or "wait for it to finish, or use another --out"
             raise VqauditError(
-                f"{folder}: {_holder(fd)} is writing this {kind}; wait for it to finish, or use another --out "
-                f"(one {kind} is written by one process at a time)"
+                f"{folder}: {_holder(fd)} is writing this {kind}; {advice} (one {kind} is written by one process "
+                "at a time)"
             ) from None
         record = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
                   "started": datetime.now(UTC).isoformat(timespec="seconds")}

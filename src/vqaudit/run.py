@@ -108,6 +108,7 @@ def image_mime(data: bytes, path: Path) -> str:
 
 def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None,
                         blind: bool = False) -> None:
+    folder.check_files()  # a linked run.json or responses.sqlite would write through the link, outside the folder
     if not folder.info.exists():
         return
     previous = folder.read_info()

@@ -17,7 +17,8 @@ from typing import Any
 
 from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
-from vqaudit.files import read_jsonl, write_json, write_jsonl
+from vqaudit.files import atomic_write_set, json_text, jsonl_chunks, read_jsonl
+from vqaudit.folder_lock import folder_lock
 from vqaudit.merge import rerun_advice
 from vqaudit.metrics.judge_agreement import judge_agreement, read_view_labels
 from vqaudit.progress import step
@@ -57,8 +58,17 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
             built: ``provenance``), the run is of one shard (``vqaudit run --shard``: merge the shards first),
             some views have no response yet (the message says how many and that ``vqaudit run`` resumes), or the
             judge fails (fatally, or its first calls all fail: it is unreachable; the verdicts received stay cached in
-            ``RUN/judge.sqlite``).
+            ``RUN/judge.sqlite``), or another process (a ``vqaudit run`` still asking) holds the run folder's lock.
     """
+    RunFolder(run_dir).read_info()  # a folder that is no run fails here, before a lock file would be made in it
+    # one writer per run folder: a run still asking would change the replies under the scorer
+    with folder_lock(run_dir, "vqaudit score", busy="wait for it to finish, then score again"):
+        return _score_locked(run_dir, n_draws=n_draws, seed=seed, judge=judge, judge_options=judge_options,
+                             bench=bench, reasoning_format=reasoning_format, labels=labels)
+
+
+def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, judge_options: ModelOptions | None,
+                  bench: Path | None, reasoning_format: str, labels: Path | None) -> dict[str, Any]:
     if n_draws < 1:
         raise VqauditError(f"--draws must be at least 1, got {n_draws}")
     if labels is not None and judge is None:
@@ -97,9 +107,10 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
             raise VqauditError(f"--labels: {run_dir} holds no MM-UPD views (the judge decides only UPD replies)")
         metrics["upd"]["judge_agreement"] = judge_agreement([o for o in outcomes if o.source == "upd"], human,
                                                             labels_path=labels, judge=judge)
-    write_jsonl(folder.outcomes, outcomes)
-    write_json(folder.metrics, metrics)
-    write_json(folder.diagnostics, diag)
+    # one set, metrics.json (the file every reader checks first) renamed last: a failure part-way (a full disk,
+    # a folder in a file's place) leaves the old set, or no metrics.json, never new outcomes beside old metrics
+    atomic_write_set([(folder.outcomes, jsonl_chunks(outcomes)), (folder.diagnostics, [json_text(diag)]),
+                      (folder.metrics, [json_text(metrics)])])
     write_scored(run_dir, state, draws=n_draws, seed=seed)  # last: the seal over what was read and written
     return metrics
 

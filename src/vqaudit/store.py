@@ -9,6 +9,7 @@ a run folder holds ``run.json``, ``responses.sqlite``, ``outcomes.jsonl``, ``met
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +64,84 @@ class Benchmark:
         return self.root / view.image
 
 
+def contained_file(root: Path, rel: str | Path) -> tuple[Path, str | None]:
+    """Where ``rel`` lies inside the folder ``root``, and why it may not be read from there (None = a regular file).
+
+    Every file a benchmark or run folder holds must be a regular file reached from ``root`` through real folders:
+    no component may be a symbolic link (even one to an identical copy, which ``verify`` could not tell apart and
+    ``run`` would send), a device, a FIFO or a socket, and ``rel`` may not be absolute or hold ``..``. ``root``
+    itself may be a link (it is the folder the user named). Each component is checked with ``lstat``, which never
+    follows a link.
+
+    Args:
+        root: the folder.
+        rel: a path relative to it (POSIX or native separators).
+
+    Returns:
+        ``(root / rel, problem)``: ``problem`` is None for a regular file, ``"missing"`` when nothing is there, else
+        a phrase completing "``rel`` ..." (``"is a symbolic link"``, ``"is not a regular file"``,
+        ``"leaves the folder"``).
+    """
+    parts = Path(rel).parts
+    path = root / rel
+    if Path(rel).is_absolute() or ".." in parts or not parts:
+        return path, "leaves the folder"
+    current = root
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return path, "missing"
+        except NotADirectoryError:
+            return path, "is not a regular file"
+        if stat.S_ISLNK(mode):
+            where = "" if index == len(parts) - 1 else f" (its folder {Path(*parts[:index + 1]).as_posix()} is one)"
+            return path, f"is a symbolic link{where}"
+        if index < len(parts) - 1 and not stat.S_ISDIR(mode):
+            return path, "is not a regular file"
+        if index == len(parts) - 1 and not stat.S_ISREG(mode):
+            return path, "is not a regular file"
+    return path, None
+
+
+def _hint(problem: str) -> str:
+    """What to do about a :func:`contained_file` problem."""
+    if problem.startswith("is a symbolic link"):
+        return "; every file of the folder must be a regular file inside it (copy the file in instead of linking it)"
+    if problem == "leaves the folder":
+        return "; every file of the folder must be inside it"
+    return "; every file of the folder must be a regular file (move this one away and rerun)"
+
+
+def require_regular(root: Path, rel: str | Path, *, missing_ok: bool = True) -> Path:
+    """``root / rel`` when it is a regular file inside ``root`` (:func:`contained_file`); refuse anything else.
+
+    Args:
+        root: the folder.
+        rel: a path relative to it.
+        missing_ok: return the path of an absent file (the caller reports it) instead of refusing it.
+
+    Raises:
+        VqauditError: naming the file: a symbolic link, not a regular file, a path leaving the folder, or (with
+            ``missing_ok`` False) an absent file.
+    """
+    path, problem = contained_file(root, rel)
+    if problem is None or (problem == "missing" and missing_ok):
+        return path
+    if problem == "missing":
+        raise VqauditError(f"{path}: file not found")
+    raise VqauditError(f"{path}: {problem}{_hint(problem)}")
+
+
 def image_fault(root: Path, view: View) -> str | None:
-    """``"missing"`` when a view's image file is absent, ``"hash"`` when its bytes do not match ``image_sha256``."""
-    path = root / view.image
+    """``"missing"`` when a view's image file is absent, ``"hash"`` when its bytes do not match ``image_sha256``.
+
+    Raises:
+        VqauditError: the image is a symbolic link, not a regular file, or a path leaving the folder
+            (:func:`contained_file`); :func:`load_benchmark` refuses such a folder before any image is read.
+    """
+    path = require_regular(root, view.image)
     if not path.is_file():
         return "missing"
     return "hash" if sha256_file(path) != view.image_sha256 else None
@@ -84,9 +160,9 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     """
     if not root.is_dir():
         raise VqauditError(f"{root}: benchmark folder not found")
-    views = read_jsonl(root / "views.jsonl", View)
-    groups = read_jsonl(root / "groups.jsonl", Group)
-    manifest = read_json(root / "manifest.json")
+    views = read_jsonl(require_regular(root, VIEWS_FILE), View)
+    groups = read_jsonl(require_regular(root, GROUPS_FILE), Group)
+    manifest = read_json(require_regular(root, MANIFEST_FILE))
     if not isinstance(manifest, dict):  # a JSON list: one line naming the file, not a traceback
         raise VqauditError(f"{root / 'manifest.json'}: expected a JSON object, got a JSON {type(manifest).__name__}")
     view_ids: set[str] = set()
@@ -100,6 +176,10 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         if image.is_absolute() or ".." in image.parts:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
                                "inside the benchmark folder")
+        _, problem = contained_file(root, image)
+        if problem is not None and problem != "missing":
+            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}"
+                               f"{_hint(problem)}")
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
         fault = image_fault(root, view) if check_images else None
@@ -113,6 +193,11 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         missing = [v for v in group.view_ids if v not in view_ids]
         if missing:
             raise VqauditError(f"{root / 'groups.jsonl'}: row {row}, field 'view_ids': unknown view {missing[0]!r}")
+    files = manifest.get("files")
+    for rel in files if isinstance(files, dict) else ():
+        _, problem = contained_file(root, str(rel))
+        if problem is not None and problem != "missing":
+            raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{_hint(problem)}")
     return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
 
 
@@ -131,9 +216,11 @@ def manifest_problems(bench: Benchmark) -> list[str]:
         problems.append(f"manifest.json field 'files' is a JSON {type(files).__name__}, not an object")
         files = {}
     for rel, digest in files.items():
-        path = bench.root / rel
-        if not path.is_file():
+        path, problem = contained_file(bench.root, str(rel))
+        if problem == "missing":
             problems.append(f"{rel} (listed in manifest.json) is missing")
+        elif problem is not None:
+            problems.append(f"{rel} (listed in manifest.json) {problem}")
         elif sha256_file(path) != digest:
             problems.append(f"{rel} does not match its hash in manifest.json")
     return problems
@@ -339,9 +426,22 @@ class RunFolder:
 
     def read_info(self) -> RunInfo:
         """The typed ``run.json``. Raises VqauditError naming the file and field when it is missing or malformed."""
+        self.check_files()
         if not self.info.is_file():
             raise VqauditError(f"{self.info}: file not found (is {self.root} a run folder made by `vqaudit run`?)")
         return _validated(self.info, RunInfo, read_json(self.info))
+
+    def check_files(self) -> None:
+        """Refuse a run folder whose files are not its own: every file it holds is a regular file inside it.
+
+        Raises:
+            VqauditError: naming the first of ``run.json``, ``responses.sqlite``, ``outcomes.jsonl``,
+                ``metrics.json``, ``diagnostics.json``, ``scored.json``, ``judge.sqlite`` that is a symbolic link
+                or not a regular file (:func:`contained_file`); absent files are left to their readers.
+        """
+        for name in (RUN_FILE, RESPONSES_FILE, OUTCOMES_FILE, METRICS_FILE, DIAGNOSTICS_FILE, SCORED_FILE,
+                     JUDGE_FILE):
+            require_regular(self.root, name)
 
     def write_info(self, info: RunInfo) -> None:
         """Write ``run.json`` atomically; fields added later are left out at their empty value, as before they existed.

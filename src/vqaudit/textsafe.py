@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -139,3 +140,41 @@ def validate_json_line(model: type[M], line: str) -> M:
         except ValueError:
             raise exc from None
         return model.model_validate(data)
+
+
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+"""Unicode general categories with no glyph of their own: controls, format characters (zero-width spaces and
+joiners, the bidirectional embeddings, overrides, isolates and marks), private use, surrogates, unassigned code
+points, line and paragraph separators (The Unicode Standard, §4.5 General Category)."""
+_HIDDEN_EXTRA = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x2800, 0x3164, 0xFFA0,
+                           *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+"""Characters drawn as nothing though another category: the combining grapheme joiner, the Hangul fillers, the
+Khmer inherent vowels, the Mongolian vowel separator, the blank Braille pattern and the variation selectors
+(Unicode's Default_Ignorable_Code_Point property and the blank characters it leaves out)."""
+
+
+_UNNAMED = {"Cc": "CONTROL CHARACTER", "Co": "PRIVATE USE CHARACTER", "Cs": "SURROGATE", "Cn": "UNASSIGNED"}
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The characters of ``text`` that draw nothing or change the direction of what follows, as ``U+XXXX NAME``.
+
+    A label holding one can look like another label, or like no label at all (a zero-width space, U+202E
+    RIGHT-TO-LEFT OVERRIDE turning ``abc`` into ``cba`` on screen); a text made only of spaces is blank. Tab, line
+    feed and carriage return lay text out and are not listed (an option may hold code); emoji are visible
+    characters and are not listed either (whether a renderer's font can draw them is its own check).
+
+    Returns:
+        One entry per distinct offending character, in order of first appearance; ``["blank"]`` for a text
+        that is empty or only whitespace; empty when the text is fine.
+    """
+    if not text.strip():
+        return ["blank"]
+    out: dict[str, None] = {}
+    for ch in text:
+        cp = ord(ch)
+        category = unicodedata.category(ch)
+        if (category in _HIDDEN_CATEGORIES and ch not in "\t\n\r") or cp in _HIDDEN_EXTRA:
+            name = unicodedata.name(ch, "") or _UNNAMED.get(category, "UNNAMED")
+            out.setdefault(f"U+{cp:04X} {name}")
+    return list(out)

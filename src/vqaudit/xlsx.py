@@ -11,6 +11,15 @@ as an integer ("3"), other values by Python's shortest ``repr`` of the float ("0
 :func:`read_xlsx_cells` keeps what the cell is: a boolean as a Python bool and a number in a date or time format
 (ECMA-376 §18.8.30 built-in formats 14-22, 27-36, 45-47, 50-58, or a custom format with d, m, y, h or s) as an
 :class:`XlsxDate`, so that callers can refuse what no model writes.
+
+A workbook is a zip, so a small file can inflate to gigabytes (a "zip bomb"). The reader never trusts the sizes a
+zip declares: every part is decompressed in 1 MiB chunks into a streaming XML parser (expat), counting what
+actually came out, and a workbook is refused (one line naming the file, the part and the limit) as soon as one
+part inflates past :data:`MAX_PART_BYTES`, one cell's text passes :data:`MAX_CELL_CHARS`, the sheet's rows times
+its widest row pass :data:`MAX_CELLS`, or the shared-string table passes :data:`MAX_SHARED_STRINGS` entries. A 1.6
+MB workbook whose one cell inflates to 1.5 GB is refused after a few MiB were inflated. Entity expansion
+("billion laughs") is refused by expat itself (expat 2.4 and later, bundled with every supported Python, stop an
+amplification attack).
 """
 
 from __future__ import annotations
@@ -21,9 +30,11 @@ import posixpath
 import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
+from xml.parsers import expat
 
 from vqaudit.errors import VqauditError
 
@@ -31,6 +42,25 @@ _NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PKG_REL_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _CELL_REF = re.compile(r"^([A-Z]+)(\d+)$")
+
+MAX_PART_BYTES = 256 * 2**20
+"""The most bytes one part of a workbook (a sheet, the shared strings, the styles) may inflate to: 256 MiB, ten
+times the sheet of a 100,000-row VLMEvalKit result with 1 KB replies."""
+MAX_CELL_CHARS = 2**22
+"""The most characters one cell (or one shared string) may hold: 4 Mi, 128 times Excel's own limit of 32,767
+characters per cell (Microsoft, "Excel specifications and limits"), which writers such as openpyxl do not enforce."""
+MAX_CELLS = 5_000_000
+"""The most cells a sheet may hold, counted as its rows times its widest row (the table this reader returns):
+a 300,000-row result of 16 columns."""
+MAX_SHARED_STRINGS = 5_000_000
+"""The most entries of the shared-string table (at most one per cell)."""
+MAX_WORKBOOK_BYTES = 512 * 2**20
+"""The most bytes a gzip-compressed workbook (``.xlsx.gz``) may inflate to before its zip is opened."""
+_CHUNK = 2**20
+
+
+class _TooLarge(Exception):
+    """A limit of this reader was passed; the message completes "``FILE``: ..."."""
 
 
 @dataclass(frozen=True)
@@ -65,11 +95,51 @@ _DATE_FORMATS = frozenset((*range(14, 23), *range(27, 37), *range(45, 48), *rang
 _FORMAT_LITERALS = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
 
 
+def _stream_part(archive: zipfile.ZipFile, name: str, parser: expat.XMLParserType) -> None:
+    """Inflate the part ``name`` in 1 MiB chunks into ``parser``, refusing it past :data:`MAX_PART_BYTES`.
+
+    Raises:
+        KeyError: no such part. _TooLarge: the part inflates (or declares) more than the limit.
+        expat.ExpatError: the part is not well-formed XML.
+    """
+    info = archive.getinfo(name)
+    limit = f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit per part"
+    if info.file_size > MAX_PART_BYTES:
+        raise _TooLarge(f"{limit}; it declares {info.file_size} bytes)")
+    total = 0
+    with archive.open(info) as handle:
+        while chunk := handle.read(_CHUNK):
+            total += len(chunk)
+            if total > MAX_PART_BYTES:  # the declared size can lie: count what actually came out
+                raise _TooLarge(f"{limit}; a zip bomb?)")
+            parser.Parse(chunk, False)
+    parser.Parse(b"", True)
+
+
+def _read_part(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
+    """A small part (workbook, relationships, styles) as an element tree, inflated under :data:`MAX_PART_BYTES`."""
+    builder = ElementTree.XMLParser()
+    info = archive.getinfo(name)
+    if info.file_size > MAX_PART_BYTES:
+        raise _TooLarge(f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit per part; "
+                        f"it declares {info.file_size} bytes)")
+    total = 0
+    with archive.open(info) as handle:
+        while chunk := handle.read(_CHUNK):
+            total += len(chunk)
+            if total > MAX_PART_BYTES:
+                raise _TooLarge(f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit "
+                                "per part; a zip bomb?)")
+            builder.feed(chunk)
+    root: ElementTree.Element = builder.close()
+    return root
+
+
 def _date_styles(archive: zipfile.ZipFile) -> frozenset[int]:
     """The indices of the cell styles (``cellXfs``) that show a number as a date or time."""
     if "xl/styles.xml" not in archive.namelist():
         return frozenset()
-    root = ElementTree.fromstring(archive.read("xl/styles.xml"))
+    root = _read_part(archive, "xl/styles.xml")
     custom = set()
     for fmt in root.iter(f"{_NS}numFmt"):
         code = _FORMAT_LITERALS.sub("", fmt.get("formatCode", "")).lower()
@@ -92,9 +162,14 @@ def _archive(path: Path) -> zipfile.ZipFile:
         magic = handle.read(2)
     if magic == b"\x1f\x8b":
         try:
-            return zipfile.ZipFile(io.BytesIO(gzip.decompress(path.read_bytes())))
+            with gzip.open(path, "rb") as handle:
+                data = handle.read(MAX_WORKBOOK_BYTES + 1)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
+        if len(data) > MAX_WORKBOOK_BYTES:
+            raise VqauditError(f"{path}: the gzip-compressed workbook inflates to more than "
+                               f"{MAX_WORKBOOK_BYTES // 2**20} MiB (the reader's limit; a gzip bomb?)")
+        return zipfile.ZipFile(io.BytesIO(data))
     return zipfile.ZipFile(path)
 
 
@@ -106,7 +181,9 @@ def sheet_names(path: Path) -> list[str]:
     """
     try:
         with _archive(path) as archive:
-            workbook = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+            workbook = _read_part(archive, "xl/workbook.xml")
+    except _TooLarge as exc:
+        raise VqauditError(f"{path}: {exc}") from None
     except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, OSError) as exc:
         raise VqauditError(f"{path}: not a readable .xlsx workbook: {exc}") from None
     return [s.get("name", "") for s in workbook.iter(f"{_NS}sheet")]
@@ -135,12 +212,12 @@ def _number_text(raw: str) -> str:
 
 
 def _first_sheet_path(archive: zipfile.ZipFile) -> str:
-    workbook = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+    workbook = _read_part(archive, "xl/workbook.xml")
     sheet = workbook.find(f"{_NS}sheets/{_NS}sheet")
     if sheet is None:
         raise ValueError("the workbook lists no sheet")
     rel_id = sheet.get(f"{_REL_NS}id")
-    rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
+    rels = _read_part(archive, "xl/_rels/workbook.xml.rels")
     for rel in rels.iter(f"{_PKG_REL_NS}Relationship"):
         if rel.get("Id") == rel_id:
             target = rel.get("Target", "")
@@ -177,7 +254,9 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
         cell, or a formula saved without its result), or None for an empty cell.
 
     Raises:
-        VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
+        VqauditError: the file is missing, not a zip, or not a readable workbook, or it passes one of the limits
+            :data:`MAX_PART_BYTES`, :data:`MAX_CELL_CHARS`, :data:`MAX_CELLS`, :data:`MAX_SHARED_STRINGS`,
+            :data:`MAX_WORKBOOK_BYTES` (the message names the file, and the part or cell and the limit).
     """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
@@ -185,52 +264,178 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
         with _archive(path) as archive:
             shared: list[str] = []
             if "xl/sharedStrings.xml" in archive.namelist():
-                root = ElementTree.fromstring(archive.read("xl/sharedStrings.xml"))
-                shared = [_text_of(si) for si in root.iter(f"{_NS}si")]
+                shared = _shared_strings(archive)
             dates = _date_styles(archive)
-            sheet = ElementTree.fromstring(archive.read(_first_sheet_path(archive)))
-    except (zipfile.BadZipFile, KeyError, ValueError, ElementTree.ParseError) as exc:
+            sheet = _SheetReader(path, shared, dates)
+            _stream_part(archive, _first_sheet_path(archive), sheet.parser)
+    except _TooLarge as exc:
+        raise VqauditError(f"{path}: {exc}") from None
+    except (zipfile.BadZipFile, KeyError, ValueError, ElementTree.ParseError, expat.ExpatError) as exc:
         raise VqauditError(f"{path}: not a readable .xlsx workbook: {exc}") from None
-    rows: list[list[Cell]] = []
-    width = 0
-    for row_el in sheet.iter(f"{_NS}row"):
-        cells: dict[int, Cell] = {}
-        for position, cell in enumerate(row_el.iter(f"{_NS}c")):
-            match = _CELL_REF.match(cell.get("r", ""))
-            col = _column_index(match.group(1)) if match else position
-            kind = cell.get("t", "n")
-            value_el = cell.find(f"{_NS}v")
-            raw = value_el.text if value_el is not None and value_el.text is not None else None
-            if kind == "e":
-                cells[col] = XlsxUnreadable(f"holds the spreadsheet error {raw}", raw)
-            elif raw is None and kind != "inlineStr" and cell.find(f"{_NS}f") is not None:
-                cells[col] = XlsxUnreadable("is a formula saved without its result (written by a library that "
-                                            "does not compute formulas, e.g. openpyxl); open and save the file in "
-                                            "a spreadsheet program, or write values instead of formulas", None)
-            elif kind == "s" and raw is not None:
-                try:
-                    cells[col] = shared[int(raw)]
-                except (ValueError, IndexError):
-                    raise VqauditError(f"{path}: cell {cell.get('r')}: bad shared-string index {raw!r}") from None
-            elif kind == "inlineStr":
-                is_el = cell.find(f"{_NS}is")
-                cells[col] = _text_of(is_el) if is_el is not None else ""
-            elif kind == "b" and raw is not None:
-                cells[col] = raw == "1"
-            elif kind == "str":
-                cells[col] = raw
-            elif raw is not None and kind in ("n", "d") and _style(cell) in dates:
-                cells[col] = XlsxDate(_number_text(raw) if kind == "n" else raw)
-            else:
-                cells[col] = None if raw is None else _number_text(raw)
-        row_width = max(cells) + 1 if cells else 0
-        width = max(width, row_width)
-        rows.append([cells.get(i) for i in range(row_width)])
-    return [r + [None] * (width - len(r)) for r in rows]
+    return [r + [None] * (sheet.width - len(r)) for r in sheet.rows]
 
 
-def _style(cell: ElementTree.Element) -> int:
+_MAIN = _NS[1:-1]
+
+
+def _parser(start: Callable[[str, dict[str, str]], None], end: Callable[[str], None],
+            text: Callable[[str], None]) -> expat.XMLParserType:
+    """An expat parser calling ``start(local, attrs)``, ``end(local)`` for SpreadsheetML elements, and ``text``.
+
+    Elements of other namespaces (extensions) get local name ``""``; attribute names keep expat's
+    ``"URI local"`` form for namespaced attributes, so plain ``r``, ``t``, ``s`` are read as in the schema.
+    """
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.buffer_text = True
+
+    def local(name: str) -> str:
+        uri, _, tag = name.rpartition(" ")
+        return tag if uri == _MAIN else ""
+
+    parser.StartElementHandler = lambda name, attrs: start(local(name), attrs)
+    parser.EndElementHandler = lambda name: end(local(name))
+    parser.CharacterDataHandler = text
+    return parser
+
+
+def _shared_strings(archive: zipfile.ZipFile) -> list[str]:
+    """The shared-string table (ECMA-376 §18.4.8 ``<si>``: every ``<t>`` below it, rich text runs joined)."""
+    shared: list[str] = []
+    parts: list[str] = []
+    state = {"in_si": 0, "in_t": 0, "chars": 0}
+
+    def start(tag: str, _attrs: dict[str, str]) -> None:
+        if tag == "si":
+            state["in_si"], state["chars"] = 1, 0
+            parts.clear()
+        elif tag == "t" and state["in_si"]:
+            state["in_t"] += 1
+
+    def end(tag: str) -> None:
+        if tag == "t" and state["in_t"]:
+            state["in_t"] -= 1
+        elif tag == "si":
+            state["in_si"] = 0
+            shared.append("".join(parts))
+            if len(shared) > MAX_SHARED_STRINGS:
+                raise _TooLarge(f"xl/sharedStrings.xml holds more than {MAX_SHARED_STRINGS} shared strings (the "
+                                "reader's limit)")
+
+    def text(data: str) -> None:
+        if state["in_t"]:
+            state["chars"] += len(data)
+            if state["chars"] > MAX_CELL_CHARS:
+                raise _TooLarge(f"xl/sharedStrings.xml: shared string {len(shared)} holds more than "
+                                f"{MAX_CELL_CHARS} characters (the reader's limit per cell; a zip bomb?)")
+            parts.append(data)
+
+    parser = _parser(start, end, text)
+    _stream_part(archive, "xl/sharedStrings.xml", parser)
+    return shared
+
+
+class _SheetReader:
+    """Streams a worksheet part (ECMA-376 §18.3.1.73 ``<row>``, §18.3.1.4 ``<c>``) into rows of cells.
+
+    Holds only the rows read so far and the current cell's text, so memory follows the table, not the part.
+    """
+
+    def __init__(self, path: Path, shared: list[str], dates: frozenset[int]) -> None:
+        self.path, self.shared, self.dates = path, shared, dates
+        self.rows: list[list[Cell]] = []
+        self.width = 0
+        self.cells: dict[int, Cell] = {}
+        self.position = 0
+        self.attrs: dict[str, str] = {}
+        self.value: list[str] | None = None
+        self.inline: list[str] | None = None
+        self.formula = False
+        self.in_v = False
+        self.in_t = 0
+        self.chars = 0
+        self.parser = _parser(self.start, self.end, self.text)
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        if tag == "row":
+            self.cells, self.position = {}, 0
+        elif tag == "c":
+            self.attrs, self.value, self.inline, self.formula, self.chars = attrs, None, None, False, 0
+        elif tag == "v":
+            self.in_v = True
+            self.value = self.value if self.value is not None else []
+        elif tag == "f":
+            self.formula = True
+        elif tag == "is":
+            self.inline = []
+        elif tag == "t" and self.inline is not None:
+            self.in_t += 1
+
+    def text(self, data: str) -> None:
+        if self.in_v and self.value is not None:
+            self.value.append(data)
+        elif self.in_t and self.inline is not None:
+            self.inline.append(data)
+        else:
+            return
+        self.chars += len(data)
+        if self.chars > MAX_CELL_CHARS:
+            where = self.attrs.get("r") or f"{len(self.rows) + 1}:{self.position + 1}"
+            raise _TooLarge(f"cell {where} holds more than {MAX_CELL_CHARS} characters (the reader's limit per "
+                            "cell; a zip bomb?)")
+
+    def end(self, tag: str) -> None:
+        if tag == "v":
+            self.in_v = False
+        elif tag == "t" and self.in_t:
+            self.in_t -= 1
+        elif tag == "c":
+            self._cell()
+        elif tag == "row":
+            row_width = max(self.cells) + 1 if self.cells else 0
+            width = max(self.width, row_width)
+            if (len(self.rows) + 1) * width > MAX_CELLS:
+                raise _TooLarge(f"the first sheet holds more than {MAX_CELLS} cells, counted as rows times its "
+                                f"widest row ({len(self.rows) + 1} rows of {width}; the reader's limit)")
+            self.width = width
+            self.rows.append([self.cells.get(i) for i in range(row_width)])
+
+    def _cell(self) -> None:
+        match = _CELL_REF.match(self.attrs.get("r", ""))
+        col = _column_index(match.group(1)) if match else self.position
+        self.position += 1
+        if (len(self.rows) + 1) * (col + 1) > MAX_CELLS:
+            raise _TooLarge(f"cell {self.attrs.get('r')} lies beyond the reader's limit of {MAX_CELLS} cells "
+                            "(rows times the widest row)")
+        kind = self.attrs.get("t", "n")
+        raw = "".join(self.value) if self.value else None
+        cell: Cell
+        if kind == "e":
+            cell = XlsxUnreadable(f"holds the spreadsheet error {raw}", raw)
+        elif raw is None and kind != "inlineStr" and self.formula:
+            cell = XlsxUnreadable("is a formula saved without its result (written by a library that does not "
+                                  "compute formulas, e.g. openpyxl); open and save the file in a spreadsheet "
+                                  "program, or write values instead of formulas", None)
+        elif kind == "s" and raw is not None:
+            try:
+                cell = self.shared[int(raw)]
+            except (ValueError, IndexError):
+                raise VqauditError(f"{self.path}: cell {self.attrs.get('r')}: bad shared-string index "
+                                   f"{raw!r}") from None
+        elif kind == "inlineStr":
+            cell = "".join(self.inline) if self.inline is not None else ""
+        elif kind == "b" and raw is not None:
+            cell = raw == "1"
+        elif kind == "str":
+            cell = raw
+        elif raw is not None and kind in ("n", "d") and _style(self.attrs) in self.dates:
+            cell = XlsxDate(_number_text(raw) if kind == "n" else raw)
+        else:
+            cell = None if raw is None else _number_text(raw)
+        self.cells[col] = cell
+
+
+def _style(attrs: dict[str, str]) -> int:
     try:
-        return int(cell.get("s", "0"))
+        return int(attrs.get("s", "0"))
     except ValueError:
         return 0

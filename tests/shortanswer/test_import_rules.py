@@ -63,10 +63,10 @@ def test_row_numbers_stand_in_only_when_the_file_has_no_id_field(tmp_path: Path)
 def test_numbers_keep_their_written_text_and_missing_values_are_empty(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": 1, "prediction": 1.50}\n{"id": 2, "prediction": 1e3}\n{"id": 3, "prediction": 12}\n'
-                    '{"id": 4, "prediction": null}\n{"id": 5, "prediction": NaN}\n{"id": 6, "prediction": " x "}\n'
+                    '{"id": 4, "prediction": null}\n{"id": 6, "prediction": " x "}\n'
                     '{"id": 7, "prediction": -0.0}\n', encoding="utf-8")
-    # as written: "1.50" (not repr "1.5"), "1e3" (not "1000.0"); an int's digits; null / NaN -> ""; text as is
-    assert [p.prediction for p in read_predictions(path)] == ["1.50", "1e3", "12", "", "", " x ", "-0.0"]
+    # as written: "1.50" (not repr "1.5"), "1e3" (not "1000.0"); an int's digits; null -> ""; text as is
+    assert [p.prediction for p in read_predictions(path)] == ["1.50", "1e3", "12", "", " x ", "-0.0"]
     table = tmp_path / "p.csv"
     table.write_text("id,prediction\n1,\n2,1.50\n", encoding="utf-8")  # an empty cell: pandas' missing value
     assert [p.prediction for p in read_predictions(table)] == ["", "1.50"]
@@ -75,9 +75,11 @@ def test_numbers_keep_their_written_text_and_missing_values_are_empty(tmp_path: 
 @pytest.mark.parametrize(("value", "shown"), [("true", "boolean true"), ("false", "boolean false"),
                                               ("1e999", "non-finite number 1e999"),
                                               ("-1e999", "non-finite number -1e999"),
-                                              ("Infinity", "non-finite number inf")])
+                                              ("Infinity", "non-finite number inf"),
+                                              ("NaN", r"non-finite number NaN \(write the prediction as a string "
+                                                      r"\(or null for a missing one\)\)")])
 def test_booleans_and_non_finite_numbers_are_refused(tmp_path: Path, value: str, shown: str) -> None:
-    # Before the fix: true -> "True", 1e999 -> "inf", exit 0.
+    # Before the fix: true -> "True", 1e999 -> "inf", exit 0; NaN -> "" (an empty reply) while inf was refused.
     path = tmp_path / "p.jsonl"
     path.write_text(f'{{"id": 1, "prediction": "a"}}\n{{"id": 2, "prediction": {value}}}\n', encoding="utf-8")
     with pytest.raises(VqauditError, match=rf"p\.jsonl: row 2, field 'prediction': expected text, got the {shown}"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -128,6 +129,42 @@ def _open(path: Path, read_only: bool) -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0)
 
 
+_LOW_SPACE_BYTES = 4 * 2**20
+"""Free space under which an SQLite I/O error is read as a full disk (SQLite reports a failed WAL or shared-memory
+file extension as SQLITE_IOERR, not SQLITE_FULL)."""
+
+
+def disk_problem(path: Path, exc: sqlite3.Error) -> str | None:
+    """The one-line message for a cache that could not be written for lack of disk space or a disk error, or None.
+
+    A full disk (``SQLITE_FULL``, or an I/O error with under 4 MiB free) and other I/O errors (``SQLITE_IOERR``
+    and its extended codes) are not a damaged file: the message keeps the cache, whose replies are paid for, and
+    says how to carry it to a disk with room; a rerun asks only the views still missing (the cache key).
+    Other errors (not a database, a damaged file) give None.
+
+    Args:
+        path: the cache file.
+        exc: what SQLite raised (``sqlite_errorcode``: the SQLite result code, extended codes included).
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+        return None
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = 0
+    folder = path.parent
+    if code & 0xFF == sqlite3.SQLITE_FULL or free < _LOW_SPACE_BYTES:
+        return (f"{path}: the disk is full ({exc}; {free // 1024} KiB free). The replies stored so far are kept in "
+                f"this file: free space and rerun the same command, or copy the run folder to a disk with room "
+                f"(cp -a {folder} NEW_FOLDER) and rerun with --out NEW_FOLDER: a rerun asks only the views still "
+                "missing. Do not delete responses.sqlite: it holds every reply already paid for")
+    return (f"{path}: the disk reported an error ({exc}). The file is kept: check the disk, then rerun the same "
+            f"command (or copy the run folder elsewhere with cp -a {folder} NEW_FOLDER and rerun with --out "
+            "NEW_FOLDER): a rerun asks only the views still missing. Do not delete responses.sqlite: it holds "
+            "every reply already paid for")
+
+
 class ResponseCache:
     """One SQLite file of responses (usually ``<run dir>/responses.sqlite``). Use from one thread."""
 
@@ -165,6 +202,9 @@ class ResponseCache:
         except sqlite3.DatabaseError as exc:  # not a database, or damaged: one line naming it, not a raw DatabaseError
             if hasattr(self, "_conn"):
                 self._conn.close()
+            disk = disk_problem(path, exc)
+            if disk is not None:
+                raise VqauditError(disk) from None
             raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
                                "the model afresh") from None
 
@@ -217,9 +257,20 @@ class ResponseCache:
 
         Raises:
             ValueError: a response has no ``cache_key`` (nothing is written).
+            VqauditError: the disk is full or failed (:func:`disk_problem`; this batch is not written, earlier
+                ones are kept).
         """
         if any(not r.cache_key for r in responses):
             raise ValueError("response has no cache_key")
+        try:
+            return self._put_many(responses, replace_error)
+        except sqlite3.OperationalError as exc:  # a full disk: the transaction is rolled back, earlier rows kept
+            disk = disk_problem(self.path, exc)
+            if disk is None:
+                raise
+            raise VqauditError(disk) from None
+
+    def _put_many(self, responses: Sequence[Response], replace_error: bool) -> int:
         written = 0
         next_created = "(SELECT COALESCE(MAX(created), 0) + 1 FROM responses)"
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")

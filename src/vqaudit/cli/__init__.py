@@ -10,6 +10,8 @@ status 2. Nothing else in vqaudit imports this package.
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import sys
 from typing import Annotated
@@ -102,9 +104,44 @@ def _run() -> int:
     except typer.TyperException as exc:  # usage errors: bad option, missing argument, ...
         error(exc.format_message())
         return exc.exit_code
-    except (OSError, sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # file-system and storage problems
+    except OSError as exc:  # file-system problems: one line naming the file
+        error(os_error_line(exc))
+        return 2
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # storage problems
         error(f"{type(exc).__name__}: {exc}")
         return 2
     if code == 130:
         error("interrupted; rerun the same command to resume")
     return code if isinstance(code, int) else 0
+
+
+_OS_REASONS = {
+    errno.ENOSPC: "no space left on the device: free space, or copy the folder to a disk with room, and rerun the "
+                  "same command (a rerun of `vqaudit run` asks only the views still missing)",
+    errno.EDQUOT: "disk quota exceeded: free space, or copy the folder to a disk with room, and rerun the same "
+                  "command (a rerun of `vqaudit run` asks only the views still missing)",
+    errno.EACCES: "permission denied: choose a folder you can write, or change its permissions",
+    errno.EPERM: "operation not permitted: choose a folder you can write, or change its permissions",
+    errno.EROFS: "read-only file system: choose a folder on a writable disk",
+    errno.EEXIST: "already exists: choose a new name, or move it away",
+    errno.EISDIR: "is a folder where a file was expected",
+    errno.ENOTDIR: "a part of this path is a file where a folder was expected",
+    errno.ENOENT: "not found",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file-system error: the path (both, for a rename), then what went wrong and what to do.
+
+    A full disk (``ENOSPC``) says that the files written so far are kept and a rerun asks only what is missing;
+    an error naming no file (rare: :func:`vqaudit.files.named_os_error` names the files vqaudit writes) is shown
+    with its type.
+    """
+    reason = _OS_REASONS.get(exc.errno or -1) or exc.strerror or str(exc)
+    if exc.errno == errno.EEXIST and exc.filename is not None and os.path.isfile(exc.filename):
+        reason = "a file where a folder was expected: choose another path, or move the file away"
+    if exc.filename is None:
+        return f"{type(exc).__name__}: {reason}"
+    where = str(exc.filename) if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    return f"{where}: {reason}"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vqaudit.cli.options import (
+    MAX_GROUPS,
     ExecutorName,
     ExecutorOpt,
     MaskKind,
@@ -64,7 +65,7 @@ def build_source(name: str, out: Path, options: dict[str, Any], *, workers: int 
 @build_app.command("charts")
 def build_charts_cmd(
     out: Out,
-    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (5 views each).")] = 100,
+    groups: Annotated[int, typer.Option(min=1, max=MAX_GROUPS, help="Number of question groups (5 views each).")] = 100,
     seed: Seed = 0,
     workers: Workers = 1,
     executor_name: ExecutorOpt = ExecutorName.local,
@@ -94,7 +95,7 @@ def build_charts_cmd(
 @build_app.command("scenes")
 def build_scenes_cmd(
     out: Out,
-    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (4 views each).")] = 100,
+    groups: Annotated[int, typer.Option(min=1, max=MAX_GROUPS, help="Number of question groups (4 views each).")] = 100,
     seed: Seed = 0,
     workers: Workers = 1,
     executor_name: ExecutorOpt = ExecutorName.local,
@@ -115,7 +116,8 @@ def build_photos_cmd(
     source: Annotated[PhotoInput, typer.Option("--source", "--input", help="coco (COCO instances; default: "
                                                                           "bundled public-domain photos) or gqa.")]
     = PhotoInput.coco,
-    groups: Annotated[int, typer.Option(min=1, help="Number of question groups (3 views each; 4 with --matched).")]
+    groups: Annotated[int, typer.Option(min=1, max=MAX_GROUPS,
+                                        help="Number of question groups (3 views each; 4 with --matched).")]
     = 40,
     seed: Seed = 0,
     workers: Workers = 1,

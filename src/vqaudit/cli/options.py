@@ -102,12 +102,21 @@ ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend
                                                                        "enable_thinking=false (docs/backends.md).")]
 JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge "
                                                                        "(repeatable), e.g. max_tokens=1024.")]
-Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds one call attempt may take.")]
+MAX_TIMEOUT_S = 86_400.0
+"""The largest ``--timeout``: one day per call attempt (a finite bound: ``inf`` overflows the event loop's timer)."""
+MAX_DRAWS = 1_000_000
+"""The most ``--draws``: 10^6 bootstrap draws (100x the papers' 10,000; more would only exhaust memory)."""
+MAX_GROUPS = 1_000_000
+"""The most ``--groups`` a build makes: 10^6 (a larger number runs for hours before writing anything)."""
+
+Timeout = Annotated[float, typer.Option(min=0.001, max=MAX_TIMEOUT_S,
+                                        help="Seconds one call attempt may take (at most 86400).")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
 EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of a KIND:MODEL@URL model "
                                                                         "whose backend takes several (repeatable): "
                                                                         "the spec becomes KIND:MODEL@URL,URL2,...")]
-Draws = Annotated[int, typer.Option(min=1, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000).")]
+Draws = Annotated[int, typer.Option(min=1, max=MAX_DRAWS, help="Group-bootstrap draws per 95% interval (seed 000 "
+                                                                 "§4: 10,000; at most 10^6).")]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
 

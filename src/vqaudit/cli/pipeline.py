@@ -15,6 +15,7 @@ import typer
 
 from vqaudit.cli.build import build_source
 from vqaudit.cli.options import (
+    MAX_GROUPS,
     ApiKeyEnv,
     BootSeed,
     Concurrency,
@@ -213,14 +214,20 @@ def report(
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
     shows them.
     """
+    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report  # HTML report + sample browser beside the Markdown
     from vqaudit.report.html_audit import is_audit_folder  # seed 002 audit folders (docs/report.md)
 
     target = out or runs[0] / "report"
     scored = [r for r in runs if not is_audit_folder(r)]  # `vqaudit audit` folders go to the HTML only
-    for label, path in write_reports(scored, target) if scored else []:
-        typer.echo(f"{label}: {path}")
-    typer.echo(f"HTML report: {write_html_report(runs, target)}")
+    # written in a staged sibling and moved into place whole: a failure (a full disk, a truncated outcomes.jsonl)
+    # leaves the report folder as it was, never a partial report
+    with staged_update(target) as tmp:
+        written = write_reports(scored, tmp) if scored else []
+        html = write_html_report(runs, tmp, shown_as=target)
+    for label, path in written:
+        typer.echo(f"{label}: {target / path.relative_to(tmp)}")
+    typer.echo(f"HTML report: {target / html.relative_to(tmp)}")
 
 
 def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
@@ -308,7 +315,7 @@ def eval_cmd(
     model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several (default: the reference "
                                                           "policies, and for charts the OCR chart reader).")] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
-    groups: Annotated[int | None, typer.Option(min=1, help="Groups to build when no --bench is given "
+    groups: Annotated[int | None, typer.Option(min=1, max=MAX_GROUPS, help="Groups to build when no --bench is given "
                                                         "(default: 60 charts, 12 scenes, 40 photos).")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
@@ -379,6 +386,7 @@ def eval_cmd(
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
                   reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
+    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report
 
     swept = None
@@ -386,8 +394,10 @@ def eval_cmd(
         from vqaudit.report.reasoning import sweep_markdown, write_sweep_json
 
         swept = sweep_markdown(write_sweep_json(run_dirs, out / "sweep.json", n_draws=draws))
-    path = report_for(source, run_dirs, out / "report")
-    html = write_html_report(run_dirs, out / "report")
+    report_dir = out / "report"
+    with staged_update(report_dir) as tmp:  # the report set appears whole or not at all (see `report`)
+        path = report_dir / report_for(source, run_dirs, tmp).relative_to(tmp)
+        html = report_dir / write_html_report(run_dirs, tmp, shown_as=report_dir).relative_to(tmp)
     typer.echo(summary_table_for(source, run_dirs))
     if swept:
         typer.echo(f"\n{swept}\n\nsweep: {out / 'sweep.json'}")

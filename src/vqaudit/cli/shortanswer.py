@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vqaudit.cli.options import (
+    MAX_DRAWS,
     ApiKeyEnv,
     AuditBenchmarkName,
     BenchmarkName,
@@ -202,7 +203,8 @@ def audit_cmd(
     labels: Annotated[Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")]
     = None,
     second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
-    draws: Annotated[int, typer.Option(min=0, help="Bootstrap draws for the judge - official interval.")] = 2000,
+    draws: Annotated[int, typer.Option(min=0, max=MAX_DRAWS, help="Bootstrap draws for the judge - official interval "
+                                                       "(at most 10^6).")] = 2000,
     model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
                                                         "`audit-summary` tables (default: the file name).")] = None,
     judge_arg: JudgeArg = None,

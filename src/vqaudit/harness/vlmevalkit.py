@@ -249,8 +249,21 @@ def _rows(path: Path) -> Iterator[list[str | None]]:
         yield from read_xlsx_rows(path)
         return
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a base64 image cell is far above the 128 KiB default
+    kind = suffix[1:].upper()
+    row, start = 0, 1  # ``start``: the physical line the next row starts on
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:  # a sheet saved by Excel starts with a BOM
-            yield from csv.reader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise VqauditError(f"{path}: not a readable UTF-8 {suffix[1:].upper()} file: {exc}") from None
+            # strict: a quote left open at the end of the file (a sheet cut off mid-cell) is an error, never a
+            # row holding the fragment (Python's csv module reads it as a complete field unless strict)
+            reader = csv.reader(handle, delimiter="\t" if suffix == ".tsv" else ",", strict=True)
+            for values in reader:
+                row, start = row + 1, reader.line_num + 1
+                yield list[str | None](values)
+    except UnicodeDecodeError as exc:
+        raise VqauditError(f"{path}: not a readable UTF-8 {kind} file: {exc}") from None
+    except csv.Error as exc:
+        where = f"{path}: row {row + 1} (line {start})"
+        if "unexpected end of data" in str(exc):
+            raise VqauditError(f"{where}: a quoted cell starts here and is never closed (the file is cut off, or "
+                               "a '\"' is unmatched); nothing was imported") from None
+        raise VqauditError(f"{where}: not valid {kind}: {exc}") from None

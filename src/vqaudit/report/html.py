@@ -388,7 +388,8 @@ def run_labels(run_dirs: Sequence[Path]) -> list[str]:
     return labels
 
 
-def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000) -> Path:
+def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000,
+                      shown_as: Path | None = None) -> Path:
     """Write ``index.html``, ``samples.html`` and their files into ``out_dir``; return the path of ``index.html``.
 
     Args:
@@ -396,6 +397,8 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
             short-answer audit folders (``vqaudit audit --out DIR``: seed 002 Tables 5 and 8).
         out_dir: the report folder (created); ``assets/`` and ``samples/`` are written inside it.
         n_draws: group-bootstrap draws for the E_λ intervals (seed 000 §4: 10,000).
+        shown_as: the folder named in the progress line (default ``out_dir``): the report folder when ``out_dir``
+            is the staging folder it is moved from (``vqaudit.files.staged_update``).
 
     Raises:
         VqauditError: no runs given, a run that is not scored or is malformed, an unreadable benchmark folder,
@@ -404,7 +407,7 @@ def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int =
     if not run_dirs:
         raise VqauditError("give at least one run folder")
     env = _jinja_env()
-    with step(f"report {out_dir} (runs read, sections, sample pages, pages)", len(run_dirs) + 3) as shown:
+    with step(f"report {shown_as or out_dir} (runs read, sections, sample pages, pages)", len(run_dirs) + 3) as shown:
         return _write_html(run_dirs, out_dir, n_draws, env, shown)
 
 

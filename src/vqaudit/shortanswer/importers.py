@@ -27,8 +27,9 @@ A JSON file may also be an object keyed by question id whose values are records 
 ``{"1": {...}, "2": {...}}``): it is read like a list of records, the key serving as the id when the record
 has none of the id fields. Any of these may be gzip-compressed (``.jsonl.gz``, ``.json.gz``, ``.csv.gz``, ``.tsv.gz``).
 Prediction values (:func:`_prediction_text`): text is taken as is; a finite JSON number becomes its text as
-written (``1.50`` -> ``"1.50"``); a missing, null, empty or NaN prediction becomes "" (an empty output, reported
-in the failure notes, never dropped); booleans, infinite numbers (``1e999``), lists and objects are refused.
+written (``1.50`` -> ``"1.50"``); a missing, null or empty prediction becomes "" (an empty output, reported
+in the failure notes, never dropped); booleans, non-finite numbers (``NaN``, ``Infinity``, ``1e999``), lists and
+objects are refused.
 Sheet cells holding a boolean or a date-formatted number are refused like JSON booleans; ids must be
 non-blank strings or numbers. CSV/TSV are read strictly (:mod:`vqaudit.shortanswer.record_files`, which reads
 every format's records): an unterminated quote, a quote closing a field early, and a quoted field swallowing
@@ -81,14 +82,15 @@ def _prediction_text(path: Path, row: int, name: str, value: Any) -> str:
     """A prediction cell as the output text (one rule for every format; docs/shortanswer.md "Inputs").
 
     Text is taken as is; a finite number becomes its text as written in a JSON file (``1.50`` -> ``"1.50"``),
-    else its ``str()`` (integers: the digits); null, a missing cell and NaN (pandas' missing value in a sheet)
-    are an empty prediction (""). Booleans and infinite numbers (``1e999`` parses as ``inf``) are refused: no
-    model writes them, they mean the file was produced by something else.
+    else its ``str()`` (integers: the digits); null and a missing or empty cell are an empty prediction ("").
+    Booleans and non-finite numbers (JSON's non-standard ``NaN`` and ``Infinity``, ``1e999`` parsing as ``inf``)
+    are refused alike: no model writes them, they mean the file was produced by something else (a NaN is a
+    number that failed, not a reply that was empty: it would be scored as an empty reply).
 
     Raises:
-        VqauditError: a boolean, an infinite number, a list or an object (naming the file, row and field).
+        VqauditError: a boolean, a non-finite number, a list or an object (naming the file, row and field).
     """
-    if _is_missing(value):
+    if value is None:
         return ""
     if isinstance(value, str):
         return value
@@ -103,9 +105,10 @@ def _answer_text(path: Path, row: int, name: str, value: Any, what: str) -> str:
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the boolean "
                            f"{str(value).lower()} (write the {what} as a string)")
     if isinstance(value, float) and not math.isfinite(value):
-        written = value.text if isinstance(value, JsonNumber) else str(value)
+        written = value.text if isinstance(value, JsonNumber) else "NaN" if value != value else str(value)
+        missing = " (or null for a missing one)" if what == "prediction" else ""
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
-                           f"{written} (write the {what} as a string)")
+                           f"{written} (write the {what} as a string{missing})")
     if isinstance(value, XlsxDate):
         raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got a date cell (serial number "
                            f"{value.serial}; format the column as text and write the {what} there)")

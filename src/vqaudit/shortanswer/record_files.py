@@ -131,6 +131,7 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         reader = csv.DictReader(handle, delimiter=delimiter, restval=_SHORT_ROW, strict=True)
         row, start = 1, 2  # row 1 is the header; ``start`` is the physical line the next row starts on
         try:
+            _check_separator(path, list(reader.fieldnames or ()), delimiter)
             for row, rec in enumerate(reader, start=2):
                 header = list(reader.fieldnames or ())
                 _check_width(path, row, rec, len(header))
@@ -140,6 +141,20 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield row, {k: (None if v == "" else v) for k, v in rec.items()}
         except csv.Error as exc:
             raise _quote_error(path, row + 1, start, reader.fieldnames or (), delimiter, kind, exc) from None
+
+
+def _check_separator(path: Path, header: list[str], delimiter: str) -> None:
+    """Refuse a table whose header reads as one column holding the other separator (a TSV named .csv, or the reverse).
+
+    Read with the wrong separator every row is one field, and the join would only say the prediction column is
+    missing.
+    """
+    if len(header) != 1:
+        return
+    other, right, name = ("\t", ".tsv", "tab") if delimiter == "," else (",", ".csv", "comma")
+    if other in header[0]:
+        raise VqauditError(f"{path}: row 1 (header): one column {header[0][:40]!r} holding {name}s: the file is "
+                           f"{name}-separated but named {file_suffix(path)}; give it the {right} suffix")
 
 
 _QUOTING_HINT = ("write the file with a CSV writer (Python's csv module, pandas to_csv), which quotes such fields "

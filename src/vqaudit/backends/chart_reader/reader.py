@@ -7,8 +7,12 @@ It answers a lookup ("What is the value of SERIES for CATEGORY?") from a :class:
 - a printed value label names the category: **answer** with the printed value;
 - the category's band is covered by a mask: **abstain** (missing evidence);
 - the mark is measured: **answer** with its value rounded to the grid the chart's marks sit on;
-- otherwise (no axis read, no mark seen): **answerable with a null answer** (the reader claims nothing about
-  the image it could not read; the contract of seed 000, appendix A, scores that as a failed answer).
+- the chart's frame or value axis cannot be read (no evenly spaced numeric tick labels were recognized):
+  **abstain**, "cannot read the value axis": without an axis no value can be read from the image, and claiming
+  the view answerable would certify an answer the reader never saw (a horizontal-bar chart whose tick labels
+  the OCR misses was "answerable" in both its M and I views);
+- otherwise (the axis was read but no mark of the series is seen): **answerable with a null answer** (the
+  contract of seed 000, appendix A, scores that as a failed answer).
 """
 
 from __future__ import annotations
@@ -139,7 +143,7 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     if not splits:
         return Reading(True, None, "not a lookup question the chart reader can read")
     if chart.problem is not None:
-        return Reading(True, None, f"the chart could not be read: {chart.problem}")
+        return Reading(False, None, f"cannot read the value axis ({chart.problem})")
     found = [(s, c, cat) for s, c in splits if (cat := find_category(chart, c)) is not None]
     if not found:
         return Reading(False, None, f"the category {splits[0][1]!r} is not among the chart's category labels")

@@ -34,7 +34,7 @@ import io
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from vqaudit.suites.charts.real_table import RealTable
 from vqaudit.suites.charts.tables import TABLES_DIR, declare_table
 from vqaudit.suites.charts.world import ChartKind, World, replace_category
 from vqaudit.suites.common import GroupBuild, build_benchmark
+from vqaudit.textsafe import hidden_characters
 
 MAX_GRID_POINTS = 10_000
 """Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
@@ -75,10 +76,54 @@ class ImportResult:
     plots: list[ImportedPlot]
     skipped: dict[str, int]
     n_read: int
+    first: dict[str, str] = field(default_factory=dict)
+    """Reason -> where the first plot skipped for it is (a table's file name, ``annotations.json row 3``)."""
 
-    def skip(self, reason: str) -> None:
-        """Count one skipped plot."""
+    def skip(self, reason: str, where: str | None = None) -> None:
+        """Count one skipped plot; ``where`` names it (kept for the first plot of each reason)."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if where is not None:
+            self.first.setdefault(reason, where)
+
+    def reasons(self) -> str:
+        """Every reason with its count and first plot: ``"a value is not a number: 2 (first: a.json row 1)"``."""
+        return "; ".join(f"{k}: {n}" + (f" (first: {self.first[k]})" if k in self.first else "")
+                         for k, n in sorted(self.skipped.items()))
+
+
+def label_problem(text: str) -> str | None:
+    """Why a category or series name cannot be drawn as a label a reader sees, or None.
+
+    Refused: characters that draw nothing or reorder what follows (:func:`vqaudit.textsafe.hidden_characters`:
+    zero-width spaces and joiners, bidirectional overrides, controls, a blank name), and characters the chart
+    font has no glyph for (:func:`vqaudit.suites.charts.render.undrawable_characters`): the chart would show an
+    empty box or nothing, and the view could not be certified answerable from its pixels. Emoji are decided by
+    the font like every other character: DejaVu Sans draws some in outline (U+1F600, U+2764), which are then
+    visible labels, and lacks most (U+1F680), which are refused.
+    """
+    from vqaudit.suites.charts.render import undrawable_characters
+
+    hidden = hidden_characters(text)
+    if hidden:
+        return f"holds an invisible or direction-changing character ({', '.join(hidden)})"
+    missing = undrawable_characters(text)
+    if missing:
+        return f"holds a character the chart font cannot draw ({', '.join(missing)})"
+    return None
+
+
+HIDDEN_LABEL = "a category or series name holds an invisible or direction-changing character"
+UNDRAWABLE_LABEL = "a category or series name holds a character the chart font cannot draw (an emoji?)"
+
+
+def labels_skip(names: Sequence[str]) -> tuple[str, str] | None:
+    """``(skip reason, detail)`` for the first name :func:`label_problem` refuses, or None when all are drawable."""
+    for name in names:
+        problem = label_problem(name)
+        if problem is not None:
+            reason = HIDDEN_LABEL if problem.startswith("holds an invisible") else UNDRAWABLE_LABEL
+            return reason, f"{name!r} {problem}"
+    return None
 
 
 def parse_number(value: Any) -> Fraction | None:
@@ -191,10 +236,12 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise VqauditError(f"{path}: not a readable UTF-8 CSV file: {exc}") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # an unclosed quote is an error, not a cell
+    rows: list[list[str]] = []
     try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        rows.extend(reader)
     except csv.Error as exc:
-        raise VqauditError(f"{path}: not a valid CSV table: {exc}") from None
+        raise VqauditError(f"{path}: row {len(rows)} (line {reader.line_num}): not a valid CSV table: {exc}") from None
     if len(rows) < 2 or len(rows[0]) < 2:
         return "fewer than two columns or no data row"
     header = [h.strip() for h in rows[0]]
@@ -211,6 +258,9 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
         cats, cols = cols, cats
     if len(set(cats)) != len(cats) or len(set(cols)) != len(cols):
         return "a category or series name repeats"
+    bad_label = labels_skip([*cats, *cols])
+    if bad_label is not None:
+        return bad_label[0]
     if len(cols) > MAX_SERIES:
         return f"more than {MAX_SERIES} series"
     complete = [c for c in cats if all(cells.get((s, c)) is not None for s in cols)]
@@ -252,7 +302,7 @@ def read_chartqa(tables: Path, *, grid: Fraction | None = None,
     for path in files:
         table = chartqa_table(path, grid=grid, max_grid_points=max_grid_points)
         if isinstance(table, str):
-            result.skip(table)
+            result.skip(table, path.name)
             continue
         result.plots.append(ImportedPlot(table, "line" if table.ordered else "vbar", None, None, path.name))
     return result
@@ -330,12 +380,13 @@ def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: 
             break
         built = _group(plot, seed, g, f"charts-{source}")
         if isinstance(built, str):
-            result.skip(built)
+            result.skip(built, plot.origin)
         else:
             builds.append(built)
     if not builds:
-        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(result.skipped.items())) or "no plot in the input"
-        raise VqauditError(f"no {source} plot gave a group ({reasons})")
+        reasons = result.reasons() or "no plot in the input"
+        where = ", ".join(str(p) for p in inputs)
+        raise VqauditError(f"{where}: no {source} plot gave a group (skipped, by reason: {reasons})")
 
     from vqaudit.suites.charts.build import image_versions
     from vqaudit.suites.charts.render import RENDERER

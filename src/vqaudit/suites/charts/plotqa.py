@@ -26,6 +26,7 @@ from vqaudit.suites.charts.imported import (
     ImportResult,
     fit_grid,
     label_text,
+    labels_skip,
     parse_number,
     read_json_file,
     table_name,
@@ -93,7 +94,12 @@ def match_lookup(table: RealTable, qa: Sequence[tuple[int, dict[str, Any]]]) -> 
     return None
 
 
-def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None, max_points: int) -> RealTable | str:
+def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None,
+                 max_points: int) -> RealTable | str | tuple[str, str]:
+    """The plot of annotation ``row`` as a declared table, or why it is skipped.
+
+    A skip is a reason, or ``(reason, where)`` when one field is to blame (``field 'models[0].y[3]': 'n/a'``).
+    """
     if not isinstance(rec, dict):
         raise VqauditError(f"{path}: row {row}: expected a JSON object")
     for name in ("models", "type", "general_figure_info"):
@@ -127,10 +133,10 @@ def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None, max_poin
         if name in series:
             return "two series share a name"
         series.append(name)
-        for cat, raw in zip(model[cat_key], model[val_key], strict=True):
+        for i, (cat, raw) in enumerate(zip(model[cat_key], model[val_key], strict=True)):
             value = parse_number(raw)
             if value is None:
-                return "a value is not a number"
+                return "a value is not a number", f"field 'models[{m}].{val_key}[{i}]': {raw!r}"
             label = label_text(cat)
             if (name, label) in values:
                 return "a category appears twice in one series"
@@ -142,6 +148,9 @@ def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None, max_poin
     cats = tuple(categories)
     if any((s, c) not in values for s in series for c in cats):
         return "a series lacks a category the others have"
+    bad_label = labels_skip([*series, *cats])
+    if bad_label is not None:
+        return bad_label[0], bad_label[1]
     title = label_text((info.get("title") or {}).get("text", "")) if isinstance(info.get("title"), dict) else ""
     key = label_text(rec.get("image_index", row))
     payload = [rec["type"], title, series, cats, [[s, c, str(v)] for (s, c), v in values.items()]]
@@ -170,7 +179,10 @@ def read_plotqa(annotations: Path, qa: Path | None = None, *, grid: Fraction | N
     for row, rec in enumerate(data, start=1):
         table = _plotqa_plot(annotations, row, rec, grid, max_grid_points)
         if isinstance(table, str):
-            result.skip(table)
+            result.skip(table, f"{annotations.name} row {row}")
+            continue
+        if isinstance(table, tuple):
+            result.skip(table[0], f"{annotations.name} row {row}, {table[1]}")
             continue
         kind = PLOTQA_KINDS[str(rec["type"])]
         query: tuple[str, str] | None = None
@@ -178,7 +190,7 @@ def read_plotqa(annotations: Path, qa: Path | None = None, *, grid: Fraction | N
         if qa_pairs is not None:
             found = match_lookup(table, qa_pairs.get(label_text(rec.get("image_index", row - 1)), []))
             if found is None:
-                result.skip("no QA pair asks a lookup of one cell")
+                result.skip("no QA pair asks a lookup of one cell", f"{annotations.name} row {row}")
                 continue
             query, qa_row = found
             qa_rec = next(r for n, r in qa_pairs[label_text(rec.get("image_index", row - 1))] if n == qa_row)

@@ -11,6 +11,8 @@ hashes them.
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
@@ -40,6 +42,31 @@ _RC: Any = {
     "path.simplify": False,
     "text.antialiased": True,
 }
+
+
+@functools.cache
+def _font() -> Any:
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    return FT2Font(font_manager.findfont(font_manager.FontProperties(family=_RC["font.family"])))
+
+
+def undrawable_characters(text: str) -> list[str]:
+    """The characters of ``text`` the chart font (``font.family`` of the renderer) has no glyph for.
+
+    matplotlib draws such a character as an empty box or not at all, so a label holding one (an emoji, a script
+    DejaVu Sans lacks) would not read as what the world says it is. Whitespace is not listed.
+
+    Returns:
+        ``U+XXXX NAME`` of each distinct such character, in order of first appearance (empty: every glyph exists).
+    """
+    font = _font()
+    out: dict[str, None] = {}
+    for ch in text:
+        if not ch.isspace() and font.get_char_index(ord(ch)) == 0:
+            out.setdefault(f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}")
+    return list(out)
 
 
 def axes_rect(world: World) -> tuple[float, float, float, float]:

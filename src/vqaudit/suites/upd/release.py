@@ -40,6 +40,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.prompts.upd import EXTRA_OPTION, LETTERS
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, cell_text, image_problem, read_records, rotation_shift
+from vqaudit.textsafe import hidden_characters
 
 RELEASE_NAME = re.compile(r"mm(aad|iasd|ivqd)_(base|option|instruction)", re.IGNORECASE)
 """A release file's configuration, read from its name (``mmaad_base.tsv``, ``mmivqd_option-....parquet``)."""
@@ -165,6 +166,11 @@ def _parse(path: Path, row: int, rec: dict[str, Any], variant: str,
     for i in range(last + 1):
         if not values[i]:
             raise _err(path, row, _OPTION_LETTERS[i], f"option {_OPTION_LETTERS[i]} is empty but a later one is set")
+        hidden = hidden_characters(values[i])  # the rule of the MMBench loader (suites/upd/tsv.py)
+        if hidden:
+            raise _err(path, row, _OPTION_LETTERS[i], f"option {_OPTION_LETTERS[i]} {values[i]!r} holds an invisible "
+                                                      f"or direction-changing character ({', '.join(hidden)}); "
+                                                      "remove it from the input")
     options = tuple(values[: last + 1])
     if len(options) < 1 or (kind == "standard" and len(options) < 2):
         raise _err(path, row, "B", "too few options")

@@ -40,6 +40,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from vqaudit.errors import VqauditError
+from vqaudit.textsafe import hidden_characters
 
 LETTERS = "ABCDE"
 REQUIRED_COLUMNS = ("index", "question", "A", "B", "answer", "category", "image")
@@ -156,6 +157,12 @@ def _options(path: Path, row: int, rec: dict[str, str]) -> tuple[str, ...]:
     for i, v in enumerate(opts):
         if not v:
             raise _err(path, row, LETTERS[i], f"option {LETTERS[i]} is empty but a later option is set")
+        # an option that shows as another (a right-to-left override) or as nothing (zero-width characters) cannot
+        # be read by the model as the text the answer key means; emoji are visible text and stay allowed
+        hidden = hidden_characters(v)
+        if hidden:
+            raise _err(path, row, LETTERS[i], f"option {LETTERS[i]} {v!r} holds an invisible or direction-changing "
+                                              f"character ({', '.join(hidden)}); remove it from the input")
     if len(opts) < 2:
         raise _err(path, row, "B", "an item needs at least two options")
     return tuple(opts)
@@ -174,6 +181,8 @@ def read_records(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     Raises:
         VqauditError: a missing or unreadable file, not UTF-8, or a row wider than the header (naming the row).
     """
+    if path.is_dir():
+        raise VqauditError(f"{path}: a folder, not a file: give the TSV, CSV or .xlsx file itself")
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     suffixes = [x.lower() for x in path.suffixes]
@@ -195,17 +204,47 @@ def read_records(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         raise VqauditError(f"{path}: not a readable file: {exc}") from None
     except UnicodeDecodeError as exc:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = list(reader.fieldnames or [])
+    # strict: a quote left open at the end of the file (a table cut off mid-cell) is an error, never a row holding
+    # the fragment (Python's csv module reads it as a complete field unless strict)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[dict[str, str]] = []
+    start = 1
     try:
+        header = list(reader.fieldnames or [])
+        _check_delimiter(path, kind, header)
+        start = reader.line_num + 1
         for row, rec in enumerate(reader, start=1):
             if None in rec:
                 raise _err(path, row, header[-1] if header else "index", "the row has more cells than the header")
+            short = [k for k, v in rec.items() if v is None]
+            if short:  # DictReader fills the cells a short row lacks with None (its restval)
+                raise _err(path, row, short[0], f"the row has {len(header) - len(short)} cells where the header has "
+                                                f"{len(header)} (the row ends before this column: a cut or "
+                                                "mis-separated line?)")
             rows.append({k: (v or "") for k, v in rec.items() if k is not None})
+            start = reader.line_num + 1
     except csv.Error as exc:
-        raise VqauditError(f"{path}: row {len(rows) + 1}: not a valid table row: {exc}") from None
+        where = f"{path}: row {len(rows) + 1} (line {start})" if reader.line_num > 1 or rows else f"{path}: row 0"
+        if "unexpected end of data" in str(exc):
+            raise VqauditError(f"{where}: a quoted cell starts here and is never closed (the file is cut off, or a "
+                               "'\"' is unmatched)") from None
+        raise VqauditError(f"{where}: not a valid table row: {exc}") from None
     return header, rows
+
+
+def _check_delimiter(path: Path, kind: str, header: list[str]) -> None:
+    """Refuse a table whose header is one column holding the other separator (a TSV named .csv, or the reverse).
+
+    Such a file reads as one field per row, and every later check would name a missing column instead.
+    """
+    if len(header) != 1:
+        return
+    used, other, right = (",", "\t", ".tsv") if kind == ".csv" else ("\t", ",", ".csv")
+    if other in header[0]:
+        names = "tab" if other == "\t" else "comma"
+        raise VqauditError(f"{path}: row 0 (header): one column {header[0][:40]!r} holding {names}s: the file is "
+                           f"{names}-separated but named {kind} (read as {used!r}-separated); give it the {right} "
+                           "suffix")
 
 
 def _parse_index(path: Path, row: int, rec: dict[str, str]) -> int:
@@ -329,6 +368,9 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
         cell = raw_images[index]
         if cell.isdigit() and int(cell) in raw_images and int(cell) != index:
             cell = raw_images[int(cell)]
+        elif cell.isdigit() and int(cell) != index and index < CIRCULAR_STRIDE:  # no base64 image is all digits
+            raise _err(path, row, "image", f"names index {cell} (the row whose image it shares), but no row of the "
+                                           f"file has index {cell}")
         if not cell and index < CIRCULAR_STRIDE:
             cell = external.get(index, "")
         elif index >= CIRCULAR_STRIDE:
