@@ -19,11 +19,11 @@ import pytest
 
 from vqaudit.scoring.canonical import GAIN_KINDS, PARTIAL, REFUSAL_CAUSES, gain_kind, refusal_cause
 from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts
+from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.repair import VARIANTS
 from vqaudit.shortanswer import audit_columns
 from vqaudit.shortanswer.audit import RowResult, _layers
 from vqaudit.shortanswer.audit_columns import OVERALL
-from vqaudit.shortanswer.benchmarks import official_scorer
 from vqaudit.shortanswer.records import AuditRow
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

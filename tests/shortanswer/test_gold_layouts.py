@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.loaders import LAYOUTS, detect_layout, load_gold
+from vqaudit.shortanswer.benchmarks import detect_layout, get_layout, load_gold
 
 TEXTVQA = {"dataset_name": "textvqa", "dataset_split": "val", "data": [
     {"question_id": 34602, "question": "what is the brand of this camera?", "image_id": "003a8ae2ef43b901",
@@ -58,9 +58,9 @@ def test_another_benchmarks_gold_file_is_refused(tmp_path: Path, layout: str, wa
     path = _write(tmp_path, layout)
     with pytest.raises(VqauditError) as info:
         load_gold(path, wanted)
-    expected = LAYOUTS[wanted.split("-")[0]][0]
+    expected = get_layout(wanted.split("-")[0]).title
     message = str(info.value)
-    assert message.startswith(f"{path}: looks like a {LAYOUTS[layout][0]} gold file (")
+    assert message.startswith(f"{path}: looks like a {get_layout(layout).title} gold file (")
     assert f"not the {expected} layout expected" in message and f"--benchmark {layout} for this one" in message
     assert "\n" not in message
 

@@ -137,6 +137,8 @@ def render_markdown(result: AuditResult) -> str:
     lines += ["", "By bucket (gain pp): " + "; ".join(
         f"{b}: " + ", ".join(f"{v} {g:+.2f}" if not math.isnan(g) else f"{v} n/a" for v, g in gains.items())
         for b, gains in r.repair_by_bucket.items()), ""]
+    if r.answerability is not None:
+        lines += _answerability_lines(r)
     fn = r.failures
     lines += ["## Failure notes", ""]
     lines += _table(["note", "outputs", "share %"],
@@ -146,6 +148,23 @@ def render_markdown(result: AuditResult) -> str:
                                          ("any formatting", fn.any_formatting),
                                          *[(f"formatting: {k}", c) for k, c in fn.formatting.items()]]])
     return "\n".join(lines) + "\n"
+
+
+def _answerability_lines(r: AuditResult) -> list[str]:
+    """The Answerability section: VizWiz's metrics of "unanswerable" (:mod:`vqaudit.scoring.unanswerable`)."""
+    a = r.answerability
+    assert a is not None
+    how = ("an answerability score below 0.5" if a.decided_by == "score" else
+           "the answer, normalized as vqaEval.py normalizes a prediction, is \"unanswerable\"")
+    ap = ("n/a (the predictions carry no answerability score)" if a.average_precision is None
+          else _f(100 * a.average_precision))
+    lines = ["## Answerability", "",
+             f"Positive class: unanswerable ({a.unanswerable} of {a.n} joined questions by the gold's `answerable`; "
+             f"{a.predicted} predicted unanswerable: {how}). Scores in percent, as VizWiz reports them.", ""]
+    lines += _table(["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
+                    [[_f(100 * a.precision), _f(100 * a.recall), _f(100 * a.f1), ap, str(a.tp), str(a.fp),
+                      str(a.fn)]])
+    return [*lines, ""]
 
 
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
@@ -159,6 +178,8 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
+    if result.answerability is None:  # only benchmarks with answerability metrics: other reports are unchanged
+        data.pop("answerability")
     reasoning = result.reasoning
     if reasoning is not None:  # only when some prediction held reasoning: other reports are unchanged
         data["reasoning"] = dataclasses.asdict(reasoning)

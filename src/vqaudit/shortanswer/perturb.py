@@ -30,7 +30,8 @@ from vqaudit.parsing.reasoning import AUTO, split_reasoning
 from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
-from vqaudit.shortanswer.benchmarks import official_scorer, resolve_metric
+from vqaudit.scoring.registry import official_scorer
+from vqaudit.shortanswer.benchmarks import resolve_metric
 from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
 from vqaudit.shortanswer.records import AuditRow
 
