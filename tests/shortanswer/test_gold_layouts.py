@@ -3,7 +3,8 @@
 The hand-made files copy the layouts the benchmarks distribute (seed 002 §4; loaders.py docstring): TextVQA
 ``TextVQA_0.5.1_val.json`` (its first row is the first row of tests/fixtures/shortanswer/textvqa_val_gold.json.gz),
 ST-VQA ``train_task_1.json``, DocVQA ``val_v1.0.json``, InfographicVQA ``infographicsVQA_val_v1.0.json`` and
-ChartQA ``test_human.json`` (its row is the first row of tests/fixtures/shortanswer/chartqa_test_human_slice.json).
+ChartQA ``test_human.json`` (its row is the first row of tests/fixtures/shortanswer/chartqa_test_human_slice.json)
+and VizWiz ``val.json`` (a hand-made row in the layout of VizWiz's VQA annotations).
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ DOCVQA = {"data": [{"questionId": 337, "question": "what is the date mentioned i
 INFOVQA = {"data": [{"questionId": 65718, "question": "Which social platform has the most users?",
                      "answers": ["facebook"], "answer_type": ["single span"],
                      "image_local_name": "37313.jpeg"}]}
+VIZWIZ = [{"image": "VizWiz_val_00000000.jpg", "question": "What is this?", "answer_type": "other", "answerable": 1,
+           "answers": [{"answer": "soup", "answer_confidence": "yes"}] * 10}]
 CHARTQA = [{"imgname": "41699051005347.png", "query": "How many food item is shown in the bar graph?", "label": "14"}]
 
-FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA}
-FIRST_QID = {"textvqa": "34602", "stvqa": "7", "docvqa": "337", "infovqa": "65718", "chartqa": "test_augmented:1"}
+FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA,
+         "vizwiz": VIZWIZ}
+FIRST_QID = {"textvqa": "34602", "stvqa": "7", "docvqa": "337", "infovqa": "65718", "chartqa": "test_augmented:1",
+             "vizwiz": "VizWiz_val_00000000.jpg"}
 
 
 def _write(tmp_path: Path, layout: str) -> Path:
