@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.files import atomic_write_set
+from vqaudit.markdown import LEFT, RIGHT, table
 from vqaudit.shortanswer.multichoice import dumps_rows
 
 
@@ -39,13 +40,15 @@ def mc_markdown(summary: dict[str, Any]) -> str:
     o = summary["open"]
     if o["rows"]:
         lines += ["", "## Open (non-choice) rows, exact or numeric match", "",
-                  "| rows | answered | refusals | correct | accuracy |", "|---:|---:|---:|---:|---:|",
-                  f"| {o['rows']} | {o['answered']} | {o['refusals']} | {o['correct']} | {_pct(o['accuracy'])} |"]
+                  *table(["rows", "answered", "refusals", "correct", "accuracy"],
+                         [[f"{o['rows']}", f"{o['answered']}", f"{o['refusals']}", f"{o['correct']}",
+                           _pct(o["accuracy"])]], align=[RIGHT] * 5)]
     cats = summary.get("by_category")
     if cats:
-        lines += ["", "## Choice rows by category", "", "| category | rows | correct | accuracy |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {k} | {v['rows']} | {v['correct']} | {_pct(v['accuracy'])} |" for k, v in cats.items()]
+        lines += ["", "## Choice rows by category", "",
+                  *table(["category", "rows", "correct", "accuracy"],
+                         [[f"{k}", f"{v['rows']}", f"{v['correct']}", _pct(v["accuracy"])] for k, v in cats.items()],
+                         align=[LEFT, RIGHT, RIGHT, RIGHT])]
     return "\n".join(lines) + "\n"
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.files import atomic_write_set, json_ready
+from vqaudit.markdown import table
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
 from vqaudit.shortanswer.records import AuditRow
@@ -41,12 +42,6 @@ def _f(value: float, digits: int = 2) -> str:
 def _pct(value: float) -> str:
     text = _f(value, 1)
     return text if text == "n/a" else text + "%"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
 
 
 def scores_unit(metric: str, overall: float) -> str:
@@ -79,12 +74,12 @@ def render_markdown(result: AuditResult) -> str:
     if r.scores:
         splits = list(r.scores)
         lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
-        lines += _table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
+        lines += table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
                                              ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
     lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
-    lines += _table(["bucket", "n", "share %", "official", "canonical"],
+    lines += table(["bucket", "n", "share %", "official", "canonical"],
                     [[b, str(int(r.contract_mix[b]["n"])), _f(r.contract_mix[b]["share"], 1),
                       _f(r.contract_mix[b]["official"]), _f(r.contract_mix[b]["canonical"])] for b in BUCKETS])
     lines += ["", "Subtypes (Table 8): " + "; ".join(
@@ -133,7 +128,7 @@ def render_markdown(result: AuditResult) -> str:
         if with_judge:
             row.append(f"{rep.judge_fn_recovered} / {rep.judge_fn}")
         rows.append(row)
-    lines += _table(header, rows)
+    lines += table(header, rows)
     lines += ["", "By bucket (gain pp): " + "; ".join(
         f"{b}: " + ", ".join(f"{v} {g:+.2f}" if not math.isnan(g) else f"{v} n/a" for v, g in gains.items())
         for b, gains in r.repair_by_bucket.items()), ""]
@@ -141,7 +136,7 @@ def render_markdown(result: AuditResult) -> str:
         lines += _answerability_lines(r)
     fn = r.failures
     lines += ["## Failure notes", ""]
-    lines += _table(["note", "outputs", "share %"],
+    lines += table(["note", "outputs", "share %"],
                     [[name, str(count), _f(100.0 * count / fn.n if fn.n else math.nan, 1)]
                      for name, count in [("empty", fn.empty), ("truncated", fn.truncated),
                                          ("abstention", fn.abstention), ("unanswerable", fn.unanswerable),
@@ -161,7 +156,7 @@ def _answerability_lines(r: AuditResult) -> list[str]:
     lines = ["## Answerability", "",
              f"Positive class: unanswerable ({a.unanswerable} of {a.n} joined questions by the gold's `answerable`; "
              f"{a.predicted} predicted unanswerable: {how}). Scores in percent, as VizWiz reports them.", ""]
-    lines += _table(["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
+    lines += table(["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
                     [[_f(100 * a.precision), _f(100 * a.recall), _f(100 * a.f1), ap, str(a.tp), str(a.fp),
                       str(a.fn)]])
     return [*lines, ""]

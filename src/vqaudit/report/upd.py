@@ -23,6 +23,7 @@ from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.markdown import row, separator
 from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
 from vqaudit.scored_state import check_scored
 from vqaudit.store import RunFolder
@@ -74,7 +75,7 @@ def _ci(cell: dict[str, Any], key: str) -> str:
 def table1(runs: list[UPDRun]) -> str:
     """Markdown in the layout of seed 001, Table 1: Dual accuracy (Original Standard: standard accuracy)."""
     head = ["", "", *(f"{r.run_dir.name}" for r in runs)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for variant in VARIANTS:
         first = True
         for setting in ("original", "base", "option", "instruction"):
@@ -86,7 +87,7 @@ def table1(runs: list[UPDRun]) -> str:
                 c = r.metrics["configs"].get(key)
                 cells.append("n/a" if c is None else _pct(c["standard"] if setting == "original" else c["dual"]))
             label = variant.upper() if first else ""
-            lines.append(f"| {label} | {SETTING_LABELS[setting]} | " + " | ".join(cells) + " |")
+            lines.append(row([label, SETTING_LABELS[setting], *cells]))
             first = False
     return "\n".join(lines)
 
@@ -102,14 +103,14 @@ def detail_table(runs: list[UPDRun]) -> str:
     """Markdown: per run and configuration, Standard / UPD / Dual with 95% intervals and undecided counts."""
     head = ["run", "model", "variant", "setting", "items", "Standard", "UPD", "Dual", "undecided (std/UPD)",
             "no reply"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for r in runs:
         for c in _ordered(r.metrics["configs"]):
             und = c["undecided"]
-            lines.append("| " + " | ".join([
+            lines.append(row([
                 r.run_dir.name, r.model, c["variant"], c["setting"], str(c["n_items"]), _ci(c, "standard"),
                 _ci(c, "upd"), _ci(c, "dual"), f"{und['standard_views']}/{und['upd_views']}", str(und["no_reply"]),
-            ]) + " |")
+            ]))
     return "\n".join(lines)
 
 
