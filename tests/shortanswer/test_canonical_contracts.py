@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from vqaudit.scoring.canonical import canonical_match, canonical_score, parse_number, split_spans
-from vqaudit.scoring.contracts import bucket_counts, classify, identifier_subtype, multispan_subtype
+from vqaudit.scoring.contracts import classify, identifier_subtype, multispan_subtype
 from vqaudit.scoring.official import relaxed_accuracy, vqa_accuracy
+
+from .helpers import bucket_counts
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from vqaudit.shortanswer.benchmarks import load_gold
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import join_predictions
 from vqaudit.shortanswer.loaders import load_chartqa, load_docvqa, load_infovqa, load_textvqa
-from vqaudit.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.xlsx import read_xlsx_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

@@ -243,10 +243,6 @@ def _reasoning_fields(row: AuditRow) -> dict[str, Any]:
     return fields
 
 
-REPORT_FILES = ("rows.jsonl", "report.md", "report.json")
-"""The files of an audit folder, in the order :func:`write_audit_report` renames them (``report.json`` last)."""
-
-
 def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | None = None) -> Path:
     """Write ``rows.jsonl``, ``report.md`` and ``report.json`` into ``out`` as one set; return the .md path.
 

@@ -14,15 +14,19 @@ Layouts (the files the benchmarks distribute):
   "label"}``. There is no question id: the id is ``"<split>:<1-based position>"``, the split read from the
   file name (:func:`chartqa_split_of`; VLMEvalKit's ``ChartQA_TEST`` index runs over both splits and is mapped
   by :mod:`.join`); joins may also go by question text.
+- VizWiz (``train.json`` / ``val.json``; Gurari et al. 2018): a list of ``{"image", "question", "answers"
+  (10 objects with ``answer`` and ``answer_confidence``), "answer_type", "answerable"}`` (:func:`load_vizwiz`).
 
 Every error names the file, the 1-based row (position in ``data``) and the field. Files may be gzip-compressed
 (``.json.gz``); a truncated or non-gzip file, a folder or a pipe is refused naming the file.
 
-Each loader first checks that the file is not another benchmark's gold (:func:`detect_layout` on the first row,
-and ``dataset_name`` when the file has one): a DocVQA file given as InfographicVQA gold (or the reverse), a
-TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold, ... is refused with a VqauditError that
-names the file, the layout it looks like and the one expected. A file whose first row tells nothing (only
-``question_id``, ``question`` and ``answers``, say) is accepted by either VQA-style loader.
+Each loader first checks that the file is not another benchmark's gold
+(:func:`vqaudit.shortanswer.benchmarks.detect_layout` on the first row, and ``dataset_name`` when the file has
+one, asking the ``looks_*`` detector of each layout of the benchmark table): a DocVQA file given as
+InfographicVQA gold (or the reverse), a TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold,
+... is refused with a VqauditError that names the file, the layout it looks like and the one expected. A file
+whose first row tells nothing (only ``question_id``, ``question`` and ``answers``, say) is accepted by either
+VQA-style loader.
 """
 
 from __future__ import annotations
