@@ -1,7 +1,7 @@
 """Time the short-answer audit's CPU pass at the paper's pool size: 166,731 rows (seed 002 §5.4).
 
 The paper's full bidirectional repair over 166,731 open-weight rows took about 45 s with 32 workers on an
-80-core machine. Targets (issue 19), judged on CPU time (wall time on a shared machine is not stable): official
+80-core machine. Targets, judged on CPU time (wall time on a shared machine is not stable): official
 metric + contract bucket + bidirectional repair (output rewrite, reference overlay, official re-score) for every
 row of the cold pool, in one process, in at most 1.5 s; the whole audit (all layers but the judge) in at most 3 s;
 peak memory under 1 GB.

@@ -1,7 +1,7 @@
 """Time `build_charts` for N groups (default 1,000) and verify every certificate of the result.
 
 Reports wall time beside CPU time (this process and its worker processes, ``os.times``) and the load average, and
-judges the target on CPU time (wall time on a shared machine is not stable). Target (issue 19): 1,000 groups in
+judges the target on CPU time (wall time on a shared machine is not stable). Target: 1,000 groups in
 under 60 s on 2 cores, i.e. at most 120 CPU-ms per group. The baseline measured in the same run is a plain
 matplotlib chart: a new 640x480 Agg figure with one bar series, ticks and labels, drawn once (what each view cost
 before figures were reused).

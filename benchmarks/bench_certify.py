@@ -1,4 +1,4 @@
-"""Time the answerability certifier on 1,000 groups' worth of masked chart views (issue 3).
+"""Time the answerability certifier on 1,000 groups' worth of masked chart views (docs/certifier.md).
 
 Each group: a world drawn like the chart builder does (random bundled table, 1-2 series, 4-7 categories), a
 program of the next kind in turn (all kinds of ``PROGRAM_KINDS``) reading a random cell, and the hidden cells of

@@ -3,7 +3,7 @@
 Builds (or reuses) a chart benchmark, reads every view once to warm up nothing but the first (model load is
 reported apart), and prints wall-clock and CPU seconds per view (median, mean, p90), the machine's load
 average, and per chart kind the exact-answer rate on supported views and the abstention rate on M and I views.
-Target (issue 20): at most 0.3 s per view on this machine, judged on the mean CPU time per view (all threads).
+Target: at most 0.3 s per view on this machine, judged on the mean CPU time per view (all threads).
 
 Usage: python benchmarks/bench_chart_reader.py [--groups 20] [--seed 7] [--bench DIR]
 """

@@ -1,6 +1,6 @@
 """Time the HTML report of a 10,000-group chart run: writing it, and opening it in a headless chromium.
 
-Issue 16: "10,000 groups open in under 2 s in the browser". The run is synthetic but real-shaped: a 5-group chart
+Target: 10,000 groups open in under 2 s in the browser. The run is synthetic but real-shaped: a 5-group chart
 benchmark is built (real images and certificates), its groups are repeated to 10,000 groups (50,000 views, every
 view linking one of the 25 real images, every M view its real certificate), replies are drawn at random (gold
 answers, wrong numbers, false acceptances, abstentions, invalid text; seeded), scored with the package's own

@@ -1,4 +1,4 @@
-"""Figures of issue 14 (the published data in), measured on the repository's own real files.
+"""Figures of importing the published data, measured on the repository's own real files.
 
 1. MMBench circular copies: the 20 bundled MMBench samples plus their 58 rotated copies (index + k * 10**6, as
    the published dev TSV stores them) load as 20 items, and the AAD build gives 18 groups (the unmerged file

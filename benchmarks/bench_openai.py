@@ -1,7 +1,7 @@
 """Throughput of the openai backend against local fake servers that answer instantly, next to plain aiohttp.
 
 Each fake server (tests/fixtures/fake_openai_server.py) runs in its own process, so it shares neither the
-client's event loop nor its interpreter lock. Figures (issue 12 part 4):
+client's event loop nor its interpreter lock. Figures:
 
 1. client only, at each ``--concurrencies`` level: ``OpenAIBackend.complete`` over N requests, and a minimal
    aiohttp client sending the same payloads (base64 PNG in a JSON body, reply parsed as JSON), alternately in one

@@ -31,7 +31,7 @@ from vqaudit.suites.scenes.geometry import intersect
 from vqaudit.suites.scenes.render import instance_ids, render
 from vqaudit.suites.scenes.scene import load_scenes
 
-TARGET_FPS = 10.0  # issue 19: at least 8 frames/s at 480x320 on one core, judged on CPU time; 10 for a margin
+TARGET_FPS = 10.0  # target: at least 8 frames/s at 480x320 on one core, judged on CPU time; 10 for a margin
 
 
 def _brute_cast(scene: Any, camera: Any) -> np.ndarray:

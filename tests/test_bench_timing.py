@@ -1,4 +1,4 @@
-"""benchmarks/_timing.py: the CPU time every benchmark script reports and judges (issue 19 part 4).
+"""benchmarks/_timing.py: the CPU time every benchmark script reports and judges its targets on.
 
 The CPU figures are checked with processes that burn a known amount of their own CPU time (each loops until its
 own ``time.process_time()`` passes the amount), so the bounds hold whatever the machine's load: they are lower

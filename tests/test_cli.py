@@ -1,4 +1,4 @@
-"""End to end through the command line: build, run, score, report, eval, verify (issue 2, items 1 and 9)."""
+"""End to end through the command line: build, run, score, report, eval, verify (docs/architecture.md pipeline)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 KEYS = {"decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "Bk", "Jk", "invalid_rate",
-        "n_groups", "n_views", "ci"}
+        "n_groups", "n_views", "ci", "bootstrap"}
 
 
 def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -169,8 +169,12 @@ def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path)
             "match its hash") in done.stdout.splitlines()
     assert ("FAIL charts-00001-S: views.jsonl row 7, field 'image_sha256': images/charts-00001-S.png does not "
             "match its hash") in done.stdout.splitlines()
-    # Neither tampered view is M, so no certificate fails: the two hash faults, and the manifest's two, are all.
-    assert len(done.stdout.splitlines()) == 4
+    # Neither tampered view is M, so no certificate fails: the two hash faults, the two re-renders that differ
+    # from the files (verify re-derives every view's image), and the manifest's two, are all.
+    for view in ("charts-00000-C", "charts-00001-S"):
+        assert (f"FAIL {view}: views.jsonl, view {view}, field 'image': images/{view}.png is not the render of the "
+                "view's world") in done.stdout.splitlines()
+    assert len(done.stdout.splitlines()) == 6
     run = vqaudit("run", str(bench), "--model", "reference:gold", "--out", str(tmp_path / "run"))
     assert run.returncode == 2 and "row 3, field 'image_sha256'" in run.stderr  # `run` refuses at the first one
     assert not (tmp_path / "run" / "responses.sqlite").exists()
@@ -180,7 +184,7 @@ def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path)
     assert again.returncode == 1 and "Traceback" not in again.stderr, again.stderr
     assert ("FAIL charts-00000-M: views.jsonl row 4, field 'image': images/charts-00000-M.png is missing"
             in again.stdout.splitlines())
-    assert len(again.stdout.splitlines()) == 6  # + the manifest's "listed in manifest.json) is missing"
+    assert len(again.stdout.splitlines()) == 8  # + the manifest's "listed in manifest.json) is missing"
 
 
 def test_run_with_recorded_errors_exits_1(chart_bench: Path, tmp_path: Path) -> None:

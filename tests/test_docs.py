@@ -1,9 +1,10 @@
-"""The documentation cites only what is in the repository (issue 11, item 8).
+"""The documentation cites only what is in the repository (a reader can follow every citation).
 
-Checked on README.md, CONTRIBUTING.md and docs/*.md: every relative link target exists; every backticked path that starts with a
-top-level folder of the repository (``src/``, ``tests/``, ``docs/``, ``benchmarks/``, ``scripts/``) names
-existing files (``*`` and ``{a,b}`` patterns must match at least one); and no page points outside the repository
-(``../``, an absolute ``/work/`` path, or the project-internal ``SPEC.md`` / ``STYLE.md`` and paper text files).
+Checked on README.md, CONTRIBUTING.md and docs/*.md: every relative link target exists; every backticked path
+that starts with a top-level folder of the repository (``src/``, ``tests/``, ``docs/``, ``benchmarks/``,
+``scripts/``) names existing files (``*`` and ``{a,b}`` patterns must match at least one); and no page points
+outside the repository (``../``, an absolute ``/work/`` path, or the project-internal ``SPEC.md`` / ``STYLE.md``
+and paper text files).
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
-"""Issue 13: the same bytes and the same cache on Ray as locally, and a lost Ray worker loses nothing cached.
+"""The same bytes and the same cache on Ray as locally, and a lost Ray worker loses nothing cached.
 
 All Ray tests share one local Ray instance (2 CPUs, started by the ``ray_instance`` fixture: Ray's start-up takes
-10-60 s here) and run on one xdist worker (``xdist_group``, ``make test`` uses ``--dist loadgroup``). The
-executor tests at the top need no Ray.
+10-60 s here) and run on one xdist worker (``xdist_group``, ``make test`` uses ``--dist loadgroup``). That
+instance is a fresh one of the test session's own (``start_ray`` never joins a cluster Ray's temp folder records),
+so the tests pass whatever other Ray runs on the machine; ``test_ray_without_an_address_never_joins_a_recorded
+_cluster`` checks it against a decoy cluster. The executor tests at the top need no Ray.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -30,7 +33,9 @@ from vqaudit.executors import (
     _check_versions,
     current,
     make_executor,
+    ray_session,
     start_ray,
+    stop_ray,
     using,
 )
 from vqaudit.run import run_benchmark
@@ -97,8 +102,11 @@ def ray_instance() -> Iterator[Any]:
     from ray import cloudpickle  # tests/ is not importable on the workers: ship this module's functions by value
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    session = ray_session()
+    assert session is not None and session.local
     yield ray
-    ray.shutdown()
+    stop_ray()
+    assert not ray.is_initialized() and not session.folder.exists()  # shut down, its own folder removed
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -193,13 +201,14 @@ def test_a_run_through_ray_gives_the_local_cache_and_metrics(ray_instance: Any, 
     again = run_benchmark(chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False,
                           executor=RayExecutor(), replicas=2)
     assert (again.n_asked, again.n_cached) == (0, local.n_views)  # resume: nothing asked twice
+    assert json.loads((tmp_path / "ray" / "run.json").read_text())["replicas_lost"] == []
     assert ray_instance.util.list_named_actors() == []  # the replicas were ended, their CPUs returned
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, chart_bench: Path, server: Any,
-                                                            tmp_path: Path) -> None:
+                                                            tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     spec = f"openai:fake@{server.url}"
     out = tmp_path / "ray"
     outcome: dict[str, Any] = {}
@@ -225,8 +234,12 @@ def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, c
     assert not thread.is_alive()
     after = _rows(out)
     assert {k: after[k] for k in before} == before  # every reply cached before the kill is still there
-    # Ray restarted the replica and re-sent its calls in flight: the run itself finished without an error
+    # the driver replaced the replica and re-sent its calls in flight: the run finished without an error, and the
+    # one loss (replica slot 0, the one killed) is recorded in run.json and said on stderr
     assert "error" not in outcome and outcome["summary"].n_errors == 0, outcome
+    lost = json.loads((out / "run.json").read_text())["replicas_lost"]
+    assert [(loss["replica"], loss["replaced"]) for loss in lost] == [(int(replicas[0].rsplit("-", 1)[1]), True)]
+    assert f"Ray replica {lost[0]['replica']} of {spec} lost (" in capfd.readouterr().err
     rerun = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False, executor=RayExecutor(), replicas=2)
     assert rerun.n_errors == 0
     assert rerun.n_asked == len(_rows(out)) - len(after)  # the rerun asked only what was missing
@@ -288,3 +301,107 @@ def test_verify_on_ray_declares_imported_tables_on_the_workers(ray_instance: Any
     assert ver.exit_code == 0, ver.output
     checker = runner.invoke(app, ["audit-checker", str(bench), "--workers", "2", "--executor", "ray"])
     assert checker.exit_code == 0, checker.output
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_replicas_start_only_when_something_is_left_to_ask(ray_instance: Any, server: Any) -> None:
+    # an openai: backend is cheap to build (no check hook), so the driver computes its identity, the spec
+    # (backends/openai.py OpenAIBackend.identity), and no replica (no model load) starts before the first call
+    import asyncio
+
+    from vqaudit.backends.base import ModelOptions
+    from vqaudit.backends.distributed import RayReplicas
+
+    spec = f"openai:fake@{server.url}"
+    replicas = RayReplicas.start(RayExecutor(), spec, ModelOptions(concurrency=2), 2)
+    assert (replicas.identity, replicas.actors) == (spec, [])
+    assert not [n for n in ray_instance.util.list_named_actors() if n.startswith("vqaudit-replica")]
+    asyncio.run(replicas.aclose())
+
+
+def _pids_mentioning(text: str) -> list[int]:
+    """Processes whose command line contains ``text`` (the decoy cluster's own temp folder: only its processes)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
+    # Ray 2.60's ray.init() without an address joins the cluster recorded in $RAY_TMPDIR/ray/ray_current_cluster
+    # or named by RAY_ADDRESS (ray._private.services.get_ray_address_from_environment): a dead one hangs, a live
+    # one is taken over. A decoy head records itself there (RAY_TMPDIR: a folder of this test's own, so no other
+    # Ray on the machine is disturbed) and RAY_ADDRESS names it too; `--executor ray` must start its own instance.
+    pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'vqaudit[ray]')")
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="vqd-", dir="/tmp"))  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, "RAY_TMPDIR": str(root / "r"), "TMPDIR": str(root / "t"), "RAY_USAGE_STATS_ENABLED": "0"}
+    (root / "r").mkdir()
+    (root / "t").mkdir()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    decoy = subprocess.Popen([str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", "--port",
+                              str(port), "--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        recorded = root / "r" / "ray" / "ray_current_cluster"
+        deadline = time.monotonic() + 180
+        while not recorded.is_file() and time.monotonic() < deadline and decoy.poll() is None:
+            time.sleep(0.5)
+        assert recorded.is_file(), "the decoy cluster did not start"
+        env["RAY_ADDRESS"] = recorded.read_text().strip()
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "vqaudit", "build", "charts", "--groups", "1", "--out",
+                               str(root / "bench"), "--executor", "ray"], env=env, capture_output=True, text=True,
+                              timeout=240)
+        took = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert (root / "bench" / "manifest.json").is_file()
+        # a driver that joins a cluster on this machine writes python-core-driver-*.log into that cluster's session
+        # logs (seen with Ray 2.60); the decoy has none, and its recorded address is untouched
+        logs = root / "r" / "ray" / "session_latest" / "logs"
+        assert logs.is_dir() and not list(logs.glob("python-core-driver-*")), took
+        assert recorded.read_text().strip() == env["RAY_ADDRESS"]
+        # Ray's own messages stay off the console; the instance's folder (in TMPDIR) is removed at exit
+        assert "gcs_client" not in done.stderr and " INFO " not in done.stderr and "WARNING" not in done.stderr
+        assert list((root / "t").iterdir()) == []
+    finally:
+        decoy.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            decoy.wait(30)
+        for pid in _pids_mentioning(str(root)):  # the decoy's GCS, raylet and helpers, by their process ids
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_refused_token_or_unreachable_cluster_is_one_line_naming_the_fix() -> None:
+    # the inputs are what Ray 2.60 gave here: ray.init(address=...) against a head started with RAY_AUTH_MODE=token
+    # raised ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391") after about 20 s, while its C++
+    # client logged "InvalidAuthToken" on the driver's stderr (captured by start_ray into the session folder)
+    from vqaudit.executors import _init_failure
+
+    said = ("[2026-12-03 11:37:01,142 W 10965 10965] gcs_client.cc:210: Failed to get cluster ID from GCS server: "
+            "Unauthenticated: RPC error: InvalidAuthToken: Authentication token is missing or incorrect\n")
+    refused = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"),
+                            said)
+    assert refused.startswith("--ray-address 127.0.0.1:6391: the Ray cluster refuses this driver's authentication "
+                              "token (InvalidAuthToken): set RAY_AUTH_MODE=token")
+    lost = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391\n"
+                                                           "more"), "")
+    assert lost == ("--ray-address 127.0.0.1:6391: cannot connect to a Ray cluster there: Failed to connect to Ray "
+                    "cluster at 192.0.2.2:6391")
+    assert "\n" not in refused + lost

@@ -1,6 +1,6 @@
 """Reasoning models end to end: thinking never changes a score; unfinished thinking is invalid.
 
-What must hold (the reasoning-models issue): a replay in which every final reply is preceded by a thinking span
+What must hold (docs/reasoning.md): a replay in which every final reply is preceded by a thinking span
 holding a contradicting draft scores exactly like the replay without thinking (``metrics.json`` identical, byte
 for byte); an unfinished span is invalid "reasoning not finished"; a UPD reply that thinks "the answer is B" and
 then abstains is a right UPD answer (seed 001 §4 scores the model's answer, not its thinking).
@@ -79,7 +79,7 @@ def test_thinking_with_contradicting_drafts_scores_exactly_like_no_thinking(char
     assert (tmp_path / "think" / "metrics.json").read_bytes() == (tmp_path / "plain" / "metrics.json").read_bytes()
     assert plain == thinking
     # by hand: only group 1 is complete (answers right, abstains on M and I): Jk 1/8; the four odd groups make
-    # every decision right: Bk 4/8 (seed 000 §4). The issue measured thinking moving this Jk to 0.000.
+    # every decision right: Bk 4/8 (seed 000 §4). Read unsplit, thinking once moved this Jk to 0.000.
     entry = thinking["charts"]
     assert isinstance(entry, dict)
     assert (entry["Jk"], entry["Bk"]) == (0.125, 0.5)

@@ -1,5 +1,5 @@
 """signals: SIGTERM handled as asyncio.run handles Ctrl-C (new-user trial: `run` died at once on SIGTERM); a SIGTERM
-once a command's output is complete is a clean stop (new-user trial 3, leftovers item 2; the CLI end to end:
+once a command's output is complete is a clean stop (docs/shortanswer.md, "The output folder"; the CLI end to end:
 tests/shortanswer/test_audit_sigterm.py)."""
 
 from __future__ import annotations

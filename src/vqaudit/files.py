@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from vqaudit.errors import VqauditError
 from vqaudit.signals import Terminated, TerminatedAfterWrite, output_written, sigterm_raises
-from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # issue 18: lone surrogates
+from vqaudit.textsafe import encode_utf8, model_json_line, validate_json_line  # lone surrogates stay writable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -82,7 +82,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building", dir=out.parent))
-    with sigterm_raises():  # issue 18: a SIGTERM (a batch scheduler's stop) cleans up like Ctrl-C
+    with sigterm_raises():  # a SIGTERM (a batch scheduler's stop) cleans up like Ctrl-C
         try:
             os.chmod(tmp, _DIR_MODE)
             yield tmp
@@ -241,7 +241,7 @@ def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[
         for row, data in enumerate(handle, start=1):
             try:
                 line = data.decode("utf-8")
-            except UnicodeDecodeError as exc:  # issue 18: was a raw UnicodeDecodeError naming no file
+            except UnicodeDecodeError as exc:  # one line naming file, row and byte, not a raw UnicodeDecodeError
                 raise VqauditError(f"{path}: row {row}: not UTF-8 text (byte {exc.start + 1} of the row is "
                                    f"0x{data[exc.start]:02x})") from None
             if not line.strip():

@@ -26,7 +26,7 @@ from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
 from vqaudit.store import RunFolder, RunInfo, RunUsage, parse_shard, relative_path, sum_usage
 
-_SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params")
+_SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params", "blind")
 """RunInfo fields every merged run must share."""
 
 

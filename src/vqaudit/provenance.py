@@ -1,4 +1,4 @@
-"""Is the benchmark of a run still as it was built? ``score`` checks before scoring (issue 18).
+"""Is the benchmark of a run still as it was built? ``score`` checks before scoring.
 
 ``run`` refuses a benchmark whose ``views.jsonl`` or ``groups.jsonl`` no longer match the hashes its manifest
 records, and ``RunFolder.benchmark`` checks the manifest's own hash against ``run.json``. ``score`` checked only

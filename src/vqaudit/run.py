@@ -22,7 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from vqaudit import __version__
-from vqaudit.backends import Backend, GenerationParams, ModelOptions, Request, ResponseCache, backend_kind
+from vqaudit.backends import (
+    Backend,
+    GenerationParams,
+    ModelOptions,
+    Request,
+    ResponseCache,
+    backend_kind,
+    check_request_ids,
+)
 from vqaudit.backends.distributed import load_backend_on
 from vqaudit.backends.runner import Job, ask_cached, request_key
 from vqaudit.errors import VqauditError
@@ -98,10 +106,15 @@ def image_mime(data: bytes, path: Path) -> str:
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None) -> None:
+def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None,
+                        blind: bool = False) -> None:
     if not folder.info.exists():
         return
     previous = folder.read_info()
+    if previous.blind != blind:
+        held, asked = ("a blind run (no images)" if b else "a run with images" for b in (previous.blind, blind))
+        raise VqauditError(f"{folder.root} already holds {held}, not {asked}; use another output folder (a blind "
+                           "and a sighted run of one model are two run folders)")
     if previous.merged_from:
         raise VqauditError(f"{folder.root} holds a run merged by `vqaudit merge`; run into another folder")
     if previous.shard != shard:
@@ -132,6 +145,7 @@ def run_benchmark(
     executor: Executor | None = None,
     replicas: int | None = None,
     shard: tuple[int, int] | None = None,
+    blind: bool = False,
 ) -> RunSummary:
     """Ask ``model_spec`` about every view of the benchmark at ``bench_dir``; store replies under ``out_dir``.
 
@@ -154,6 +168,11 @@ def run_benchmark(
         shard: ``(I, N)``: ask only the views whose cache key is in shard ``I`` of ``N``
             (:func:`vqaudit.store.shard_of`), for running one benchmark on ``N`` machines; the run folder records
             it and ``vqaudit merge`` joins the ``N`` run folders into one run.
+        blind: ask every view with its prompt alone and no image (a text-only request, as a judge's): the
+            questions a blind run answers correctly are image-agnostic (seed 001 App. 0.B.1, "Exclusion of some
+            image-agnostic questions"; ``vqaudit build upd --drop-image-agnostic``). Recorded in ``run.json``
+            (``blind``) and in every cache key (the image's hash is replaced by ``text-only``), so a blind and a
+            sighted reply never share a key.
 
     Returns:
         A RunSummary of this invocation.
@@ -175,6 +194,7 @@ def run_benchmark(
             executor=executor,
             replicas=replicas,
             shard=shard,
+            blind=blind,
         )
     )
 
@@ -191,6 +211,7 @@ async def run_benchmark_async(
     executor: Executor | None = None,
     replicas: int | None = None,
     shard: tuple[int, int] | None = None,
+    blind: bool = False,
 ) -> RunSummary:
     """Async form of ``run_benchmark`` (same arguments, result and errors).
 
@@ -213,30 +234,33 @@ async def run_benchmark_async(
     base = options if options is not None else ModelOptions()
     params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
-    if out_root == bench_root or bench_root in out_root.parents:  # issue 18: it wrote into the benchmark folder
+    if out_root == bench_root or bench_root in out_root.parents:  # a run must not write into its benchmark folder
         raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
                            "--out outside it")
     served = backend_kind(model_spec).sources
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
         raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
                            f"{', '.join(other)} views")
+    # a saved reply for a view the benchmark lacks (replay:) was meant for another benchmark: refused, as
+    # import-predictions refuses such rows, whatever the shard
+    check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
     backend = load_backend_on(executor or LocalExecutor(), model_spec,
                               dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
-    # issue 18: one writer per run folder, from the one-model check to the final run.json (see folder_lock)
+    # one writer per run folder, from the one-model check to the final run.json (see folder_lock)
     try:
         with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
             return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
-                                     concurrency, retry_errors, progress, shard)
+                                     concurrency, retry_errors, progress, shard, blind)
     finally:
         await backend.aclose()  # also when the folder is refused (another model, another run holding it)
 
 
 async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
                       backend: Backend, params: GenerationParams, concurrency: int, retry_errors: bool,
-                      progress: bool, shard: tuple[int, int] | None) -> RunSummary:
+                      progress: bool, shard: tuple[int, int] | None, blind: bool) -> RunSummary:
     folder = RunFolder(out_dir)
     shard_text = f"{shard[0]}/{shard[1]}" if shard is not None else None
-    _check_previous_run(folder, model_spec, manifest_sha256, shard_text)
+    _check_previous_run(folder, model_spec, manifest_sha256, shard_text, blind)
     run_info = RunInfo(
         model=model_spec,
         model_identity=str(getattr(backend, "identity", None) or backend.spec),  # hf/vllm: pinned weights
@@ -249,6 +273,7 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         vqaudit_version=__version__,
         started=_now(),
         shard=shard_text,
+        blind=blind,
     )
     folder.write_info(run_info)
 
@@ -258,12 +283,14 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         view_keys: dict[str, str] = {}
         for view in bench.views:
             prompt_id, prompt = prompt_for(view)
-            key = request_key(backend, prompt_id, prompt, view.image_sha256, params, view.view_id)
+            # a blind call is keyed as text-only (runner.TEXT_ONLY), never under the image it does not send
+            key = request_key(backend, prompt_id, prompt, None if blind else view.image_sha256, params, view.view_id)
             if shard is not None and shard_of(key, shard[1]) != shard[0]:
                 continue
             view_keys[view.view_id] = key
             jobs.append(Job(key=key, request_id=view.view_id,
-                            build=functools.partial(_request, view, prompt_id, prompt, bench.image_path(view), params)))
+                            build=functools.partial(_request, view, prompt_id, prompt,
+                                                    None if blind else bench.image_path(view), params)))
         cache.set_view_keys(view_keys)
         stored = cache.keys()
         redo = cache.error_keys() if retry_errors else set()
@@ -286,12 +313,13 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
     finally:
         cache.close()
 
-    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # openai:MODEL@URL1,URL2,...
+    endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # KIND:MODEL@URL1,URL2,... (HTTP backends)
     summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
                          out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
     folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
                                                   "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out, "usage": usage}))
+                                                  "endpoints_out": endpoints_out, "usage": usage,
+                                                  "replicas_lost": list(getattr(backend, "losses", None) or [])}))
     return summary
 
 
@@ -300,7 +328,10 @@ def _silent() -> Iterator[Reporter]:
     yield Reporter("", 0)
 
 
-def _request(view: View, prompt_id: str, prompt: str, image_path: Path, params: GenerationParams) -> Request:
+def _request(view: View, prompt_id: str, prompt: str, image_path: Path | None, params: GenerationParams) -> Request:
+    if image_path is None:  # a blind run: the prompt alone, a text-only request
+        return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=None, image_mime=None,
+                       params=params, obligation=view.obligation)
     image = image_path.read_bytes()
     return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=image,
                    image_mime=image_mime(image, image_path), params=params, obligation=view.obligation)

@@ -1,4 +1,4 @@
-"""The one data model every stage shares: View, Group, Obligation, Response, Parsed, Outcome.
+"""The one data model every stage shares: View, Group, Obligation, Response, Parsed, Outcome, typed meta.
 
 Vocabulary (docs/papers.md, "One model for all three"):
 
@@ -15,7 +15,7 @@ Every record is a frozen pydantic model so stages exchange typed, immutable valu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,6 +26,9 @@ Decision = Literal["answer", "abstain", "invalid"]
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class Obligation(_Frozen):
@@ -192,6 +195,132 @@ class UPDViewMeta(_Frozen):
             raise VqauditError(f"view {view.view_id}: field 'meta.{field}': {err['msg']}") from None
 
 
+def _typed_meta(cls: type[_M], meta: dict[str, Any], where: str) -> _M:
+    """Validate ``meta`` against ``cls``; a broken contract is one VqauditError naming ``where`` and the field."""
+    from pydantic import ValidationError
+
+    from vqaudit.errors import VqauditError
+
+    try:
+        return cls.model_validate(meta)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(meta)"
+        raise VqauditError(f"{where}: field 'meta.{field}': {err['msg']}") from None
+
+
+class _ViewMeta(_Frozen):
+    """A source's ``View.meta`` contract: read through :meth:`of`, never by string key."""
+
+    @classmethod
+    def of(cls, view: View) -> Self:
+        """The typed meta of ``view``.
+
+        Raises:
+            VqauditError: the meta breaks the contract (the message names the view and the field).
+        """
+        return _typed_meta(cls, view.meta, f"view {view.view_id}")
+
+
+class _GroupMeta(_Frozen):
+    """A source's ``Group.meta`` contract: read through :meth:`of`, never by string key."""
+
+    @classmethod
+    def of(cls, group: Group) -> Self:
+        """The typed meta of ``group``.
+
+        Raises:
+            VqauditError: the meta breaks the contract (the message names the group and the field).
+        """
+        return _typed_meta(cls, group.meta, f"group {group.group_id}")
+
+
+class ChartViewMeta(_ViewMeta):
+    """The ``View.meta`` contract of a chart view (source ``charts``; seed 000 §3.1, appendix B).
+
+    As ``suites/charts/build.py`` writes it; imported plots add ``imported`` and ``qa``.
+    """
+
+    table: str = Field(description="The data table the chart draws.")
+    kind: str = Field(description="The chart kind of this view's world (``bar``, ``hbar``, ``line``, ...).")
+    program: dict[str, Any] = Field(description="The question's program (``programs.program_to_json``).")
+    world: dict[str, Any] = Field(description="The drawn world (``World.to_json``).")
+    certificate: str | None = Field(default=None, description="M and D views: the certificate's path.")
+    imported: str | None = Field(default=None, description="Imported plots: where the plot came from.")
+    qa: dict[str, Any] | None = Field(default=None, description="Imported plots: the source's question/answer.")
+
+
+class ChartGroupMeta(_GroupMeta):
+    """The ``Group.meta`` contract of a chart group (source ``charts``), as ``suites/charts/build.py`` writes it."""
+
+    table: str = Field(description="The data table the chart draws.")
+    kind: str = Field(description="The chart kind of the original view (``bar``, ``hbar``, ``line``, ...).")
+    n_series: int = Field(ge=1, description="Series drawn in the original view.")
+    program: str = Field(description="The program's top operation (``lookup``, ``max``, ``diff``, ...).")
+    imported: str | None = Field(default=None, description="Imported plots: where the plot came from.")
+    qa: dict[str, Any] | None = Field(default=None, description="Imported plots: the source's question/answer.")
+
+
+class SceneViewMeta(_ViewMeta):
+    """The ``View.meta`` contract of a scene view (source ``scenes``; seed 000 §3.2), as the builder writes it."""
+
+    scene_id: str = Field(description="The CLEVR scene the view was edited from.")
+    template: str = Field(description="The CLEVR question template (``family/index``).")
+    program: list[dict[str, Any]] = Field(description="The CLEVR functional program.")
+    edit: str = Field(description="What the view's edit did, in words.")
+    evidence: dict[str, Any] = Field(description="The edit's evidence (changed object, occluder, ...).")
+    objects: list[dict[str, Any]] = Field(description="The edited scene's objects.")
+    m_status: str | None = Field(default=None, description="The M view: how the occlusion was certified.")
+
+
+class SceneGroupMeta(_GroupMeta):
+    """The ``Group.meta`` contract of a scene group (source ``scenes``), as ``suites/scenes/build.py`` writes it."""
+
+    scene_id: str = Field(description="The CLEVR scene.")
+    template: str = Field(description="The CLEVR question template (``family/index``).")
+    answer: str = Field(description="The original answer.")
+    m_status: str = Field(description="How the M view's occlusion was certified.")
+    rejected: dict[str, int] = Field(description="Candidates rejected on the way to this group, by reason.")
+    camera: dict[str, Any] = Field(description="The camera (``Camera.to_json``).")
+    directions: dict[str, list[float]] = Field(description="The scene's direction vectors.")
+
+
+class PhotoViewMeta(_ViewMeta):
+    """The ``View.meta`` contract of a photo view (source ``photos``; seed 000 §3.3), as the builder writes it."""
+
+    image_id: str = Field(description="The scene graph's image id.")
+    file: str = Field(description="The photo's file name.")
+    question_id: str = Field(description="The question's id.")
+    program: list[dict[str, Any]] = Field(description="The GQA program.")
+    mask: str | None = Field(description="The mask kind; None on the unmasked original.")
+    masked: dict[str, Any] | None = Field(description="The masked boxes; None on the unmasked original.")
+
+
+class PhotoGroupMeta(_GroupMeta):
+    """The ``Group.meta`` contract of a photo group (source ``photos``), as ``suites/photos/build.py`` writes it.
+
+    ``spatial_answer``, ``residual_cue`` and ``residual_cue_reasons`` are the residual-cue flags of
+    ``suites/photos/cues.py`` (seed 000 §6.2, appendix C).
+    """
+
+    image_id: str = Field(description="The scene graph's image id.")
+    file: str = Field(description="The photo's file name.")
+    credit: str = Field(description="The photo's credit line.")
+    question_id: str = Field(description="The question's id.")
+    family: str = Field(description="The question family.")
+    answer: str = Field(description="The original answer.")
+    program: list[dict[str, Any]] = Field(description="The GQA program.")
+    dependencies: list[str] = Field(description="Objects the answer depends on.")
+    control_object: str = Field(description="The object the control view masks.")
+    area_ratio: float = Field(description="Control mask area over M mask area.")
+    mask: str = Field(description="The mask kind.")
+    spatial_answer: bool = Field(description="The original answer is a spatial term.")
+    residual_cue: bool = Field(description="The M view may still hint at the answer (any reason).")
+    residual_cue_reasons: list[str] = Field(description="Why the group is flagged (empty when not).")
+    scene_graph: dict[str, Any] = Field(description="The photo's scene graph.")
+    matched: dict[str, Any] | None = Field(description="The appearance-matched control's masks, if built.")
+
+
 @dataclass(frozen=True)
 class GenerationParams:
     """Generation parameters sent with every call.
@@ -204,8 +333,11 @@ class GenerationParams:
         reasoning_effort: sent as ``reasoning_effort`` (``low``, ``medium``, ``high``, ...) when set.
         enable_thinking: a chat template's thinking switch (Qwen3, GLM-4.5V, InternVL3.5), sent as
             ``chat_template_kwargs: {"enable_thinking": ...}`` when set.
+        thinking_budget: tokens the model may think before it answers, when set (Anthropic Messages API
+            ``thinking.budget_tokens``; Gemini ``generationConfig.thinkingConfig.thinkingBudget``, where 0 switches
+            thinking off); part of ``max_tokens``, not beside it.
 
-    The three optional settings enter :meth:`as_dict` (and so the cache key) only when set, so the key of a call
+    The four optional settings enter :meth:`as_dict` (and so the cache key) only when set, so the key of a call
     without them is what it always was.
     """
 
@@ -214,6 +346,7 @@ class GenerationParams:
     token_field: str = "max_tokens"
     reasoning_effort: str | None = None
     enable_thinking: bool | None = None
+    thinking_budget: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the parameters as a plain JSON-able dict (stored in responses and part of the cache key)."""
@@ -224,4 +357,6 @@ class GenerationParams:
             out["reasoning_effort"] = self.reasoning_effort
         if self.enable_thinking is not None:
             out["enable_thinking"] = self.enable_thinking
+        if self.thinking_budget is not None:
+            out["thinking_budget"] = self.thinking_budget
         return out

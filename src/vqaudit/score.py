@@ -2,9 +2,10 @@
 
 Reads ``run.json`` (which names the benchmark, found by :meth:`vqaudit.store.RunFolder.benchmark`) and the
 response cache; writes, atomically, ``outcomes.jsonl`` (one Outcome per view, raw reply kept beside the parse),
-``metrics.json`` (one entry per source, from the source's ``metrics`` hook), ``diagnostics.json`` (the
-sources' ``diagnostics`` hooks: failure accounting, E_lambda curve, invalid-reply reasons, residual cues) and,
-last, ``scored.json`` (the cache state scored, :mod:`vqaudit.scored_state`).
+``metrics.json`` (one entry per source, from the source's ``metrics`` hook, with the ``bootstrap`` draws and
+seed), ``diagnostics.json`` (the sources' ``diagnostics`` hooks: failure accounting, E_lambda curve,
+invalid-reply reasons, residual cues) and, last, ``scored.json`` (the seal over the cache state scored and the
+files written, :mod:`vqaudit.scored_state`).
 Each source is scored by the hooks of its row in the source table (:mod:`vqaudit.suites.registry`). Rerunning
 gives identical files.
 """
@@ -18,6 +19,7 @@ from vqaudit.backends import ModelOptions, load_backend, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_jsonl, write_json, write_jsonl
 from vqaudit.merge import rerun_advice
+from vqaudit.metrics.judge_agreement import judge_agreement, read_view_labels
 from vqaudit.progress import step
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
@@ -32,7 +34,7 @@ JUDGE_CONCURRENCY = 8
 
 def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: str | None = None,
               judge_options: ModelOptions | None = None, bench: Path | None = None,
-              reasoning_format: str = "auto") -> dict[str, Any]:
+              reasoning_format: str = "auto", labels: Path | None = None) -> dict[str, Any]:
     """Score every view of a run and write outcomes, metrics and diagnostics; return the metrics.
 
     Args:
@@ -45,6 +47,9 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         bench: the benchmark folder, overriding where ``run.json`` says it is (``--bench``).
         reasoning_format: which reasoning spans are split off every reply before it is read (``auto``, ``none``
             or a format of :mod:`vqaudit.parsing.reasoning`); a reasoning model's thinking is never scored.
+        labels: a file of human verdicts per UPD view (``view_id``, ``label``): the judge's verdicts are compared
+            with them (accuracy, Cohen's kappa; seed 001 App. 0.C.2, Fig. E) into ``metrics.json``
+            ``upd.judge_agreement`` (:mod:`vqaudit.metrics.judge_agreement`). Needs ``judge``.
 
     Raises:
         VqauditError: a bad judge spec (the message lists the valid forms), a reference policy as the judge,
@@ -56,6 +61,10 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     """
     if n_draws < 1:
         raise VqauditError(f"--draws must be at least 1, got {n_draws}")
+    if labels is not None and judge is None:
+        raise VqauditError("--labels compares the judge's verdicts with human ones: give the --judge that decided "
+                           "the run's undecided replies")
+    human = read_view_labels(labels) if labels is not None else None
     options = judge_options if judge_options is not None else ModelOptions(concurrency=JUDGE_CONCURRENCY)
     judge_backend = load_backend(judge, options) if judge is not None else None
     if judge is not None:
@@ -66,7 +75,7 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
         raise VqauditError(f"{run_dir}: a run of shard {shard} of the benchmark; join the shards' run folders with "
                            "`vqaudit merge RUN... --out RUN` and score the merged run")
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
-    check_benchmark_of_run(benchmark)  # issue 18: views.jsonl / groups.jsonl still match the manifest
+    check_benchmark_of_run(benchmark)  # views.jsonl / groups.jsonl still match the manifest (a gold edited is refused)
     state = reply_state(run_dir)  # before reading: a reply added meanwhile makes the run stale, not unseen
     responses = load_responses(run_dir)
     missing = [v.view_id for v in benchmark.views if v.view_id not in responses]
@@ -83,10 +92,15 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     with step(f"score {run_dir}", len(benchmark.views)) as shown:
         for name in sources_in_order({v.source for v in benchmark.views}):
             shown.advance(_score_source(name, benchmark, responses, ctx, outcomes, metrics, diag, n_draws, seed))
+    if labels is not None and human is not None and judge is not None:
+        if "upd" not in metrics:
+            raise VqauditError(f"--labels: {run_dir} holds no MM-UPD views (the judge decides only UPD replies)")
+        metrics["upd"]["judge_agreement"] = judge_agreement([o for o in outcomes if o.source == "upd"], human,
+                                                            labels_path=labels, judge=judge)
     write_jsonl(folder.outcomes, outcomes)
     write_json(folder.metrics, metrics)
     write_json(folder.diagnostics, diag)
-    write_scored(run_dir, state)  # last: what these metrics were computed from (report checks it)
+    write_scored(run_dir, state, draws=n_draws, seed=seed)  # last: the seal over what was read and written
     return metrics
 
 
@@ -100,6 +114,7 @@ def _score_source(name: str, benchmark: Benchmark, responses: dict[str, Response
     scored = source.score(views, responses, ctx)
     outcomes += scored
     metrics[name] = source.metrics(scored, views, groups, n_draws=n_draws, seed=seed)
+    metrics[name]["bootstrap"] = {"draws": n_draws, "seed": seed}  # every report states them
     extra = source.diagnostics(scored, groups, metrics[name], n_draws=n_draws, seed=seed)
     if extra is not None:
         diag[name] = extra

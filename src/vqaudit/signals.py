@@ -1,4 +1,4 @@
-"""SIGTERM as an exception while a block runs, so cleanup code runs (issue 18).
+"""SIGTERM as an exception while a block runs, so cleanup code runs (a batch scheduler's stop cleans up like Ctrl-C).
 
 A batch scheduler stops a job with SIGTERM; Python's default action ends the process at once, so ``finally``
 blocks do not run and a benchmark build left its hidden ``.NAME.*.building`` folder behind (Ctrl-C, SIGINT,

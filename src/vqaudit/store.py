@@ -87,7 +87,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     views = read_jsonl(root / "views.jsonl", View)
     groups = read_jsonl(root / "groups.jsonl", Group)
     manifest = read_json(root / "manifest.json")
-    if not isinstance(manifest, dict):  # issue 18: a JSON list gave a traceback
+    if not isinstance(manifest, dict):  # a JSON list: one line naming the file, not a traceback
         raise VqauditError(f"{root / 'manifest.json'}: expected a JSON object, got a JSON {type(manifest).__name__}")
     view_ids: set[str] = set()
     for row, view in enumerate(views, start=1):
@@ -127,7 +127,7 @@ def manifest_problems(bench: Benchmark) -> list[str]:
         if recorded is not None and sha256_file(bench.root / name) != recorded:
             problems.append(f"{name} does not match its hash in manifest.json")
     files = bench.manifest.get("files") or {}
-    if not isinstance(files, dict):  # issue 18: "files": "x" skipped the check
+    if not isinstance(files, dict):  # "files": "x" must not skip the check
         problems.append(f"manifest.json field 'files' is a JSON {type(files).__name__}, not an object")
         files = {}
     for rel, digest in files.items():
@@ -210,6 +210,18 @@ def sum_usage(responses: Iterable[Response]) -> RunUsage | None:
                 counted = True
         replies += counted
     return RunUsage(**totals, replies=replies) if replies else None
+class ReplicaLoss(BaseModel):
+    """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
+
+    replica: int
+    """The replica's slot, 0 to ``replicas - 1``."""
+    at: str
+    """When the driver saw the loss (UTC, ISO 8601, seconds)."""
+    error: str
+    """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
+    replaced: bool
+    """True when a new replica took the slot over; False when the replacement limit was reached, the new one failed
+    to start, or the run ended before it started (the other replicas took its calls)."""
 
 
 class RunInfo(BaseModel):
@@ -241,12 +253,17 @@ class RunInfo(BaseModel):
     shard: str | None = None
     """``I/N`` for a run of one shard of the benchmark (``vqaudit run --shard``), None for all of it."""
     endpoints_out: dict[str, str] = {}
-    """Endpoints of an ``openai:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
+    """Endpoints of a ``KIND:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
     merged_from: list[str] = []
     """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
     usage: RunUsage | None = None
     """Token counts summed over the cache rows of the run's views (:func:`sum_usage`); None (and absent from
     ``run.json``) when no reply reported usage."""
+    replicas_lost: list[ReplicaLoss] = []
+    """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
+    blind: bool = False
+    """True for a ``vqaudit run --blind``: every view asked with its prompt alone, no image (seed 001 App. 0.B.1:
+    the questions a text-only model answers are image-agnostic); absent from ``run.json`` when False."""
 
 
 @dataclass(frozen=True)
@@ -327,10 +344,17 @@ class RunFolder:
         return _validated(self.info, RunInfo, read_json(self.info))
 
     def write_info(self, info: RunInfo) -> None:
-        """Write ``run.json`` atomically (without ``usage`` when it is None, as before it existed)."""
+        """Write ``run.json`` atomically; fields added later are left out at their empty value, as before they existed.
+
+        No ``usage`` when None, no ``blind`` when False, no ``replicas_lost`` when empty.
+        """
         data = info.model_dump(mode="json")
         if data.get("usage") is None:
             data.pop("usage", None)
+        if not data.get("blind"):
+            data.pop("blind", None)
+        if not data.get("replicas_lost"):
+            data.pop("replicas_lost", None)
         write_json(self.info, data)
 
     def benchmark(self, override: Path | None = None) -> Path:

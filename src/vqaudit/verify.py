@@ -1,16 +1,20 @@
-"""``vqaudit verify BENCH``: re-check every image hash and witness certificate of a benchmark (seed 000, appendix D)."""
+"""``vqaudit verify BENCH``: re-derive every view of a benchmark from what it declares; ``--rebuild`` compares bytes."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from vqaudit.errors import VqauditError
+from vqaudit.files import read_json
 from vqaudit.progress import step
 from vqaudit.schema import View
 from vqaudit.store import image_fault, load_benchmark, manifest_problems
 from vqaudit.suites.charts.verify import check_certificate, run_fault_suite, verify_view
 
-__all__ = ["check_certificate", "count_checked", "run_fault_suite", "verify_benchmark", "verify_view"]
+__all__ = ["check_certificate", "count_checked", "rebuild_problems", "run_fault_suite", "verify_benchmark",
+           "verify_view"]
 
 
 def _image_checks(bench_dir: Path, views: Sequence[View]) -> list[tuple[int, View, str]]:
@@ -34,8 +38,12 @@ def verify_benchmark(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, st
 
     Every fault is listed (empty = valid): each image that is missing or does not match its ``image_sha256``
     (:func:`vqaudit.store.image_fault`), each failed condition of the source's ``verify`` hook (the source table,
-    :mod:`vqaudit.suites.registry`: chart certificates and proofs, scene re-renders; views whose image is missing
-    are not re-checked), and each file differing from ``manifest.json``.
+    :mod:`vqaudit.suites.registry`), which re-derives every view from what the benchmark declares (charts: gold,
+    state rules, question and image bytes from each view's world and program, certificates and proofs; scenes:
+    re-renders and labels; photos: labels from the scene graph, masks re-applied; UPD: gold and options from the
+    meta; a view whose image is missing is re-derived without it), and each file differing from ``manifest.json``.
+    A forgery that rewrites the manifest's hashes still fails here; :func:`rebuild_problems` also catches one that
+    is consistent with itself.
 
     Args:
         bench_dir: benchmark folder.
@@ -73,3 +81,54 @@ def count_checked(bench_dir: Path) -> dict[str, int]:
                                         [g for g in bench.groups if g.source == name]))
     out["files in the manifest"] = len(bench.manifest.get("files") or {})
     return out
+
+
+def rebuild_problems(bench_dir: Path, *, workers: int = 1) -> list[tuple[str, str]]:
+    """Rebuild the benchmark from its manifest's source, seed and options and compare every file byte for byte.
+
+    The build options come from the source's ``rebuild_options(manifest)`` hook (the source table,
+    :mod:`vqaudit.suites.registry`); the rebuild is written to a temporary folder that is removed afterwards.
+
+    Returns:
+        ``(path, problem)`` pairs, one per file that differs from the rebuild, is missing from the benchmark, or
+        is not in the rebuild (empty = byte-identical), paths relative to the benchmark folder.
+
+    Raises:
+        VqauditError: an unreadable ``manifest.json``, a source that cannot be rebuilt from its manifest alone
+            (built from input files outside the benchmark: the message names them), or the rebuild's own errors.
+    """
+    from vqaudit.suites.registry import get_source
+
+    manifest_path = bench_dir / "manifest.json"
+    manifest = read_json(manifest_path)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("source"), str):
+        raise VqauditError(f"{manifest_path}: field 'source': missing (not a vqaudit benchmark manifest)")
+    module = get_source(manifest["source"]).module()
+    make_options = getattr(module, "rebuild_options", None)
+    if make_options is None:
+        raise VqauditError(f"{manifest_path}: source {manifest['source']!r} cannot be rebuilt from its manifest")
+    options = make_options(manifest)  # the build below runs on the current executor (``verify --executor``)
+    with tempfile.TemporaryDirectory(prefix=".vqaudit-rebuild-") as tmp:
+        rebuilt = Path(tmp) / "bench"
+        module.build(rebuilt, options, workers=workers)
+        return _compare_trees(bench_dir, rebuilt)
+
+
+def _files_under(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file() or p.is_symlink()}
+
+
+def _compare_trees(bench_dir: Path, rebuilt: Path) -> list[tuple[str, str]]:
+    ours, theirs = _files_under(bench_dir), _files_under(rebuilt)
+    problems: list[tuple[str, str]] = []
+    for name in sorted(ours.keys() | theirs.keys()):
+        if name not in theirs:
+            problems.append((name, "not in the rebuild from the manifest"))
+        elif name not in ours:
+            problems.append((name, "missing from the benchmark (the rebuild writes it)"))
+        elif ours[name].is_symlink() or not ours[name].is_file():
+            problems.append((name, "not a regular file"))
+        elif ours[name].read_bytes() != theirs[name].read_bytes():
+            problems.append((name, "differs from the rebuild from the manifest's source, seed and options"))
+    return problems
+

@@ -1,4 +1,4 @@
-"""Issue 11: a new backend and a new source are each one module plus one registration line; runs survive a move.
+"""A new backend (an HTTP provider too) and a new source are one module and one row each; runs survive a move.
 
 The toy source and the toy backend below are written as the files a contributor would add (one module each),
 imported from a folder on ``sys.path``, and registered with one line each. Expected values are computed by hand
@@ -89,12 +89,57 @@ def load(spec, target, options):
 '''
 
 
+TOY_HTTP = '''
+"""A toy HTTP provider: the template's hooks for a made-up JSON API, POST {URL}/answer with an x-toy-key header."""
+import base64
+
+from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, load_http
+
+
+class ToyHttpBackend(HttpBackend):
+    kind = "toyhttp"
+
+    def path(self):
+        return "/answer"
+
+    def headers(self, api_key):
+        return {} if api_key is None else {"x-toy-key": api_key}
+
+    def body(self, request):
+        image = None if request.image is None else base64.b64encode(request.image).decode("ascii")
+        return {"model": self.model, "question": request.prompt, "png_base64": image,
+                "limit": request.params.max_tokens}
+
+    def read_content(self, data):
+        output = data.get("output")
+        if not isinstance(output, dict):
+            raise MalformedBody("no output object")
+        return output.get("answer")
+
+    def read_reasoning(self, data):
+        return data.get("thoughts") or None
+
+    def read_finish_reason(self, data):
+        return "length" if data.get("stopped") == "limit" else data.get("stopped")
+
+    def read_usage(self, data):
+        counts = data.get("counts") or {}
+        kept = {"prompt_tokens": count(counts.get("in")), "completion_tokens": count(counts.get("out"))}
+        return {k: v for k, v in kept.items() if v is not None} or None
+
+
+def load(spec, target, options):
+    return load_http(ToyHttpBackend, spec, target, options)
+'''
+
+
 @pytest.fixture
 def plugins(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "plugins"
     folder.mkdir()
     (folder / "toy_source.py").write_text(textwrap.dedent(TOY_SOURCE), encoding="utf-8")
     (folder / "toy_backend.py").write_text(textwrap.dedent(TOY_BACKEND), encoding="utf-8")
+    (folder / "toy_http.py").write_text(textwrap.dedent(TOY_HTTP), encoding="utf-8")
     sys.path.insert(0, str(folder))
     try:
         yield folder
@@ -102,7 +147,8 @@ def plugins(tmp_path: Path) -> Iterator[Path]:
         sys.path.remove(str(folder))
         SOURCES.pop("toy", None)
         BACKENDS.pop("toy", None)
-        for name in ("toy_source", "toy_backend"):
+        BACKENDS.pop("toyhttp", None)
+        for name in ("toy_source", "toy_backend", "toy_http"):
             sys.modules.pop(name, None)
 
 
@@ -127,6 +173,50 @@ def test_a_toy_source_and_a_toy_backend_are_one_module_and_one_row_each(
     assert toy["decision_accuracy"] == 0.5 and toy["n_groups"] == 2 and toy["n_views"] == 4
     gold = json.loads((tmp_path / "eval" / "runs" / "reference_gold" / "metrics.json").read_text())["toy"]
     assert (gold["Jk"], gold["Bk"], gold["supported_rejection"]) == (1.0, 1.0, 0.0)  # the oracle gets all right
+
+
+def test_a_toy_http_provider_is_one_module_of_hooks_and_one_row(
+        plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fixture_modules import FIXTURES, load_fixture_module
+    from shortanswer.helpers import run_cli
+    from vqaudit.cli.build import build_source
+    from vqaudit.run import load_responses
+
+    register_source(Source("toy", "toy_source", (("groups", 2),), "a toy source"))
+    # the one line of the provider: its module, its spec form, its key variable, several endpoints, its settings
+    register_backend(BackendKind("toyhttp", "toy_http", ("toyhttp:MODEL@URL",), key_env=("TOY_HTTP_KEY",),
+                                 endpoints=True, generation=("max_tokens",)))
+    monkeypatch.setenv("TOY_HTTP_KEY", "toy-secret-0123456789")
+    reply = {"output": {"answer": json.dumps({"answerable": True, "answer": "3", "reason": "a toy reads 3"})},
+             "thoughts": "three bars", "stopped": "done", "counts": {"in": 40, "out": 12}}
+    module = load_fixture_module("provider_server", FIXTURES / "provider_server.py")
+    servers = [module.ProviderServer(lambda seen: (200, reply)).start() for _ in range(2)]
+    try:
+        bench = tmp_path / "bench"
+        build_source("toy", bench, {"groups": 2})
+        out = tmp_path / "run"
+        assert run_cli(monkeypatch, "run", str(bench), "--model", f"toyhttp:m@{servers[0].url}", "--endpoint",
+                       servers[1].url, "--model-arg", "max_tokens=64", "--out", str(out)) == 0
+        assert run_cli(monkeypatch, "score", str(out), "--draws", "200") == 0
+    finally:
+        for server in servers:
+            server.stop()
+    seen = servers[0].seen + servers[1].seen
+    # the four toy views share one image and one question: one cache key, asked once
+    assert len(seen) == 1
+    assert seen[0].path == "/v1/answer" and seen[0].headers["x-toy-key"] == "toy-secret-0123456789"
+    assert seen[0].body["model"] == "m" and seen[0].body["limit"] == 64
+    assert seen[0].body["png_base64"] is not None and seen[0].body["question"].find("How many?") >= 0
+    info = json.loads((out / "run.json").read_text())
+    assert info["model"] == f"toyhttp:m@{servers[0].url},{servers[1].url}"
+    assert info["usage"] == {"prompt_tokens": 40, "completion_tokens": 12, "reasoning_tokens": 0, "replies": 1}
+    response = next(iter(load_responses(out).values()))
+    assert (response.reasoning, response.finish_reason, response.usage) == (
+        "three bars", "done", {"prompt_tokens": 40, "completion_tokens": 12})
+    toy = json.loads((out / "metrics.json").read_text())["toy"]
+    # Always answering "3": both supported views right, both missing views answered instead of abstaining; every
+    # group has a wrong decision, so Jk = 0; decision accuracy 2 of 4 views, no supported view rejected.
+    assert (toy["Jk"], toy["decision_accuracy"], toy["supported_rejection"]) == (0.0, 0.5, 0.0)
 
 
 def test_a_backend_kind_needing_a_missing_extra_names_it(plugins: Path) -> None:

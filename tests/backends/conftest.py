@@ -115,7 +115,7 @@ def read_rows() -> Callable[[Path], list[tuple[str, str | None, str | None]]]:
     return cache_rows
 
 
-# -- issue 18: a hostile server (tests/fixtures/hostile_server.py) ----------------------------------------------
+# -- a hostile server (tests/fixtures/hostile_server.py) --------------------------------------------------------
 
 HOSTILE_PATH = SERVER_PATH.parent / "hostile_server.py"
 

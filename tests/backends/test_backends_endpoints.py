@@ -1,4 +1,4 @@
-"""Issue 12 part 3: ``openai:MODEL@URL1,URL2,...``: least-loaded dispatch, one cache, dead endpoints out."""
+"""``openai:MODEL@URL1,URL2,...``: least-loaded dispatch, one cache, dead endpoints out."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 
 from vqaudit.backends import BackendCallError, Completion, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
-from vqaudit.backends.openai import DEAD_AFTER, OpenAIBackend
-from vqaudit.backends.openai_http import env_proxy
+from vqaudit.backends.http_base import DEAD_AFTER, env_proxy
+from vqaudit.backends.openai import OpenAIBackend
 from vqaudit.errors import VqauditError
 from vqaudit.run import RunSummary, load_responses, run_benchmark
 from vqaudit.store import load_benchmark
@@ -203,8 +203,10 @@ def test_cli_endpoint_option(
     assert with_endpoints("openai:m@http://a/v1", ["http://b/v1", "http://c/v1"]) == (
         "openai:m@http://a/v1,http://b/v1,http://c/v1")
     assert with_endpoints("reference:gold", None) == "reference:gold"
-    with pytest.raises(VqauditError, match="only an openai:MODEL@URL model"):
+    with pytest.raises(VqauditError, match="the model 'reference:gold' has one endpoint"):
         with_endpoints("reference:gold", ["http://b/v1"])
+    # the row's endpoints flag decides, not the kind's name: every HTTP provider takes several
+    assert with_endpoints("anthropic:m@http://a/v1", ["http://b/v1"]) == "anthropic:m@http://a/v1,http://b/v1"
     with pytest.raises(VqauditError, match="expected one http"):
         with_endpoints("openai:m@http://a/v1", ["http://b/v1,http://c/v1"])
     bench = make_bench(4, 2)

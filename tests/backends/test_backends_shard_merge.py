@@ -1,4 +1,4 @@
-"""Issue 12 part 3: ``run --shard I/N`` splits a benchmark by cache key; ``merge`` joins the shards' caches."""
+"""``run --shard I/N`` splits a benchmark by cache key; ``merge`` joins the shards' caches."""
 
 from __future__ import annotations
 

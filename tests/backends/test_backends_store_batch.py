@@ -1,4 +1,4 @@
-"""Issue 12 part 4: replies are committed in batches (``StoreBatch``), and still none received is ever lost."""
+"""Replies are committed in batches (``StoreBatch``), and still none received is ever lost."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The OCR chart reader's parts (issue 20): question and prompt parsing, label matching, axis fit, grid, pixels.
+"""The OCR chart reader's parts: question and prompt parsing, label matching, axis fit, grid, pixels.
 
 Values are hand-computed from the definitions, or known from the renderer's layout (render.py draws every chart
 with the same axes rectangle, so the frame and mask pixels are fixed numbers).

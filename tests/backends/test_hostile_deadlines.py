@@ -1,4 +1,4 @@
-"""Issue 18: hung calls and retry waits no longer hold the run hostage.
+"""Hung calls and retry waits do not hold the run hostage.
 
 With 3% of requests hanging, a run waited the full timeout for each hung call (90% of the views were done after
 7.7 s; the run took 259 s), and a call waiting out its backoff held one of the ``--concurrency`` slots. The

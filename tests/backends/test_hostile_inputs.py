@@ -1,4 +1,4 @@
-"""Issue 18, "also found": bad input a new user gives, each now one clear line (VqauditError) or cleaned up."""
+"""Bad input a new user gives: each is one clear line (VqauditError) naming what is wrong, or is cleaned up."""
 
 from __future__ import annotations
 

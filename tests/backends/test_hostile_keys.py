@@ -1,4 +1,4 @@
-"""Issue 18: the API key is masked before any cut, everywhere an error body is recorded or printed.
+"""The API key is masked before any cut, everywhere an error body is recorded or printed.
 
 Before the fix the error body was cut to 300 characters and then the whole key was replaced: a key across the
 cut survived in part (up to 28 characters reached ``responses.sqlite`` and stderr).

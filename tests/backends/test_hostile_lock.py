@@ -1,4 +1,4 @@
-"""Issue 18: two ``vqaudit run`` processes on one ``--out`` cannot mix models (an OS lock on the run folder).
+"""Two ``vqaudit run`` processes on one ``--out`` cannot mix models (an OS lock on the run folder).
 
 Before the fix both processes passed the one-model check, both exited 0, and the folder held both models'
 replies. The cases run real CLI subprocesses against a real local server (127.0.0.1).

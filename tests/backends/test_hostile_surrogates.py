@@ -1,4 +1,4 @@
-"""Issue 18: a reply holding a lone UTF-16 surrogate goes through run -> cache -> score -> outcomes.jsonl.
+"""A reply holding a lone UTF-16 surrogate goes through run -> cache -> score -> outcomes.jsonl.
 
 Before the fix, the cache write (``sqlite3``: "surrogates not allowed") or ``write_jsonl`` (pydantic) raised a
 UnicodeEncodeError traceback, and at temperature 0 the same reply came back on every resume.

@@ -1,4 +1,4 @@
-"""Export to VLMEvalKit, lmms-eval and inspect_ai, and import their prediction logs (issue 15).
+"""Export to VLMEvalKit, lmms-eval and inspect_ai, and import their prediction logs (docs/harnesses/*.md).
 
 The round trip: replies written in each harness's own output format (tests/harness/helpers.py, shapes taken
 from the harnesses' sources) and imported must score exactly as ``replay:`` of the same replies scores them

@@ -207,7 +207,7 @@ def test_score_warns_about_views_with_only_a_recorded_error(tmp_path: Path, tiny
 
 
 def test_an_xlsx_sheet_given_as_an_lmms_eval_log_is_named_for_what_it_is(tmp_path: Path, tiny: Path) -> None:
-    # New-user trial finding 15: a VLMEvalKit .xlsx given with --format lmms-eval said "row 1: not valid JSON".
+    # A VLMEvalKit .xlsx given with --format lmms-eval once said "row 1: not valid JSON"; it is named for what it is.
     # An .xlsx is a zip archive: its first four bytes are the zip local-file signature "PK\x03\x04".
     import xlsxwriter
 
@@ -229,7 +229,7 @@ def test_an_xlsx_sheet_given_as_an_lmms_eval_log_is_named_for_what_it_is(tmp_pat
                                           ("logs.json", '{\n  "logs": []\n}\n')])
 def test_an_empty_lmms_eval_log_is_refused_and_writes_nothing(tmp_path: Path, tiny: Path, name: str,
                                                               content: str) -> None:
-    # Re-trial finding N1: a log caught while lmms-eval is still starting (0 bytes, blank lines, [] or
+    # A log caught while lmms-eval is still starting (0 bytes, blank lines, [] or
     # {"logs": []}) made a run folder of 6 error replies, one per view, instead of being refused.
     pred = tmp_path / name
     pred.write_text(content)
@@ -262,7 +262,7 @@ def test_an_empty_vlmevalkit_sheet_or_inspect_log_is_refused(tmp_path: Path, tin
 
 @pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty-printed"])
 def test_a_logs_object_named_jsonl_is_read_as_its_list(tmp_path: Path, tiny: Path, indent: int | None) -> None:
-    # Re-trial finding N2: {"logs": [...]} saved as .jsonl said "row 1: no 'doc.view_id', 'target' or 'doc_id'";
+    # {"logs": [...]} saved as .jsonl once said "row 1: no 'doc.view_id', 'target' or 'doc_id'";
     # the same content named .json imported. Each view's reply is its own text, so a mix-up would show.
     export_benchmark(tiny, "lmms-eval", tmp_path / "ex")
     replies = {v.view_id: f"reply {v.view_id}" for v in load_benchmark(tiny).views}

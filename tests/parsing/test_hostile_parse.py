@@ -1,6 +1,6 @@
-"""Issue 18: reply parsing is linear in the reply's length and capped at the 512-token budget.
+"""Reply parsing is linear in the reply's length and capped at the 512-token budget.
 
-The inputs are the ones the issue measured: an unclosed "```json" fence followed by whitespace (the old fence
+The inputs are the measured worst cases: an unclosed "```json" fence followed by whitespace (the old fence
 regex backtracked: 16 KB took 2.4 s), re-decoding from every ``{`` (quadratic), deep nesting. Time itself is
 measured in ``benchmarks/bench_reliability.py``; these tests pin the values and the work bound (decodes).
 """

@@ -1,4 +1,4 @@
-"""The answerability JSON repair pass (issue 17 item 2): strict first, then repairs that never change a string."""
+"""The answerability JSON repair pass: strict first, then repairs that never change a string."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from vqaudit.parsing.answerability import REPAIRED, extract_json_object_repaired
 @pytest.mark.parametrize(
     ("text", "decision", "answer", "reason"),
     [
-        # one trailing comma (the issue's example): hand-checked, the object minus the comma
+        # one trailing comma: hand-checked, the object minus the comma
         ('{"answerable": true, "answer": "12", "reason": "the bar",}', "answer", "12", "the bar"),
         ('{"answerable": true, "answer": "12", "reason": "r" , \n }', "answer", "12", "r"),
         # Python literals and single-quoted strings; the escaped quote is one apostrophe

@@ -79,7 +79,7 @@ def test_server_reasoning_is_reasoning_and_null_content_is_unfinished() -> None:
     assert (split.final, split.finished, split.invalid_reason) == (None, False, NOT_FINISHED)
 
 
-# --- the answerability contract reads only the final answer (the reasoning-models issue's measured cases) ---
+# --- the answerability contract reads only the final answer (replies measured with thinking models) ---
 
 def test_a_contradicting_draft_in_the_thinking_does_not_decide() -> None:
     reply = f"<think>A draft: {ANSWER7}. But the bar is covered, so I abstain.</think>{ABSTAIN}"

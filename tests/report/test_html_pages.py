@@ -99,6 +99,9 @@ def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: 
         write_html_report([run], tmp_path / "r")
     shutil.copy(crafted.gold_run / "outcomes.jsonl", run / "outcomes.jsonl")
     (run / "metrics.json").write_text(json.dumps({"charts": {"Jk": "high"}}))
+    with pytest.raises(VqauditError, match=r"metrics.json: changed since `vqaudit score`"):  # the seal refuses it
+        write_html_report([run], tmp_path / "r")
+    (run / "scored.json").unlink()  # a run scored before the seal: the field itself is refused
     with pytest.raises(VqauditError, match=r"metrics.json: field 'charts.Jk': expected a number"):
         write_html_report([run], tmp_path / "r")
 

@@ -95,10 +95,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     thinking, gold = root / "thinking", root / "gold"
     run_benchmark(bench, f"replay:{replay}", thinking, progress=False)
     run_benchmark(bench, "reference:gold", gold, progress=False)
-    for run in (thinking, gold):
-        score_run(run, n_draws=1000)
     info = read_json(thinking / "run.json")
     write_json(thinking / "run.json", {**info, "usage": USAGE})  # as a backend reporting token usage writes it
+    for run in (thinking, gold):
+        score_run(run, n_draws=1000)  # after: score seals run.json
     return thinking, gold
 
 

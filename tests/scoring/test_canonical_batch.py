@@ -1,4 +1,4 @@
-"""The batch canonical layer and its shortcuts give exactly the definitions' results (issue 19 part 3).
+"""The batch canonical layer and its shortcuts give exactly the definitions' results.
 
 References: the plain definitions kept in :mod:`vqaudit.scoring.canonical_text` (``_surfaces``,
 ``_light_surfaces``: every step normalized on its own), the single-row :func:`canonical_score` (whose results on

@@ -1,4 +1,4 @@
-"""The batch forms and the fused batch scoring give exactly the per-string definitions' results (issue 19 part 3).
+"""The batch forms and the fused batch scoring give exactly the per-string definitions' results.
 
 References: ``canonical_text._forms`` (itself tested against the step-by-step ``_surfaces`` /
 ``_light_surfaces``), ``canonical_text._vqaeval``, and the single-row :func:`canonical_score`. Strings: every

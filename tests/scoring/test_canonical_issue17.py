@@ -1,4 +1,4 @@
-"""The canonical layer never destroys an answer (issue 17 item 4); every expected value is worked out by hand
+"""The canonical layer never destroys an answer; every expected value is worked out by hand
 from the rule in the docstring of :mod:`vqaudit.scoring.canonical` and vqaEval.py's processing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The canonical layer's labels say what it did (new-user trial, finding 9).
+"""The canonical layer's labels say what it did (a row below official is named by its cause, not ``other``).
 
 Every expected value is worked out by hand: official scores from pix2struct's ``relaxed_correctness`` rule
 (``_to_float``: Python ``float()``, a ``%`` suffix divided by 100; stated in

@@ -1,5 +1,5 @@
 """VLMEvalKit's scorer rules before and after their fixes, each variant citing the commit it reproduces
-(issue 17 item 6). Expected values worked by hand from the diffs of the two commits (read in the VLMEvalKit
+(677e30a5, 928a95b0). Expected values worked by hand from the diffs of the two commits (read in the VLMEvalKit
 repository: 677e30a5 swaps ``relaxed_correctness(ret['pred'], x)`` to ``(x, ret['pred'])``; 928a95b0 changes
 ``periodStrip`` from ``(?!<=\\d)(\\.)(?!\\d)`` to ``(?<!\\d)\\.(?!\\d)``)."""
 

@@ -1,4 +1,4 @@
-"""Issue 18: number answers never build a huge Fraction ("1e100000000" made ``score`` hang).
+"""Number answers never build a huge Fraction ("1e100000000" made ``score`` hang).
 
 ``Fraction("1e100000000")`` is exact: it builds 10**(10**8), an integer of 332 million bits, and comparing it
 with a gold answer multiplies such integers; the old ``parse_number`` did that for any decimal text under 200

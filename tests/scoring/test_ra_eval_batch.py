@@ -1,4 +1,4 @@
-"""The batch RA-Eval layer gives exactly the row rule's results (issue 19 part 3).
+"""The batch RA-Eval layer gives exactly the row rule's results.
 
 Reference, kept here: the rule of seed 002 §3.3 row by row - the plain vqaEval.py transcription
 (:func:`vqaudit.scoring.vqa_normalize.vqaeval_process`, no memo, no shortcut) of output and golds, the length floor

@@ -1,4 +1,4 @@
-"""The column-at-once passes of the target pass (issue 19 part 3) give exactly the per-row results.
+"""The column-at-once passes of the target pass (written for speed) give exactly the per-row results.
 
 Each batch function is compared, row by row, with the per-row definition it replaces: ``official_scores`` with
 ``official_scorer(metric, variant)``, ``evalai_many`` with ``evalai_process``, ``classify_many`` with

@@ -1,4 +1,4 @@
-"""The shortcuts of the short-answer target pass (issue 19 part 3) give exactly the results of the plain rules.
+"""The shortcuts of the short-answer target pass (written for speed) give exactly the results of the plain rules.
 
 Each shortcut of ``scoring/official.py``, ``registry.py``, ``vqa_normalize.py``, ``contracts.py`` and ``repair.py``
 is compared with a transcription, kept here, of the rule as it was computed before the shortcut (the code of

@@ -1,4 +1,4 @@
-"""The audit's pooled figures and row records equal their per-row definitions, bit for bit (issue 19 part 3).
+"""The audit's pooled figures and row records equal their per-row definitions, bit for bit.
 
 References, kept here: the per-row code :func:`vqaudit.shortanswer.audit.audit_rows` had before the columns
 moved to :mod:`vqaudit.shortanswer.audit_columns` (one comprehension per figure, ``RowResult(...)`` per row).
@@ -66,7 +66,7 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
     kinds = dict.fromkeys(GAIN_KINDS, 0)
     causes = dict.fromkeys(REFUSAL_CAUSES, 0)
     lost = 0
-    gained_of: list[str | None] = []  # the row records carry the label each row is counted under (trial 9)
+    gained_of: list[str | None] = []  # the row records carry the label each row is counted under
     lost_of: list[str | None] = []
     for row, s, (c, kind) in zip(rows, official, canon, strict=True):
         gained_of.append(None)

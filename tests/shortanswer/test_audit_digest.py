@@ -14,19 +14,19 @@ when multi-span stopped splitting single entities (see tests/shortanswer/test_fa
 2 TextVQA, 7 ChartQA and 155 DocVQA rows moved from multi-span to readout or other-open (so the per-bucket
 figures of the report moved with them), one DocVQA partial repaired score changed, and no other row value did;
 and once more when the report gained its (here empty) ``notes`` list, checked to change nothing else.
-Re-recorded for issue 17 (the canonical layer never destroys an answer): only canonical fields moved, every
+Re-recorded when the canonical layer stopped destroying answers: only canonical fields moved, every
 official score and row field stayed (checked field by field against the previous files). TextVQA: 3 rows gain
 (``31888`` against gold ``$31,888``: number-format; ``Oct 23 2010`` against ``Oct 23,2010``: the comma is no
 longer a thousands separator; ``$0.25`` relabelled number-format); one DocVQA row's kind moved from
 one-sided-normalization to trailing-punctuation (the ANLS string steps keep punctuation); the report counts
 every gained row (``exact``, ``numeric-equal``, ``partial-similarity`` too) and names the causes of the rows
 scored below official (ChartQA: 88 years/identifiers, 5 list-literal golds, 3 relative errors measured
-against the prediction). Then for issue 17 item 5: RA-Eval counts rows with partial official credit apart
+against the prediction). Then when RA-Eval began counting rows with partial official credit apart
 (TextVQA: 474 of the 595 rows it used to call recovered had partial credit; 121 zero-credit errors remain
 recovered; DocVQA 288 -> 264), and span overlays no longer split at an "and" inside a multi-word span nor
 delete a word (111 DocVQA, 44 TextVQA, 7 ChartQA overlay lists changed; the one DocVQA reference-only gain,
-qid 1283, came from such a form and is gone). Official fields unchanged. Re-recorded for new-user trial finding
-9: every row gained ``canonical_gain_kind`` and ``canonical_lost_cause`` (the labels the report counts) and the
+qid 1283, came from such a form and is gone). Official fields unchanged. Re-recorded when the labels were added:
+every row gained ``canonical_gain_kind`` and ``canonical_lost_cause`` (the labels the report counts) and the
 report's ``canonical_kinds`` the key ``unicode-nfkc`` (0 on all three); every other report value and row field,
 scores included, is unchanged (checked field by field against the previous files).
 """
@@ -73,7 +73,7 @@ def test_audit_results_are_unchanged(case: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rows_jsonl_holds_the_rows_behind_each_canonical_count(case: str, tmp_path: Path) -> None:
-    """New-user trial, finding 9: each count of the report is the count of its label in ``rows.jsonl``.
+    """Each count of the report is the count of its label in ``rows.jsonl``.
 
     ``canonical_kinds`` counts gained rows (canonical above official) by ``canonical_gain_kind``,
     ``canonical_lost_causes`` lost rows by ``canonical_lost_cause``; ``canonical_kind`` (the best reference's

@@ -1,4 +1,4 @@
-"""SIGTERM and ``vqaudit audit`` in a real process (new-user trial 3: leftovers, item 2).
+"""SIGTERM and ``vqaudit audit`` in a real process: a SIGTERM once the output is whole is a clean stop.
 
 The trial: an audit that had completed and printed "report written" and then received SIGTERM exited 143 (or was
 reported killed), though its output was whole. The rule now (docs/shortanswer.md, "The output folder"): a

@@ -1,4 +1,4 @@
-"""``--out ''`` is refused (new-user trial 3: leftovers, item 5).
+"""``--out ''`` is refused: it would write into the folder the user ran the command from.
 
 ``Path("")`` is the current folder, so an empty ``--out`` (an unset shell variable: ``--out "$OUT"``) wrote the
 audit into the folder the user ran it from, beside their own files. Now an empty or whitespace-only ``--out`` of

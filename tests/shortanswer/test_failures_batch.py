@@ -1,4 +1,4 @@
-"""The batch failure notes give exactly the per-output rules' counts (issue 19 part 3).
+"""The batch failure notes give exactly the per-output rules' counts.
 
 Reference: :func:`vqaudit.shortanswer.failures._row_notes`, the per-output loop ``failure_notes`` was before the
 batch passes (its rules: ``_truncated``, ``_formatting``, the abstention pattern, ``is_unanswerable``). Outputs:

@@ -16,7 +16,7 @@ Two kinds of reference:
   re-recorded once, deliberately, when multi-span stopped splitting single entities (names with "Jr."/"Inc.",
   dates, addresses, fractions such as "3/25", long conjunctive titles): that changed the contract and overlay
   of 2 TextVQA, 7 ChartQA and 158 DocVQA rows and one DocVQA repaired partial score, and nothing else (checked
-  field by field against the previous code). Issue 17 re-recorded them twice: the canonical layer (kinds and
+  field by field against the previous code). They were re-recorded twice more: the canonical layer (kinds and
   canonical scores of a few rows) with the span overlays (overlay lists, one DocVQA repaired partial score);
   then the new official variants (``vlmevalkit_677e30a5`` relaxed accuracy, ``vlmevalkit_928a95b0`` VQA
   accuracy) appended one value to every ChartQA and TextVQA row's variant list, every earlier value unchanged.

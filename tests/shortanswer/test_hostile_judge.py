@@ -1,4 +1,4 @@
-"""Issue 18: a judge whose verdicts are undecided is not "0% false negatives".
+"""A judge whose verdicts are undecided is not "0% false negatives".
 
 A judge replying neither yes nor no (``parse_verdict`` -> None) on every error was reported as FN 0.0; now a
 bucket with no decided verdict is n/a (NaN), and an audit where most verdicts are undecided fails.

@@ -1,4 +1,4 @@
-"""Issue 18: the default model name of a prediction file keeps its dots (``llava-v1.5-13b`` became ``llava-v1``)."""
+"""The default model name of a prediction file keeps its dots (``llava-v1.5-13b`` once became ``llava-v1``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The importers' rules found by the new-user trial (issue fixb): ids, prediction values, BOMs, error fields.
+"""The importers' rules found by trying them as a new user: ids, prediction values, BOMs, error fields.
 
 Every expected value is the rule of docs/shortanswer.md "Inputs", computed by hand from the few rows written here.
 """

@@ -1,4 +1,4 @@
-"""Input rules found by the second new-user trial (fixin): quoting, ChartQA splits and ids, row-number joins,
+"""Input rules found by trying the inputs as a new user: quoting, ChartQA splits and ids, row-number joins,
 gold files that cannot be read, and the messages that must say what the input looked like.
 
 Every expected value says where it comes from: the documented rule (docs/shortanswer.md "Inputs"), a hand
@@ -388,7 +388,7 @@ def test_a_gzip_compressed_sheet_reads_as_the_sheet(tmp_path: Path) -> None:
         read_predictions(cut)
 
 
-# New-user trial 2: formula and error cells of a sheet -------------------------------------------------------------
+# Formula and error cells of a sheet -------------------------------------------------------------------------------
 
 
 def _sheet_with_cell(path: Path, cell_xml: str) -> Path:

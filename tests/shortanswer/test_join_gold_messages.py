@@ -1,5 +1,5 @@
-"""Messages of a question join that joins nothing and of a gold file with a repeated id (new-user trial 3:
-leftovers, items 3 and 4).
+"""Messages of a question join that joins nothing and of a gold file with a repeated id: each says what the
+input looked like.
 
 The rules (docs/shortanswer.md "Inputs"): an id join where no id matches is refused showing one prediction id and
 one gold id; a question join (``--join-on question`` / ``image-question``) where no question matches is refused

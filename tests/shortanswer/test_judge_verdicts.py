@@ -1,4 +1,4 @@
-"""Judge verdicts in code fences, JSON and words, and undecided verdicts kept apart (issue 17 item 3)."""
+"""Judge verdicts in code fences, JSON and words, and undecided verdicts kept apart."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""VLMEvalKit sheets whose gold is a Python-list string, and JSON files keyed by question id (issue 14, item 5).
+"""VLMEvalKit sheets whose gold is a Python-list string, and JSON files keyed by question id (docs/shortanswer.md).
 
 The TextVQA sheet is written here in VLMEvalKit's layout from the real LLaVA-1.5-13B TextVQA val predictions
 (``tests/fixtures/shortanswer/CREDITS.md``): VLMEvalKit's TextVQA TSV stores the 10 annotator answers as

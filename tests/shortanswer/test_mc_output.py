@@ -1,4 +1,4 @@
-"""What the multiple-choice branch of ``vqaudit audit`` writes, and when (new-user trial 3: leftovers, item 1).
+"""What the multiple-choice branch of ``vqaudit audit`` writes, and when: its files as one set, or none.
 
 The branch wrote ``report.json``, ``rows.jsonl`` and ``report.md`` one after another, so a failure between two of
 them left a folder mixing two audits. Now it writes them as one set, as the short-answer branch does

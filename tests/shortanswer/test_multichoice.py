@@ -1,4 +1,4 @@
-"""Multiple-choice prediction audits from the command line (issue 14, item 4).
+"""Multiple-choice prediction audits from the command line (docs/shortanswer.md).
 
 Expected values:
 - LLaVA-1.5-13B on MMBench dev, CircularEval 67.7 (LLaVA model zoo; 796 of 1,176 questions right in every
@@ -66,10 +66,14 @@ def test_mmmu_raw_replies_accuracy_over_all_and_parsed_rows(tmp_path: Path) -> N
     assert (c["rows"], c["parsed"], c["unparsed"], c["refusals"], c["correct"]) == (5, 3, 2, 1, 2)
     assert c["accuracy_all"] == pytest.approx(2 / 5) and c["accuracy_parsed"] == pytest.approx(2 / 3)
     assert c["extracted_by"] == {"final-answer": 2, "strict": 1, "unparsed": 2}
-    # open rows apart: 12.50 == 12.5 exactly; London is neither gold form.
+    # open rows apart, by MMMU's eval_open: "the length is 12.50 cm" -> the tail after "is ", "12.50 cm", and its
+    # number 12.5 (rounded to 2 places) = the gold 12.5; "london" holds neither "paris" nor "paris, france".
     assert summary["open"] == {"rows": 2, "answered": 2, "refusals": 0, "correct": 1, "accuracy": 0.5}
     assert "circular" not in summary
-    assert [r["extracted"] for r in rows] == ["I", "B", None, "B", None, "12.50", "London"]
+    assert [r["extracted"] for r in rows] == ["I", "B", None, "B", None, "12.50 cm | 12.5", "london"]
+    # MMMU's headline: 3 of 7 rows right (v_1, v_2, v_6)
+    assert summary["overall"] == {"rows": 7, "correct": 3, "accuracy": 3 / 7}
+    assert summary["read_field"] == "response" and summary["layout"] == "mmmu-output"
 
 
 def test_mathvista_pid_keyed_json(tmp_path: Path) -> None:
@@ -132,8 +136,8 @@ def test_the_judge_sees_only_what_the_rules_cannot_decide(tmp_path: Path) -> Non
     judge = _Judge()
     summary, rows = run_mc_audit(_mmmu(tmp_path), "mmmu", judge="stub:judge", judge_backend=judge,  # type: ignore[arg-type]
                                  cache_dir=tmp_path / "cache")
-    # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (issue 17's abstention
-    # phrases), and v_1, v_2, v_4 and the open rows are decided before any judge
+    # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (the abstention
+    # phrases of docs/upd.md), and v_1, v_2, v_4 and the open rows are decided before any judge
     assert judge.asked == ["v_5"]
     by_id_first = {r["id"]: r for r in rows}
     assert by_id_first["v_3"]["extracted"] is None and by_id_first["v_3"]["refusal"] is True

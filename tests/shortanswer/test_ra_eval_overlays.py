@@ -1,4 +1,4 @@
-"""RA-Eval keeps partial credit apart and skips multiple-choice rows; overlays never cut a span (issue 17 item 5)."""
+"""RA-Eval keeps partial credit apart and skips multiple-choice rows; overlays never cut a span."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chart PNG writer and the witness pixel count (issue 19, item 1: the PNG encoding chosen by measurement).
+"""The chart PNG writer and the witness pixel count (the PNG encoding chosen by measurement).
 
 ``png_bytes`` writes the PNG standard's minimum by hand (ISO/IEC 15948: signature §5.2, chunk layout and CRC
 §5.3, IHDR §11.2.2, filter type 0 §9, one zlib stream §10); these tests parse the file against those sections

@@ -1,4 +1,4 @@
-"""Chart groups over every program kind, certified by the answerability certifier (issue 3, item 6)."""
+"""Chart groups over every program kind, certified by the answerability certifier (docs/certifier.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The chart reader and the leak audit on a real 20-group chart build (issue 20's figures).
+"""The chart reader and the leak audit on a real 20-group chart build (the figures of docs/chart-reader.md).
 
-What must hold (issue 20): the reader answers exactly at least 80% of the supported bar views (states original,
+What must hold: the reader answers exactly at least 80% of the supported bar views (states original,
 S, C of vbar and hbar charts) and abstains on at least 95% of the M and of the I views, for every chart kind;
 audit-leaks finds every leaking designed fault of audit-checker and no leak on the genuine build. The gold is
 the build's own (the rendered world's exact values); the figures of every kind are printed (``-s``).

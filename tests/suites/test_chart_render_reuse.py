@@ -1,4 +1,4 @@
-"""The chart renderer's reused figures give the pixels of a fresh figure (issue 19, item 1).
+"""The chart renderer's reused figures give the pixels of a fresh figure, byte for byte.
 
 ``render`` draws only the data artists over a cached background (axes, ticks, title, legend) in one reused figure
 per axes rectangle; the certificates' pixel checks need the exact pixels of the one-shot ``canvas.draw()`` of a

@@ -1,4 +1,4 @@
-"""Chart suite: labels, witnesses, determinism and the line-chart leak (seed 000, §3.1-3.2; issue 2, item 3)."""
+"""Chart suite: labels, witnesses, determinism and the line-chart leak (seed 000, §3.1-3.2)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vqaudit.errors import VqauditError
 from vqaudit.files import read_json
-from vqaudit.schema import View
+from vqaudit.schema import ChartGroupMeta, ChartViewMeta, View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
 from vqaudit.suites.charts.masks import apply_mask, category_mask
@@ -171,7 +172,7 @@ def test_manifest_hashes_match_the_files(chart_bench: Path) -> None:
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((chart_bench / rel).read_bytes()).hexdigest() == digest
     assert set(manifest["versions"]) >= {"vqaudit", "matplotlib", "numpy", "pillow", "zlib"}
-    assert manifest["renderer"] == "vqaudit-charts-agg/2"  # /2: unfiltered PNG at zlib level 1 (issue 19)
+    assert manifest["renderer"] == "vqaudit-charts-agg/2"  # /2: unfiltered PNG at zlib level 1 (chosen by measurement)
 
 
 def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:
@@ -194,3 +195,16 @@ def test_a_build_that_fails_part_way_leaves_no_folder(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     manifest = build_charts(tmp_path / "bench", 1, 0)
     assert manifest["n_groups"] == 1 and list(tmp_path.iterdir()) == [tmp_path / "bench"]
+
+
+def test_typed_meta_reads_every_key_the_builder_wrote(chart_bench: Path) -> None:
+    """The typed readers hold exactly the builder's keys and values (the JSON itself is written as before)."""
+    bench = load_benchmark(chart_bench, check_images=False)
+    for g in bench.groups:
+        assert ChartGroupMeta.of(g).model_dump(exclude_unset=True) == g.meta
+    for v in bench.views:
+        assert ChartViewMeta.of(v).model_dump(exclude_unset=True) == v.meta
+    group = bench.groups[0]
+    broken = group.model_copy(update={"meta": {**group.meta, "colour": "red"}})
+    with pytest.raises(VqauditError, match=rf"^group {group.group_id}: field 'meta.colour': Extra inputs are not "):
+        ChartGroupMeta.of(broken)

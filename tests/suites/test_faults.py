@@ -1,4 +1,4 @@
-"""Fault injection: the checker rejects every designed fault, for the intended reason (issue 3, item 5)."""
+"""Fault injection: the checker rejects every designed fault, for the intended reason (seed 000, appendix D)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chart groups from PlotQA annotations and ChartQA tables (issue 14, item 3).
+"""Chart groups from PlotQA annotations and ChartQA tables (docs/charts_import.md).
 
 The PlotQA files are hand-made here in the layout of NiteshMethani/PlotQA ``PlotQA_Dataset.md`` (see
 ``tests/fixtures/charts/CREDITS.md``); the expected counts are worked out by hand in the comments. The ChartQA
@@ -125,7 +125,7 @@ def test_plotqa_end_to_end_build_verify_run_score_and_checker(tmp_path: Path) ->
     assert first[0]["obligation"]["gold"] == ["7.5"] and first[0]["meta"]["qa"]["answer"] == 7.5
     ver = runner.invoke(app, ["verify", str(bench), "--workers", "1"])
     assert ver.exit_code == 0, ver.output
-    assert "verified 3 chart certificates" in ver.output
+    assert "verified 15 chart views, 3 chart certificates" in ver.output
     scores = {}
     for policy in ("gold", "always-answer", "always-abstain"):
         run = tmp_path / f"run-{policy}"

@@ -21,7 +21,7 @@ OPTIONS = {"A": "a horse", "B": "a dog", "C": "a cat", "D": "a cow"}
         ("D, a cow", "D", "letter-prefix"),
         ("(C) a cat", "C", "letter-prefix"),
         ("A.", "A", "letter-prefix"),
-        # The full option text alone (MMBench's matcher; the issue's item 5).
+        # The full option text alone (MMBench's matcher).
         ("a dog", "B", "option-text"),
         ("A Cat.", "C", "option-text"),
     ],
@@ -34,7 +34,7 @@ def test_matcher_accepts_the_papers_patterns(reply: str, letter: str, rule: str)
 @pytest.mark.parametrize(
     "reply",
     [
-        "A man is riding a horse.",  # starts with a capital A but is a sentence, not option A (issue 4)
+        "A man is riding a horse.",  # starts with a capital A but is a sentence, not option A (docs/upd.md)
         "A horse is in the picture",
         "An animal",
         "a",  # letters are upper-case only

@@ -1,4 +1,4 @@
-"""MMBench circular copies (index + k * 10**6) are merged into their items (issue 14, item 1).
+"""MMBench circular copies (index + k * 10**6) are merged into their items (MMBench's CircularEval).
 
 The inputs are the 20 real MMBench sample rows bundled with vqaudit plus circular copies made here the way the
 published MMBench dev TSV stores them: copy k of an item with n options rotates its options left by k

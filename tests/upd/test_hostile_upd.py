@@ -1,4 +1,4 @@
-"""Issue 18: a UPD reply over the 512-token budget is neither matched nor sent to a judge (``too long``)."""
+"""A UPD reply over the 512-token budget is neither matched nor sent to a judge (``too long``)."""
 
 from __future__ import annotations
 

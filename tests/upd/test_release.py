@@ -1,4 +1,4 @@
-"""The official MM-UPD release layout (issue 14, item 2): standard and UPD rows sharing an index, a ``type`` column.
+"""The official MM-UPD release layout (AtsuMiyai/UPD): standard and UPD rows sharing an index, a ``type`` column.
 
 The release files are made here in the published layout (``AtsuMiyai/UPD``, ``automatic_eval/calculate_scores.py``
 reads them: rows of ``type`` standard and upd share ``index``, circular passes are ``index + k * 10**6``, AAD UPD

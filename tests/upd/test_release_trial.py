@@ -154,7 +154,7 @@ def test_an_image_that_does_not_decode_is_refused(tmp_path: Path, data: bytes) -
 
 
 def test_an_option_setting_file_named_as_another_setting_is_refused(tmp_path: Path) -> None:
-    # New-user trial finding 14: a copy of an AAD option-setting file named mmiasd_base built as IASD/base. In the
+    # A copy of an AAD option-setting file named mmiasd_base once built as IASD/base. In the
     # option setting every row ends with the added option (seed 001 §4), which base and instruction never add.
     rows = _option_rows("C")
     for name in ("mmiasd_base.tsv", "mmaad_instruction.tsv"):
@@ -183,7 +183,7 @@ def _circular_option_rows() -> list[dict[str, Any]]:
 
 
 def test_an_item_missing_a_circular_pass_is_refused_for_either_kind(tmp_path: Path) -> None:
-    # Re-trial finding N6: the file without its last row (1000001 upd), as while it is still being written, built
+    # The file without its last row (1000001 upd), as while it is still being written, once built
     # with the UPD question asked once instead of twice, so its circular score was over 1 pass. The release's
     # scorer (automatic_eval/calculate_scores.py) scores every row with index % 10**6 == item and does not
     # regenerate passes, so the reader must refuse. Row numbers and indexes hand-read from the rows above.

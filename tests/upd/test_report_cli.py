@@ -96,7 +96,7 @@ def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
-    # Issue 4 item 8: the bundled real data runs end to end with reference policies (build, run, score, report);
+    # The bundled real data runs end to end with reference policies (build, run, score, report);
     # always-abstain: Standard 0 / Dual 0; gold (oracle): 100 everywhere.
     assert run_cli(pytest.MonkeyPatch(), "eval", "upd", "--out", str(tmp_path / "eval"), "--model",
                    "reference:always-abstain", "--model", "reference:gold", "--max-items", "30", "--draws", "50") == 0

@@ -1,6 +1,6 @@
 """UPD scoring: matcher first, stub judge only for undecided replies, circular evaluation and Dual accuracy.
 
-Seed 001, §4 "Evaluation Metrics" and appendix 0.C.1; issue 4, "what must hold".
+Seed 001, §4 "Evaluation Metrics" and appendix 0.C.1.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_circular_evaluation_fails_an_item_when_one_rotation_fails(tmp_path: Pat
 
 
 def test_always_abstain_scores_upd_100_and_standard_0(small_views: list[View], tmp_path: Path) -> None:
-    # Issue 4: the reference always-abstain policy (JSON answerable:false replies) -> UPD 100%, Standard 0%.
+    # The reference always-abstain policy (JSON answerable:false replies) -> UPD 100%, Standard 0% (seed 001 §4).
     responses = respond(small_views, lambda v: reference_reply("always-abstain", v.obligation))
     outcomes = score_upd_views(small_views, responses, run_dir=tmp_path, judge=None)
     metrics = upd_metrics(outcomes, small_views, n_draws=200, seed=0)

@@ -32,7 +32,7 @@ def test_aad_removes_the_correct_option_and_applies_the_drop_rules(tmp_path: Pat
 
 
 def test_iasd_pairs_never_share_an_option_with_the_original_set() -> None:
-    # Issue 4 "what must hold"; checked on every pair of the full bundled data (320 rows), two seeds.
+    # docs/upd.md, IASD rule (2); checked on every pair of the full bundled data (320 rows), two seeds.
     items = _bundled()
     by_index = {i.index: i for i in items}
     for seed in (0, 1):

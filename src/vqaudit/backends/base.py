@@ -9,6 +9,7 @@ API key's variable, backend-specific ``--model-arg KEY=VALUE`` pairs) travel in 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,18 +17,77 @@ from vqaudit.backends.options import ModelArgs, parse_bool
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams, Obligation
 
-__all__ = ["GENERATION_KEYS", "Backend", "BackendCallError", "Completion", "GenerationParams", "ModelOptions",
-           "Request"]
-
-GENERATION_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens", "reasoning_effort", "enable_thinking")
-"""The ``--model-arg``/``--judge-arg`` keys that are generation settings (fields of :class:`GenerationParams`, so part
-of every request's cache key), not options of a backend module; which kinds take which is the ``generation``
-column of the backend table (:data:`vqaudit.backends.registry.BACKENDS`)."""
+__all__ = ["GENERATION_KEYS", "GENERATION_TABLE", "Backend", "BackendCallError", "Completion", "GenerationKey",
+           "GenerationParams", "ModelOptions", "Request"]
 
 _TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 MAX_GENERATION_TOKENS = 1 << 20
 """The largest token budget accepted (1,048,576: above every context window of today's models)."""
 _EFFORT_CHARS = 32
+_DIGITS = 16
+"""Longest decimal read as a count (a 5,000-digit one would hit Python's integer string conversion limit)."""
+
+
+def _tokens(text: str) -> int | None:
+    """A token budget: a decimal integer from 1 to MAX_GENERATION_TOKENS, else None."""
+    text = text.strip()
+    ok = text.isascii() and text.isdecimal() and len(text) <= _DIGITS
+    return int(text) if ok and 1 <= int(text) <= MAX_GENERATION_TOKENS else None
+
+
+def _budget(text: str) -> int | None:
+    """A thinking budget: a decimal integer from 0 (thinking off) to MAX_GENERATION_TOKENS, else None."""
+    text = text.strip()
+    ok = text.isascii() and text.isdecimal() and len(text) <= _DIGITS
+    return int(text) if ok and int(text) <= MAX_GENERATION_TOKENS else None
+
+
+def _effort(text: str) -> str | None:
+    """An effort level: a word of letters, digits, ``-`` and ``_``, at most 32 characters, else None."""
+    text = text.strip()
+    ok = 0 < len(text) <= _EFFORT_CHARS and text.isascii() and text.replace("-", "").replace("_", "").isalnum()
+    return text if ok else None
+
+
+@dataclass(frozen=True)
+class GenerationKey:
+    """One generation key of ``--model-arg``/``--judge-arg``: how its value is read and what it sets.
+
+    Attributes:
+        key: the ``KEY`` of ``KEY=VALUE``.
+        read: the value as the field holds it, or None when the text is not a valid value.
+        expected: what a valid value is, named in the error for a bad one.
+        sets: the :class:`GenerationParams` fields it sets: ``{field: None}`` takes the read value, any other
+            value is set as is (``max_completion_tokens`` sets ``token_field``).
+    """
+
+    key: str
+    read: Callable[[str], object]
+    expected: str
+    sets: tuple[tuple[str, object], ...]
+
+
+GENERATION_TABLE: tuple[GenerationKey, ...] = (
+    GenerationKey("max_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+                  (("max_tokens", None), ("token_field", "max_tokens"))),
+    GenerationKey("max_completion_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+                  (("max_tokens", None), ("token_field", "max_completion_tokens"))),
+    GenerationKey("max_new_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+                  (("max_tokens", None), ("token_field", "max_tokens"))),
+    GenerationKey("reasoning_effort", _effort, "a word such as low, medium or high", (("reasoning_effort", None),)),
+    GenerationKey("enable_thinking", parse_bool, "true or false", (("enable_thinking", None),)),
+    GenerationKey("thinking_budget", _budget, f"an integer from 0 to {MAX_GENERATION_TOKENS}",
+                  (("thinking_budget", None),)),
+)
+"""Every generation key, one row each: adding a setting is a :class:`GenerationParams` field and one row here
+(and the key in the ``generation`` column of the backend kinds that send it)."""
+
+GENERATION_KEYS = tuple(row.key for row in GENERATION_TABLE)
+"""The ``--model-arg``/``--judge-arg`` keys that are generation settings (fields of :class:`GenerationParams`, so part
+of every request's cache key), not options of a backend module; which kinds take which is the ``generation``
+column of the backend table (:data:`vqaudit.backends.registry.BACKENDS`)."""
+
+_BY_KEY = {row.key: row for row in GENERATION_TABLE}
 
 
 @dataclass(frozen=True)
@@ -40,7 +100,7 @@ class Request:
         prompt_id: id of the prompt template (e.g. ``answerability-json-v1``).
         prompt: the full user text.
         image: the image file's bytes, or None for a text-only call (a judge: seed 001 appendix 0.C, seed 002
-            §3.3); the ``openai`` backend then sends the prompt alone, with no image part.
+            §3.3); an HTTP backend then sends the prompt alone, with no image part.
         image_mime: MIME type of ``image`` (e.g. ``image/png``); None exactly when ``image`` is None.
         params: generation parameters.
         obligation: what the view asks of the model, for the reference policies (``reference:gold`` answers its
@@ -111,14 +171,16 @@ class ModelOptions:
     ``--model-arg`` key it does not know (a typo must not be silently ignored).
 
     Attributes:
-        api_key_env: name of the environment variable holding the API key (``openai``; unset variable: no key).
+        api_key_env: name of the environment variable holding the API key of an HTTP backend, or None for the
+            backend's own variables (the ``key_env`` column of its backend table row); an unset variable sends
+            no key.
         concurrency: maximum concurrent calls (at least 1); HTTP backends size their connection pool to it.
         max_retries: retries after the first attempt on retryable errors (429, 5xx, timeouts, bad bodies).
         backoff_base_s: first backoff wait in seconds; it doubles per retry, with jitter.
         backoff_max_s: cap of one backoff wait in seconds.
         timeout_s: timeout of one attempt in seconds.
         attempt_floor_s: shortest adaptive limit of one attempt in seconds: a hung call is cut once replies have
-            shown how long they take (issue 18; :mod:`vqaudit.backends.deadlines`).
+            shown how long they take (:mod:`vqaudit.backends.deadlines`).
         request_deadline_s: wall-clock seconds within which all attempts of one request end.
         args: backend-specific ``KEY=VALUE`` pairs (``--model-arg``), e.g. ``device=cpu`` for ``hf:``.
         args_option: the CLI option ``args`` came from (``--model-arg``, or ``--judge-arg`` for a judge), named in
@@ -128,7 +190,7 @@ class ModelOptions:
             :meth:`generation` still reads them (``hf:`` checks its chat template has the thinking switch asked).
     """
 
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
     concurrency: int = 8
     max_retries: int = 5
     backoff_base_s: float = 1.0
@@ -197,7 +259,11 @@ class ModelOptions:
         - ``reasoning_effort=STR``: sent as ``reasoning_effort`` (OpenAI: ``minimal``, ``low``, ``medium``,
           ``high``; a word of letters, digits, ``-`` and ``_``, at most 32 characters);
         - ``enable_thinking=true|false``: a chat template's thinking switch (vLLM/SGLang
-          ``chat_template_kwargs``; the ``enable_thinking`` variable of Qwen3's template).
+          ``chat_template_kwargs``; the ``enable_thinking`` variable of Qwen3's template);
+        - ``thinking_budget=N``: the tokens the model may think (0 to :data:`MAX_GENERATION_TOKENS`; Anthropic
+          ``thinking.budget_tokens``, Gemini ``thinkingConfig.thinkingBudget``).
+
+        One row of :data:`GENERATION_TABLE` per key.
 
         Keys not given keep ``base``'s values, so options without generation keys return ``base`` itself (and a
         call keeps its cache key). ``N`` is a decimal integer from 1 to :data:`MAX_GENERATION_TOKENS`.
@@ -205,7 +271,7 @@ class ModelOptions:
         Raises:
             VqauditError: one line naming the option (``--model-arg``/``--judge-arg``), the key and its value: a
                 token budget that is not such an integer, two token-budget keys together, an effort that is not
-                such a word, a switch that is not true or false.
+                such a word, a switch that is not true or false, a thinking budget that is not such an integer.
         """
         given = dict(self._generation_pairs())
         if not given:
@@ -215,24 +281,12 @@ class ModelOptions:
             raise VqauditError(f"{self.args_option} {tokens[0]} and {tokens[1]}: two spellings of the one token "
                                "budget; give one")
         changes: dict[str, object] = {}
-        for key in tokens:
-            text = given[key].strip()
-            if not (text.isascii() and text.isdecimal() and 1 <= int(text) <= MAX_GENERATION_TOKENS):
-                raise self._bad(key, given[key], f"an integer from 1 to {MAX_GENERATION_TOKENS}")
-            changes["max_tokens"] = int(text)
-            changes["token_field"] = "max_completion_tokens" if key == "max_completion_tokens" else "max_tokens"
-        if "reasoning_effort" in given:
-            effort = given["reasoning_effort"].strip()
-            if not (0 < len(effort) <= _EFFORT_CHARS and effort.isascii()
-                    and effort.replace("-", "").replace("_", "").isalnum()):
-                raise self._bad("reasoning_effort", given["reasoning_effort"],
-                                "a word such as low, medium or high")
-            changes["reasoning_effort"] = effort
-        if "enable_thinking" in given:
-            switch = parse_bool(given["enable_thinking"])
-            if switch is None:
-                raise self._bad("enable_thinking", given["enable_thinking"], "true or false")
-            changes["enable_thinking"] = switch
+        for key, text in given.items():
+            row = _BY_KEY[key]
+            value = row.read(text)
+            if value is None:
+                raise self._bad(key, text, row.expected)
+            changes.update((name, value if fixed is None else fixed) for name, fixed in row.sets)
         return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
     def _bad(self, key: str, value: str, expected: str) -> VqauditError:

@@ -88,6 +88,13 @@ def cache_key(
     return hashlib.sha256(encode_utf8(canonical)).hexdigest()  # a lone surrogate hashes as its JSON escape
 
 
+def _blob_hex(value: object) -> str:
+    """A BLOB (bytes) written into a text column by hand, as hex for :meth:`ResponseCache.content_sha256`."""
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"unexpected column value of type {type(value).__name__}")
+
+
 def _row_to_response(row: tuple[Any, ...]) -> Response:
     key, view_id, model, prompt_id, params, text, error, latency_s, reasoning, finish_reason, usage = row
     return Response(
@@ -155,7 +162,7 @@ class ResponseCache:
                 missing = []
             self._columns = ", ".join(f"NULL AS {c}" if any(c == m for m, _ in missing) else c
                                       for c in _COLUMNS.split(", "))
-        except sqlite3.DatabaseError as exc:  # not a database, or damaged (issue 18: was a raw DatabaseError)
+        except sqlite3.DatabaseError as exc:  # not a database, or damaged: one line naming it, not a raw DatabaseError
             if hasattr(self, "_conn"):
                 self._conn.close()
             raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
@@ -198,7 +205,7 @@ class ResponseCache:
         """Store several responses in one transaction (one commit), each as :meth:`put` would.
 
         One commit per reply cost a WAL append and a commit each; the runner stores what arrived within
-        :data:`vqaudit.backends.runner.FLUSH_S` together instead (issue 12). Rows are written in the order given.
+        :data:`vqaudit.backends.runner.FLUSH_S` together instead. Rows are written in the order given.
 
         Args:
             responses: responses with their ``cache_key`` set.
@@ -280,6 +287,19 @@ class ResponseCache:
         with self._conn:
             self._conn.execute("DELETE FROM view_keys")
             self._conn.executemany("INSERT INTO view_keys (view_id, key) VALUES (?, ?)", view_keys.items())
+
+    def content_sha256(self) -> str:
+        """SHA-256 of every stored row's content and of the view -> key map (``vqaudit score`` seals it).
+
+        Rows in key order, each the JSON list of its columns (``key`` ... ``usage``, then the write counter
+        ``created``; a column an older cache lacks reads as null), then the map sorted by view id. Any change to a
+        stored reply, an ``UPDATE`` included, changes the digest.
+        """
+        digest = hashlib.sha256()
+        for row in self._conn.execute(f"SELECT {self._columns}, created FROM responses ORDER BY key"):
+            digest.update(json.dumps(list(row), default=_blob_hex).encode() + b"\n")
+        digest.update(json.dumps(sorted(self.view_keys().items())).encode())
+        return digest.hexdigest()
 
     def view_keys(self) -> dict[str, str]:
         """Return the view -> key map of the latest run (empty if none was recorded)."""

@@ -11,7 +11,7 @@ done after 7.7 s; the run took 259 s). Two rules bound that, without cutting a s
   progress is re-read every :data:`POLL_S` seconds, so a call that hung first is cut as soon as the others show
   what a reply takes. A slow server (p90 of 20 s) is never cut before 160 s.
 - **request deadline**: all attempts of one request and the waits between them end within the request's
-  deadline (``OpenAIBackend(request_deadline_s=...)``); the request then fails with a recorded error, which
+  deadline (``HttpBackend(request_deadline_s=...)``); the request then fails with a recorded error, which
   ``vqaudit run --retry-errors`` asks again.
 
 Both are wall-clock bounds on the whole attempt (connect to the last body byte), unlike the per-read socket

@@ -1,7 +1,7 @@
 """Cached, text-only calls to a judge model: shared by the UPD judge and the short-answer judge audit.
 
 A judge never sees the image (seed 001, appendix 0.C; seed 002, §3.3: the judge sees text only), so a judge
-:class:`~vqaudit.backends.base.Request` carries no image and the ``openai`` backend sends the prompt as plain
+:class:`~vqaudit.backends.base.Request` carries no image and an HTTP backend sends the prompt as plain
 text; a text-only server (e.g. a text LLM under vLLM) accepts it. Verdicts are cached before anyone parses them,
 under the usual cache key (model, prompt, image hash, parameters) with the fixed marker
 :data:`~vqaudit.backends.runner.TEXT_ONLY` in place of the image hash. A cached error is asked again.

@@ -1,342 +1,158 @@
 """Backend for any OpenAI-compatible chat-completions server (vLLM, SGLang, Ollama, hosted APIs), one or several.
 
-One call is ``POST {URL}/chat/completions`` with one user message holding the image (a base64 data URL) and the
-prompt text, at the request's generation parameters (temperature, the token budget as ``max_tokens`` or
-``max_completion_tokens``, ``reasoning_effort``, ``chat_template_kwargs.enable_thinking``: the generation keys
-of ``--model-arg``, :func:`vqaudit.backends.openai_http.chat_body`). A text-only request (``image`` None, e.g. a
-judge) is one user message whose content is the plain prompt string, with no image part: text-only servers (a
-text LLM under vLLM) answer HTTP 400 to an ``image_url`` part. The reply is a
-:class:`~vqaudit.backends.base.Completion`: the content exactly as sent, the reasoning a reasoning parser sent
-apart (``reasoning_content`` / ``reasoning``), the finish reason and the token usage
-(:func:`~vqaudit.backends.openai_http.extract_completion`). Retried with exponential backoff and jitter: HTTP
-408, 409, 425, 429 and 5xx, timeouts, connection errors and malformed 2xx bodies (not JSON, or no
-``choices[0].message.content`` text, except a null content beside reasoning or with ``finish_reason: length``:
-a reasoning model cut off while thinking, one reply). Other 4xx fail at once; 401, 403 and 404 are *fatal*
-(every call would fail the same way). The API key is read once from an environment variable, sent only in the
-Authorization header, and masked in every error message before it is cut (the key and every 8-character run of
-it, see ``vqaudit.backends.redact``).
-
-Several endpoints of one model (``openai:MODEL@URL1,URL2,...``, issue 12): least-loaded dispatch, one cache key
-(the spec as written), and an endpoint that keeps failing is taken out of rotation with its error recorded (see
-:class:`OpenAIBackend`).
-
-Hostile servers (issue 18): at most ``concurrency`` attempts are in flight, but a request waiting out its backoff
-holds no slot; each attempt has a wall-clock limit that adapts to how long replies take, and each request a
-deadline over all its attempts (``vqaudit.backends.deadlines``); a body over
-:data:`~vqaudit.backends.openai_http.MAX_BODY_BYTES` is not read further (a 2xx one fails the call at once, it
-would come back the same). What one attempt does on the wire (the body, the session, the capped read, the reply's
-text) is in :mod:`vqaudit.backends.openai_http`.
-
-The HTTP client is aiohttp (issue 12 part 4): against an instant local server httpx spent ~9x the CPU per request
-of a minimal aiohttp client (its pool and anyio layers), which left the harness flat at ~400 requests/s whatever
-the concurrency; ``benchmarks/bench_openai.py`` measures both in one run.
+One provider of the HTTP template (:class:`vqaudit.backends.http_base.HttpBackend`: retries, several endpoints,
+deadlines, key masking). One call is ``POST {URL}/chat/completions`` (the spec's URL ends with the API prefix,
+e.g. ``http://127.0.0.1:8000/v1``) with ``Authorization: Bearer KEY`` (the key from ``OPENAI_API_KEY`` or
+``--api-key-env``; none sent when unset, as a local server wants) and one user message holding the image (a
+base64 data URL) and the prompt text, at the request's generation parameters (temperature, the token budget as
+``max_tokens`` or ``max_completion_tokens``, ``reasoning_effort``, ``chat_template_kwargs.enable_thinking``:
+:func:`chat_body`). A text-only request (``image`` None, e.g. a judge) is one user message whose content is the
+plain prompt string, with no image part: text-only servers (a text LLM under vLLM) answer HTTP 400 to an
+``image_url`` part. The reply is read by :meth:`OpenAIBackend.read_content` and its siblings: the content exactly
+as sent, the reasoning a reasoning parser sent apart (``reasoning_content`` / ``reasoning``), the finish reason
+and the token usage. Source: OpenAI API reference, Chat Completions (create; the chat completion object).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import random
-import re
-from collections.abc import Sequence
-from functools import partial
-from typing import Any
+import base64
+from typing import Any, ClassVar
 
-import aiohttp
+from vqaudit.backends.base import ModelOptions, Request
+from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, join_texts, load_http
+from vqaudit.textsafe import escape_surrogates
 
-from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request
-from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
-from vqaudit.backends.openai_http import (
-    FATAL_STATUS,
-    MAX_BODY_BYTES,
-    RETRYABLE_STATUS,
-    Endpoint,
-    MalformedBody,
-    Reply,
-    chat_body,
-    env_proxy,
-    error_snippet,
-    extract_completion,
-    open_session,
-    read_capped,
-    retry_after_s,
-)
-from vqaudit.backends.redact import mask_secret
-from vqaudit.textsafe import encode_utf8
-
-__all__ = ["DEAD_AFTER", "OpenAIBackend", "load"]
-
-DEAD_AFTER = 3
-"""Failed attempts in a row (connection error, timeout) after which an endpoint leaves the rotation, if another
-endpoint is still in it."""
+__all__ = ["OpenAIBackend", "chat_body", "load"]
 
 
-class OpenAIBackend:
-    """Calls one or more OpenAI-compatible ``/chat/completions`` endpoints of one model (aiohttp sessions).
+def chat_body(model: str, request: Request) -> dict[str, Any]:
+    """Return the JSON body of the chat-completions call of ``model`` for ``request``.
 
-    Several endpoints (``openai:MODEL@URL1,URL2``): each attempt goes to the endpoint in rotation with the fewest
-    attempts in flight (ties: in turn), so a slower server gets fewer. An endpoint whose attempts fail
-    :data:`DEAD_AFTER` times in a row by connection error, timeout or HTTP 401/403/404 while another endpoint is
-    still in rotation is taken out of rotation; its last error is kept in :attr:`endpoints_out` (recorded in
-    ``run.json``), and the attempt counts as a failed attempt of its request (retried, on another endpoint). The
-    last endpoint in rotation is never taken out: with it the single-endpoint rules apply (401/403/404 fatal,
-    retries, the run's early stop). All endpoints share one cache key (the spec as written), one concurrency
-    bound and one adaptive attempt limit.
+    With an image: one user message whose content is an ``image_url`` part (base64 data URL) and a ``text``
+    part. Text-only (``request.image`` None): one user message whose content is the prompt string.
 
-    The sessions are created on the first call (inside the running event loop) and closed by ``aclose``.
+    The generation parameters: ``temperature``; the token budget under ``params.token_field`` (``max_tokens``,
+    or ``max_completion_tokens``, which OpenAI's reasoning models take instead: OpenAI API reference, Chat
+    Completions, ``max_completion_tokens``); ``reasoning_effort`` when set (same reference); ``enable_thinking``
+    when set as ``chat_template_kwargs: {"enable_thinking": ...}``, the extra parameter vLLM's and SGLang's
+    OpenAI-compatible servers pass to the model's chat template (vLLM docs, "OpenAI-Compatible Server", extra
+    parameters; Qwen3's template reads ``enable_thinking``). Without these settings the body is what it always
+    was: ``model``, ``messages``, ``temperature``, ``max_tokens``.
     """
+    prompt = escape_surrogates(request.prompt)  # a judge prompt quoting a reply: show a lone surrogate escaped
+    content: str | list[dict[str, Any]] = prompt
+    if request.image is not None:
+        data_url = f"data:{request.image_mime};base64," + base64.b64encode(request.image).decode("ascii")
+        content = [
+            {"type": "image_url", "image_url": {"url": data_url}},
+            {"type": "text", "text": prompt},
+        ]
+    params = request.params
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": content}],
+        "temperature": params.temperature,
+        params.token_field: params.max_tokens,
+    }
+    if params.reasoning_effort is not None:
+        body["reasoning_effort"] = params.reasoning_effort
+    if params.enable_thinking is not None:
+        body["chat_template_kwargs"] = {"enable_thinking": params.enable_thinking}
+    return body
 
-    def __init__(
-        self,
-        *,
-        spec: str,
-        model: str,
-        base_url: str | Sequence[str],
-        api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 8,
-        max_retries: int = 5,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 60.0,
-        timeout_s: float = 120.0,
-        seed: int = 0,
-        attempt_floor_s: float = 2.0,
-        request_deadline_s: float = 900.0,
-    ) -> None:
-        """Configure the backend (no I/O happens here).
 
-        Args:
-            spec: the model spec string, recorded with responses.
-            model: model name sent in the request body.
-            base_url: server URL up to and including the API prefix, e.g. ``http://127.0.0.1:8000/v1``, or several
-                (one per endpoint, in the order written).
-            api_key_env: environment variable holding the API key; unset or empty sends no Authorization header.
-            concurrency: maximum attempts in flight over all endpoints; also each endpoint's connection limit.
-            max_retries: retries after the first attempt (0 = a single attempt).
-            backoff_base_s: first backoff wait in seconds; doubles per retry, times a jitter factor in [0.5, 1).
-            backoff_max_s: cap of one wait in seconds (also caps a server's Retry-After).
-            timeout_s: connect and socket-read timeout of one attempt in seconds (per socket operation).
-            seed: seed of the jitter generator.
-            attempt_floor_s: the shortest adaptive attempt limit in seconds (``vqaudit.backends.deadlines``).
-            request_deadline_s: wall-clock seconds within which all attempts of one request and the waits
-                between them end; the request then fails (recorded, asked again by ``--retry-errors``).
-        """
-        self.spec = spec
-        self.model = model
-        urls = [base_url] if isinstance(base_url, str) else list(base_url)
-        self.endpoints = [Endpoint(url) for url in urls]
-        self.url = self.endpoints[0].url
-        self.api_key_env = api_key_env
-        self.concurrency = concurrency
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
-        self.timeout_s = timeout_s
-        self.request_deadline_s = request_deadline_s
-        self._limits_s = AttemptLimits(attempt_floor_s)
-        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
-        self._api_key = os.environ.get(api_key_env) or None
-        self._rng = random.Random(seed)
-        self._turn = 0
+def _choice(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``choices[0]`` and its ``message``.
 
-    def __repr__(self) -> str:
-        return f"OpenAIBackend(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
+    Raises:
+        MalformedBody: either is missing or not an object.
+    """
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        raise MalformedBody("no choices[0].message.content") from None
+    if not isinstance(message, dict) or not isinstance(choice, dict):
+        raise MalformedBody("choices[0].message is not an object")
+    return choice, message
 
-    @property
-    def identity(self) -> str:
-        """The spec (model name and URLs as written): what the cache keys replies by."""
-        return self.spec
 
-    @property
-    def endpoints_out(self) -> dict[str, str]:
-        """The endpoints taken out of rotation: base URL -> the error that took it out (key masked)."""
-        return {e.base_url: e.error for e in self.endpoints if e.error is not None}
+class OpenAIBackend(HttpBackend):
+    """Calls one or more OpenAI-compatible ``/chat/completions`` endpoints of one model (the HTTP template's hooks)."""
 
-    def _session(self, endpoint: Endpoint) -> aiohttp.ClientSession:
-        """The endpoint's session, created on first use (inside the event loop)."""
-        if endpoint.session is None or endpoint.session.closed:
-            endpoint.session = open_session(self._api_key, self.concurrency, self.timeout_s)
-            endpoint.proxy = env_proxy(endpoint.url)
-        return endpoint.session
+    kind: ClassVar[str] = "openai"
 
-    def _pick(self, avoid: Endpoint | None = None) -> Endpoint:
-        """The endpoint in rotation with the fewest attempts in flight (ties: the next in turn).
+    def path(self) -> str:
+        """``/chat/completions`` after the base URL (which ends with the API prefix, e.g. ``/v1``)."""
+        return "/chat/completions"
 
-        ``avoid`` (the endpoint a request's last attempt failed on) is taken only when no other is in rotation.
-        """
-        endpoints = self.endpoints
-        n = len(endpoints)
-        if n == 1:
-            return endpoints[0]
-        self._turn = (self._turn + 1) % n
-        best: Endpoint | None = None
-        for i in range(n):
-            candidate = endpoints[(self._turn + i) % n]
-            if candidate.error is None and candidate is not avoid and (
-                    best is None or candidate.in_flight < best.in_flight):
-                best = candidate
-        if best is None:
-            return avoid if avoid is not None and avoid.error is None else endpoints[0]
-        return best
-
-    def _in_rotation(self) -> int:
-        return sum(1 for e in self.endpoints if e.error is None)
-
-    def _failed(self, endpoint: Endpoint, error: str) -> bool:
-        """Count a connection-type failure of ``endpoint``; True if it was taken out of rotation by it."""
-        endpoint.failures += 1
-        if endpoint.failures >= DEAD_AFTER and endpoint.error is None and self._in_rotation() > 1:
-            endpoint.error = f"taken out of rotation after {endpoint.failures} failures in a row: {error}"
-            return True
-        return False
-
-    def _scrub(self, message: str) -> str:
-        return mask_secret(message, self._api_key)
-
-    def _slot(self) -> asyncio.Semaphore:
-        """The semaphore of attempts in flight (``concurrency`` slots), one per event loop.
-
-        In a new event loop (the backend used again after ``asyncio.run`` returned) the sessions of the old loop
-        are dropped too: an aiohttp session works only in the loop it was made in.
-        """
-        loop = asyncio.get_running_loop()
-        if self._slots is None or self._slots[0] is not loop:
-            if self._slots is not None:
-                for endpoint in self.endpoints:
-                    endpoint.session = None
-            self._slots = (loop, asyncio.Semaphore(max(self.concurrency, 1)))
-        return self._slots[1]
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        """``Authorization: Bearer KEY`` (no header without a key: a local server wants none)."""
+        return {} if api_key is None else {"Authorization": f"Bearer {api_key}"}
 
     def body(self, request: Request) -> dict[str, Any]:
-        """The JSON body of the call for ``request``: :func:`vqaudit.backends.openai_http.chat_body` of the model."""
+        """The JSON body of the call for ``request``: :func:`chat_body` of the model."""
         return chat_body(self.model, request)
 
-    def _wait_s(self, attempt: int, retry_after: float | None) -> float:
-        wait = min(self.backoff_max_s, self.backoff_base_s * 2.0**attempt) * (0.5 + 0.5 * self._rng.random())
-        if retry_after is not None:
-            wait = max(wait, min(retry_after, self.backoff_max_s))
-        return wait
+    def read_content(self, data: dict[str, Any]) -> str | None:
+        """``choices[0].message.content`` exactly as sent; None when null or absent.
 
-    async def _post(self, endpoint: Endpoint, content: bytes) -> Reply:
-        endpoint.in_flight += 1
-        try:
-            # no redirects (as before): a 3xx is a non-retryable error, and the key never follows one elsewhere
-            async with self._session(endpoint).post(endpoint.url, data=content, allow_redirects=False,
-                                                    proxy=endpoint.proxy) as response:
-                return await read_capped(response)
-        finally:
-            endpoint.in_flight -= 1
-
-    def _attempt_limit_s(self, attempt: int, left_s: float) -> float:
-        """Seconds attempt ``attempt`` may run in all: the adaptive limit, within the request's deadline."""
-        return min(self._limits_s.limit_s(attempt), left_s)
-
-    async def complete(self, request: Request) -> Completion:
-        """Ask one request; retry transient failures (on the least-loaded endpoint in rotation each time).
-
-        Returns:
-            The reply (:func:`~vqaudit.backends.openai_http.extract_completion`): ``choices[0].message.content``
-            exactly as returned (None for a reasoning model cut off while thinking), the reasoning, the finish
-            reason and the token usage.
+        A string, or a nonempty list of ``text`` parts joined.
 
         Raises:
-            BackendCallError: after ``max_retries`` retries of transient failures, or at once on a non-retryable
-                4xx (``fatal`` for 401, 403, 404 from the last endpoint in rotation). The message never contains
-                the API key.
+            MalformedBody: no ``choices[0].message`` object, or a content that is neither text nor null.
         """
-        content = encode_utf8(json.dumps(self.body(request), ensure_ascii=False))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.request_deadline_s
-        last = ""
-        failed_on: Endpoint | None = None
-        for attempt in range(self.max_retries + 1):
-            retry_after: float | None = None
-            async with self._slot():  # an attempt holds a slot; the backoff wait below does not
-                endpoint = failed_on = self._pick(failed_on)
-                started = loop.time()
-                down: str | None = None
-                try:
-                    reply = await within(self._post(endpoint, content),
-                                         partial(self._attempt_limit_s, attempt, deadline - started))
-                except AttemptTimeout as exc:
-                    last = down = str(exc)
-                except TimeoutError:  # aiohttp's socket connect/read timeouts
-                    last = down = f"timeout after {self.timeout_s:g} s"
-                except aiohttp.ClientError as exc:
-                    last = down = self._scrub(f"connection error: {type(exc).__name__}: {exc}")
-                else:
-                    status = reply.status
-                    if 200 <= status < 300:
-                        if reply.truncated:
-                            raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); "
-                                                   "a reply of 100,000 tokens is smaller")
-                        try:
-                            completion = extract_completion(reply.body)
-                        except MalformedBody as exc:
-                            last = f"malformed response body (HTTP {status}): {exc}"
-                        else:
-                            self._limits_s.record(loop.time() - started)
-                            endpoint.failures = 0
-                            return completion
-                    else:
-                        last = f"HTTP {status} from {endpoint.url}: {error_snippet(reply.body, self._api_key)}"
-                        if status == 401 and self._api_key is None:
-                            last += f" (no API key sent: environment variable {self.api_key_env} is unset)"
-                        if status in FATAL_STATUS and (endpoint.error is not None or self._in_rotation() > 1):
-                            # this server is misconfigured, not the model: out at once (if an attempt in flight
-                            # at the same time has not taken it out already), and the request retried elsewhere
-                            if endpoint.error is None:
-                                endpoint.error = f"taken out of rotation: {self._scrub(last)}"
-                        elif status not in RETRYABLE_STATUS and status < 500:
-                            raise BackendCallError(self._scrub(last), fatal=status in FATAL_STATUS)
-                        retry_after = retry_after_s(reply.headers)
-                if down is not None:
-                    self._failed(endpoint, last)
-            if attempt < self.max_retries:
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise BackendCallError(self._scrub(f"no reply within the request deadline of "
-                                                       f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
-                                                       f"last: {last})"))
-                await asyncio.sleep(min(self._wait_s(attempt, retry_after), left))
-        raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
+        content = _choice(data)[1].get("content")
+        if content is None or isinstance(content, str):
+            return content
+        if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text"
+                                                         for p in content):
+            texts = [p.get("text") for p in content]
+            if all(isinstance(t, str) for t in texts):
+                return join_texts([t for t in texts if isinstance(t, str)])  # parts may split a pair
+        raise MalformedBody(f"choices[0].message.content is {type(content).__name__}, not text")
 
-    async def aclose(self) -> None:
-        """Close the sessions (and their connections)."""
-        self._slots = None
-        for endpoint in self.endpoints:
-            session, endpoint.session = endpoint.session, None
-            if session is not None:
-                await session.close()
+    def read_reasoning(self, data: dict[str, Any]) -> str | None:
+        """``reasoning_content`` or else ``reasoning`` of ``choices[0].message``: the first nonempty string, or None.
 
+        ``reasoning_content``: vLLM and SGLang reasoning parsers, DeepSeek's API; ``reasoning``: newer vLLM,
+        OpenRouter.
+        """
+        message = _choice(data)[1]
+        for field in ("reasoning_content", "reasoning"):
+            value = message.get(field)
+            if isinstance(value, str) and value:
+                return value
+        return None
 
-_SPEC = re.compile(r"^(?P<model>.+)@(?P<urls>https?://[^,\s]+(?:,https?://[^,\s]+)*)$")
+    def read_finish_reason(self, data: dict[str, Any]) -> object:
+        """``choices[0].finish_reason`` as sent (``length`` already names a stop at the token budget)."""
+        return _choice(data)[0].get("finish_reason")
+
+    def read_usage(self, data: dict[str, Any]) -> dict[str, int] | None:
+        """``usage.prompt_tokens``, ``usage.completion_tokens`` (thinking included) and ``reasoning_tokens``.
+
+        ``reasoning_tokens`` from ``usage.completion_tokens_details.reasoning_tokens`` (OpenAI) or else
+        ``usage.reasoning_tokens``.
+        """
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            return None
+        details = usage.get("completion_tokens_details")
+        reasoning = count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+        counts = {
+            "prompt_tokens": count(usage.get("prompt_tokens")),
+            "completion_tokens": count(usage.get("completion_tokens")),
+            "reasoning_tokens": reasoning if reasoning is not None else count(usage.get("reasoning_tokens")),
+        }
+        kept = {k: v for k, v in counts.items() if v is not None}
+        return kept or None
 
 
 def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
     """Build ``openai:MODEL@URL`` or ``openai:MODEL@URL1,URL2,...`` (the backend table's loader).
 
-    Reads ``api_key_env``, ``concurrency``, ``max_retries``, ``backoff_base_s``, ``backoff_max_s``,
-    ``timeout_s``, ``attempt_floor_s`` and ``request_deadline_s`` from ``options``; it takes no ``--model-arg``
-    of its own (the generation keys, ``max_tokens=N`` and the like, are taken by ``load_backend`` into every
-    request's parameters before this sees the args).
-
     Raises:
-        VqauditError: the target is not ``MODEL@URL[,URL...]`` with http(s) URLs (the message lists the valid
-            forms), a URL is listed twice, or a ``--model-arg`` was given.
+        VqauditError: as :func:`vqaudit.backends.http_base.load_http`.
     """
-    from vqaudit.backends.registry import bad_spec
-
-    match = _SPEC.match(target)
-    if match is None:
-        raise bad_spec(spec, "expected openai:MODEL@URL (or MODEL@URL1,URL2,...) with http:// or https:// URLs")
-    urls = match["urls"].split(",")
-    twice = sorted({url for url in urls if urls.count(url) > 1})
-    if twice:
-        raise bad_spec(spec, f"endpoint {twice[0]} is listed twice")
-    options.refuse_unknown_args(spec, ())
-    return OpenAIBackend(spec=spec, model=match["model"], base_url=urls, api_key_env=options.api_key_env,
-                         concurrency=options.concurrency, max_retries=options.max_retries,
-                         backoff_base_s=options.backoff_base_s, backoff_max_s=options.backoff_max_s,
-                         timeout_s=options.timeout_s, attempt_floor_s=options.attempt_floor_s,
-                         request_deadline_s=options.request_deadline_s)
+    return load_http(OpenAIBackend, spec, target, options)

@@ -9,6 +9,8 @@ shown to a user who typed a bad one, and two properties the stages consult inste
 - ``by_id``: the backend's reply depends on more than the request's inputs (``replay:`` answers by request id,
   the reference policies by the view's obligation), so requests with identical inputs are never merged into one
   call;
+- ``key_env`` and ``endpoints``: the environment variables an HTTP backend reads its API key from, and whether its
+  spec may name several servers (``--endpoint`` checks this, not the kind's name);
 - ``generation``: the generation keys (:data:`~vqaudit.backends.base.GENERATION_KEYS`: ``max_tokens``,
   ``reasoning_effort``, ``enable_thinking``, ...) the kind takes as ``--model-arg``/``--judge-arg``; they become
   fields of every request's :class:`~vqaudit.schema.GenerationParams` (:meth:`ModelOptions.generation`), and
@@ -18,7 +20,8 @@ A backend module exposes ``load(spec: str, target: str, options: ModelOptions) -
 expensive (weights read into memory, an engine started), ``check(spec, target, options) -> None``, which refuses
 what ``load`` would refuse for the spec and its options without loading anything (:func:`check_backend`; ``eval``
 checks every spec before it builds). Adding a backend is one module plus one :class:`BackendKind` row in
-:data:`BACKENDS` (or :func:`register_backend` from a plugin).
+:data:`BACKENDS` (or :func:`register_backend` from a plugin); an HTTP provider's module is a subclass of
+:class:`vqaudit.backends.http_base.HttpBackend` with its hooks (URL path, headers, body, reply readers).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -50,6 +53,10 @@ class BackendKind:
             for any source.
         generation: the generation keys it takes (a subset of
             :data:`~vqaudit.backends.base.GENERATION_KEYS`); () for a backend whose replies no setting changes.
+        key_env: the environment variables its API key is read from, the first set one wins (what
+            ``--api-key-env`` replaces); () for a backend with no key.
+        endpoints: its spec may name several servers of one model (``KIND:MODEL@URL1,URL2``; ``--endpoint URL``
+            appends one).
     """
 
     name: str
@@ -60,12 +67,16 @@ class BackendKind:
     by_id: bool = False
     sources: tuple[str, ...] | None = None
     generation: tuple[str, ...] = ()
+    key_env: tuple[str, ...] = ()
+    endpoints: bool = False
 
 
 SERVER_GENERATION = ("max_tokens", "max_completion_tokens", "reasoning_effort", "enable_thinking")
 """What an OpenAI-compatible server takes: both token fields, ``reasoning_effort``, the template switch."""
 LOCAL_GENERATION = ("max_tokens", "max_new_tokens", "enable_thinking")
 """What an in-process model (transformers, vLLM) takes: the token budget (either spelling), the template switch."""
+BUDGET_GENERATION = ("max_tokens", "thinking_budget")
+"""What a provider API with a thinking budget takes (Anthropic Messages, Gemini generateContent)."""
 
 BACKENDS: dict[str, BackendKind] = {
     row.name: row
@@ -75,7 +86,14 @@ BACKENDS: dict[str, BackendKind] = {
                     by_id=True),
         BackendKind("openai", "vqaudit.backends.openai",
                     ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",),
-                    generation=SERVER_GENERATION),
+                    generation=SERVER_GENERATION, key_env=("OPENAI_API_KEY",), endpoints=True),
+        BackendKind("anthropic", "vqaudit.backends.anthropic",
+                    ("anthropic:MODEL@URL (e.g. anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1)",),
+                    generation=BUDGET_GENERATION, key_env=("ANTHROPIC_API_KEY",), endpoints=True),
+        BackendKind("gemini", "vqaudit.backends.gemini",
+                    ("gemini:MODEL@URL (e.g. gemini:gemini-2.5-flash@https://generativelanguage.googleapis.com/"
+                     "v1beta)",),
+                    generation=BUDGET_GENERATION, key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), endpoints=True),
         BackendKind("replay", "vqaudit.backends.replay",
                     ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
         BackendKind("baseline", "vqaudit.backends.baseline",
@@ -196,6 +214,26 @@ def loaded_generation(backend: Backend, base: GenerationParams) -> GenerationPar
     return options.generation(base) if options is not None else base
 
 
+def check_request_ids(spec: str, ids: Collection[str], what: str) -> None:
+    """Let the backend of ``spec`` refuse requests it holds for ids outside ``ids`` (before anything is asked).
+
+    A backend module with a ``check_request_ids(spec, target, ids, what)`` function (``replay:``: a saved reply
+    for a view the benchmark lacks was meant for another benchmark) is asked; any other backend answers any id.
+
+    Args:
+        spec: ``KIND:TARGET``.
+        ids: every request id the stage may ask (a run: every view id of the benchmark, whatever the shard).
+        what: what the ids belong to, as the user knows it (e.g. the benchmark folder), named in the refusal.
+
+    Raises:
+        VqauditError: a malformed or unknown spec, or the module's refusal (one line naming the file, the row
+            and the unknown id).
+    """
+    check = getattr(_module(spec), "check_request_ids", None)
+    if check is not None:
+        cast(Callable[[str, str, Collection[str], str], None], check)(spec, spec.partition(":")[2], ids, what)
+
+
 def check_backend(spec: str, options: ModelOptions | None = None) -> None:
     """Refuse a spec (and its options) that :func:`load_backend` would refuse, without loading heavy models.
 
@@ -251,5 +289,6 @@ def require_free_text_model(spec: str, role: str) -> None:
     """
     row = BACKENDS.get(spec.partition(":")[0])  # unknown kinds fail where the backend is loaded
     if row is not None and not row.free_text:
+        forms = ", ".join(r.forms[0].split(" ")[0] for r in BACKENDS.values() if r.free_text and r.sources is None)
         raise VqauditError(f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
-                           "free text, so it cannot play this role; use openai:MODEL@URL or replay:FILE")
+                           f"free text, so it cannot play this role; use a free-text backend ({forms})")

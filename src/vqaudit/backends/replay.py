@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,15 @@ class ReplayBackend:
 
     ``sha256``: SHA-256 (hex) of the file's bytes, part of :attr:`identity`. ``completions``: the rows that carry
     more than their text (reasoning, finish reason, usage), as the :class:`Completion` replayed for them.
+    ``path`` and ``rows`` (view id -> its 1-based line) name where a reply came from in the errors about it.
     """
 
     spec: str
     replies: Mapping[str, str | None]
     sha256: str
     completions: Mapping[str, Completion] = field(default_factory=dict)
+    path: Path | None = None
+    rows: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def identity(self) -> str:
@@ -48,17 +51,21 @@ class ReplayBackend:
         (an object of token counts, each an integer from 0 to 2**53 - 1; ``prompt_tokens``,
         ``completion_tokens`` and ``reasoning_tokens`` are kept). Such a row replays as a :class:`Completion`.
         A null ``text`` beside ``reasoning`` is a reply cut off while thinking (scored "reasoning not
-        finished"); a null ``text`` without reasoning is a recorded error and makes that view fail. Other keys
-        are ignored, so a JSONL of exported Response records replays as is.
+        finished"); a null ``text`` without reasoning is a recorded error (an exported Response record of a
+        failed call) and makes that view fail, naming the file and row. A line without ``text`` at all is
+        refused unless it has ``reasoning`` (a cut reply may leave the text out). Other keys are ignored, so a
+        JSONL of exported Response records replays as is.
 
         Raises:
-            VqauditError: the file is missing, a line is not a JSON object, a field has the wrong type, or a
-                view id appears twice; the message names the file, the 1-based row and the field.
+            VqauditError: the file is missing, a line is not a JSON object, a field has the wrong type, a line
+                has no ``text`` and no ``reasoning``, or a view id appears twice; the message names the file,
+                the 1-based row and the field.
         """
         if not path.is_file():
             raise VqauditError(f"{path}: replay file not found")
         replies: dict[str, str | None] = {}
         completions: dict[str, Completion] = {}
+        rows: dict[str, int] = {}
         data = path.read_bytes()  # one read: the replies and the hash come from the same bytes
         with io.BytesIO(data) as handle:
             for row, raw_line in enumerate(handle, start=1):
@@ -77,13 +84,32 @@ class ReplayBackend:
                     raise VqauditError(f"{path}: row {row}, field 'view_id': expected a string")
                 if text is not None and not isinstance(text, str):
                     raise VqauditError(f"{path}: row {row}, field 'text': expected a string or null")
+                if "text" not in record and record.get("reasoning") is None:
+                    raise VqauditError(f"{path}: row {row}, field 'text': missing (the reply, or null with "
+                                       "'reasoning' for a reply cut off while thinking)")
                 if view_id in replies:
                     raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
                 replies[view_id] = text
+                rows[view_id] = row
                 more = _completion(record, text, f"{path}: row {row}")
                 if more is not None:
                     completions[view_id] = more
-        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest(), completions=completions)
+        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest(), completions=completions,
+                   path=path, rows=rows)
+
+    def refuse_unknown_ids(self, ids: Collection[str], what: str) -> None:
+        """Refuse a file with a row for an id outside ``ids`` (a reply meant for another benchmark).
+
+        Raises:
+            VqauditError: one line naming the file, the first such row and its view id.
+        """
+        known = ids if isinstance(ids, (set, frozenset)) else set(ids)
+        unknown = [view_id for view_id in self.replies if view_id not in known]
+        if unknown:
+            first = min(unknown, key=lambda v: self.rows.get(v, 0))
+            more = f" ({len(unknown) - 1} more rows name unknown views)" if len(unknown) > 1 else ""
+            raise VqauditError(f"{self.path}: row {self.rows.get(first, 0)}, field 'view_id': view {first!r} is not "
+                               f"in {what}{more}; a replay file holds replies for this benchmark's views only")
 
     async def complete(self, request: Request) -> str | Completion:
         """Return the saved reply of ``request.request_id`` (a Completion for a row with reasoning or usage).
@@ -99,7 +125,8 @@ class ReplayBackend:
             return more
         text = self.replies[view_id]
         if text is None:
-            raise BackendCallError(f"replay file records no reply text for view {view_id!r}")
+            raise BackendCallError(f"{self.path}: row {self.rows.get(view_id, 0)}: the replay file records no reply "
+                                   f"text for view {view_id!r}")
         return text
 
     async def aclose(self) -> None:
@@ -147,3 +174,16 @@ def load(spec: str, target: str, options: ModelOptions) -> ReplayBackend:
     """
     options.refuse_unknown_args(spec, ())
     return ReplayBackend.from_file(spec, Path(target))
+
+
+def check_request_ids(spec: str, target: str, ids: Collection[str], what: str) -> None:
+    """Refuse ``replay:FILE`` when a row names a view outside ``ids`` (the registry's ``check_request_ids`` hook).
+
+    ``import-predictions`` refuses rows for views the benchmark lacks in the same way: a saved reply for a view
+    that is not there was meant for another benchmark, and the replies that do match may be shifted too.
+
+    Raises:
+        VqauditError: the file cannot be read (:meth:`ReplayBackend.from_file`), or one line naming the file, the
+            row and the unknown view id.
+    """
+    ReplayBackend.from_file(spec, Path(target)).refuse_unknown_ids(ids, what)

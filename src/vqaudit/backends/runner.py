@@ -28,7 +28,7 @@ from vqaudit.schema import Response
 T = TypeVar("T")
 
 WORKERS_PER_SLOT = 4
-"""Calls in progress per concurrency slot (issue 18). A backend bounds its own attempts in flight (the ``openai``
+"""Calls in progress per concurrency slot. A backend bounds its own attempts in flight (an HTTP
 backend: ``concurrency``); the extra workers are what lets a call waiting out a retry backoff leave its slot to
 another call instead of holding it. Until a call has succeeded, at most ``give_up`` calls are started, so an
 unreachable model still gets exactly the first ``give_up`` calls."""
@@ -97,7 +97,7 @@ async def ask_all(items: Sequence[T], ask: Callable[[T], Awaitable[Response]],
     """Ask every item with ``concurrency`` slots; hand each response over as it arrives.
 
     Worker tasks (``WORKERS_PER_SLOT * concurrency``) pull items from one shared iterator, so memory stays
-    bounded however many items there are; the backend bounds its attempts in flight (the ``openai`` backend at
+    bounded however many items there are; the backend bounds its attempts in flight (an HTTP backend at
     ``concurrency``), so calls waiting out a retry backoff do not hold the slots.
     When the first ``give_up`` responses all carry an error (none succeeded), the model is taken to be
     unreachable: ``unreachable(n_done, last_response)`` is raised and the remaining items are not asked.

@@ -17,6 +17,7 @@ from vqaudit.cli.options import (
     Workers,
     console,
     executor,
+    warning,
 )
 from vqaudit.errors import VqauditError
 from vqaudit.progress import step
@@ -147,11 +148,30 @@ def build_upd_cmd(
     setting: Annotated[str, typer.Option(help="base, option, instruction, original, a comma list, or all.")] = "all",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the IASD/IVQD pairings; same seed, same bytes.")] = 0,
     max_items: Annotated[int | None, typer.Option(min=1, help="Use only the first N input rows.")] = None,
+    drop_image_agnostic: Annotated[list[Path] | None, typer.Option(
+        help="A scored blind run (`vqaudit run --blind`) on a build of the same input; repeat for several. The "
+             "items they answer correctly are dropped (seed 001 App. 0.B.1); the hand check after is yours.")]
+    = None,
+    drop_k: Annotated[int | None, typer.Option(min=1, help="Drop an item when at least K of the blind runs answer "
+                                                           "it correctly (default: all of them).")] = None,
 ) -> None:
     """Build an MM-UPD benchmark (AAD / IASD / IVQD, circular rotations) from an MMBench-layout TSV."""
+    if drop_image_agnostic:
+        from vqaudit.scored_state import check_scored
+        from vqaudit.store import RunFolder
+
+        for run_dir in drop_image_agnostic:  # outcomes read only while they match the run's replies
+            folder = RunFolder(run_dir)
+            if folder.info.is_file() and folder.outcomes.is_file() and (note := check_scored(run_dir)):
+                warning(note)
     manifest = build_source("upd", out, {"tsv": tsv, "images": images, "release": release or None,
                                          "variant": variant, "setting": setting, "seed": seed,
-                                         "max_items": max_items})
+                                         "max_items": max_items, "drop_image_agnostic": drop_image_agnostic or None,
+                                         "drop_k": drop_k})
+    if "image_agnostic" in manifest:
+        dropped = manifest["image_agnostic"]
+        typer.echo(f"{dropped['n_dropped']} image-agnostic items dropped ({dropped['rule']}); the hand check the "
+                   "paper did next is yours (manifest.json image_agnostic)")
     if manifest.get("n_rows_merged") and not manifest.get("release"):
         typer.echo(f"{manifest['n_rows_merged']} circular-copy rows merged into {manifest['n_items_loaded']} items")
     for config, n in manifest.get("counts", {}).items():

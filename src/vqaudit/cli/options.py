@@ -94,7 +94,8 @@ class PlainHelpGroup(TyperGroup):
 
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key (openai backend).")]
+ApiKeyEnv = Annotated[str | None, typer.Option(help="Environment variable holding the API key of an HTTP backend "
+                                                    "(default: the backend's own variable; docs/backends.md).")]
 ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend option KEY=VALUE for the model "
                                                                        "(repeatable), e.g. device=cpu, or a "
                                                                        "generation setting: max_tokens=4096, "
@@ -103,9 +104,9 @@ JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend
                                                                        "(repeatable), e.g. max_tokens=1024.")]
 Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds one call attempt may take.")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
-EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of an openai:MODEL@URL "
-                                                                        "model (repeatable): the spec becomes "
-                                                                        "openai:MODEL@URL,URL2,...")]
+EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of a KIND:MODEL@URL model "
+                                                                        "whose backend takes several (repeatable): "
+                                                                        "the spec becomes KIND:MODEL@URL,URL2,...")]
 Draws = Annotated[int, typer.Option(min=1, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000).")]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
@@ -127,6 +128,13 @@ ReasoningFormatOpt = Annotated[ReasoningFormatName, typer.Option(
     "--reasoning-format", help="Reasoning spans split off before scoring: auto (every known format), none (for "
                                "answers that legitimately hold the tags), or one of think, thinking, reasoning, "
                                "kimi, thought; the thinking is never scored.")]
+
+
+class MathVistaRead(StrEnum):
+    """``vqaudit audit --benchmark mathvista --read``: the field of MathVista's output read."""
+
+    response = "response"
+    extraction = "extraction"
 
 
 class ExecutorName(StrEnum):
@@ -151,7 +159,7 @@ def out_folder(text: str) -> Path:
     """The ``--out`` folder of ``audit``, ``perturb`` and ``audit-summary``, as a path; refuse an empty name.
 
     ``Path("")`` is the current folder, so ``--out ''`` (an unset shell variable, say) wrote the report among the
-    user's own files (new-user trial 3). Empty and whitespace-only names are refused.
+    user's own files (seen by a new user). Empty and whitespace-only names are refused.
 
     Raises:
         typer.BadParameter: ``text`` is empty or only whitespace (the CLI prints one line, exit 2).
@@ -274,7 +282,7 @@ MetricName = _names_enum("MetricName", _metric_names())
 """``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 
 
-def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, timeout: float = 120.0,
+def model_options(*, api_key_env: str | None = None, concurrency: int = 8, timeout: float = 120.0,
                   max_retries: int = 5, args: list[str] | None = None,
                   args_option: str = "--model-arg") -> ModelOptions:
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
@@ -293,26 +301,35 @@ def model_options(*, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, 
 
 
 def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
-    """``spec`` with the ``--endpoint`` URLs appended (``openai:M@URL`` + ``--endpoint URL2``: ``openai:M@URL,URL2``).
+    """``spec`` with the ``--endpoint`` URLs appended (``KIND:M@URL`` + ``--endpoint URL2``: ``KIND:M@URL,URL2``).
 
     The result is the spec as written for the cache key and ``run.json`` (so resume with the same list).
 
     Raises:
-        VqauditError: ``--endpoint`` with a spec that is not ``openai:``, or a URL with a comma or whitespace.
+        VqauditError: ``--endpoint`` with a spec whose backend table row does not take several endpoints (or a
+            malformed spec), or a URL with a comma or whitespace.
     """
     if not endpoints:
         return spec
-    if not spec.startswith("openai:"):
-        raise VqauditError(f"--endpoint: only an openai:MODEL@URL model has endpoints, not {spec!r}")
+    from vqaudit.backends import BACKENDS, backend_kind
+
+    if not backend_kind(spec).endpoints:
+        several = ", ".join(f"{r.name}:" for r in BACKENDS.values() if r.endpoints)
+        raise VqauditError(f"--endpoint: the model {spec!r} has one endpoint; only a KIND:MODEL@URL model of a "
+                           f"backend that takes several has more ({several})")
     for url in endpoints:
         if not url or "," in url or any(c.isspace() for c in url):
             raise VqauditError(f"--endpoint {url!r}: expected one http:// or https:// URL")
     return ",".join([spec, *endpoints])
 
 
-def check_key_env(name: str) -> None:
-    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key."""
-    if name != "OPENAI_API_KEY" and not os.environ.get(name):
+def check_key_env(name: str | None) -> None:
+    """An explicitly named API-key variable that is unset is a mistake, not a request to send no key.
+
+    None (no ``--api-key-env``) reads the backend's own variables, which may be unset (a local server wants no
+    key).
+    """
+    if name is not None and not os.environ.get(name):
         raise VqauditError(f"--api-key-env {name}: that environment variable is not set")
 
 

@@ -50,19 +50,25 @@ def verify(
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
+    rebuild: Annotated[bool, typer.Option(help="Also rebuild the benchmark from its manifest's source, seed and "
+                                               "options into a temporary folder and compare every file's bytes.")]
+    = False,
 ) -> None:
-    """Re-check every image hash, witness certificate, proof and scene label; exit 1 listing every fault."""
+    """Re-derive every view (gold, images, labels) from what the benchmark declares; exit 1 listing every fault."""
     from vqaudit.executors import using
-    from vqaudit.verify import count_checked, verify_benchmark
+    from vqaudit.verify import count_checked, rebuild_problems, verify_benchmark
 
     with using(executor(executor_name, ray_address)):
         faults = verify_benchmark(bench, workers=workers)
+        if rebuild:
+            faults += rebuild_problems(bench, workers=workers)
     if faults:
         for view_id, problem in faults:
             typer.echo(f"FAIL {view_id}: {problem}")
         raise typer.Exit(1)
     counts = ", ".join(f"{n} {what}" for what, n in count_checked(bench).items())
-    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}")
+    rebuilt = "; a rebuild from its manifest is byte-identical" if rebuild else ""
+    typer.echo(f"{bench}: every image matches views.jsonl; verified {counts}{rebuilt}")
 
 
 def run(
@@ -71,7 +77,7 @@ def run(
     out: Annotated[Path, typer.Option(help="Run folder (rerunning into it resumes).")],
     concurrency: Concurrency = 8,
     retry_errors: Annotated[bool, typer.Option(help="Ask again views whose recorded reply is an error.")] = False,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
@@ -82,11 +88,14 @@ def run(
                                                    "machines; join the N run folders with `vqaudit merge`.")]
     = None,
     endpoint: EndpointOpt = None,
+    blind: Annotated[bool, typer.Option(help="Ask every view with its prompt alone, no image (a text-only request): "
+                                             "what a blind run answers right needs no image (`vqaudit build upd "
+                                             "--drop-image-agnostic`).")] = False,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
-    ``openai:MODEL@URL1,URL2,...`` spreads the calls over several servers of one model (least-loaded first; a
-    server that keeps failing is taken out of rotation and named in run.json).
+    ``KIND:MODEL@URL1,URL2,...`` (an HTTP backend, or ``--endpoint URL``) spreads the calls over several servers
+    of one model (least-loaded first; a server that keeps failing is taken out of rotation and named in run.json).
     """
     from vqaudit.run import run_benchmark
     from vqaudit.store import parse_shard
@@ -97,8 +106,8 @@ def run(
     model = with_endpoints(model, endpoint)
     summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
                             options=options, executor=on, replicas=ray_replicas,
-                            shard=parse_shard(shard) if shard is not None else None)
-    which = f" of shard {shard}" if shard is not None else ""
+                            shard=parse_shard(shard) if shard is not None else None, blind=blind)
+    which = (f" of shard {shard}" if shard is not None else "") + (" (blind: no images sent)" if blind else "")
     console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
                   f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
                   f"error; run folder {out}")
@@ -139,12 +148,15 @@ def score(
     judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
     = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     bench: Annotated[Path | None, typer.Option(help="The run's benchmark folder, if it is not where run.json "
                                                     "says (checked by its manifest hash).")] = None,
     draws: Draws = 10_000,
     bootstrap_seed: BootSeed = 0,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    labels: Annotated[Path | None, typer.Option(help="Human verdicts per UPD view (CSV/TSV/JSONL: view_id, label "
+                                                     "correct/incorrect): the judge's agreement and Cohen's kappa "
+                                                     "with them (seed 001 Fig. E), in metrics.json.")] = None,
 ) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
@@ -152,8 +164,13 @@ def score(
     options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
                             args_option="--judge-arg")
     metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
-                        seed=bootstrap_seed, reasoning_format=reasoning_format.value)
+                        seed=bootstrap_seed, reasoning_format=reasoning_format.value, labels=labels)
     _print_metrics(metrics)
+    if (agree := metrics.get("upd", {}).get("judge_agreement")) is not None:
+        kappa = "undefined" if agree["kappa"] is None else f"{agree['kappa']:.3f}"
+        console.print(f"judge versus human labels: {agree['n_compared']} views the judge decided, agreement "
+                      f"{100 * agree['accuracy']:.1f}%, Cohen's kappa {kappa} ({agree['n_not_judged']} labelled "
+                      "views decided without the judge, not compared)")
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
     _warn_no_reply(run_dir)
 
@@ -196,11 +213,11 @@ def report(
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
     shows them.
     """
-    from vqaudit.report.html import write_html_report  # issue 16: HTML report + sample browser beside the Markdown
-    from vqaudit.report.html_audit import is_audit_folder  # issue 16: seed 002 audit folders
+    from vqaudit.report.html import write_html_report  # HTML report + sample browser beside the Markdown
+    from vqaudit.report.html_audit import is_audit_folder  # seed 002 audit folders (docs/report.md)
 
     target = out or runs[0] / "report"
-    scored = [r for r in runs if not is_audit_folder(r)]  # issue 16: `vqaudit audit` folders go to the HTML only
+    scored = [r for r in runs if not is_audit_folder(r)]  # `vqaudit audit` folders go to the HTML only
     for label, path in write_reports(scored, target) if scored else []:
         typer.echo(f"{label}: {path}")
     typer.echo(f"HTML report: {write_html_report(runs, target)}")
@@ -296,7 +313,7 @@ def eval_cmd(
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,

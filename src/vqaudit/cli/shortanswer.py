@@ -1,4 +1,4 @@
-"""``vqaudit audit``, ``perturb`` and ``audit-summary``: the short-answer score audit (seed 002; issue 5, item 7).
+"""``vqaudit audit``, ``perturb`` and ``audit-summary``: the short-answer score audit (seed 002).
 
 Plain typer command functions; ``cli.py`` registers them, e.g. ``app.command("audit")(audit_cmd)``.
 """
@@ -17,6 +17,7 @@ from vqaudit.cli.options import (
     Concurrency,
     JoinOn,
     JudgeArg,
+    MathVistaRead,
     MaxRetries,
     MetricName,
     ModelArg,
@@ -205,8 +206,17 @@ def audit_cmd(
     model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
                                                         "`audit-summary` tables (default: the file name).")] = None,
     judge_arg: JudgeArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
+    strict: Annotated[bool, typer.Option("--strict", help="Multiple-choice audits: refuse a file with a defective "
+                                                          "row (an empty or missing gold option, a gold text that "
+                                                          "several options repeat) instead of leaving the row out "
+                                                          "of the score and listing it.")] = False,
+    read: Annotated[MathVistaRead | None, typer.Option("--read", case_sensitive=False,
+                                                       help="--benchmark mathvista: the field of MathVista's output "
+                                                            "read: response (the raw reply, default) or extraction "
+                                                            "(MathVista's own extracted answer, scored as its "
+                                                            "calculate_score.py does).")] = None,
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
@@ -220,17 +230,19 @@ def audit_cmd(
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
     # One writer per output folder, from the overwrite guard to the last rename: two audits started together
-    # into one --out both passed the guard and the later one replaced the other (new-user trial 2).
+    # into one --out both passed the guard and the later one replaced the other (seen by a new user).
     with folder_lock(target, f"vqaudit audit {predictions}", kind="audit folder"):
         _audit_locked(predictions, benchmark, target, gold, fmt.value, join_on.value, id_field, image_field,
                       model_name, metric.value if metric is not None else None, variant, judge, labels,
-                      second_judge, draws, api_key_env, judge_arg, reasoning_format.value)
+                      second_judge, draws, api_key_env, judge_arg, reasoning_format.value, strict,
+                      read.value if read is not None else None)
 
 
 def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | None, fmt: str, join_on: str,
                   id_field: str | None, image_field: str | None, model_name: str | None, metric: str | None,
                   variant: str | None, judge: str | None, labels: Path | None, second_judge: str | None,
-                  draws: int, api_key_env: str, judge_arg: list[str] | None, reasoning_format: str = "auto") -> None:
+                  draws: int, api_key_env: str | None, judge_arg: list[str] | None, reasoning_format: str = "auto",
+                  strict: bool = False, read: str | None = None) -> None:
     """The body of ``vqaudit audit`` once its output folder is locked."""
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
@@ -242,9 +254,15 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
         wrong = [name for name, value in given.items() if value is not None]
         if wrong:
             raise VqauditError(f"{wrong[0]} does not apply to a multiple-choice audit (--benchmark {benchmark})")
+        if read is not None and benchmark.lower() != "mathvista":
+            raise VqauditError(f"--read applies only to --benchmark mathvista (not --benchmark {benchmark})")
         judge_options = model_options(api_key_env=api_key_env, args=judge_arg, args_option="--judge-arg")
-        _mc_audit(predictions, benchmark.lower(), target, judge, judge_options, reasoning_format)
+        _mc_audit(predictions, benchmark.lower(), target, judge, judge_options, reasoning_format, strict, read)
         return
+    for name, value in (("--strict", strict), ("--read", read)):
+        if value:
+            raise VqauditError(f"{name} applies only to a multiple-choice audit (--benchmark mmbench, mmmu, "
+                               "mathvista or mc)")
     _refuse_other_audit(target, benchmark, predictions, model_name)
     _ready(target)
     result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
@@ -293,8 +311,12 @@ def _report_set(target: Path, write: Callable[[], Path]) -> Path:
 
 
 def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions,
-              reasoning_format: str = "auto") -> None:
-    """The multiple-choice branch of ``vqaudit audit`` (:mod:`vqaudit.shortanswer.multichoice`)."""
+              reasoning_format: str = "auto", strict: bool = False, read: str | None = None) -> None:
+    """The multiple-choice branch of ``vqaudit audit`` (:mod:`vqaudit.shortanswer.multichoice`).
+
+    Defective rows (:mod:`vqaudit.shortanswer.mc_read`) are left out and listed in the report, with one warning
+    line on stderr and exit 0; ``strict`` refuses the file at the first one (exit 2).
+    """
     from vqaudit.backends import require_free_text_model
     from vqaudit.report.multichoice import write_mc_report
     from vqaudit.shortanswer.multichoice import run_mc_audit
@@ -303,9 +325,16 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
         require_free_text_model(judge, "--judge")
     _refuse_other_mc_audit(target, benchmark, predictions)
     summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
-                                    judge_options=options, reasoning_format=reasoning_format)
+                                    judge_options=options, reasoning_format=reasoning_format, strict=strict,
+                                    read=read)
     path = _report_set(target, lambda: write_mc_report(summary, records, target))
     typer.echo(path.read_text(encoding="utf-8"))
+    defects = summary.get("defects")
+    if defects:  # exit 0 all the same: the benchmark's data is broken, not the file as a whole
+        first = defects["rows"][0]
+        typer.echo(f"warning: {defects['excluded']} of {defects['of']} rows of {predictions} excluded as defective "
+                   f"(first: row {first['row']}, field '{first['field']}': {first['reason']}); listed in {path}; "
+                   "--strict refuses the file instead", err=True)
     typer.echo(f"report written to {path}", err=True)
 
 
@@ -334,7 +363,7 @@ def perturb_cmd(
     model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
                                                         "model spec).")] = None,
     model_arg: ModelArg = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    api_key_env: ApiKeyEnv = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,

@@ -33,6 +33,7 @@ must be the view's prompt and ``input`` (or ``arguments[0]``) must contain it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,13 +192,29 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             1-based row or sample and the field).
     """
     views = {v.view_id: v for v in bench.views}
-    records = _records(path)
-    if not records:
+    out: list[Prediction] = []
+    refused: VqauditError | None = None  # the first sample refused; raised once every line is known to be JSON
+    samples = 0
+    for row, record in _records(path):  # one sample at a time: no list of the raw samples is held
+        samples += 1
+        if refused is None:
+            try:
+                out.append(_prediction(path, bench, views, row, record))
+            except VqauditError as exc:
+                refused = exc
+    if not samples:
         raise VqauditError(f"{path}: no samples (an empty lmms-eval log)")
-    return [_prediction(path, bench, views, row, record) for row, record in records]
+    if refused is not None:
+        raise refused
+    return out
 
 
-def _records(path: Path) -> list[tuple[int, Any]]:
+def _records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row, sample)`` of the log, in order, each parsed as it is reached and let go by the reader.
+
+    Raises:
+        VqauditError: the file is missing, a zip archive, or not JSON (naming the row of a JSON Lines file).
+    """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     raw = path.read_bytes()
@@ -205,8 +222,9 @@ def _records(path: Path) -> list[tuple[int, Any]]:
         raise VqauditError(f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
                            "VLMEvalKit result sheet is read with --format vlmevalkit")
     text = decode_lenient(raw)
+    del raw
     if not text.strip():
-        return []
+        return
     one_list = path.suffix.lower() != ".json" and (text.lstrip().startswith("[") or _logs_object(text))
     if path.suffix.lower() == ".json" or one_list:
         try:
@@ -217,15 +235,21 @@ def _records(path: Path) -> list[tuple[int, Any]]:
         logs = data.get("logs") if isinstance(data, dict) else data
         if not isinstance(logs, list):
             raise VqauditError(f"{path}: expected a list of samples or {{\"logs\": [...]}}")
-        return list(enumerate(logs, start=1))
-    out: list[tuple[int, Any]] = []
-    for row, line in enumerate(text.splitlines(), start=1):
+        del data, text
+        for i in range(len(logs)):
+            sample, logs[i] = logs[i], None
+            yield i + 1, sample
+        return
+    lines = text.splitlines()  # the rows as before (str.splitlines' line ends)
+    del text
+    for row in range(1, len(lines) + 1):
+        line, lines[row - 1] = lines[row - 1], ""
         if line.strip():
             try:
-                out.append((row, json.loads(line)))
+                sample = json.loads(line)
             except (ValueError, RecursionError) as exc:
                 raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
-    return out
+            yield row, sample
 
 
 def _logs_object(text: str) -> bool:

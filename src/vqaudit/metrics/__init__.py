@@ -25,6 +25,7 @@ from vqaudit.metrics.bootstrap import (
     paired_bootstrap_difference,
     percentile_interval,
 )
+from vqaudit.metrics.grouped import Grouped, Stratum, grouped
 
 __all__ = [
     "COLUMNS",
@@ -33,8 +34,10 @@ __all__ = [
     "METRIC_KEYS",
     "FailureCounts",
     "GroupCounts",
+    "Grouped",
     "SourceFailures",
     "SourceMetrics",
+    "Stratum",
     "answerability_metrics",
     "bootstrap_totals",
     "bootstrap_weights",
@@ -43,6 +46,7 @@ __all__ = [
     "e_lambda",
     "failure_accounting",
     "group_counts",
+    "grouped",
     "metrics_from_counts",
     "paired_bootstrap_difference",
     "paired_difference",

@@ -116,3 +116,87 @@ def upd_metrics(outcomes: list[Outcome], views: list[View], *, n_draws: int, see
         c["dual"] is None or c["dual"] <= min(c["standard"], c["upd"]) + 1e-12 for c in configs.values()
     )
     return {"configs": configs, "n_groups": len(groups), "n_views": len(views), "dual_le_min": dual_ok}
+
+
+MIN_CORRELATION_RUNS = 3
+"""A correlation across models is shown only for at least this many runs (two points always lie on a line)."""
+
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    """Pearson's r of paired values: ``sum(dx * dy) / sqrt(sum(dx^2) * sum(dy^2))``, deviations from the means.
+
+    Returns:
+        r in [-1, 1]; None for fewer than 2 pairs or when either side has no spread (r undefined).
+    """
+    n = len(xs)
+    if n < 2 or n != len(ys):
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    dx, dy = [x - mx for x in xs], [y - my for y in ys]
+    sxx, syy = sum(d * d for d in dx), sum(d * d for d in dy)
+    if sxx <= 1e-24 or syy <= 1e-24:
+        return None
+    r = sum(a * b for a, b in zip(dx, dy, strict=True)) / float(np.sqrt(sxx * syy))
+    return max(-1.0, min(1.0, r))
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties given the average of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rho: Pearson's r of the average ranks (ties share the mean rank); None when r is undefined."""
+    return pearson(_ranks(xs), _ranks(ys)) if len(xs) == len(ys) else None
+
+
+def standard_correlation(runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Correlation across models between Standard and UPD / Dual accuracy, per variant and setting (seed 001 Fig. 7).
+
+    Seed 001 §7 ("Does UPD accuracy correlate with standard accuracy?") plots, one point per model, the Original
+    Standard accuracy (x) against UPD and Dual accuracy (y) and reports their correlation per setting: high in the
+    base and instruction settings, weak in the option setting. Here x is the run's Original Standard accuracy of
+    the variant (the ``<variant>/original`` configuration) when every run of that configuration has one, else the
+    configuration's own Standard accuracy (``x_from`` says which).
+
+    Args:
+        runs: ``(label, metrics.json["upd"])`` of each run, in report order.
+
+    Returns:
+        One row per configuration with UPD questions that at least :data:`MIN_CORRELATION_RUNS` runs hold, in the
+        order AAD, IASD, IVQD and base, option, instruction: ``{variant, setting, x_from ("original" |
+        "standard"), points: [{run, x, upd, dual}], n, pearson_upd, spearman_upd, pearson_dual, spearman_dual}``;
+        accuracies are fractions, coefficients in [-1, 1] or None (no spread). Empty for fewer runs.
+    """
+    if len(runs) < MIN_CORRELATION_RUNS:
+        return []
+    rows: list[dict[str, Any]] = []
+    rank = {"base": 0, "option": 1, "instruction": 2}
+    keys = sorted({k for _, m in runs for k, c in m.get("configs", {}).items() if c.get("upd") is not None},
+                  key=lambda k: (("aad", "iasd", "ivqd").index(k.split("/")[0]) if k.split("/")[0] in
+                                 ("aad", "iasd", "ivqd") else 9, rank.get(k.split("/")[-1], 9), k))
+    for key in keys:
+        have = [(label, m["configs"][key], m["configs"].get(key.split("/")[0] + "/original")) for label, m in runs
+                if (m.get("configs", {}).get(key) or {}).get("upd") is not None]
+        if len(have) < MIN_CORRELATION_RUNS:
+            continue
+        use_original = all(o is not None and o.get("standard") is not None for _, _, o in have)
+        values = {"x": [float((o if use_original and o is not None else c)["standard"]) for _, c, o in have],
+                  "upd": [float(c["upd"]) for _, c, _ in have], "dual": [float(c["dual"]) for _, c, _ in have]}
+        points = [{"run": label, **{k: v[i] for k, v in values.items()}} for i, (label, _, _) in enumerate(have)]
+        variant, setting = key.split("/", 1)
+        rows.append({"variant": variant, "setting": setting, "x_from": "original" if use_original else "standard",
+                     "points": points, "n": len(points),
+                     **{f"{fn.__name__}_{y}": fn(values["x"], values[y])
+                        for y in ("upd", "dual") for fn in (pearson, spearman)}})
+    return rows

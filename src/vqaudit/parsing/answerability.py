@@ -6,7 +6,7 @@ Time is linear in the reply's length: a reply over :data:`MAX_REPLY_CHARS` chara
 ``too long`` without being searched, fences are found with one scan, and at most :data:`MAX_OBJECT_STARTS`
 decodes (each one linear, deep nesting stopped by the decoder's recursion limit) are tried.
 
-When no candidate decodes strictly, a repair pass (:func:`repair_json`, issue 17 item 2) rewrites the whole
+When no candidate decodes strictly, a repair pass (:func:`repair_json`) rewrites the whole
 reply, each fenced block and the first :data:`MAX_REPAIR_STARTS` object starts: trailing commas, Python
 literals (``True``/``False``/``None``, single-quoted strings) and typographic double quotes, never changing the
 content of a string; a reply read only after repair is marked ``decided_by = "json-repair"``.

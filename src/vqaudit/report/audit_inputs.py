@@ -56,7 +56,7 @@ class SecondJudge:
     agreement: float
     accepted_share: float
     counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn), judge 1 against judge 2
-    undecided: int = 0  # its undecided verdicts, outside the acceptance share's denominator (issue 17)
+    undecided: int = 0  # its undecided verdicts: no verdict, so outside the acceptance share's denominator
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class JudgeStats:
     second: SecondJudge | None
     validated: bool
     validation_counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn) against the human labels
-    undecided: int = 0  # undecided verdicts: outside the judge score and the acceptance share (issue 17)
+    undecided: int = 0  # undecided verdicts: no verdict, so outside the judge score and the acceptance share
     delta: float | None = None  # judge - official over the rows with a verdict (points), when recorded
 
 

@@ -10,6 +10,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.markdown import row, separator
 from vqaudit.metrics import paired_difference
+from vqaudit.report.grouped import markdown_section as grouped_markdown_section
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.report.reasoning import (
     budget_sweeps,
@@ -20,7 +21,7 @@ from vqaudit.report.reasoning import (
 )
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
@@ -137,8 +138,8 @@ def _head(results: list[RunResult]) -> list[str]:
     return [
         "# vqaudit answerability report",
         "",
-        "Percentages; brackets are 95% percentile intervals from 10,000 group-bootstrap draws "
-        "(Cha et al., arXiv:2609.34480, §4). "
+        "Percentages; brackets are 95% percentile intervals from "
+        f"{bootstrap_phrase([r.run_dir for r in results])} (Cha et al., arXiv:2609.34480, §4). "
         "Jk = complete task success, Bk = complete decision success; supported_rejection, EU, EM, EI, Ebal are "
         "failure rates (invalid replies count as failures everywhere; invalid_rate reports them separately).",
         "",
@@ -177,7 +178,8 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
     thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
-    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking))):
+    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking)),
+                    grouped_markdown_section([r.run_dir for r in results])):
         if section:
             parts += [section, ""]
     parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]

@@ -38,8 +38,16 @@ from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read
 from vqaudit.metrics.reasoning import QUARTILE_METRICS
 from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.progress import Reporter, step
+from vqaudit.report.grouped import GROUPED_NOTE, grouped_by_source
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
-from vqaudit.report.html_plots import budget_sweep_svg, contract_mix_svg, e_lambda_svg, jk_bk_svg, state_bars_svg
+from vqaudit.report.html_plots import (
+    budget_sweep_svg,
+    contract_mix_svg,
+    e_lambda_svg,
+    jk_bk_svg,
+    state_bars_svg,
+    upd_correlation_svg,
+)
 from vqaudit.report.html_samples import SampleRun, write_sample_pages
 from vqaudit.report.html_tables import (
     decision_answer_gap,
@@ -61,7 +69,7 @@ from vqaudit.report.reasoning import (
     sweep_rows,
 )
 from vqaudit.schema import Outcome
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -270,7 +278,43 @@ def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
         tables.append({"key": key, "variant": entry["variant"], "setting": entry["setting"],
                        "abilities": [(entry["abilities"][n], n) for n in names], "blocks": blocks,
                        "radars": entry["radars"]})
-    return {"runs": [r.label for r in have], "table1": table1, "tables": tables}
+    return {"runs": [r.label for r in have], "table1": table1, "tables": tables,
+            "correlation": _upd_correlation(have), "agreement": _upd_agreement(have)}
+
+
+def _coef(value: object) -> str:
+    return "undefined" if not isinstance(value, int | float) else f"{value:.3f}"
+
+
+def _upd_correlation(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
+    """Seed 001 Fig. 7: Standard against UPD / Dual accuracy across the runs (at least 3), table and scatter plots."""
+    from vqaudit.metrics.upd import standard_correlation
+
+    rows = standard_correlation([(r.label, r.metrics["upd"]) for r in runs])
+    if not rows:
+        return None
+    plots = []
+    for variant in dict.fromkeys(row["variant"] for row in rows):
+        mine = [row for row in rows if row["variant"] == variant]
+        plots.append((variant.upper(), _data_uri("image/svg+xml", upd_correlation_svg(variant, mine))))
+    table = [{"key": f"{row['variant']}/{row['setting']}", "variant": row["variant"].upper(),
+              "setting": row["setting"], "x_from": "Original Standard" if row["x_from"] == "original"
+              else "same setting", "n": row["n"], "coefs": [_coef(row[k]) for k in (
+                  "pearson_upd", "spearman_upd", "pearson_dual", "spearman_dual")]} for row in rows]
+    return {"rows": table, "plots": plots}
+
+
+def _upd_agreement(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    """Seed 001 Fig. E: per run scored with ``--labels``, the judge's agreement and kappa with the human labels."""
+    out = []
+    for r in runs:
+        a = r.metrics["upd"].get("judge_agreement")
+        if isinstance(a, dict):
+            c = a.get("counts", {})
+            out.append({"run": r.label, "judge": a.get("judge"), "n": a.get("n_compared"),
+                        "counts": [c.get(k) for k in ("tp", "fp", "fn", "tn")], "accuracy": _pct(a.get("accuracy")),
+                        "kappa": _coef(a.get("kappa")), "not_judged": a.get("n_not_judged")})
+    return out
 
 
 def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
@@ -388,7 +432,10 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "upd_reasoning": _reasoning_entries("upd", thinking),
         "usage_keys": USAGE_KEYS,
         "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
+        "grouped": grouped_by_source(((r.label, r.outcomes, r.answer_sources, r.bench_dir) for r in runs),
+                                     n_draws=n_draws), "grouped_note": GROUPED_NOTE,
     }
     shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -171,3 +171,34 @@ def budget_sweep_svg(sweep: BudgetSweep) -> bytes:
         ax.legend(loc="best", frameon=False, fontsize=8)
     fig.suptitle(plain(f"{sweep.source}: metrics against the token budget, 95% intervals"), fontsize=10)
     return _svg(fig)
+
+
+def upd_correlation_svg(variant: str, rows: Sequence[dict[str, Any]]) -> bytes:
+    """Seed 001 Fig. 7 layout for one variant: Standard accuracy (x) against UPD (top) and Dual (bottom) accuracy.
+
+    One column per setting of ``rows`` (rows of :func:`vqaudit.metrics.upd.standard_correlation` for this
+    variant), one point per run, labelled with the run; Pearson r in each panel's title. Axes in percent, 0-100.
+    Each panel's points are the SVG group ``points-VARIANT-SETTING-upd`` / ``-dual`` (one marker per run).
+    """
+    cols = max(len(rows), 1)
+    fig = Figure(figsize=(3.4 * cols + 0.4, 6.4), dpi=100)
+    for j, row in enumerate(rows):
+        x_label = "Original Standard acc. (%)" if row["x_from"] == "original" else "Standard acc. (%)"
+        xs = [100.0 * p["x"] for p in row["points"]]
+        for i, (key, name, color) in enumerate((("upd", "UPD", RED), ("dual", "Dual", BLUE))):
+            ax = fig.add_subplot(2, cols, i * cols + j + 1)
+            ys = [100.0 * p[key] for p in row["points"]]
+            ax.scatter(xs, ys, color=color, s=28, zorder=3, gid=f"points-{variant}-{row['setting']}-{key}")
+            for p, x, y in zip(row["points"], xs, ys, strict=True):
+                ax.annotate(plain(p["run"]), (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+            r = row[f"pearson_{key}"]
+            ax.set_title(plain(f"{variant.upper()}, {row['setting']}: r = " + ("n/a" if r is None else f"{r:.2f}")),
+                         fontsize=9)
+            ax.set_xlim(-2, 102)
+            ax.set_ylim(-2, 102)
+            ax.set_xlabel(x_label, fontsize=8)
+            ax.set_ylabel(f"{name} acc. (%)", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, color="#dddddd", linewidth=0.6)
+    fig.tight_layout()
+    return _svg(fig)

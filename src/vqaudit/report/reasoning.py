@@ -206,8 +206,8 @@ def reasoning_markdown(rows: Sequence[ReasoningRows]) -> str:
     for r in rows:
         for source, _, quartiles in r.sources:
             for q in quartiles:
-                cells = " | ".join(f"{p} {ci}".rstrip() for _, p, ci in q["cells"])  # one cell per metric
-                lines.append(row([r.label, source, f"{q['quartile']}", f"{q['chars']}", f"{q['groups']}", cells]))
+                lines.append(row([r.label, source, f"{q['quartile']}", f"{q['chars']}", f"{q['groups']}",
+                                  *(f"{p} {ci}".rstrip() for _, p, ci in q["cells"])]))
     return "\n".join(lines)
 
 

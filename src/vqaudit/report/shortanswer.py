@@ -45,7 +45,7 @@ def _pct(value: float) -> str:
 
 
 def scores_unit(metric: str, overall: float) -> str:
-    """The line saying the scores are in points: ANLS 0.41 read as 0-1 looks like 41% (new-user trial, finding 10)."""
+    """The line saying the scores are in points: ANLS 0.41 read as 0-1 looks like 41%."""
     name = _METRIC_NAMES.get(metric, metric)
     example = "" if math.isnan(overall) else f" (Overall {_f(overall)} = mean {name} {overall / 100:.4g})"
     return f"Scores in points: the mean per-row {name} (0 to 1) x 100{example}."
@@ -76,6 +76,7 @@ def render_markdown(result: AuditResult) -> str:
         lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
         lines += table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
                                              ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
+        lines += _harness_lines(r, splits)
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
     lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
@@ -162,6 +163,24 @@ def _answerability_lines(r: AuditResult) -> list[str]:
     return [*lines, ""]
 
 
+_HARNESS_NAMES = {"vlmevalkit": "VLMEvalKit", "lmms-eval": "lmms-eval"}
+
+
+def _harness_lines(r: AuditResult, splits: list[str]) -> list[str]:
+    """The official score under the harness's own variants, beside the default's (only where they differ)."""
+    h = r.harness_scores
+    if not h:
+        return []
+    name = _HARNESS_NAMES.get(h["harness"], h["harness"])
+    rows = [[f"official, `--metric-variant {v}`", *[_f(scores.get(s, math.nan)) for s in splits]]
+            for v, scores in h["variants"].items()]
+    overall = ", ".join(f"`--metric-variant {v}` {_f(scores.get(OVERALL, math.nan))}"
+                        for v, scores in h["variants"].items())
+    return ["", f"This file was read as {name}'s output and scored under the default variant `{r.variant}` "
+                f"({_f(r.scores.get(OVERALL, math.nan))}); {name}'s own rules give another number: {overall}.", "",
+            *table(["layer", *splits], rows)]
+
+
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
     """The report as JSON-able data (rows excluded; NaN becomes null).
 
@@ -169,12 +188,14 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     of ``vqaudit audit`` compares it with the next run's file); left out when None.
     """
     # The rows (up to ~170k) are left out before the copy: dataclasses.asdict of them only to drop them took
-    # more CPU than reading, joining and scoring the file (new-user trial, finding 14).
+    # more CPU than reading, joining and scoring the file (measured: docs/shortanswer.md, "Writing the output").
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
     if result.answerability is None:  # only benchmarks with answerability metrics: other reports are unchanged
         data.pop("answerability")
+    if data.get("harness_scores") is None:  # only when a harness's own rules differ: other reports are unchanged
+        data.pop("harness_scores", None)
     reasoning = result.reasoning
     if reasoning is not None:  # only when some prediction held reasoning: other reports are unchanged
         data["reasoning"] = dataclasses.asdict(reasoning)
@@ -200,7 +221,7 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
     renamed ``canonical_answers``, plus the joined row's question, prediction (as read) and gold ``answers``, and
     for a row whose prediction held reasoning :func:`_reasoning_fields`. The record is
     built field by field with its keys already in sorted order and NaN as null (asdict's deep copy and the key
-    sort took most of the writing time: new-user trial, finding 14); ``tests/shortanswer/test_audit_output.py``
+    sort took most of the writing time, as measured); ``tests/shortanswer/test_audit_output.py``
     checks it against that formula.
     """
     joined = {row.qid: row for row in result.join.rows}
@@ -248,7 +269,7 @@ def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | No
 
     All three are written to temporary files first and then renamed together (:func:`vqaudit.files.atomic_write_set`,
     ``report.json`` last and removed first): a run stopped part-way leaves the previous audit whole, never the new
-    rows beside the old report (new-user trial, finding 5). ``predictions``: see :func:`result_to_json`.
+    rows beside the old report. ``predictions``: see :func:`result_to_json`.
     """
     out.mkdir(parents=True, exist_ok=True)
     report = json.dumps(result_to_json(result, predictions=predictions), indent=2, sort_keys=True,

@@ -24,8 +24,9 @@ from matplotlib.projections.polar import PolarAxes
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.markdown import row, separator
+from vqaudit.metrics.upd import standard_correlation
 from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
-from vqaudit.scored_state import check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder
 from vqaudit.suites.upd.abilities import ABILITY_LABELS
 from vqaudit.suites.upd.variants import VARIANTS
@@ -153,6 +154,51 @@ def radar_chart(title: str, per_ability: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
+def _coef(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def correlation_table(runs: list[UPDRun]) -> str:
+    """Markdown: Pearson r and Spearman rho across the runs between Standard and UPD / Dual accuracy (seed 001 Fig. 7).
+
+    One row per variant and setting held by at least :data:`vqaudit.metrics.upd.MIN_CORRELATION_RUNS` runs
+    (:func:`vqaudit.metrics.upd.standard_correlation`); an empty string for fewer runs.
+    """
+    rows = standard_correlation([(r.run_dir.name, r.metrics) for r in runs])
+    if not rows:
+        return ""
+    head = ["variant", "setting", "x (Standard)", "models", "Pearson r (UPD)", "Spearman rho (UPD)",
+            "Pearson r (Dual)", "Spearman rho (Dual)"]
+    lines = [row(head), separator(len(head))]
+    for line in rows:
+        x_from = "Original Standard" if line["x_from"] == "original" else "same setting"
+        lines.append(row([
+            line["variant"].upper(), SETTING_LABELS.get(line["setting"], line["setting"]), x_from, str(line["n"]),
+            _coef(line["pearson_upd"]), _coef(line["spearman_upd"]), _coef(line["pearson_dual"]),
+            _coef(line["spearman_dual"])]))
+    return "\n".join(lines)
+
+
+def agreement_table(runs: list[UPDRun]) -> str:
+    """Markdown: per run scored with ``--labels``, the judge's agreement and Cohen's kappa with the human labels.
+
+    Seed 001 App. 0.C.2, Fig. E (:mod:`vqaudit.metrics.judge_agreement`); an empty string when no run has them.
+    """
+    have = [r for r in runs if isinstance(r.metrics.get("judge_agreement"), dict)]
+    if not have:
+        return ""
+    head = ["run", "judge", "views compared", "judge right / human right", "agreement", "Cohen's kappa",
+            "labelled, not judged"]
+    lines = [row(head), separator(len(head))]
+    for r in have:
+        a = r.metrics["judge_agreement"]
+        c = a["counts"]
+        lines.append(row([
+            r.run_dir.name, f"`{a['judge']}`", str(a["n_compared"]), f"{c['tp'] + c['fp']} / {c['tp'] + c['fn']}",
+            _pct(a["accuracy"]), _coef(a["kappa"]), str(a["n_not_judged"])]))
+    return "\n".join(lines)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
@@ -199,7 +245,8 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
         "",
         "## Standard, UPD and Dual accuracy with 95% intervals",
         "",
-        "Brackets: 95% percentile intervals from group-bootstrap draws over items. Undecided replies (neither the "
+        f"Brackets: 95% percentile intervals from {bootstrap_phrase(list(run_dirs))} over items. Undecided "
+        "replies (neither the "
         "strict matcher nor a judge chose an option) count as failures and are listed here.",
         "",
         detail_table(runs),
@@ -215,6 +262,17 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
             title = f"{r.run_dir.name}: {c['variant'].upper()}, {SETTING_LABELS[c['setting']]} setting"
             atomic_write_bytes(out_dir / name, radar_chart(title, c["per_ability"]))
             parts += [f"![{title}]({name})", ""]
+    correlation = correlation_table(runs)
+    if correlation:
+        parts += ["## Standard versus UPD and Dual accuracy across models (seed 001 Fig. 7)", "",
+                  "One point per run; x is the run's Original Standard accuracy of the variant when every run has "
+                  "that setting (as in the paper), else the Standard accuracy of the same setting. Coefficients "
+                  "over the runs of this report; `undefined` when one side has no spread.", "", correlation, ""]
+    agreement = agreement_table(runs)
+    if agreement:
+        parts += ["## The judge versus human labels (seed 001 Fig. E)", "",
+                  "Over the labelled views the judge decided (replies the strict matcher left undecided, as in the "
+                  "paper); agreement in percent, Cohen's kappa (p_o - p_e) / (1 - p_e).", "", agreement, ""]
     # reasoning models only: shares and lengths of the reasoning (a run whose replies held none adds nothing)
     thinking = reasoning_markdown(reasoning_rows(scored_runs([r.run_dir for r in runs], [()] * len(runs))))
     if thinking:

@@ -1,7 +1,7 @@
 r"""The canonical scoring layer: string-level scoring with its known fault kinds fixed, reported beside official.
 
-Seed 002 §4 "Metric layers" keeps the benchmark-facing official score and a canonical score apart; issue 5
-item 2 lists the fault kinds of string-level scoring that the canonical layer fixes. Each kind is one step of
+Seed 002 §4 "Metric layers" keeps the benchmark-facing official score and a canonical score apart; the fault
+kinds of string-level scoring that the canonical layer fixes are listed below. Each kind is one step of
 :data:`FAULT_KINDS`; :func:`canonical_match` applies the steps cumulatively, in that order, to *both* sides and
 returns the first step at which prediction and reference agree, so every recovered row is attributed to one
 fault kind.
@@ -23,7 +23,7 @@ Fault kinds (step name: what it fixes):
 6. ``percent-unit``: ``45%``, ``45 %`` and ``45 percent`` equal ``45`` (percent-unit gold), and vice versa;
 6b. ``number-format``: a number written with a currency sign (``$1,200``), a magnitude word (``1.2 million``),
    a hedge (``approximately 12``, ``about 12``, ``~12``), a parenthesised spelling (``12 (twelve)``), in
-   ``\boxed{...}``, or as a fraction (``3/4`` against ``0.75``) read as that number (issue 17 item 4);
+   ``\boxed{...}``, or as a fraction (``3/4`` against ``0.75``) read as that number;
 7. ``zero-gold``: a gold of 0 compared numerically (pix2struct falls back to string equality: "0.0" != "0");
 8. ``exact-year-identifier``: years (integers 1000..2999 written with 4 digits) and identifiers (digit strings
    with a leading zero, such as ``02139``) compared *exactly*; relaxed accuracy's 5%
@@ -32,7 +32,7 @@ Fault kinds (step name: what it fixes):
    ``[Austria, Chile]``) and compared as sets, so order and separator do not matter; a reference whose commas
    punctuate one entity (a name suffix, a date, an address; :func:`is_single_entity`) is not split.
 
-Never destroying an answer (issue 17 item 4): the string steps use the vqaEval normalization with two of its
+Never destroying an answer: the string steps use the vqaEval normalization with two of its
 destructive steps undone. When it leaves nothing of a nonempty text (an article or a letter that is the whole
 answer: "a", "The", "A"), the text is compared raw (lower-cased, spaces folded), so an empty output no longer
 matches gold "a" and the letter answer "A" matches gold "a". A comma between digits is a thousands separator
@@ -159,7 +159,7 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
 PARTIAL = "partial-similarity"
 """The label of a row gained without a canonical match: a higher graded score (ANLS) of the canonical forms."""
 GAIN_KINDS: tuple[str, ...] = (*FAULT_KINDS, "numeric-equal", "exact", PARTIAL)
-"""Every label a row the canonical layer gains can carry (issue 17 item 4: all of them are reported)."""
+"""Every label a row the canonical layer gains can carry (all of them are reported)."""
 
 
 def gain_kind(prediction: str, answers: Sequence[str], metric: str) -> str:
@@ -189,7 +189,7 @@ def gain_kind(prediction: str, answers: Sequence[str], metric: str) -> str:
 REFUSAL_CAUSES: tuple[str, ...] = ("exact-year-identifier", "relative-to-prediction", "number-notation",
                                    "percent-as-fraction", "list-literal-gold", "empty-normalized-gold", "digit-comma",
                                    "punctuation-kept", "other")
-"""Why the canonical layer scores a row below the official score, by cause (issue 17 item 4; trial finding 9)."""
+"""Why the canonical layer scores a row below the official score, by cause (the report names each cause)."""
 
 
 def _float_only(text: str) -> bool:

@@ -1,4 +1,4 @@
-"""The canonical layer of many rows at once: :func:`canonical_scores` (issue 19 part 3).
+"""The canonical layer of many rows at once: :func:`canonical_scores` (the speed of the target pass).
 
 The same ``(score, kind)`` per row as :func:`vqaudit.scoring.canonical.canonical_score`, whose definition on
 precomputed features is :func:`vqaudit.scoring.canonical_match._score_row` / ``_match``. Here the forms of every

@@ -3,7 +3,7 @@ r"""The step forms of many texts at once: :func:`forms_many`, identical per text
 The canonical layer compares, per text, the vqaEval forms after string steps 1..4 (and for ANLS the light forms;
 rules in :mod:`vqaudit.scoring.canonical`). :func:`vqaudit.scoring.canonical_text._forms` computes them one text
 at a time; here every step is one pass over all texts of a call, and a step runs its rule only on the texts it can
-change (issue 19 part 3: the cost left is calls, about 1 us of Python per string per step):
+change (for speed: the cost left is calls, about 1 us of Python per string per step):
 
 - dash unification is the identity on ASCII; a non-ASCII text takes the per-text way (``_forms``), so no
   Unicode case, space or NFKC rule needs a fast path;

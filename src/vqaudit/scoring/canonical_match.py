@@ -1,8 +1,8 @@
 """The matching rules of the canonical layer on precomputed features of one prediction and one reference.
 
 :func:`_match` is the definition of :func:`vqaudit.scoring.canonical.canonical_match` (whose docstring, and the
-module docstring of :mod:`vqaudit.scoring.canonical`, state the rules: fault kinds 1-9 of issue 5 item 2 and
-issue 17 item 4), on :class:`_Pred` / :class:`_Ref` features computed once per distinct string;
+module docstring of :mod:`vqaudit.scoring.canonical`, state the rules: fault kinds 1-9 and never destroying an
+answer), on :class:`_Pred` / :class:`_Ref` features computed once per distinct string;
 :func:`_score_row` is the definition of one row's canonical score (``canonical_score``). The batch layer
 (:mod:`vqaudit.scoring.canonical_batch`) is tested against these.
 """
@@ -248,7 +248,7 @@ def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[
             r = ref_of(a)
             assert r.light is not None
             # vqaEval forms (articles and punctuation gone), except where they would make the two texts
-            # identical: there the light forms, which keep the punctuation, are compared (issue 17 item 4).
+            # identical: there the light forms, which keep the punctuation, are compared (never destroy an answer).
             value = (anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3]
                      else anls(p.surfaces[3], [r.surfaces[3]]))
             best = value if value > best else best

@@ -1,4 +1,4 @@
-"""Helpers of the column-at-once passes of the short-answer audit (issue 19 part 3)."""
+"""Helpers of the column-at-once passes of the short-answer audit (the speed of the target pass)."""
 
 from __future__ import annotations
 

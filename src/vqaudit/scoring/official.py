@@ -86,8 +86,8 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         ``"vlmevalkit"`` (VLMEvalKit ``process_line`` method ``vqa_score`` before 2025-05-13, as at
         5ba35c8): the vqaEval.py normalization applied to the prediction and every reference unconditionally,
         with vqaEval's period rule (every "." not followed by a digit is deleted). (VLMEvalKit averages with
-        ``numpy.mean``, which may differ from this sequential sum in the last bit.) Until issue 17 this variant
-        cited e5266a1, which already has the next rule.
+        ``numpy.mean``, which may differ from this sequential sum in the last bit.) This variant once cited
+        e5266a1, which already has the next rule.
         ``"vlmevalkit_928a95b0"`` (the same from commit 928a95b0, 2025-05-13, e.g. at e5266a1 and 677e30a5):
         ``process_punctuation``'s period pattern became ``(?<!\d)\.(?!\d)``, so a period right after a digit is
         kept: "5." against "5" no longer matches, "U.S.A" still becomes "USA".

@@ -1,4 +1,4 @@
-"""Official short-answer scores of a whole column of rows at once (issue 19 part 3: speed of the target pass).
+"""Official short-answer scores of a whole column of rows at once (speed of the target pass: docs/shortanswer.md).
 
 :func:`official_scores` gives, row for row, the float ``official_scorer(metric, variant)(prediction, answers)``
 (:mod:`vqaudit.scoring.registry`) gives, with fewer Python calls: each distinct string of the column is normalized

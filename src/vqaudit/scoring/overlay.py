@@ -4,7 +4,7 @@ The rules are those of :mod:`vqaudit.scoring.repair` (its module docstring): con
 each gold answer, kept as *new overlay columns* beside the original gold (never an overwrite, appendix D):
 dash/trailing-punctuation clean-ups; number forms without (or with) thousands separators; ``45%`` <-> ``45`` for
 percent gold (or percent questions); ``C-5`` -> ``C5``, ``C 5``; list golds as ``A, B`` / ``A and B`` /
-``B and A``, never deleting or adding a word (issue 17 item 5). :func:`reference_overlay` builds the overlay of
+``B and A``, never deleting or adding a word. :func:`reference_overlay` builds the overlay of
 one item; :func:`reference_overlays` those of a whole column, the same tuples, in one loop.
 """
 

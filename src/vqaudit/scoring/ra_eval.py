@@ -6,7 +6,7 @@ in the normalized output ``o_norm`` at word boundaries. Normalization is the vqa
 sides. The length floor keeps short golds ("no", "3", "red") from matching inside long sentences; the paper
 calls the result "a conservative lower bound on non-canonical but acceptable answers".
 
-Issue 17 item 5: the audit reports rows that already had partial official credit (VQA accuracy 0.3, an ANLS
+The audit reports rows that already had partial official credit (VQA accuracy 0.3, an ANLS
 of 0.6) apart from the recovered errors (official score 0), and does not apply RA-Eval to multiple-choice rows
 (:func:`is_multiple_choice`).
 """
@@ -58,7 +58,7 @@ _OPTIONS_WORD = re.compile(r"\b(?:options|choices)\s*:", re.IGNORECASE)
 
 
 def is_multiple_choice(question: str, answers: Sequence[str] = ()) -> bool:
-    """Whether a row is a multiple-choice item, where RA-Eval does not apply (issue 17 item 5).
+    """Whether a row is a multiple-choice item, where RA-Eval does not apply (a letter is no free-form answer).
 
     A question that lists options: at least two distinct labels ``A.``/``A)``/``(A)`` followed by text, or an
     "Options:"/"Choices:" block. Containment would credit an output that merely repeats the listed options, or
@@ -81,7 +81,7 @@ def ra_eval_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     """The RA-Eval layer of an audit: :func:`ra_eval_recovered` of every official error, None elsewhere.
 
     A row gets None when its official score is 1 or more (not an error) or it is multiple choice
-    (:func:`is_multiple_choice`, issue 17 item 5); otherwise whether it is recovered. Each distinct question is
+    (:func:`is_multiple_choice`); otherwise whether it is recovered. Each distinct question is
     tested once; the outputs and golds of the tested rows are normalized in one batch
     (:func:`vqaudit.scoring.vqa_normalize.vqaeval_many`), and a gold is searched for at word boundaries only where
     it occurs in the output at all.

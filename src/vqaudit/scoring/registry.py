@@ -66,6 +66,24 @@ METRIC_VARIANTS: dict[str, tuple[str, ...]] = {m.name: m.variants for m in SHORT
 """Every metric's variants."""
 
 
+HARNESS_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {
+    # VLMEvalKit's vqa_eval.py before and after its rule changes (commits cited in scoring/official.py)
+    "vlmevalkit": {"vqa_accuracy": ("vlmevalkit", "vlmevalkit_928a95b0"), "anls": ("vlmevalkit",),
+                   "relaxed_accuracy": ("vlmevalkit", "vlmevalkit_677e30a5"), "exact_match": ("vlmevalkit",)},
+    # no lmms-eval scorer is reproduced as a variant yet: an lmms-eval log shows the default variant only
+    "lmms-eval": {},
+}
+"""Harness -> metric -> the variants that reproduce that harness's own scorer (oldest first).
+
+When a file read as a harness's output is audited under the default variant, the short-answer report shows the
+numbers these variants give beside it wherever they differ (:func:`vqaudit.shortanswer.audit.run_audit`)."""
+
+
+def harness_variants(harness: str, metric: str) -> tuple[str, ...]:
+    """The variants of ``metric`` reproducing ``harness``'s own scorer (:data:`HARNESS_VARIANTS`); () if none."""
+    return HARNESS_VARIANTS.get(harness, {}).get(metric, ())
+
+
 def default_variant(metric: str) -> str:
     """The variant of a metric given with ``--metric`` but no variant ("" for an unknown metric)."""
     row = SHORT_ANSWER_METRICS.get(metric)

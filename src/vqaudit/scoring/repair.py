@@ -13,7 +13,7 @@
   output is never changed. A list gold needs an explicit separator (``, ; / &``) and is not one entity
   (:func:`vqaudit.scoring.canonical.is_single_entity`): "Procter and Gamble" or "Food and Drug Administration"
   are never split at "and", and a list form that would delete or add a word (other than the joiner "and") is
-  dropped (issue 17 item 5: an overlay never deletes a word inside a multi-word span).
+  dropped (an overlay never deletes a word inside a multi-word span).
 - **Bidirectional**: both at once, in the same benchmark-native comparison.
 
 Scoring re-applies the *official* metric (:func:`score_with_overlay`): an overlay form counts as a form of its

@@ -8,7 +8,7 @@ Seed 001, §4 "Automatic Evaluation Strategy" and appendix 0.C.1. For every repl
 2. the strict matcher of :mod:`vqaudit.parsing.choice` over the view's letters plus its abstention letter
    (``matcher:letter``, ``matcher:letter-prefix``, ``matcher:option-text``); then the whole reply equal to the
    removed correct option's text (``matcher:removed-option-text``, UPD views) or to an abstention phrase of
-   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``); then the final-answer rules of issue 17
+   :data:`ABSTAIN_PHRASES` (``matcher:abstain-text``); then the final-answer rules (docs/upd.md, "How a choice is read")
    (:func:`vqaudit.parsing.choice.extract_choice`): the last explicit declaration naming exactly one valid
    letter (``matcher:final-declaration``; a declaration naming two letters or an unknown one leaves the reply
    undecided), else a refusal or abstention phrase anywhere in a short reply (``matcher:abstain-phrase``), else
@@ -167,7 +167,7 @@ def parse_judge_reply(view: View, text: str | None, spec: str, *, server_reasoni
     :func:`judge_options`; a declaration is "The answer is (C)", "**C**", ...
     (:func:`vqaudit.parsing.choice.match_declaration`). Tried on the final text, then on the string value of
     ``answer``/``choice``/``option``/``letter``/``verdict`` of a JSON object in it, then on its first fenced
-    block (issue 17 item 3); anything else is undecided. Never raises.
+    block; anything else is undecided. Never raises.
     """
     split = split_reasoning(text, AUTO, server_reasoning=server_reasoning)
     if split.final is None:

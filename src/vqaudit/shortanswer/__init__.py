@@ -1,4 +1,4 @@
-"""Short-answer score audit (seed 002, issue 5): gold loaders, prediction importers and the gold/prediction join.
+"""Short-answer score audit (seed 002): gold loaders, prediction importers and the gold/prediction join.
 
 - :mod:`.records`: the frozen records (``GoldItem``, ``Prediction``, ``AuditRow``, ``JoinReport``);
 - :mod:`.loaders`: TextVQA, ST-VQA, DocVQA, InfographicVQA, ChartQA and VizWiz annotation layouts;

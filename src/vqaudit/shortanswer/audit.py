@@ -23,6 +23,7 @@ counted apart (:class:`ReasoningNotes`); ``rows.jsonl`` keeps the raw prediction
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,7 +41,7 @@ from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.ra_eval import ra_eval_layer
-from vqaudit.scoring.registry import official_scorer
+from vqaudit.scoring.registry import harness_variants, official_scorer
 from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
 from vqaudit.scoring.unanswerable import UnanswerableMetrics, unanswerable_metrics
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
@@ -57,7 +58,7 @@ from vqaudit.shortanswer.audit_columns import (
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, load_gold, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
-from vqaudit.shortanswer.importers import read_predictions
+from vqaudit.shortanswer.importers import read_predictions_layout
 from vqaudit.shortanswer.join import (
     final_text,
     gold_locations,
@@ -135,6 +136,9 @@ class AuditResult:
     notes: tuple[str, ...]
     rows: tuple[RowResult, ...] = field(repr=False)
     canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
+    # the file's harness and the official scores (by split) of its own variants where they differ from the
+    # default variant's: {"harness", "variants": {variant: {split: score}}}; None when nothing differs
+    harness_scores: dict[str, Any] | None = None
     answerability: UnanswerableMetrics | None = None  # benchmarks whose row has answerability, gold labelled
 
     @property
@@ -156,14 +160,14 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     verdicts = first.verdicts
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
     # An undecided verdict (a failed call or an unreadable reply) is no verdict: its row leaves the judge-corrected
-    # score, the paired interval and the acceptance share's denominator, and is counted apart (issue 17 item 3).
+    # score, the paired interval and the acceptance share's denominator, and is counted apart.
     kept = [s >= 1.0 or v is not None for s, v in zip(official, per_row, strict=True)]
     official_kept = [s for s, k in zip(official, kept, strict=True) if k]
     judged = [1.0 if v else s for s, v, k in zip(official, per_row, kept, strict=True) if k]
     accepted = sum(1 for v in verdicts.values() if v)
     undecided = sum(1 for v in verdicts.values() if v is None)
     n_decided = len(verdicts) - undecided
-    if pool and 2 * undecided > len(pool):  # issue 18: all undecided was reported as "0% false negatives"
+    if pool and 2 * undecided > len(pool):  # mostly undecided must not read as "0% false negatives"
         raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
                            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
                            f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}")
@@ -301,7 +305,7 @@ def audit_rows(
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
                        join, scores, canonical_by_split, mix, subtype_counts(contracts), kinds, lost, ra_info, repair,
                        by_bucket, failures, judge_audit, tuple(notes), results,
-                       {k: v for k, v in causes.items() if v}, _answerability(spec.answerability, rows))
+                       {k: v for k, v in causes.items() if v}, answerability=_answerability(spec.answerability, rows))
 
 
 def _answerability(applies: bool, rows: Sequence[AuditRow]) -> UnanswerableMetrics | None:
@@ -414,7 +418,7 @@ DATA_SUFFIXES = (".gz", ".json", ".jsonl", ".csv", ".tsv", ".xlsx", ".txt")
 
 
 def model_name_of(predictions: Path) -> str:
-    """The default model name of a prediction file: its name without data suffixes (issue 18).
+    """The default model name of a prediction file: its name without data suffixes.
 
     ``llava-v1.5-13b.jsonl`` -> ``llava-v1.5-13b`` (cutting at the first dot gave ``llava-v1``, so the v1.5 and
     v1.6 audits collided); ``preds.json.gz`` -> ``preds``; a name that is all suffix keeps its name.
@@ -460,12 +464,48 @@ def run_audit(
         VqauditError: from any stage, naming the file, row and field where known.
     """
     spec = get_benchmark(benchmark)
-    preds = read_predictions(predictions, fmt, id_field=id_field, image_field=image_field)
+    preds, layout = read_predictions_layout(predictions, fmt, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, spec.name) if gold is not None else None
     splits = split_predictions(preds, reasoning_format)  # once: every layer reads the final answers only
     join = join_predictions(preds, gold_items, benchmark=spec.name, on=join_on, splits=splits)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
-    return audit_rows(join, spec.name, model=name, n_predictions=len(preds),
-                      all_outputs=[final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)],
-                      gold_where=where, **options)
+    n_predictions = len(preds)
+    all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
+    del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
+    result = audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
+                        gold_where=where, **options)
+    if options.get("variant") is None:  # audited under the default variant: the harness's own numbers beside it
+        others = harness_scores(result, layout)
+        if others is not None:
+            result = dataclasses.replace(result, harness_scores=others)
+    return result
+
+
+def harness_scores(result: AuditResult, harness: str) -> dict[str, Any] | None:
+    """The official scores of ``harness``'s own variants where they differ from ``result``'s (2 decimals).
+
+    A file read as VLMEvalKit's or lmms-eval's output (:func:`vqaudit.shortanswer.importers.read_predictions_layout`)
+    audited under the default variant: each variant of :data:`vqaudit.scoring.registry.HARNESS_VARIANTS` for the
+    metric scores the same joined rows, by split as ``result.scores``. E.g. the VILA1.5-13B ChartQA sheet: default
+    ``pix2struct`` 42.56, ``vlmevalkit`` 42.88 (the number VLMEvalKit's own result file gives).
+
+    Returns:
+        ``{"harness", "default_variant", "variants": {variant: {split: score}}}`` holding only the variants that
+        give another number for some split, or None when none does (or the file is no harness's).
+    """
+    rows = result.join.rows
+    if not rows or not result.scores:
+        return None
+    splits = [r.split for r in rows]
+    outputs, golds = [r.prediction for r in rows], [r.answers for r in rows]
+    differing: dict[str, dict[str, float]] = {}
+    for variant in harness_variants(harness, result.metric):
+        if variant == result.variant:
+            continue
+        scores = by_split(splits, official_scores(outputs, golds, result.metric, variant))
+        if any(round(scores[k], 2) != round(result.scores.get(k, math.nan), 2) for k in scores):
+            differing[variant] = scores
+    if not differing:
+        return None
+    return {"harness": harness, "default_variant": result.variant, "variants": differing}

@@ -4,7 +4,7 @@
 score, canonical ``(score, kind)``, contract, overlay, repaired scores, RA-Eval); this module turns those columns
 into what the Table 13 report shows: the mean score per split (:func:`by_split`), the contract mix with official
 and canonical scores and repair gains per bucket (Tables 4/5/7), the canonical fault kinds of gained rows and the
-causes of lost ones (issue 17 item 4), the RA-Eval counts (seed 002 §3.3; issue 17 item 5) and the
+causes of lost ones, the RA-Eval counts (seed 002 §3.3; partial credit and multiple choice apart) and the
 :class:`RowResult` record of every row.
 
 Every pooled mean is ``sum(values) / n * 100`` over the same values in row order as the per-row definitions
@@ -137,7 +137,7 @@ def bucket_tables(buckets: Sequence[str], official: Sequence[float], canonical: 
 def canonical_change_labels(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
                             kinds_of_rows: Sequence[str | None], metric: str
                             ) -> tuple[list[str | None], list[str | None]]:
-    """The label each row is counted under in the report: its gain kind, or its loss cause (issue 17 item 4).
+    """The label each row is counted under in the report: its gain kind, or its loss cause.
 
     A gained row (canonical above official) is labelled with its canonical kind: :data:`PARTIAL` for no kind,
     the kind of :func:`vqaudit.scoring.canonical.gain_kind` for ``exact`` (a VQA-accuracy row gains from its
@@ -193,7 +193,7 @@ def count_changes(gained: Sequence[str | None], lost: Sequence[str | None]
 
 
 def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[str, float]:
-    """The RA-Eval figures of an audit (seed 002 §3.3; issue 17 item 5), all as floats.
+    """The RA-Eval figures of an audit (seed 002 §3.3), all as floats.
 
     ``errors``: rows with official score below 1; ``zero_credit_errors`` / ``partial_credit_rows``: the tested
     ones (RA-Eval not None) scoring 0 / above 0; ``recovered``: zero-credit errors RA-Eval recovers, ``share`` of

@@ -155,7 +155,7 @@ def _row_notes(outputs: Sequence[str]) -> FailureNotes:
     return FailureNotes(len(outputs), empty, truncated, abstain, unanswerable, fmt, any_fmt)
 
 
-# --- Batch passes (issue 19 part 3): identical counts, tested against _row_notes on fixture and hostile outputs. ---
+# --- Batch passes (for speed): identical counts, tested against _row_notes on fixture and hostile outputs. ---
 
 # Bytes of the UTF-8 text that send an output to the per-output rules: any non-ASCII character, whitespace other
 # than the space, and the marks of the markdown, wrapper (``\boxed``) and multi-line rules.

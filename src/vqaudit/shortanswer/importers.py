@@ -44,6 +44,9 @@ import gzip
 import json
 import math
 import zlib
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -281,8 +284,20 @@ def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
                       split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
 
 
+def read_predictions_layout(path: Path, fmt: str = "auto", *, id_field: str | None = None,
+                            image_field: str | None = None) -> tuple[list[Prediction], str]:
+    """:func:`read_predictions` and the layout the file was read as: ``generic``, ``vlmevalkit`` or ``lmms-eval``.
+
+    The layout names the harness whose own metric rules the audit shows beside the default variant
+    (:data:`vqaudit.scoring.registry.HARNESS_VARIANTS`). Raises as :func:`read_predictions`.
+    """
+    kind: list[str] = []
+    preds = read_predictions(path, fmt, id_field=id_field, image_field=image_field, _kind=kind)
+    return preds, kind[0] if kind else "generic"
+
+
 def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
-                     image_field: str | None = None) -> list[Prediction]:
+                     image_field: str | None = None, _kind: list[str] | None = None) -> list[Prediction]:
     """Read a prediction file into :class:`Prediction` records, in file order.
 
     Args:
@@ -303,8 +318,12 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     if fmt not in FORMATS:
         raise VqauditError(f"unknown prediction format {fmt!r}; expected one of {', '.join(FORMATS)}")
     check_input_file(path, "prediction file")
+    predictions: list[Prediction] = []
+    id_names: list[str] = []  # the field each row's id came from (the same few strings, shared)
     try:
-        read = _read_all(path, fmt, id_field, image_field)
+        for pred, id_name in _read_rows(path, fmt, id_field, image_field, _kind):
+            predictions.append(pred)
+            id_names.append(id_name)
     except UnicodeDecodeError as exc:
         line = undecodable_line(path)
         at = f"row {line}: " if line is not None and file_suffix(path) == ".jsonl" else (
@@ -312,17 +331,18 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
         raise VqauditError(f"{path}: {at}not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise VqauditError(f"{path}: not a readable gzip file ({gzip_reason(exc)})") from None
-    if not read:
+    if not predictions:
         raise VqauditError(f"{path}: no prediction rows in the file")
-    seen: dict[str, str] = {}
-    for pred, id_name in read:
+    seen: set[str] = set()
+    for pred, id_name in zip(predictions, id_names, strict=True):
         if pred.qid in seen:
+            first = next(p for p in predictions if p.qid == pred.qid).source.rsplit(":", 1)[1]
             hint = ("; LLaVA's answer files repeat the image id as 'question_id': read them with --id-field row "
                     "--image-field question_id --join-on image-question" if _looks_like_llava(path, id_name) else "")
             raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
-                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {seen[pred.qid]}){hint}")
-        seen[pred.qid] = pred.source.rsplit(":", 1)[1]
-    return [pred for pred, _ in read]
+                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {first}){hint}")
+        seen.add(pred.qid)
+    return predictions
 
 
 def _looks_like_llava(path: Path, id_name: str) -> bool:
@@ -337,8 +357,92 @@ def _looks_like_llava(path: Path, id_name: str) -> bool:
     return isinstance(first, dict) and {"question_id", "prompt", "text"} <= set(first)
 
 
-def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None) -> list[tuple[Prediction, str]]:
-    """Every row as ``(prediction, the field its id came from)``, in file order."""
+def _read_rows(path: Path, fmt: str, id_field: str | None, image_field: str | None,
+               kind_seen: list[str] | None = None) -> Iterator[tuple[Prediction, str]]:
+    """Every row as ``(prediction, the field its id came from)``, in file order, one record at a time.
+
+    The rows and errors of :func:`_read_all`, without holding the file's raw records: each record is turned into
+    its prediction (:func:`_generic`, :func:`_lmms`) as it is read and then dropped, and the gold answers repeated
+    within a row share one string (:func:`_shared`). What needs the whole file is known without it: a CSV/TSV row
+    has the header's columns (:func:`vqaudit.shortanswer.record_files.iter_table` refuses any other width), so the
+    file's id column is the first row's; a JSON row without an id is numbered as it comes, and when another row
+    turns out to have an id (the file has ids: :func:`_file_id_key`), or a row fails while such a numbered row is
+    pending, the file is read again by :func:`_read_all` to raise its error, the same as before. An xlsx sheet is
+    read whole by its reader anyway and goes through :func:`_read_all`. ``kind_seen``: as in :func:`_read_all`.
+    """
+    suffix = file_suffix(path)
+    if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval" or suffix not in (
+            ".xlsx", ".csv", ".tsv", ".tab", ".json", ".jsonl") or suffix == ".xlsx":
+        for pred, id_name in _read_all(path, fmt, id_field, image_field, kind_seen):
+            yield _with_shared_gold(pred), id_name
+        return
+    if suffix in (".csv", ".tsv", ".tab"):
+        vlm = fmt == "vlmevalkit"
+        if kind_seen is not None:
+            kind_seen.append("vlmevalkit" if vlm else "generic")
+        id_key: str | None = None
+        for row, rec in iter_table(path):
+            if row == 2:  # the first row after the header: every row has its columns
+                id_key = _file_id_key([(row, rec)])
+            pred, id_name = _generic(path, row, rec, vlm, id_field, image_field, id_key)
+            yield _with_shared_gold(pred), id_name
+        return
+    records = iter_json_records(path)
+    first = next(records, None)
+    if first is None:
+        return
+    kind = fmt if fmt != "auto" else _detect(path, first[1])
+    if kind_seen is not None:
+        kind_seen.append(kind)
+    if kind == "lmms-eval":
+        for row, rec in chain([first], records):
+            pred, id_name = _lmms(path, row, rec)
+            yield _with_shared_gold(pred), id_name
+        return
+    numbered = False  # a row without an id was numbered (an error if any row of the file has an id)
+    has_ids = False
+    for row, rec in chain([first], records):
+        if not has_ids and isinstance(rec, dict) and any(k in rec for k in ID_KEYS):
+            has_ids = True
+        if numbered and has_ids:
+            break
+        try:
+            pred, id_name = _generic(path, row, rec, kind == "vlmevalkit", id_field, image_field, None)
+        except VqauditError:
+            if numbered:
+                break
+            raise
+        numbered = numbered or (id_field is None and id_name == ROW_ID)
+        yield _with_shared_gold(pred), id_name
+    else:
+        if not (numbered and has_ids):
+            return
+    _read_all(path, fmt, id_field, image_field)  # raises the error of the numbered row (or of the failing one)
+    raise AssertionError(f"{path}: a row without an id in a file with ids was not refused")  # pragma: no cover
+
+
+def _with_shared_gold(pred: Prediction) -> Prediction:
+    """``pred`` with its repeated gold answers sharing one string each (TextVQA: 10 answers, a few distinct)."""
+    gold = _shared(pred.gold)
+    return pred if gold is pred.gold else replace(pred, gold=gold)
+
+
+def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` with equal strings made the same object (``values`` itself when no two are equal)."""
+    if len(values) < 2:
+        return values
+    first: dict[str, str] = {}
+    out = tuple(first.setdefault(v, v) for v in values)
+    return values if len(first) == len(values) else out
+
+
+def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None,
+              kind_seen: list[str] | None = None) -> list[tuple[Prediction, str]]:
+    """Every row as ``(prediction, the field its id came from)``, in file order.
+
+    ``kind_seen``: when given, the layout the rows were read as (``generic``, ``vlmevalkit``, ``lmms-eval``) is
+    appended to it.
+    """
     suffix = file_suffix(path)
     out: list[tuple[Prediction, str]] = []
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
@@ -346,6 +450,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
                            f"{suffix} table (use --format auto, generic or vlmevalkit)")
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
+        if kind_seen is not None:
+            kind_seen.append("vlmevalkit" if vlm else "generic")
         table = list(iter_table(path))
         id_key = _file_id_key(table)
         for row, rec in table:
@@ -353,6 +459,8 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
     elif suffix in (".json", ".jsonl"):
         records = list(iter_json_records(path))
         kind = fmt if fmt != "auto" else (_detect(path, records[0][1]) if records else "generic")
+        if kind_seen is not None:
+            kind_seen.append(kind)
         id_key = _file_id_key(records) if kind != "lmms-eval" else None
         for row, rec in records:
             if kind == "lmms-eval":

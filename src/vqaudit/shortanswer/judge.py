@@ -105,7 +105,7 @@ def parse_verdict(text: str | None, *, server_reasoning: str | None = None) -> b
     The reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning`, every known format, with
     ``server_reasoning`` the reasoning its server sent apart): only the final text is read, so
     ``"<think>yes? no...</think>no"`` is False; a reply whose reasoning never finished (or no text at all) is
-    undecided. Then, in order (issue 17 item 3): a JSON object - the whole reply, a fenced code block or an
+    undecided. Then, in order: a JSON object - the whole reply, a fenced code block or an
     inline object (:func:`vqaudit.parsing.extract_json_object`) - with a boolean or word under ``verdict``,
     ``equivalent``, ``acceptable``, ``correct``, ``answer``, ... (``{"verdict": "not equivalent"}``,
     ``{"equivalent": false}``); then a leading "equivalent" / "not equivalent" / "acceptable"; then yes/no by the

@@ -1,4 +1,4 @@
-r"""Extracting and scoring the answer of each multiple-choice row (``vqaudit audit``; issue 14, item 4).
+r"""Extracting and scoring the answer of each multiple-choice row (``vqaudit audit``; docs/shortanswer.md).
 
 Every reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning`, ``--reasoning-format``): only the
 final answer is read, never a reasoning model's thinking; a reply whose reasoning never finished is ``unparsed``
@@ -29,7 +29,11 @@ every one of its 4,377 replies read by the strict matcher), each of its forms is
 :mod:`vqaudit.parsing.choice` (``\\boxed{X}`` included), and where ``match_reply`` declines on purpose ("the
 answer is not A", "A or B") it would guess, so the audit and ``vqaudit score`` would read one reply two ways.
 
-Open (non-choice) rows are scored apart by exact or numeric match (:func:`open_answer`, :func:`open_correct`).
+Open (non-choice) rows are scored apart (:func:`score_open`): MMMU's and MathVista's by their own rules
+(:mod:`vqaudit.shortanswer.mc_open`), any other by exact or numeric match (:func:`open_answer`,
+:func:`open_correct`). A MathVista file read with ``--read extraction`` has its choice rows scored as MathVista's
+``calculate_score.py`` scores its extraction (``extracted_by`` ``extraction:letter`` when a letter names the
+choice, ``extraction:nearest`` for the choice nearest in edit distance), never by the choice reader.
 """
 
 from __future__ import annotations
@@ -46,10 +50,17 @@ from vqaudit.parsing.choice import normalize_text
 from vqaudit.parsing.reasoning import AUTO, NONE, NOT_FINISHED, ReasoningSplit, split_reasoning
 from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import ABSTAIN_PHRASES, match_reply, score_upd_views
-from vqaudit.shortanswer.mc_read import MCRow
+from vqaudit.shortanswer.mc_open import (
+    mathvista_choice,
+    mathvista_from_extraction,
+    mathvista_from_reply,
+    mmmu_eval_open,
+    mmmu_parse_open,
+)
+from vqaudit.shortanswer.mc_read import MC_LETTERS, MCRow
 
 __all__ = ["RowVerdict", "extract_choices", "extracted_by", "final_answer_letter", "is_refusal", "open_answer",
-           "open_correct", "read_choice"]
+           "open_correct", "read_choice", "score_open"]
 
 
 @dataclass(frozen=True)
@@ -163,6 +174,32 @@ def open_correct(row: MCRow, answer: str | None) -> bool:
     return False
 
 
+def score_open(row: MCRow, final: str) -> tuple[str | None, str, bool]:
+    """``(answer or None, extracted_by, right)`` of an open row's final answer, by the row's rules.
+
+    ``mmmu``: MMMU's ``parse_open_response``/``eval_open`` (the answer shown: its predictions joined by `` | ``);
+    ``mathvista``: MathVista's answer-type rules on the raw reply; ``mathvista-extraction``: MathVista's
+    extraction normalized as its ``calculate_score.py`` does (:mod:`vqaudit.shortanswer.mc_open`); ``default``:
+    :func:`open_answer` and :func:`open_correct`.
+    """
+    golds = row.gold.split("\n")
+    if row.rules == "mmmu":
+        preds = mmmu_parse_open(final)
+        shown = " | ".join(str(p).strip() for p in preds)
+        return (shown or None), "mmmu-open", mmmu_eval_open(golds, preds)
+    if row.rules == "mathvista":
+        answer = mathvista_from_reply(final, answer_type=row.answer_type, precision=row.precision)
+        return answer, "mathvista-free-form", answer is not None and answer in golds
+    if row.rules == "mathvista-extraction":
+        if not final.strip():
+            return None, "unparsed", False
+        answer, right = mathvista_from_extraction(final, choices=(), gold=row.gold, answer_type=row.answer_type,
+                                                  precision=row.precision)
+        return answer, "extraction", right
+    answer = open_answer(row, final)
+    return answer, "open", open_correct(row, answer)
+
+
 def _view(row: MCRow) -> View:
     return View(view_id=row.qid, group_id=row.group, source="upd", state="standard", image="none.png",
                 image_sha256="0" * 64, question=row.question, options=row.options,
@@ -228,10 +265,15 @@ def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_ba
             continue
         final = split.final
         if not row.is_choice:
-            answer = open_answer(row, final)
-            verdicts[row.qid] = RowVerdict(row.qid, row.group, answer, "open" if answer is not None else "unparsed",
-                                           answer is None and is_refusal(final), open_correct(row, answer),
-                                           split=kept)
+            answer, how, right = score_open(row, final)
+            verdicts[row.qid] = RowVerdict(row.qid, row.group, answer, how if answer is not None else "unparsed",
+                                           answer is None and is_refusal(final), right, split=kept)
+            continue
+        if row.rules == "mathvista-extraction":  # MathVista's own extraction, scored as calculate_score.py does
+            index, named = mathvista_choice(final, row.options)
+            verdicts[row.qid] = RowVerdict(row.qid, row.group, MC_LETTERS[index],
+                                           "extraction:letter" if named else "extraction:nearest", False,
+                                           MC_LETTERS[index] == row.gold, split=kept)
             continue
         letter, how, abstained = read_choice(row, final)
         if letter is None and not abstained and judge is not None and final.strip():

@@ -1,10 +1,13 @@
-"""Multiple-choice prediction audits: MMBench result sheets, MMMU raw replies, MathVista outputs (issue 14, item 4).
+"""Multiple-choice prediction audits: MMBench result sheets, MMMU raw replies, MathVista outputs.
 
 ``vqaudit audit PREDICTIONS --benchmark mmbench|mmmu|mathvista|mc`` reads one prediction file, extracts the
 chosen letter of every choice row from its final answer (a reasoning model's thinking is split off first and
-never read) with the reader UPD scoring uses, and scores it; open (non-choice) rows are scored apart by exact or numeric
-match (:mod:`vqaudit.shortanswer.mc_extract`). Accuracy is reported over all choice rows (an unparsed reply is
-wrong) and over parsed rows, side by side (:func:`summarize`).
+never read) with the reader UPD scoring uses, and scores it; open (non-choice) rows are scored apart, by MMMU's
+and MathVista's own rules for those benchmarks, else by exact or numeric match
+(:func:`vqaudit.shortanswer.mc_extract.score_open`). Accuracy is reported over all choice rows (an unparsed reply
+is wrong) and over parsed rows, side by side (:func:`summarize`), and over choice and open rows together
+(``overall``, the headline of MMMU and MathVista; :func:`add_file_fields`). Defective rows (the benchmark's own
+data broken) are left out and listed; ``strict`` refuses them (:mod:`vqaudit.shortanswer.mc_read`).
 
 The prediction file is read by :mod:`vqaudit.shortanswer.mc_read` (the layouts); every loader error names the
 file, the 1-based row and the field, and nothing is written before the whole file is read.
@@ -20,9 +23,9 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions
 from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED
 from vqaudit.shortanswer.mc_extract import RowVerdict, extract_choices
-from vqaudit.shortanswer.mc_read import MCRow, read_mc_predictions
+from vqaudit.shortanswer.mc_read import MCFile, MCRow, read_mc_file
 
-__all__ = ["dumps_rows", "run_mc_audit", "summarize"]
+__all__ = ["add_file_fields", "dumps_rows", "run_mc_audit", "summarize"]
 
 
 def _share(num: int, den: int) -> float | None:
@@ -90,13 +93,36 @@ def summarize(rows: Sequence[MCRow], verdicts: Sequence[RowVerdict], *, benchmar
     return out
 
 
+def add_file_fields(summary: dict[str, Any], read: MCFile) -> None:
+    """The file's own fields of ``report.json``: the field read, the layout, the defective rows, the overall row.
+
+    ``read_field`` (the reply field read), ``layout``; ``defects`` (only when some row is defective):
+    ``{"excluded", "of" (all data rows), "rows": [{file, row, id, field, reason}]}``; ``overall`` (MathVista's and
+    MMMU's headline, for those benchmarks and whenever a file has open rows): rows, correct and accuracy over
+    choice and open rows together, beside the choice and open accuracies.
+    """
+    summary["read_field"] = read.read_field
+    summary["layout"] = read.layout
+    if read.defects:
+        summary["defects"] = {"excluded": len(read.defects), "of": len(read.rows) + len(read.defects),
+                              "rows": [{"file": d.file, "row": d.row, "id": d.qid, "field": d.field,
+                                        "reason": d.reason} for d in read.defects]}
+    c, o = summary["choice"], summary["open"]
+    if o["rows"] or summary["benchmark"] in ("mmmu", "mathvista"):
+        rows, correct = c["rows"] + o["rows"], c["correct"] + o["correct"]
+        summary["overall"] = {"rows": rows, "correct": correct, "accuracy": _share(correct, rows)}
+
+
 def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_backend: Backend | None = None,
                  cache_dir: Path | None = None, judge_options: ModelOptions | None = None,
-                 concurrency: int = 8, reasoning_format: str = AUTO) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                 concurrency: int = 8, reasoning_format: str = AUTO, strict: bool = False,
+                 read: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Read, extract and score a multiple-choice prediction file.
 
     ``reasoning_format``: which reasoning spans are split off every reply before it is read
-    (:mod:`vqaudit.parsing.reasoning`).
+    (:mod:`vqaudit.parsing.reasoning`). ``strict``: refuse the file at its first defective row (else defective
+    rows are left out of every number and listed, :func:`add_file_fields`). ``read``: ``mathvista`` only, the
+    field read (``response``, the default, or ``extraction``; :mod:`vqaudit.shortanswer.mc_read`).
 
     Returns:
         ``(summary, rows)``: :func:`summarize`'s numbers (plus the file's name and resolved path, the judge) and
@@ -106,13 +132,15 @@ def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_
         ``reasoning_chars``, and one never finished ``unparsed_reason: "reasoning not finished"``.
 
     Raises:
-        VqauditError: see :func:`read_mc_predictions` and :func:`extract_choices`.
+        VqauditError: see :func:`read_mc_file` and :func:`extract_choices`.
     """
-    rows = read_mc_predictions(path, benchmark)
+    read_file = read_mc_file(path, benchmark, strict=strict, read=read)
+    rows = read_file.rows
     verdicts = extract_choices(rows, judge=judge, judge_backend=judge_backend, cache_dir=cache_dir,
                                judge_options=judge_options, concurrency=concurrency,
                                reasoning_format=reasoning_format)
     summary = summarize(rows, verdicts, benchmark=benchmark)
+    add_file_fields(summary, read_file)
     summary["predictions"] = path.name
     summary["predictions_file"] = str(path.resolve())  # the overwrite guard tells two files of one name apart
     summary["judge"] = judge

@@ -96,7 +96,9 @@ def iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
     if not isinstance(data, list):
         raise VqauditError(f"{path}: expected a JSON list of records, an object of records keyed by question id, "
                            "or lmms-eval {'logs': [...]}")
-    yield from enumerate(data, start=1)
+    for i in range(len(data)):  # each record is let go once read, so a reader keeping less holds less
+        record, data[i] = data[i], None
+        yield i + 1, record
 
 
 def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

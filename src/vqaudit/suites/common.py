@@ -98,3 +98,15 @@ def build_benchmark(
                 on_group(len(groups))
         fields = {"format": BENCHMARK_FORMAT, "source": source, **manifest_fields(groups, views)}
         return write_benchmark(tmp, views, groups, files, fields)
+
+
+def manifest_field(manifest: dict[str, Any], name: str, kind: type) -> Any:
+    """``manifest[name]``, which must be of ``kind`` (for the ``rebuild_options`` hooks of ``verify --rebuild``).
+
+    Raises:
+        VqauditError: the field is missing or of another type, naming it.
+    """
+    value = manifest.get(name)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise VqauditError(f"manifest.json, field {name!r}: expected {kind.__name__} to rebuild the benchmark")
+    return value

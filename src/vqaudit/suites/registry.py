@@ -13,6 +13,8 @@ only when the source is used. A hooks module exposes:
 - ``verify(bench_dir, views, groups, missing, *, workers) -> list[(id, problem)]``: its re-checks for
   ``vqaudit verify`` beyond the image and manifest hashes every benchmark gets;
 - ``checked(views, groups) -> dict[str, int]``: what ``verify`` re-checked, for its summary line;
+- optionally ``rebuild_options(manifest) -> Options``: the build options the manifest records, for
+  ``vqaudit verify --rebuild`` (raising VqauditError when the inputs are not in the benchmark);
 - ``summary_line(entry) -> str``: the line ``vqaudit score`` prints for the source's ``metrics.json`` entry.
 
 The row also names the report writer of the source's runs (``module:function`` taking ``(run_dirs, out_dir)``

@@ -1,4 +1,4 @@
-"""The photo benchmark builder (issue 7, item 5): folders, labels re-derived from the files, determinism."""
+"""The photo benchmark builder (seed 000 §3.1): folders, labels re-derived from the files, determinism."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json, sha256_file
-from vqaudit.schema import Group, View
+from vqaudit.schema import Group, PhotoGroupMeta, PhotoViewMeta, View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.photos.build import build_photos
 from vqaudit.suites.photos.gqa import answer_text, execute
@@ -226,3 +226,16 @@ def test_photo_errors_name_the_command_line_flags(
     code, err = _cli(monkeypatch, capsys, "build", "photos", *args, "--groups", "1", "--out", str(tmp_path / "b"))
     assert code == 2 and err == f"error: {message}\n"  # one line, the flag the user typed, no Python names
     assert not (tmp_path / "b").exists()
+
+
+def test_typed_meta_reads_every_key_the_builder_wrote(bundled: Any) -> None:
+    """The typed readers hold exactly the builder's keys and values (the JSON itself is written as before)."""
+    bench = load_benchmark(bundled[0], check_images=False)
+    for g in bench.groups:
+        assert PhotoGroupMeta.of(g).model_dump(exclude_unset=True) == g.meta
+    for v in bench.views:
+        assert PhotoViewMeta.of(v).model_dump(exclude_unset=True) == v.meta
+    view = bench.views[0]
+    broken = view.model_copy(update={"meta": {**view.meta, "mask": 3}})
+    with pytest.raises(VqauditError, match=rf"^view {view.view_id}: field 'meta.mask': Input should be a valid str"):
+        PhotoViewMeta.of(broken)

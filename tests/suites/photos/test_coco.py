@@ -1,4 +1,4 @@
-"""COCO adapter and question generator (issue 7, item 2) on real tiny-coco annotations and hand-made boxes."""
+"""COCO adapter and question generator (docs/photos.md) on real tiny-coco annotations and hand-made boxes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Residual-cue audit (issue 7, item 4): reasons per group and metrics with and without the flagged stratum."""
+"""Residual-cue audit (docs/photos.md): reasons per group and metrics with and without the flagged stratum."""
 
 from __future__ import annotations
 

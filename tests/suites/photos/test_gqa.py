@@ -1,4 +1,4 @@
-"""GQA loader and program executor (issue 7, item 1) on hand-written files in the published GQA layout.
+"""GQA loader and program executor (Hudson & Manning, CVPR 2019) on hand-written files in the published GQA layout.
 
 Every expected answer below is computed by hand from ``tests/fixtures/photos/gqa/sceneGraphs.json`` (one 300x200
 image, six objects) and written into ``questions.json`` as the gold ``answer``.

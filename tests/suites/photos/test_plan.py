@@ -1,4 +1,4 @@
-"""Masks, the keep rule and control choice (issue 7, item 3), hand-computed on the GQA fixture graph.
+"""Masks, the keep rule and control choice (docs/photos.md), hand-computed on the GQA fixture graph.
 
 Fixture: ``tests/fixtures/photos/gqa`` (300x200 image; boxes x, y, w, h: man 1 (20, 40, 60, 140), hat 2
 (35, 30, 30, 20), table 3 (130, 110, 100, 60), cup 4 (150, 90, 20, 25), chair 5 (240, 100, 50, 90), cup 6

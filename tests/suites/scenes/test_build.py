@@ -1,4 +1,4 @@
-"""The scenes benchmark builder: four certified views per group, byte-identical for a seed (issue 6, items 4-5)."""
+"""The scenes benchmark builder: four certified views per group, byte-identical for a seed (seed 000 §3.1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json, sha256_file
-from vqaudit.schema import Group, View
+from vqaudit.schema import Group, SceneGroupMeta, SceneViewMeta, View
 from vqaudit.store import load_benchmark
 from vqaudit.suites.scenes.build import build_group, build_scenes
 from vqaudit.suites.scenes.check import check_group
@@ -53,7 +53,7 @@ def test_manifest_records_versions_credits_rejections_and_file_hashes(built: tup
     assert manifest["states"] == ["original", "S", "C", "M"]
     assert sum(manifest["m_status"].values()) == N_GROUPS
     assert "CC BY 4.0" in manifest["credits"]["scenes"]
-    assert manifest["renderer"] == "vqaudit-scenes-raycast/2"  # float32, adaptive soft shadows (issue 19)
+    assert manifest["renderer"] == "vqaudit-scenes-raycast/2"  # float32, adaptive soft shadows (docs/scenes.md)
     for path, digest in manifest["files"].items():
         assert sha256_file(root / path) == digest
     assert manifest["views_sha256"] == sha256_file(root / "views.jsonl")
@@ -160,3 +160,16 @@ def test_a_scenes_benchmark_runs_and_scores_through_the_answerability_pipeline(
     run_benchmark(root, "reference:always-abstain", tmp_path / "abstain", progress=False)
     abstain = score_run(tmp_path / "abstain", n_draws=50)["scenes"]
     assert abstain["Jk"] == 0.0 and abstain["Bk"] == 0.0  # every group has supported views (SPEC section 1)
+
+
+def test_typed_meta_reads_every_key_the_builder_wrote(built: tuple[Path, Path, Any]) -> None:
+    """The typed readers hold exactly the builder's keys and values (the JSON itself is written as before)."""
+    bench = load_benchmark(built[0], check_images=False)
+    for g in bench.groups:
+        assert SceneGroupMeta.of(g).model_dump(exclude_unset=True) == g.meta
+    for v in bench.views:
+        assert SceneViewMeta.of(v).model_dump(exclude_unset=True) == v.meta
+    broken = bench.groups[0].model_copy(update={"meta": {k: x for k, x in bench.groups[0].meta.items()
+                                                         if k != "template"}})
+    with pytest.raises(VqauditError, match=rf"^group {broken.group_id}: field 'meta.template': Field required$"):
+        SceneGroupMeta.of(broken)

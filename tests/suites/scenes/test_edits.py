@@ -1,4 +1,4 @@
-"""S, C and M edits on a hand-checked real scene (CLEVR_val_000000) (issue 6, item 4).
+"""S, C and M edits on a hand-checked real scene (CLEVR_val_000000) (seed 000 §3.1, appendix C.1).
 
 CLEVR_val_000000 objects: 0 large brown rubber cylinder, 1 large gray rubber cube, 2 small green rubber cylinder,
 3 large purple metal sphere, 4 small gray metal cube.

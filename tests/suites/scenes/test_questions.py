@@ -1,4 +1,4 @@
-"""Question generation from the official CLEVR 1.0 templates (issue 6, item 2)."""
+"""Question generation from the official CLEVR 1.0 templates (Johnson et al., CVPR 2017; docs/scenes.md)."""
 
 from __future__ import annotations
 

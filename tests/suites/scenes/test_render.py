@@ -1,4 +1,4 @@
-"""Camera fit and renderer against the real CLEVR scenes and original CLEVR renders (issue 6, item 3)."""
+"""Camera fit and renderer against the real CLEVR scenes and original CLEVR renders (docs/scenes.md)."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_render_is_deterministic_and_shaped_like_clevr() -> None:
 
 @pytest.mark.parametrize("index", RENDERED[:6])
 def test_culled_instance_buffer_equals_testing_every_object_against_every_ray(index: int) -> None:
-    # issue 19: primary rays are culled to each object's screen rectangle and bounding sphere; the instance buffer
+    # primary rays are culled to each object's screen rectangle and bounding sphere; the instance buffer
     # must stay exact, so compare with the brute force: every object intersected with every pixel ray, nearest wins
     from vqaudit.suites.scenes.render import _rays
 
@@ -151,7 +151,7 @@ def test_culled_instance_buffer_equals_testing_every_object_against_every_ray(in
     assert np.array_equal(instance_ids(scene, cam), ids.reshape(cam.height, cam.width))
 
 
-# issue 19 part 2 (renderer speed): the reworked hot path must give the same bytes as renderer /2 did
+# renderer speed: the reworked hot path must give the same bytes as renderer /2 did
 RENDER_SHA256 = {  # sha256 of render(...).rgb / .ids bytes, computed with the /2 code as merged before the rework
     ("train", 22): ("a065b2693e612542e36efb7f587ac67ef0a976a6128ab35f27baff11f95c30a5", "b8d0419d7d19259d"),
     ("train", 5): ("548a34d651b3b8c4128833ef0f6f09f204cc14090e853e7c23ae92b185e58060", "469c5f4bb27d8ee1"),

@@ -20,7 +20,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import ChartGroupMeta, Group, Obligation, View
 from vqaudit.suites.charts.certify import Certificate, certify_world
 from vqaudit.suites.charts.masks import Mask, apply_mask, category_mask
 from vqaudit.suites.charts.png import pixel_sha256, png_bytes
@@ -83,7 +83,8 @@ def _readable(answer: Answer | None) -> bool:
     return answer is not None and "/" not in answer_text(answer)
 
 
-def _obligation(program: Program, world: World, answer: Answer | None) -> Obligation:
+def view_obligation(program: Program, world: World, answer: Answer | None) -> Obligation:
+    """The obligation of a supported view: answer ``answer`` (the program's on ``world``) as number or text."""
     assert answer is not None
     if is_numeric(program):
         return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="number",
@@ -199,7 +200,7 @@ def group_from_plan(plan: Plan, group_id: str, extra_meta: dict[str, Any] | None
         if state in ("M", "I"):
             obligation = Obligation(kind="abstain")
         else:
-            obligation = _obligation(program, w, evaluate_world(program, w))
+            obligation = view_obligation(program, w, evaluate_world(program, w))
         if state == "M":
             assert plan.m_witness is not None
             px = apply_mask(px, plan.m_witness.mask)
@@ -274,7 +275,7 @@ def build_charts(
     make = partial(build_group, seed, programs=programs, determined=determined)
 
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
-        used_tables = {str(g.meta["table"]) for g in groups}
+        used_tables = {ChartGroupMeta.of(g).table for g in groups}
         return {
             "seed": seed,
             "n_groups": n_groups,

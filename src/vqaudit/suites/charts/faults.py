@@ -1,4 +1,4 @@
-"""Designed faulty certificates: the checker must reject every one (seed 000, appendix D; issue 3, item 5).
+"""Designed faulty certificates: the checker must reject every one (seed 000, appendix D: the witness conditions).
 
 Each fault starts from a genuine certificate of a built benchmark and breaks one witness condition the way a
 faulty builder would, *saving an image consistent with the fault* wherever that is possible, so the checker has

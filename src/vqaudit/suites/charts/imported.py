@@ -43,7 +43,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
-from vqaudit.schema import Group, View
+from vqaudit.schema import ChartGroupMeta, Group, View
 from vqaudit.suites.charts.declared_tables import table_to_json
 from vqaudit.suites.charts.programs import Lookup
 from vqaudit.suites.charts.real_table import RealTable
@@ -341,7 +341,7 @@ def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: 
     from vqaudit.suites.charts.render import RENDERER
 
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
-        used = {str(g.meta["table"]) for g in groups}
+        used = {ChartGroupMeta.of(g).table for g in groups}
         return {
             "from": source, "seed": seed, "n_groups": len(groups), "n_views": len(views),
             "states": sorted({v.state for v in views}), "programs": "lookup", "determined_views": False,

@@ -41,7 +41,8 @@ def _cells_json(cells: Sequence[Cell]) -> list[list[str]]:
 def program_to_json(program: Program) -> dict[str, Any]:
     """JSON-ready dict: ``op`` plus fields, rationals as exact text.
 
-    A lookup is ``{"op": "lookup", "series": ..., "category": ...}``, as in the witness certificates of issue 2.
+    A lookup is ``{"op": "lookup", "series": ..., "category": ...}``, the form of the witness certificates
+    (docs/certifier.md).
     """
     match program:
         case Lookup((s, c)):

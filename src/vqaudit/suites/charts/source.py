@@ -12,7 +12,8 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "rebuild_options", "score",
+           "summary_line", "verify"]
 
 
 class Options(BaseModel):
@@ -83,12 +84,32 @@ def _build_imported(out: Path, options: Options, on_group: Callable[[int], None]
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
-    """Re-check every masked view's witness certificate (M) or proof (D) (seed 000, appendix D)."""
+    """Re-derive every view (gold, states, question, image bytes) and re-check every certificate (appendix D).
+
+    :func:`vqaudit.suites.charts.verify.verify_chart_views`.
+    """
     from vqaudit.suites.charts.verify import verify_chart_views
 
-    return verify_chart_views(bench_dir, views, missing, workers=workers)
+    return verify_chart_views(bench_dir, views, groups, missing, workers=workers)
 
 
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
-    """``{"chart certificates": n}``: the masked views ``verify`` re-checks."""
-    return {"chart certificates": sum(v.state in ("M", "D") for v in views)}
+    """``{"chart views": n, "chart certificates": m}``: what ``verify`` re-derives and re-checks."""
+    return {"chart views": len(views), "chart certificates": sum(v.state in ("M", "D") for v in views)}
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options a bundled-table chart manifest records (``vqaudit verify --rebuild``).
+
+    Raises:
+        VqauditError: charts imported from PlotQA or ChartQA (rebuilt only from their input files, which the
+            benchmark does not hold), or a missing manifest field.
+    """
+    from vqaudit.suites.common import manifest_field
+
+    if "from" in manifest:
+        raise VqauditError(f"manifest.json, field 'from': charts imported from {manifest['from']} are rebuilt from "
+                           "their input files (rerun `vqaudit build charts` with them and compare)")
+    return Options(groups=manifest_field(manifest, "n_groups", int), seed=manifest_field(manifest, "seed", int),
+                   programs=manifest_field(manifest, "programs", str),
+                   determined=manifest_field(manifest, "determined_views", bool))

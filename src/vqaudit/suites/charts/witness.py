@@ -9,6 +9,7 @@ recorded in the certificate as rejected, with the number of differing pixels tha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -130,7 +131,8 @@ def make_determined_certificate(
     }
 
 
-def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
+def verify_certificate(cert: dict[str, Any], image_png: bytes,
+                       render_world: Callable[[World], np.ndarray] = render) -> list[str]:
     """Re-check one witness certificate against the saved image; return the failed conditions (empty = valid).
 
     Conditions (seed 000, §3.2): both worlds admissible (on the grid, inside the declared fixed axis range of
@@ -138,6 +140,9 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
     recorded mask is the one the layout gives for that category (it never depends on values); the lookup
     answers are defined and differ and match the recorded ones; each world's masked render is pixel-identical
     to the saved image (SHA-256 of decoded pixels, not of PNG bytes).
+
+    ``render_world`` renders a world (default :func:`~vqaudit.suites.charts.render.render`); ``vqaudit verify``
+    passes one that remembers the group's renders, so a world drawn by several views is rendered once.
     """
     try:
         wa, wb = World.from_json(cert["world_a"]), World.from_json(cert["world_b"])
@@ -161,7 +166,7 @@ def verify_certificate(cert: dict[str, Any], image_png: bytes) -> list[str]:
         return [*problems, f"saved image does not decode: {exc}"]
     for label, w in (("world_a", wa), ("world_b", wb)):
         try:
-            got = pixel_sha256(apply_mask(render(w), mask))
+            got = pixel_sha256(apply_mask(render_world(w), mask))
         except Exception as exc:  # noqa: BLE001 - a world that does not render fails the certificate
             problems.append(f"{label} does not render: {exc}")
             continue
@@ -219,13 +224,14 @@ def _cheap_problems(wa: World, wb: World, cert: dict[str, Any], program: Program
     return problems
 
 
-def verify_determined(cert: dict[str, Any], image_png: bytes) -> list[str]:
+def verify_determined(cert: dict[str, Any], image_png: bytes,
+                      render_world: Callable[[World], np.ndarray] = render) -> list[str]:
     """Re-check a determined masked view (state ``D``); return the failed conditions (empty = valid).
 
     Conditions: the world is admissible; the answerability certificate re-verifies (its proof is still UNSAT, or
     enumeration again finds one answer) and is about this world, this program and exactly the masked category's
     cells; the recorded answer is the world's answer; the mask is the layout's band for that category; the
-    masked render is pixel-identical to the saved image.
+    masked render is pixel-identical to the saved image. ``render_world`` as in :func:`verify_certificate`.
     """
     try:
         world = World.from_json(cert["world"])
@@ -254,6 +260,6 @@ def verify_determined(cert: dict[str, Any], image_png: bytes) -> list[str]:
         saved = pixel_sha256(decode_png(image_png))
     except Exception as exc:  # noqa: BLE001 - any decoding failure is a failed condition
         return [f"saved image does not decode: {exc}"]
-    if pixel_sha256(apply_mask(render(world), mask)) != saved:
+    if pixel_sha256(apply_mask(render_world(world), mask)) != saved:
         problems.append("masked render differs from the saved image")
     return problems

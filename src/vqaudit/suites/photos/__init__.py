@@ -1,1 +1,1 @@
-"""Photo answerability (issue 7): GQA scene graphs and programs, COCO adapter, object-box masks, residual cues."""
+"""Photo answerability (seed 000 §3.1): GQA scene graphs and programs, COCO adapter, object-box masks, residual cues."""

@@ -30,12 +30,12 @@ from PIL import Image
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes, sha256_file
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import Group, Obligation, PhotoGroupMeta, View
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.photos.coco import Photo, enumerate_questions, load_coco
 from vqaudit.suites.photos.cues import residual_cues
 from vqaudit.suites.photos.gqa import answer_text, execute, load_questions, load_scene_graphs
-from vqaudit.suites.photos.graph import Question
+from vqaudit.suites.photos.graph import Question, Step
 from vqaudit.suites.photos.masks import MASK_KINDS, apply_masks
 from vqaudit.suites.photos.plan import MaskedView, Plan, matched_control, plan_group
 
@@ -194,15 +194,17 @@ def _load_rgb(inputs: Inputs, photo: Photo) -> np.ndarray[Any, np.dtype[np.uint8
     return rgb
 
 
-def _png(rgb: np.ndarray[Any, np.dtype[np.uint8]]) -> bytes:
+def png_bytes(rgb: np.ndarray[Any, np.dtype[np.uint8]]) -> bytes:
+    """Encode a photo view as PNG with Pillow at zlib level 1 (byte-identical for one Pillow and zlib version)."""
     buf = io.BytesIO()
     Image.fromarray(rgb).save(buf, format="PNG", compress_level=1)  # lossless; 2x faster than level 6, +10% bytes
     return buf.getvalue()
 
 
-def _obligation(plan: Plan) -> Obligation:
-    counting = any(s.operation == "count" for s in plan.question.program)
-    return Obligation(kind="answer", gold=(plan.answer,), answer_type="number" if counting else "text")
+def view_obligation(program: Sequence[Step], answer: str) -> Obligation:
+    """A supported view's obligation: answer ``answer``, a number when the program counts, else text."""
+    counting = any(s.operation == "count" for s in program)
+    return Obligation(kind="answer", gold=(answer,), answer_type="number" if counting else "text")
 
 
 def build_group(inputs: Inputs, seed: int, g: int, mask: str = "fill", matched: bool = False) -> GroupBuild:
@@ -229,16 +231,16 @@ def build_group(inputs: Inputs, seed: int, g: int, mask: str = "fill", matched: 
     views: list[View] = []
     images: dict[str, bytes] = {}
     for state, view in masked.items():
-        data = _png(rgb if view is None else apply_masks(rgb, view.rects, mask))
+        data = png_bytes(rgb if view is None else apply_masks(rgb, view.rects, mask))
         view_id = f"{group_id}-{state}"
         image = f"images/{view_id}.png"
         images[image] = data
         meta: dict[str, Any] = {"image_id": graph.image_id, "file": cand.photo.file_name, "question_id": q.id,
                                 "program": program, "mask": mask if view else None,
                                 "masked": view.to_json() if view else None}
+        obligation = Obligation(kind="abstain") if state == "M" else view_obligation(q.program, plan.answer)
         views.append(View(view_id=view_id, group_id=group_id, source="photos", state=state, image=image,
-                          image_sha256=sha256_bytes(data), question=q.text,
-                          obligation=Obligation(kind="abstain") if state == "M" else _obligation(plan), meta=meta))
+                          image_sha256=sha256_bytes(data), question=q.text, obligation=obligation, meta=meta))
     group = Group(group_id=group_id, source="photos", question=q.text, view_ids=tuple(v.view_id for v in views),
                   meta={"image_id": graph.image_id, "file": cand.photo.file_name, "credit": cand.photo.credit,
                         "question_id": q.id, "family": family(q),
@@ -305,11 +307,11 @@ def build_photos(
         credits: dict[str, str] = {}
         tally: Counter[str] = Counter()
         for g in groups:
-            meta = g.meta
-            credits[str(meta["file"])] = str(meta["credit"])
-            tally[f"family:{meta['family']}"] += 1
-            tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if meta[s])
-            tally.update(f"reason:{r}" for r in meta["residual_cue_reasons"])
+            meta = PhotoGroupMeta.of(g)
+            credits[meta.file] = meta.credit
+            tally[f"family:{meta.family}"] += 1
+            tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if getattr(meta, s))
+            tally.update(f"reason:{r}" for r in meta.residual_cue_reasons)
         return {
             "input": inputs.kind, "seed": seed, "n_groups": n_groups,
             "n_views": len(views), "states": sorted({v.state for v in views}, key=_state_key), "mask": mask,

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.metrics import answerability_metrics
-from vqaudit.schema import Group, Outcome
+from vqaudit.metrics import METRIC_KEYS, grouped
+from vqaudit.schema import Group, Outcome, PhotoGroupMeta
 from vqaudit.scoring.answers import normalize_text
 from vqaudit.suites.photos.gqa import split_argument
 from vqaudit.suites.photos.graph import Question
@@ -87,9 +87,10 @@ def residual_cues(question: Question, answer: str, m_rects: Sequence[Rect]) -> t
 
 
 def _flags(groups: Iterable[Group] | Mapping[str, Mapping[str, Any]], stratum: str) -> dict[str, bool]:
-    items = groups.items() if isinstance(groups, Mapping) else ((g.group_id, g.meta) for g in groups)
+    if not isinstance(groups, Mapping):
+        return {g.group_id: bool(getattr(PhotoGroupMeta.of(g), stratum)) for g in groups}
     out = {}
-    for gid, meta in items:
+    for gid, meta in groups.items():
         if stratum not in meta:
             raise VqauditError(f"groups.jsonl: group {gid!r}, field 'meta.{stratum}': missing (rebuild the benchmark "
                                "with `vqaudit build photos`)")
@@ -107,18 +108,21 @@ def stratified_metrics(
 ) -> dict[str, Any]:
     """Answerability metrics of photo outcomes on all groups, without the flagged stratum, and on it alone.
 
-    Seed 000 §6.2 / Table 9: excluding the 376 spatial-answer groups of 1,000 leaves 624 (1,872 views).
+    Seed 000 §6.2 / Table 9: excluding the 376 spatial-answer groups of 1,000 leaves 624 (1,872 views). The
+    three parts are strata of :func:`vqaudit.metrics.grouped`: the photo groups are resampled once and every
+    part is scored on the same draws (seed 000 §4), so the "all" part is exactly the photos entry of
+    ``metrics.json`` and the parts can be compared by a paired difference.
 
     Args:
         outcomes: scored views (only ``source == "photos"`` outcomes are used).
         groups: the benchmark's groups (or ``{group_id: meta}``); each meta must hold the ``stratum`` flag.
         stratum: ``"spatial_answer"`` (the paper's) or ``"residual_cue"`` (any reason of :func:`residual_cues`).
-        n_draws: bootstrap draws per metric set (seed 000 §4: 10,000).
+        n_draws: bootstrap draws of the photo groups, shared by the three parts (seed 000 §4: 10,000).
         seed: seed of the draws.
 
     Returns:
-        ``{"stratum", "n_groups", "n_flagged", "all", "without", "only"}``: each metrics entry is the photos
-        entry of :func:`vqaudit.metrics.answerability_metrics` (None when its stratum has no groups).
+        ``{"stratum", "n_groups", "n_flagged", "all", "without", "only"}``: each metrics entry has the shape of
+        the photos entry of :func:`vqaudit.metrics.answerability_metrics` (None when its part has no groups).
 
     Raises:
         VqauditError: an unknown stratum, no photo outcomes, or a scored group missing from ``groups``.
@@ -133,13 +137,12 @@ def stratified_metrics(
     if missing:
         raise VqauditError(f"outcomes name groups not in the benchmark: {missing[:5]}")
 
-    def part(keep: bool | None) -> Any:
-        chosen = [o for o in photos if keep is None or flags[o.group_id] == keep]
-        return answerability_metrics(chosen, n_draws=n_draws, seed=seed)["photos"] if chosen else None
-
+    table = grouped(METRIC_KEYS, photos, by=lambda o: ("all", "only" if flags[o.group_id] else "without"),
+                    n_draws=n_draws, seed=seed)
+    parts = {s.key: s.as_dict() for s in table.strata}
     scored = {o.group_id for o in photos}
     return {"stratum": stratum, "n_groups": len(scored), "n_flagged": sum(flags[g] for g in scored),
-            "all": part(None), "without": part(False), "only": part(True)}
+            "all": parts["all"], "without": parts.get("without"), "only": parts.get("only")}
 
 
 def mask_reaction(outcomes: Sequence[Outcome]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 States (papers.md; seed 000 §3.1): ``original``; ``control`` (a mask on one object *outside* the program's
 dependency set, of similar area, overlapping no dependency box: the answer is kept); ``M`` (masks on every
-dependency box: abstain). The keep rule (issue 7): a masked view *removes* an object when the object is a masked
+dependency box: abstain). The keep rule (docs/photos.md): a masked view *removes* an object when it is a masked
 dependency or when at least :data:`REMOVED_COVERAGE` of its box lies under the masks; the program is re-executed
 on the scene graph without the removed objects. A question is kept only when for M the answer changes or becomes
 undefined (the evidence is gone) and for the control it is unchanged.

@@ -12,7 +12,8 @@ from vqaudit.schema import Group, Outcome, View
 from vqaudit.suites import answerability
 from vqaudit.suites.answerability import metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "rebuild_options", "score",
+           "summary_line", "verify"]
 
 
 class Options(BaseModel):
@@ -55,10 +56,33 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
 
 def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
            workers: int) -> list[tuple[str, str]]:
-    """Photo labels rest on the annotations, checked at build time; ``verify`` checks their hashes only."""
-    return []
+    """Re-derive every group's labels from its scene graph and re-apply its masks byte for byte.
+
+    :func:`vqaudit.suites.photos.verify.verify_photo_groups`.
+    """
+    from vqaudit.suites.photos.verify import verify_photo_groups
+
+    return verify_photo_groups(bench_dir, views, groups, missing, workers=workers)
 
 
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
-    """Nothing beyond the hashes: ``{}``."""
-    return {}
+    """``{"photo groups": n}``: the groups ``verify`` re-derives."""
+    return {"photo groups": len(groups)}
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options of a photo benchmark of the bundled photos (``vqaudit verify --rebuild``).
+
+    Raises:
+        VqauditError: a benchmark built from COCO or GQA files (the benchmark does not hold its input files), or
+            a missing manifest field.
+    """
+    from vqaudit.errors import VqauditError
+    from vqaudit.suites.common import manifest_field
+
+    if manifest_field(manifest, "input", str) != "bundled":
+        raise VqauditError(f"manifest.json, field 'input': a benchmark built from {manifest['input']} files is "
+                           "rebuilt from them (rerun `vqaudit build photos` with them and compare)")
+    states = manifest_field(manifest, "states", list)
+    return Options(groups=manifest_field(manifest, "n_groups", int), seed=manifest_field(manifest, "seed", int),
+                   mask=manifest_field(manifest, "mask", str), matched="matched" in states)

@@ -23,7 +23,7 @@ import numpy as np
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_bytes
-from vqaudit.schema import Group, Obligation, View
+from vqaudit.schema import Group, Obligation, SceneGroupMeta, View
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 from vqaudit.suites.scenes.camera import Camera, fit_camera
 from vqaudit.suites.scenes.edits import Edit, all_visible, edit_referent, edit_unrelated
@@ -173,8 +173,9 @@ def build_scenes(
         rejected: Counter[str] = Counter()
         m_status: Counter[str] = Counter()
         for g in groups:
-            rejected.update(g.meta["rejected"])
-            m_status[str(g.meta["m_status"])] += 1
+            meta = SceneGroupMeta.of(g)
+            rejected.update(meta.rejected)
+            m_status[meta.m_status] += 1
         return {
             "seed": seed,
             "n_groups": n_groups,

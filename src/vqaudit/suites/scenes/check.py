@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from vqaudit.schema import View
+from vqaudit.schema import SceneViewMeta, View
 from vqaudit.suites.scenes.camera import Camera
 from vqaudit.suites.scenes.edits import with_attribute
 from vqaudit.suites.scenes.occlusion import find_witness
@@ -31,7 +31,7 @@ from vqaudit.suites.scenes.scene import ATTRIBUTES, Scene, scene_from_json
 
 
 def _scene(view: View, directions: dict[str, Any]) -> Scene:
-    return scene_from_json({"objects": view.meta["objects"], "directions": directions, "name": view.view_id},
+    return scene_from_json({"objects": SceneViewMeta.of(view).objects, "directions": directions, "name": view.view_id},
                            where=f"view {view.view_id}: meta")
 
 
@@ -62,14 +62,16 @@ def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[
     if sorted(by) != ["C", "M", "S", "original"]:
         return [f"group {views[0].group_id}: states {sorted(by)}"]
     problems: list[str] = []
-    program = program_from_json(by["original"].meta["program"])
+    program = program_from_json(SceneViewMeta.of(by["original"]).program)
     scenes = {s: _scene(v, directions) for s, v in by.items()}
     base = execute(program, scenes["original"])
     for state, view in by.items():
         value = answer(program, scenes[state])
         ob = view.obligation
         if ob.kind == "answer" and (value is None or ob.gold != (answer_text(value),)):
-            problems.append(f"{view.view_id}: gold {ob.gold} but the program answers {value!r}")
+            said = "nothing" if value is None else repr(answer_text(value))
+            problems.append(f"views.jsonl, view {view.view_id}, field 'obligation': gold {list(ob.gold)!r} but the "
+                            f"program answers {said} on the view's scene")
     changed = _diff(scenes["original"], scenes["S"])
     deps = dependency_set(program, base)
     if len(changed) != 1 or changed[0][0] in deps or execute(program, scenes["S"]) != base:
@@ -93,7 +95,7 @@ def _saved(root: Path, view: View) -> np.ndarray:
 
 
 def _check_masked(view: View, program: Any, scene: Scene, base: Any, camera: Camera, root: Path) -> list[str]:
-    ev = view.meta["evidence"]
+    ev = SceneViewMeta.of(view).evidence
     saved = _saved(root, view)
     problems = []
     if not np.array_equal(render(scene, camera).rgb, saved):

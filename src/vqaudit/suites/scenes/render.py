@@ -43,7 +43,8 @@ I16 = NDArray[np.int16]
 AMBIENT = 0.10
 GROUND_ALBEDO = 0.42
 # The renderer's version, recorded in every scenes manifest: /2 shades in float32 and takes the 8 soft-shadow samples
-# only near shadow edges (issue 19), so its images differ from /1's (at most 13 levels on a few pixels per frame).
+# only near shadow edges (for speed: docs/scenes.md), so its images differ from /1's (at most 13 levels on a few
+# pixels per frame).
 RENDERER = "vqaudit-scenes-raycast/2"
 SHARP_FROM = np.float32(0.7)  # below it the sharp highlight ndoth**300 is exactly 0.0 in float32
 

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from vqaudit.schema import Group, View
 from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "score", "summary_line", "verify"]
+__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "rebuild_options", "score",
+           "summary_line", "verify"]
 
 
 class Options(BaseModel):
@@ -43,3 +44,11 @@ def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], miss
 def checked(views: Sequence[View], groups: Sequence[Group]) -> dict[str, int]:
     """``{"scene groups": n}``: the groups ``verify`` re-derives."""
     return {"scene groups": len(groups)}
+
+
+def rebuild_options(manifest: dict[str, Any]) -> Options:
+    """The build options a scene manifest records (``vqaudit verify --rebuild``); VqauditError names a missing field."""
+    from vqaudit.suites.common import manifest_field
+
+    return Options(groups=manifest_field(manifest, "n_groups", int), seed=manifest_field(manifest, "seed", int),
+                   keep_determined=manifest_field(manifest, "allow_determined", bool))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vqaudit.schema import Group, View
+from vqaudit.errors import VqauditError
+from vqaudit.schema import Group, SceneGroupMeta, View
 
 
 def verify_scene_groups(bench_dir: Path, views: Sequence[View], groups: Sequence[Group],
@@ -24,8 +25,9 @@ def verify_scene_groups(bench_dir: Path, views: Sequence[View], groups: Sequence
     for group in scene_groups:
         members = [by_id[i] for i in group.view_ids]
         try:
-            problems = check_group(members, group.meta["camera"], group.meta["directions"], bench_dir)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            meta = SceneGroupMeta.of(group)
+            problems = check_group(members, meta.camera, meta.directions, bench_dir)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, VqauditError) as exc:
             problems = [f"malformed scene metadata in the group or its views ({type(exc).__name__}: {exc})"]
         faults += [(group.group_id, p) for p in problems]
     return faults

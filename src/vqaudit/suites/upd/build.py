@@ -154,6 +154,22 @@ def _expand(value: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     return parts
 
 
+def _drop_agnostic(items: list[MCItem], inputs: dict[str, str], runs: Sequence[Path],
+                   k: int | None) -> tuple[list[MCItem], dict[str, Any]]:
+    """The items left after dropping those the blind ``runs`` answer, and the manifest's ``image_agnostic``."""
+    from vqaudit.suites.upd.agnostic import image_agnostic, read_blind_run
+
+    blind = [read_blind_run(path) for path in runs]
+    for run in blind:
+        if run.inputs != inputs:  # an item index names another question in other input files
+            raise VqauditError(f"{run.path}: its benchmark was built from other input files ({run.inputs}) than "
+                               f"this build ({inputs}); run the blind pass on a build of the same files")
+    dropped, record = image_agnostic(blind, k)
+    kept = [item for item in items if item.index not in dropped]
+    gone = sorted(item.index for item in items if item.index in dropped)
+    return kept, {**record, "n_dropped": len(gone), "dropped": gone}
+
+
 def versions() -> dict[str, str]:
     """Versions of everything that affects the views."""
     return common_versions("numpy")
@@ -161,7 +177,7 @@ def versions() -> dict[str, str]:
 
 def build_upd(
     out: Path, *, tsv: Path | None, variant: str, setting: str, seed: int, max_items: int | None = None,
-    images: Path | None = None,
+    images: Path | None = None, drop_image_agnostic: Sequence[Path] = (), drop_k: int | None = None,
 ) -> dict[str, Any]:
     """Build an MM-UPD benchmark folder and return its manifest.
 
@@ -174,23 +190,36 @@ def build_upd(
         seed: seed of the IASD/IVQD donor draws; the same inputs and seed give byte-identical files.
         max_items: use only the first ``max_items`` items, circular copies merged (None: all).
         images: a file with ``index`` and ``image`` columns for a ``tsv`` without images (a VLMEvalKit sheet).
+        drop_image_agnostic: scored blind runs (``vqaudit run --blind``) on a build of the same input files;
+            the items at least ``drop_k`` of them answer correctly are dropped before preprocessing
+            (:mod:`vqaudit.suites.upd.agnostic`, seed 001 App. 0.B.1).
+        drop_k: how many of those runs must answer an item (None: all of them).
 
     Returns:
         The manifest written to ``out/manifest.json``: format, source, variants, settings, seed, inputs (file
         SHA-256), counts per (variant, setting), dropped items with reasons, option edits, versions, and the
         SHA-256 of every image and of the views and groups files. ``counts_by_ability`` is
         ``{variant: {ability: items}}`` (seed 001 Table B's layout). ``n_rows_merged`` counts the circular-copy
-        rows (index + k * 10**6) merged into their items.
+        rows (index + k * 10**6) merged into their items. With ``drop_image_agnostic``, ``image_agnostic`` is the
+        rule's record (:func:`vqaudit.suites.upd.agnostic.image_agnostic`) plus ``dropped`` (the item indices
+        removed, sorted) and ``n_dropped``.
 
     Raises:
-        VqauditError: bad arguments, a malformed TSV, a non-empty output folder, or no item left to build.
+        VqauditError: bad arguments, a malformed TSV, a non-empty output folder, no item left to build, or a
+            blind run that is not one (see :func:`vqaudit.suites.upd.agnostic.read_blind_run`) or was made on a
+            build of other input files.
     """
     variants = _expand(variant, VARIANTS, "variant")
     settings = _expand(setting, SETTINGS, "setting")
     if out.exists() and any(out.iterdir()):
         raise VqauditError(f"{out}: output folder exists and is not empty; choose a new folder")
+    if drop_k is not None and not drop_image_agnostic:
+        raise VqauditError("--drop-k counts blind runs: give them with --drop-image-agnostic RUN")
     merged: list[int] = []
     items, inputs = load_items(tsv, max_items, images=images, merged=merged)
+    agnostic: dict[str, Any] | None = None
+    if drop_image_agnostic:
+        items, agnostic = _drop_agnostic(items, inputs, drop_image_agnostic, drop_k)
     pre = preprocess(items)
     builds: list[GroupBuild] = []
     counts: dict[str, int] = {}
@@ -237,6 +266,7 @@ def build_upd(
             "counts_by_ability": by_ability,
             "dropped": dropped,
             "edits": [list(e) for e in pre.edits],
+            **({"image_agnostic": agnostic} if agnostic is not None else {}),
             "versions": versions(),
         }
 

@@ -1,0 +1,129 @@
+"""Peak memory and CPU time of ``vqaudit audit`` on a generated prediction file of 5k, 50k and 500k rows.
+
+Target (the audit must hold what it needs per row, not the file's raw records): at most 400 MB peak resident
+memory at 500,000 rows. Each size is measured in a fresh process that runs the ``vqaudit audit`` command in
+process and reports its own peak resident set (``getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux) and CPU time
+(user + system); the process's baseline after importing vqaudit is reported too, so the growth per row can be
+read off. The files are generated in another child (Linux keeps ``ru_maxrss`` across ``fork`` and ``exec``: a
+child of a parent holding the generated rows would start with the parent's peak).
+
+Rows: TextVQA rows of the real fixture (LLaVA-1.5-13B answers joined with the TextVQA val gold,
+``tests/fixtures/shortanswer``), perturbed as :func:`bench_audit.perturbed_pool` does (a random letter and digit
+swap per row, applied to the prediction and every gold answer alike, so nearly every string is new and no memo
+helps), written as a generic JSONL file with embedded gold: ``question_id``, ``question``, ``image_id``,
+``prediction``, ``answers`` (the 10 annotator answers). The files are generated into a temporary folder (not
+committed) and removed at the end unless ``--keep DIR`` is given.
+
+Run: ``.venv/bin/python benchmarks/bench_audit_memory.py [--rows 5000 50000 500000] [--keep DIR]``. Exit 1
+("TARGET MISSED") if the largest size reaches :data:`TARGET_MB` at 500,000 rows or more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_MB = 400.0
+TARGET_ROWS = 500_000
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_predictions(path: Path, rows: int) -> int:
+    """Write ``rows`` generated TextVQA prediction rows to ``path`` (JSONL); return the file's size in bytes."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_audit import load_rows, perturbed_pool
+
+    real = {"textvqa": load_rows()["textvqa"]}
+    pool = perturbed_pool(real, rows)["textvqa"]
+    with path.open("w", encoding="utf-8") as handle:
+        for i, row in enumerate(pool, start=1):
+            handle.write(json.dumps({"question_id": i, "question": row.question, "image_id": row.image,
+                                     "prediction": row.prediction, "answers": list(row.answers)}) + "\n")
+    return path.stat().st_size
+
+
+def child(predictions: Path, out: Path) -> None:
+    """Run ``vqaudit audit`` in this process; print its peak RSS (MB), CPU seconds and the import baseline."""
+    import vqaudit.cli
+    import vqaudit.shortanswer.audit  # noqa: F401 - the baseline includes what the audit imports
+
+    base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0 = time.process_time()
+    wall0 = time.perf_counter()
+    from typer.main import get_command
+
+    command = get_command(vqaudit.cli.app)
+    with open(os.devnull, "w") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            command.main(["audit", str(predictions), "--benchmark", "textvqa", "--out", str(out)],
+                         standalone_mode=False)
+        finally:
+            sys.stdout = saved
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"peak_mb": usage.ru_maxrss / 1024, "base_mb": base_mb,
+                      "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0}))
+
+
+def measure(predictions: Path, out: Path) -> dict[str, float]:
+    """Run :func:`child` in a fresh interpreter and return its report."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, __file__, "--child", str(predictions), str(out)], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the audit failed:\n{done.stderr[-3000:]}")
+    report: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def main() -> int:
+    """Measure every size; print a table; exit 1 if the target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[5_000, 50_000, 500_000])
+    parser.add_argument("--keep", type=Path, default=None, help="write the generated files here and keep them")
+    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.generate:
+        write_predictions(Path(args.generate[1]), int(args.generate[0]))
+        return 0
+    if args.child:
+        child(*args.child)
+        return 0
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-audit-memory-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print("| rows | file MB | peak RSS MB | after imports MB | KB/row over imports | CPU s | us/row |")
+    print("|---|---|---|---|---|---|---|")
+    missed = False
+    try:
+        for rows in args.rows:
+            path = folder / f"preds-{rows}.jsonl"
+            if not path.is_file():  # in a child: a child forked from a big parent starts with its peak RSS
+                subprocess.run([sys.executable, __file__, "--generate", str(rows), str(path)], check=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+            size = path.stat().st_size
+            r = measure(path, folder / f"audit-{rows}")
+            per_row = (r["peak_mb"] - r["base_mb"]) * 1024 / rows
+            print(f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
+                  f"{r['cpu_s']:.1f} | {r['cpu_s'] / rows * 1e6:.0f} |", flush=True)
+            missed |= rows >= TARGET_ROWS and r["peak_mb"] >= TARGET_MB
+    finally:
+        if args.keep is None:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+    if missed:
+        print(f"TARGET MISSED: peak at least {TARGET_MB:.0f} MB at {TARGET_ROWS:,} rows or more")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
