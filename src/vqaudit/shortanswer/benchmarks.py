@@ -74,8 +74,9 @@ class BenchmarkSpec:
         loader: ``"module:function"`` of its gold loader, ``(Path) -> list[GoldItem]`` raising VqauditError
             naming the file, row and field; "" when it has no gold loader.
         layout: the layout of its gold file (None: no layout check).
-        answers: answers per question in its gold: 10 for the 10-annotator VQA-style gold (TextVQA, VizWiz), None
-            for a few at most. A gold with 10 answers on most rows is refused for a benchmark whose gold has few.
+        answers: the most answers per question its gold may hold: 10 for the 10-annotator VQA-style gold (TextVQA,
+            VizWiz; ST-VQA, whose loader reads the same ``question_id`` layout), None for a few at most. A gold with
+            10 answers on most rows is refused for a benchmark whose row says few.
         gold_required: the audit refuses predictions without gold (a gold file or gold embedded in the
             predictions); False where gold is not public (VizWiz test) and the failure notes are all there is.
         answerability: the gold marks unanswerable questions and the audit reports the answerability metrics
