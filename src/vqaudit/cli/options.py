@@ -250,8 +250,13 @@ def _metric_names() -> tuple[str, ...]:
 
 
 def _one_of(text: str, names: tuple[str, ...]) -> str:
+    """``text`` lower-cased when it is one of ``names``, else refused as the CLI refuses an enum option.
+
+    The message is the one ``--metric`` gives ("Value error, 'x' is not one of 'a', 'b'."), so every choice
+    option is refused alike.
+    """
     if text.lower() not in names:
-        raise typer.BadParameter(f"{text!r} is not one of " + ", ".join(repr(n) for n in names))
+        raise typer.BadParameter(f"Value error, {text!r} is not one of " + ", ".join(repr(n) for n in names) + ".")
     return text.lower()
 
 
