@@ -57,13 +57,13 @@ from vqaudit.scoring import (
 )
 from vqaudit.scoring.contracts import Contract, classify_many
 from vqaudit.scoring.official_batch import official_scores
+from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.repair import repair_scores
 from vqaudit.shortanswer import benchmarks
 from vqaudit.shortanswer.audit import audit_rows
-from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer
+from vqaudit.shortanswer.benchmarks import get_benchmark, load_gold
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import join_predictions
-from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 ROWS = 166_731

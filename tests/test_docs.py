@@ -1,9 +1,10 @@
 """The documentation cites only what is in the repository (a reader can follow every citation).
 
-Checked on README.md and docs/*.md: every relative link target exists; every backticked path that starts with a
-top-level folder of the repository (``src/``, ``tests/``, ``docs/``, ``benchmarks/``, ``scripts/``) names
-existing files (``*`` and ``{a,b}`` patterns must match at least one); and no page points outside the repository
-(``../``, an absolute ``/work/`` path, or the project-internal ``SPEC.md`` / ``STYLE.md`` and paper text files).
+Checked on README.md, CONTRIBUTING.md and docs/*.md: every relative link target exists; every backticked path
+that starts with a top-level folder of the repository (``src/``, ``tests/``, ``docs/``, ``benchmarks/``,
+``scripts/``) names existing files (``*`` and ``{a,b}`` patterns must match at least one); and no page points
+outside the repository (``../``, an absolute ``/work/`` path, or the project-internal ``SPEC.md`` / ``STYLE.md``
+and paper text files).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 TOP = ("src/", "tests/", "docs/", "benchmarks/", "scripts/")
 OUTSIDE = re.compile(r"\.\./|/work/|\bSPEC\.md\b|\bSTYLE\.md\b|seeds/\d{3}_")
 

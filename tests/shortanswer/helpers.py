@@ -7,6 +7,7 @@ import gzip
 import json
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from vqaudit.backends import Request
+from vqaudit.scoring.contracts import BUCKETS, Contract
+from vqaudit.shortanswer.audit_columns import canonical_change_labels, count_changes
+from vqaudit.shortanswer.records import AuditRow
 
 
 @dataclass
@@ -102,3 +106,18 @@ def audit_folder_held(out: Path, command: str) -> Iterator[None]:
     finally:
         holder.kill()
         holder.wait()
+
+
+def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:
+    """Per-bucket counts in :data:`BUCKETS` order (Table 5 layout); every bucket present, zeros included."""
+    counts = Counter(c.bucket for c in contracts)
+    return {b: counts.get(b, 0) for b in BUCKETS}
+
+
+def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
+                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
+    """The gained rows' fault kinds, the lost rows and their causes, as the audit counts them.
+
+    ``count_changes`` of ``canonical_change_labels`` (:mod:`vqaudit.shortanswer.audit_columns`).
+    """
+    return count_changes(*canonical_change_labels(rows, official, canonical, kinds_of_rows, metric))

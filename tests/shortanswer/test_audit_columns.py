@@ -18,13 +18,15 @@ from pathlib import Path
 import pytest
 
 from vqaudit.scoring.canonical import GAIN_KINDS, PARTIAL, REFUSAL_CAUSES, gain_kind, refusal_cause
-from vqaudit.scoring.contracts import BUCKETS, Contract, bucket_counts
+from vqaudit.scoring.contracts import BUCKETS, Contract
+from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.repair import VARIANTS
 from vqaudit.shortanswer import audit_columns
 from vqaudit.shortanswer.audit import RowResult, _layers
 from vqaudit.shortanswer.audit_columns import OVERALL
-from vqaudit.shortanswer.benchmarks import official_scorer
 from vqaudit.shortanswer.records import AuditRow
+
+from .helpers import bucket_counts, canonical_changes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_fast_path import METRICS, _load  # noqa: E402  (the fixture loader of the fast-path tests)
@@ -109,7 +111,7 @@ def _columns(rows: Sequence[AuditRow], official: list[float], canon: list[tuple[
     mix, by_bucket = audit_columns.bucket_tables([c.bucket for c in contracts], official, canonical, repaired)
     gained, lost_of = audit_columns.canonical_change_labels(rows, official, canonical, [k for _, k in canon], metric)
     kinds, lost, causes = audit_columns.count_changes(gained, lost_of)
-    assert (kinds, lost, causes) == audit_columns.canonical_changes(rows, official, canonical, [k for _, k in canon],
+    assert (kinds, lost, causes) == canonical_changes(rows, official, canonical, [k for _, k in canon],
                                                                     metric)
     splits = [r.split for r in rows]
     return {"mix": mix, "by_bucket": by_bucket, "kinds": kinds, "lost": lost, "causes": causes,
@@ -201,4 +203,4 @@ def test_mismatched_columns_are_refused() -> None:
     with pytest.raises(ValueError):
         audit_columns.ra_eval_info([1.0], [])
     with pytest.raises(ValueError):
-        audit_columns.canonical_changes(rows, [1.0], [], [], "anls")
+        canonical_changes(rows, [1.0], [], [], "anls")

@@ -248,6 +248,8 @@ def _old_report(result: Any) -> dict[str, Any]:
     data.pop("rows")
     if data["harness_scores"] is None:  # a field added later, written only when a harness's number differs
         data.pop("harness_scores")
+    if data["answerability"] is None:  # added later, written only where it applies (VizWiz): old reports unchanged
+        data.pop("answerability")
     join = data.pop("join")
     data["join"] = {"joined": len(join["rows"]), "predictions_without_gold": join["predictions_without_gold"],
                     "gold_without_predictions": join["gold_without_predictions"],

@@ -10,7 +10,8 @@ import pytest
 
 from vqaudit.errors import VqauditError
 from vqaudit.scoring.official import vqa_accuracy
-from vqaudit.shortanswer.benchmarks import get_benchmark, mocr_containment, official_scorer
+from vqaudit.scoring.registry import mocr_containment, official_scorer
+from vqaudit.shortanswer.benchmarks import get_benchmark
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 
@@ -40,7 +41,9 @@ def test_mocr_containment_rule() -> None:
 def test_benchmark_table_and_errors() -> None:
     assert (get_benchmark("TextVQA").metric, get_benchmark("textvqa").variant) == ("vqa_accuracy", "mmf_textvqa")
     assert get_benchmark("docvqa").metric == "anls" and get_benchmark("chartqa-human").metric == "relaxed_accuracy"
-    assert not get_benchmark("vizwiz").has_gold
+    # VizWiz test gold is not public: the audit of its predictions gives failure notes, gold is not required.
+    assert not get_benchmark("vizwiz").gold_required and get_benchmark("textvqa").gold_required
+    assert (get_benchmark("vizwiz").metric, get_benchmark("vizwiz").variant) == ("vqa_accuracy", "vizwiz")
     with pytest.raises(VqauditError, match="unknown benchmark"):
         get_benchmark("gqa")
     with pytest.raises(VqauditError, match="has no variant"):

@@ -36,6 +36,7 @@ from shortanswer.helpers import load_fixture_rows
 from vqaudit.scoring import canonical, official, repair, vqa_normalize
 from vqaudit.scoring.canonical import canonical_score, parse_number, strip_trailing, strip_wrapper
 from vqaudit.scoring.contracts import classify, classify_item, representative_gold
+from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores
 from vqaudit.scoring.vqa_normalize import (
     ARTICLES,
@@ -48,7 +49,6 @@ from vqaudit.scoring.vqa_normalize import (
     process_punctuation,
 )
 from vqaudit.shortanswer import failures
-from vqaudit.shortanswer.benchmarks import official_scorer
 
 Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)
 

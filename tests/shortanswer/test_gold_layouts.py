@@ -3,7 +3,8 @@
 The hand-made files copy the layouts the benchmarks distribute (seed 002 §4; loaders.py docstring): TextVQA
 ``TextVQA_0.5.1_val.json`` (its first row is the first row of tests/fixtures/shortanswer/textvqa_val_gold.json.gz),
 ST-VQA ``train_task_1.json``, DocVQA ``val_v1.0.json``, InfographicVQA ``infographicsVQA_val_v1.0.json`` and
-ChartQA ``test_human.json`` (its row is the first row of tests/fixtures/shortanswer/chartqa_test_human_slice.json).
+ChartQA ``test_human.json`` (its row is the first row of tests/fixtures/shortanswer/chartqa_test_human_slice.json)
+and VizWiz ``val.json`` (a hand-made row in the layout of VizWiz's VQA annotations).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.loaders import LAYOUTS, detect_layout, load_gold
+from vqaudit.shortanswer.benchmarks import detect_layout, get_layout, load_gold
 
 TEXTVQA = {"dataset_name": "textvqa", "dataset_split": "val", "data": [
     {"question_id": 34602, "question": "what is the brand of this camera?", "image_id": "003a8ae2ef43b901",
@@ -29,10 +30,14 @@ DOCVQA = {"data": [{"questionId": 337, "question": "what is the date mentioned i
 INFOVQA = {"data": [{"questionId": 65718, "question": "Which social platform has the most users?",
                      "answers": ["facebook"], "answer_type": ["single span"],
                      "image_local_name": "37313.jpeg"}]}
+VIZWIZ = [{"image": "VizWiz_val_00000000.jpg", "question": "What is this?", "answer_type": "other", "answerable": 1,
+           "answers": [{"answer": "soup", "answer_confidence": "yes"}] * 10}]
 CHARTQA = [{"imgname": "41699051005347.png", "query": "How many food item is shown in the bar graph?", "label": "14"}]
 
-FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA}
-FIRST_QID = {"textvqa": "34602", "stvqa": "7", "docvqa": "337", "infovqa": "65718", "chartqa": "test_augmented:1"}
+FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA,
+         "vizwiz": VIZWIZ}
+FIRST_QID = {"textvqa": "34602", "stvqa": "7", "docvqa": "337", "infovqa": "65718", "chartqa": "test_augmented:1",
+             "vizwiz": "VizWiz_val_00000000.jpg"}
 
 
 def _write(tmp_path: Path, layout: str) -> Path:
@@ -58,9 +63,9 @@ def test_another_benchmarks_gold_file_is_refused(tmp_path: Path, layout: str, wa
     path = _write(tmp_path, layout)
     with pytest.raises(VqauditError) as info:
         load_gold(path, wanted)
-    expected = LAYOUTS[wanted.split("-")[0]][0]
+    expected = get_layout(wanted.split("-")[0]).title
     message = str(info.value)
-    assert message.startswith(f"{path}: looks like a {LAYOUTS[layout][0]} gold file (")
+    assert message.startswith(f"{path}: looks like a {get_layout(layout).title} gold file (")
     assert f"not the {expected} layout expected" in message and f"--benchmark {layout} for this one" in message
     assert "\n" not in message
 

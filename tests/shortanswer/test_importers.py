@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
+from vqaudit.shortanswer.benchmarks import load_gold
 from vqaudit.shortanswer.importers import read_predictions
 from vqaudit.shortanswer.join import join_predictions
-from vqaudit.shortanswer.loaders import load_chartqa, load_docvqa, load_gold, load_infovqa, load_textvqa
-from vqaudit.shortanswer.xlsx import read_xlsx_rows
+from vqaudit.shortanswer.loaders import load_chartqa, load_docvqa, load_infovqa, load_textvqa
+from vqaudit.xlsx import read_xlsx_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 
@@ -119,7 +120,9 @@ def test_gold_loaders_for_each_layout(tmp_path: Path) -> None:
     dup = _write(tmp_path / "dup.json", {"data": [{"question_id": 1, "question": "q", "answers": ["a"]}] * 2})
     with pytest.raises(VqauditError, match=r"row 2, field 'question_id': duplicate"):
         load_textvqa(dup)
-    with pytest.raises(VqauditError, match="unknown|no gold layout"):
+    with pytest.raises(VqauditError, match="unknown benchmark 'gqa'"):
+        load_gold(dup, "gqa")
+    with pytest.raises(VqauditError, match=r"dup\.json: row 1, field 'image': missing"):  # VizWiz keys by image
         load_gold(dup, "vizwiz")
 
 

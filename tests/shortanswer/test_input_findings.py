@@ -88,7 +88,7 @@ def test_quoted_fields_written_by_a_csv_writer_still_read(tmp_path: Path) -> Non
 
 
 def test_a_truncated_or_fake_gzip_gold_file_is_one_line_naming_it(tmp_path: Path) -> None:
-    from vqaudit.shortanswer.loaders import load_gold
+    from vqaudit.shortanswer.benchmarks import load_gold
 
     full = gzip.compress(json.dumps({"data": [{"question_id": 1, "question": "q", "answers": ["a"] * 10,
                                                "image_id": "i"}] * 1}).encode())
@@ -104,7 +104,7 @@ def test_a_truncated_or_fake_gzip_gold_file_is_one_line_naming_it(tmp_path: Path
 
 
 def test_a_folder_or_a_pipe_is_named_for_what_it_is(tmp_path: Path) -> None:
-    from vqaudit.shortanswer.loaders import load_gold
+    from vqaudit.shortanswer.benchmarks import load_gold
 
     folder = tmp_path / "preds.jsonl"
     folder.mkdir()
@@ -135,7 +135,8 @@ CHART_ROWS = [{"imgname": "a.png", "query": "q1?", "label": "3"}, {"imgname": "b
 
 
 def test_a_chartqa_gold_name_that_tells_no_split_is_refused(tmp_path: Path) -> None:
-    from vqaudit.shortanswer.loaders import load_chartqa, load_gold
+    from vqaudit.shortanswer.benchmarks import load_gold
+    from vqaudit.shortanswer.loaders import load_chartqa
 
     # Before the fix any name without "human" was labelled test_augmented: a renamed human slice joined the
     # augmented predictions (60 joined, exit 0).
@@ -253,8 +254,8 @@ def test_a_vlmevalkit_chartqa_sheet_joins_the_official_split_files(tmp_path: Pat
 ])
 def test_when_no_id_joins_the_message_shows_both_ids(tmp_path: Path, pred_id: object, gold_name: str,
                                                       hint: str) -> None:
+    from vqaudit.shortanswer.benchmarks import load_gold
     from vqaudit.shortanswer.join import join_predictions
-    from vqaudit.shortanswer.loaders import load_gold
 
     if gold_name == "tv":
         gold_path = tmp_path / "gold.json"

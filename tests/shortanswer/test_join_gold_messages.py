@@ -18,7 +18,7 @@ import pytest
 
 from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.loaders import load_gold
+from vqaudit.shortanswer.benchmarks import load_gold
 
 CAT10 = ["cat"] * 10
 

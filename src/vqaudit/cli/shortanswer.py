@@ -15,8 +15,6 @@ import typer
 from vqaudit.cli.options import (
     MAX_DRAWS,
     ApiKeyEnv,
-    AuditBenchmarkName,
-    BenchmarkName,
     Concurrency,
     JoinOn,
     JudgeArg,
@@ -28,6 +26,9 @@ from vqaudit.cli.options import (
     ReasoningFormatName,
     ReasoningFormatOpt,
     Timeout,
+    audit_benchmark_name,
+    audit_benchmark_names,
+    benchmark_name,
     model_options,
     out_folder,
 )
@@ -164,7 +165,7 @@ def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_n
 _ID_COLUMNS = ", ".join(ID_KEYS)
 _PREDICTION_COLUMNS = ", ".join(PRED_KEYS) + " (answer when a gold column is present too)"
 _GOLD_COLUMNS = ", ".join((*GOLD_KEYS, "answer"))
-_BENCHMARKS = ", ".join(m.value for m in AuditBenchmarkName)
+_BENCHMARKS = ", ".join(audit_benchmark_names())
 _METRICS = ", ".join(m.value for m in MetricName)
 
 
@@ -175,11 +176,10 @@ def audit_cmd(
                                                      f"{_ID_COLUMNS} (else the row number); prediction "
                                                      f"{_PREDICTION_COLUMNS}; embedded gold {_GOLD_COLUMNS} "
                                                      "(docs/shortanswer.md).")],
-    bench_choice: Annotated[AuditBenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
-                                                             metavar="<name>",
-                                                             help="Benchmark name (decides the official metric): "
-                                                                  f"{_BENCHMARKS}; mmbench, mmmu, mathvista or mc "
-                                                                  "audit multiple-choice predictions.")],
+    benchmark: Annotated[str, typer.Option("--benchmark", parser=audit_benchmark_name, metavar="<name>",
+                                           help="Benchmark name (decides the official metric): "
+                                                f"{_BENCHMARKS}; mmbench, mmmu, mathvista or mc "
+                                                "audit multiple-choice predictions.")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
                                                    "embedded in the prediction file).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
@@ -229,7 +229,6 @@ def audit_cmd(
     from vqaudit.folder_lock import folder_lock
     from vqaudit.shortanswer.loaders import check_input_file
 
-    benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is
     # One writer per output folder, from the overwrite guard to the last rename: two audits started together
@@ -343,8 +342,8 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
 
 def perturb_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file whose questions (and gold) are re-asked.")],
-    bench_choice: Annotated[BenchmarkName, typer.Option("--benchmark", case_sensitive=False,  # type: ignore[valid-type]
-                                                        help="Benchmark name (decides the official metric).")],
+    benchmark: Annotated[str, typer.Option("--benchmark", parser=benchmark_name, metavar="<name>",
+                                           help="Benchmark name (decides the official metric).")],
     model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
     images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
@@ -382,14 +381,12 @@ def perturb_cmd(
     models, the ids replies must carry). A reasoning model's thinking is split off every reply before it is
     scored (--reasoning-format); a reply whose reasoning never finished scores as an empty answer.
     """
-    benchmark: str = bench_choice.value  # type: ignore[attr-defined]
     from vqaudit.backends import require_free_text_model
     from vqaudit.files import atomic_write_text, write_json
     from vqaudit.prompts.perturbations import check_variants
-    from vqaudit.shortanswer.benchmarks import resolve_metric
+    from vqaudit.shortanswer.benchmarks import load_gold, resolve_metric
     from vqaudit.shortanswer.importers import read_predictions
     from vqaudit.shortanswer.join import gold_locations, join_predictions
-    from vqaudit.shortanswer.loaders import load_gold
     from vqaudit.shortanswer.perturb import (
         perturbation_json,
         run_perturbation_audit,

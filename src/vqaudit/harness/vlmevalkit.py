@@ -39,9 +39,9 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import ExportRow, Prediction, check_input, check_view_id, export_rows, view_at
 from vqaudit.schema import View
-from vqaudit.shortanswer.xlsx import read_xlsx_rows
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
+from vqaudit.xlsx import read_xlsx_rows
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 VQA_COLUMNS = ("index", "image", "question", "answer", "view_id", "group_id", "state", "source")

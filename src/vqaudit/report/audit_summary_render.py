@@ -15,6 +15,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text, json_ready, write_json
+from vqaudit.markdown import table
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_perturbation
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
@@ -30,11 +31,6 @@ def _num(value: float, digits: int = 1, sign: bool = False) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
-            *("| " + " | ".join(r) + " |" for r in rows)]
-
-
 def _table3(s: AuditSummary) -> list[str]:
     models = [m for m in s.models if any(m in by_model for by_model in s.table3.values())]
     rows = []
@@ -44,7 +40,7 @@ def _table3(s: AuditSummary) -> list[str]:
             mean = _num(s.table3_mean_delta[bench], sign=True) if key == "delta" else ""
             rows.append([bench if key == "official" else "", label, *cells, mean])
     return ["## Official and judge-corrected accuracy (Table 3 layout)", "",
-            *_table(["Dataset", "Metric", *models, "mean Δ"], rows), "",
+            *table(["Dataset", "Metric", *models, "mean Δ"], rows), "",
             "Acc. Err.: share (%) of the official errors the text-only judge accepts; Δ = Judge − Official (pp). "
             f"Official metrics: {_metrics(s)}.", ""]
 
@@ -60,7 +56,7 @@ def _metrics(s: AuditSummary) -> str:
 def _table5(s: AuditSummary) -> list[str]:
     rows = [[bench, f"{c['total']:,}", *(f"{c[b]:,}" for b in BUCKETS)] for bench, c in s.table5.items()]
     return ["## Dataset-by-contract counts (Table 5 layout)", "",
-            *_table(["Dataset", "Total", *(_BUCKET_LABELS[b] for b in BUCKETS)], rows), ""]
+            *table(["Dataset", "Total", *(_BUCKET_LABELS[b] for b in BUCKETS)], rows), ""]
 
 
 def _table4(s: AuditSummary) -> list[str]:
@@ -72,7 +68,7 @@ def _table4(s: AuditSummary) -> list[str]:
         rows.append([_BUCKET_LABELS[b], f"{int(t['n']):,}", _num(t["auto_gap_pp"], sign=True), fn,
                      _num(t["delta_true_pp"], sign=True)])
     return ["## Contract-level profile (Table 4 layout; pooled over all audits)", "",
-            *_table(["Bucket", "rows", "Auto gap (pp)", "Judge FN (%)", "ΔTrue (pp)"], rows), "",
+            *table(["Bucket", "rows", "Auto gap (pp)", "Judge FN (%)", "ΔTrue (pp)"], rows), "",
             "Auto gap: canonical − official score of the bucket's rows (the canonical overlay is the paper's "
             "\"True\"), row-weighted. Judge FN: judge-accepted errors / official errors over the judged audits. "
             "ΔTrue: canonical-score change under the benign perturbations, pooled over the perturbation runs. "
@@ -93,9 +89,9 @@ def _table7(s: AuditSummary) -> list[str]:
         totals.append([v, f"{int(t['rows']):,}", f"{int(t['recovered']):,}", f"{int(t['breaks']):,}",
                        f"{int(t['net']):+,}", f"{_num(t['error_recovery_pct'], 2)}%", judge])
     return ["## Contract repair (Table 7 layout; ΔOfficial in pp)", "",
-            *_table(["By dataset", *benches, OVERALL], by_dataset), "",
-            *_table(["By bucket", *(_BUCKET_LABELS[b] for b in BUCKETS), OVERALL], by_bucket), "",
-            *_table(["Variant", "rows", "recovered", "breaks", "net", "official-error recovery",
+            *table(["By dataset", *benches, OVERALL], by_dataset), "",
+            *table(["By bucket", *(_BUCKET_LABELS[b] for b in BUCKETS), OVERALL], by_bucket), "",
+            *table(["Variant", "rows", "recovered", "breaks", "net", "official-error recovery",
                      "judge FN recovered"], totals), ""]
 
 
@@ -114,7 +110,7 @@ def _table2(s: AuditSummary) -> list[str]:
     r = _num(t["pearson_r"], 3) if t["reason"] is None else f"n/a ({t['reason']})"
     judges = "; ".join(f"judge 1 `{a}`, judge 2 `{b}`" for a, b in t["judges"])
     return [*lines, f"Judges: {judges}.", "",
-            *_table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows), "",
+            *table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows), "",
             f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits); cross-judge kappa "
             f"{_num(t['kappa'], 3)} (pooled confusion counts)",
             f"- Per-dataset FN-rate r: {r}",
@@ -130,8 +126,8 @@ def _table6(s: AuditSummary) -> list[str]:
     fam = [[f"{f} ({'prompt' if f == 'A' else 'context'})", _num(s.table6_family[f]["official_delta_pp"], sign=True),
             _num(s.table6_family[f]["true_delta_pp"], sign=True)] for f in ("A", "B")]
     return ["## Benign perturbations (Table 6 layout)", "",
-            *_table(["Dataset", *models], rows), "",
-            *_table(["Family", "Official Δ (pp)", "True Δ (pp)"], fam), "",
+            *table(["Dataset", *models], rows), "",
+            *table(["Family", "Official Δ (pp)", "True Δ (pp)"], fam), "",
             "Top: mean flip rate over the benign variants (mean official delta). Bottom: plain mean over the "
             f"perturbation runs that ran the family (A: {int(s.table6_family['A']['runs'])}, "
             f"B: {int(s.table6_family['B']['runs'])}).", ""]

@@ -8,6 +8,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.markdown import row, separator
 from vqaudit.metrics import paired_difference
 from vqaudit.report.grouped import markdown_section as grouped_markdown_section
 from vqaudit.report.plots import jk_bk_chart
@@ -93,24 +94,24 @@ def _model_label(model: str) -> str:
 def markdown_table(results: list[RunResult]) -> str:
     """The comparison table: one row per run and source; percentages with 95% group-bootstrap intervals."""
     head = ["run", "model", "source", "groups", "views", *COLUMNS, "backend errors"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for r in results:
         for source, m in sorted(r.metrics.items()):
             errors = int((r.diagnostics.get(source) or {}).get("backend_errors", 0))
             cells = [r.run_dir.name, _model_label(r.model), source, str(m["n_groups"]), str(m["n_views"])]
             flag = f"**{errors}** (no reply: scored as invalid)" if errors else "0"
-            lines.append("| " + " | ".join(cells + [_cell(m, k) for k in COLUMNS] + [flag]) + " |")
+            lines.append(row(cells + [_cell(m, k) for k in COLUMNS] + [flag]))
     return "\n".join(lines)
 
 
 def _failure_table(results: list[RunResult]) -> str:
-    head = "| run | source | decision failures | failing groups (1 - Bk) | repeated failures | groups by failures |"
-    lines = [head, "|---|---|---|---|---|---|"]
+    head = ["run", "source", "decision failures", "failing groups (1 - Bk)", "repeated failures", "groups by failures"]
+    lines = [row(head), separator(len(head))]
     for r in results:
         for source, d in sorted(r.diagnostics.items()):
             acc = d["failure_accounting"]["decision"]
-            lines.append(f"| {r.run_dir.name} | {source} | {acc['total_failures']} | {acc['failing_groups']} | "
-                         f"{acc['repeated_failures']} | {acc['histogram']} |")
+            lines.append(row([r.run_dir.name, source, f"{acc['total_failures']}", f"{acc['failing_groups']}",
+                              f"{acc['repeated_failures']}", f"{acc['histogram']}"]))
     return "\n".join(lines)
 
 
@@ -121,7 +122,7 @@ def _paired_section(results: list[RunResult]) -> str:
         return ""
     base_out: list[Outcome] = load_outcomes(base.run_dir)
     lines = [f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)", "",
-             "| run | source | ΔJk | ΔBk |", "|---|---|---|---|"]
+             row(["run", "source", "ΔJk", "ΔBk"]), separator(4)]
     for r in same:
         other = load_outcomes(r.run_dir)
         for source in sorted(r.metrics):
@@ -129,7 +130,7 @@ def _paired_section(results: list[RunResult]) -> str:
             for key in ("Jk", "Bk"):
                 point, lo, hi = paired_difference(other, base_out, key, source=source)
                 cells.append(f"{100 * point:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]")
-            lines.append(f"| {r.run_dir.name} | {source} | {cells[0]} | {cells[1]} |")
+            lines.append(row([r.run_dir.name, source, *cells]))
     return "\n".join(lines)
 
 

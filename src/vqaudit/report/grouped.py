@@ -20,6 +20,7 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json, read_jsonl
+from vqaudit.markdown import table
 from vqaudit.metrics import DEFAULT_DRAWS, grouped
 from vqaudit.report.html_tables import state_rank
 from vqaudit.schema import ChartGroupMeta, Group, Outcome, SceneGroupMeta
@@ -154,11 +155,9 @@ def grouped_markdown(tables: Sequence[GroupedTable], *, missing_benchmarks: Sequ
                   + ", ".join(missing_benchmarks) + "."]
     for t in tables:
         head = [t.by, "groups", "views", *t.metrics]
-        lines += ["", f"### {t.run}: {t.source} per {t.by}", "", "| " + " | ".join(head) + " |",
-                  "|" + "---|" * len(head)]
-        for r in t.rows:
-            cells = [f"{p} {ci}".rstrip() for p, ci in r.cells]
-            lines.append("| " + " | ".join([r.stratum, str(r.n_groups), str(r.n_views), *cells]) + " |")
+        lines += ["", f"### {t.run}: {t.source} per {t.by}", "",
+                  *table(head, [[r.stratum, str(r.n_groups), str(r.n_views),
+                                 *(f"{p} {ci}".rstrip() for p, ci in r.cells)] for r in t.rows])]
     return "\n".join(lines)
 
 

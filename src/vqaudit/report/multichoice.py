@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.files import atomic_write_set
+from vqaudit.markdown import LEFT, RIGHT, table
 from vqaudit.shortanswer.multichoice import dumps_rows
 
 _READ_NOTES = {
@@ -38,10 +39,10 @@ def mc_markdown(summary: dict[str, Any]) -> str:
         lines += [f"Overall accuracy (choice and open rows together, the benchmark's headline): "
                   f"{_pct(overall['accuracy'])} ({overall['correct']} of {overall['rows']}); choice rows "
                   f"{_pct(c['accuracy_all'])}, open rows {_pct(summary['open']['accuracy'])}.", ""]
-    lines += ["| rows | parsed | unparsed | refusals | correct | accuracy (all rows) | accuracy (parsed rows) |",
-             "|---:|---:|---:|---:|---:|---:|---:|",
-             f"| {c['rows']} | {c['parsed']} | {c['unparsed']} | {c['refusals']} | {c['correct']} | "
-             f"{_pct(c['accuracy_all'])} | {_pct(c['accuracy_parsed'])} |", "",
+    lines += [*table(["rows", "parsed", "unparsed", "refusals", "correct", "accuracy (all rows)",
+                      "accuracy (parsed rows)"],
+                     [[f"{c['rows']}", f"{c['parsed']}", f"{c['unparsed']}", f"{c['refusals']}", f"{c['correct']}",
+                       _pct(c["accuracy_all"]), _pct(c["accuracy_parsed"])]], align=[RIGHT] * 7), "",
              "Extraction: " + ", ".join(f"{k} {n}" for k, n in c["extracted_by"].items()) + "."]
     if summary.get("read_field"):
         lines += ["", f"Replies read from the field `{summary['read_field']}`"
@@ -55,25 +56,27 @@ def mc_markdown(summary: dict[str, Any]) -> str:
     if circ:
         sizes = ", ".join(f"{n} with {k} rows" for k, n in circ["rows_per_group"].items())
         lines += ["", "## Circular evaluation (a question counts only if every circular copy is right)", "",
-                  "| questions | right in every copy | circular accuracy | questions fully parsed | "
-                  "circular accuracy (parsed) |", "|---:|---:|---:|---:|---:|",
-                  f"| {circ['groups']} | {circ['right']} | {_pct(circ['accuracy'])} | {circ['groups_parsed']} | "
-                  f"{_pct(circ['accuracy_parsed'])} |", "", f"Questions: {sizes}."]
+                  *table(["questions", "right in every copy", "circular accuracy", "questions fully parsed",
+                          "circular accuracy (parsed)"],
+                         [[f"{circ['groups']}", f"{circ['right']}", _pct(circ["accuracy"]), f"{circ['groups_parsed']}",
+                           _pct(circ["accuracy_parsed"])]], align=[RIGHT] * 5), "", f"Questions: {sizes}."]
     o = summary["open"]
     if o["rows"]:
         lines += ["", f"## Open (non-choice) rows, {_OPEN_RULES.get(summary['benchmark'], _OPEN_RULES['mc'])}", "",
-                  "| rows | answered | refusals | correct | accuracy |", "|---:|---:|---:|---:|---:|",
-                  f"| {o['rows']} | {o['answered']} | {o['refusals']} | {o['correct']} | {_pct(o['accuracy'])} |"]
+                  *table(["rows", "answered", "refusals", "correct", "accuracy"],
+                         [[f"{o['rows']}", f"{o['answered']}", f"{o['refusals']}", f"{o['correct']}",
+                           _pct(o["accuracy"])]], align=[RIGHT] * 5)]
     cats = summary.get("by_category")
     if cats:
-        lines += ["", "## Choice rows by category", "", "| category | rows | correct | accuracy |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {k} | {v['rows']} | {v['correct']} | {_pct(v['accuracy'])} |" for k, v in cats.items()]
+        lines += ["", "## Choice rows by category", "",
+                  *table(["category", "rows", "correct", "accuracy"],
+                         [[f"{k}", f"{v['rows']}", f"{v['correct']}", _pct(v["accuracy"])] for k, v in cats.items()],
+                         align=[LEFT, RIGHT, RIGHT, RIGHT])]
     if defects:
-        lines += ["", "## Defective rows (left out of the score)", "", "| file | row | id | field | reason |",
-                  "|---|---:|---|---|---|"]
-        lines += [f"| {d['file']} | {d['row']} | {d['id']} | {d['field']} | {_cell(d['reason'])} |"
-                  for d in defects["rows"]]
+        lines += ["", "## Defective rows (left out of the score)", "",
+                  *table(["file", "row", "id", "field", "reason"],
+                         [[f"{d['file']}", f"{d['row']}", f"{d['id']}", f"{d['field']}", _cell(d["reason"])]
+                          for d in defects["rows"]], align=[LEFT, RIGHT, LEFT, LEFT, LEFT])]
         lines += ["", "Rows are data rows, 1-based (the header is not counted)."]
     return "\n".join(lines) + "\n"
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import write_json
+from vqaudit.markdown import row, separator, table
 from vqaudit.metrics.bootstrap import DEFAULT_DRAWS
 from vqaudit.metrics.reasoning import QUARTILE_METRICS, ReasoningSummary, reasoning_summary
 from vqaudit.metrics.sweep import SWEEP_METRICS, BudgetSweep, budget_sweep
@@ -185,30 +186,28 @@ def reasoning_markdown(rows: Sequence[ReasoningRows]) -> str:
     if not rows:
         return ""
     lines = ["## Reasoning", "", REASONING_NOTE, "",
-             "| run | source | views | with reasoning | finished | chars, median | chars, p90 | drafts overruled |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        for source, s, _ in r.sources:
-            lines.append(f"| {r.label} | {source} | {s['views']} | {s['reasoning']} | {s['finished']} | "
-                         f"{s['median']} | {s['p90']} | {s['overruled']} |")
+             *table(["run", "source", "views", "with reasoning", "finished", "chars, median", "chars, p90",
+                     "drafts overruled"],
+                    [[r.label, source, *(f"{s[k]}" for k in ("views", "reasoning", "finished", "median", "p90",
+                                                               "overruled"))]
+                     for r in rows for source, s, _ in r.sources])]
     used = [r for r in rows if r.usage]
     if used:
         lines += ["", "Token usage reported by the backend (sums over the run's replies, run.json):", "",
-                  "| run | " + " | ".join(k.replace("_", " ") for k in USAGE_KEYS) + " |", "|---|---|---|---|---|"]
+                  row(["run", *(k.replace("_", " ") for k in USAGE_KEYS)]), separator(1 + len(USAGE_KEYS))]
         for r in used:
             have = dict(r.usage)
-            lines.append(f"| {r.label} | " + " | ".join(f"{have[k]:,}" if k in have else "n/a" for k in USAGE_KEYS)
-                         + " |")
+            lines.append(row([r.label, *(f"{have[k]:,}" if k in have else "n/a" for k in USAGE_KEYS)]))
     if not any(quartiles for r in rows for _, _, quartiles in r.sources):
         return "\n".join(lines)
     lines += ["", "### By reasoning-length quartile", "", QUARTILE_NOTE, "",
-              "| run | source | quartile | group mean chars | groups | " + " | ".join(QUARTILE_METRICS) + " |",
-              "|---|---|---|---|---|" + "---|" * len(QUARTILE_METRICS)]
+              row(["run", "source", "quartile", "group mean chars", "groups", *QUARTILE_METRICS]),
+              separator(5 + len(QUARTILE_METRICS))]
     for r in rows:
         for source, _, quartiles in r.sources:
             for q in quartiles:
-                cells = " | ".join(f"{p} {ci}".rstrip() for _, p, ci in q["cells"])
-                lines.append(f"| {r.label} | {source} | {q['quartile']} | {q['chars']} | {q['groups']} | {cells} |")
+                lines.append(row([r.label, source, f"{q['quartile']}", f"{q['chars']}", f"{q['groups']}",
+                                  *(f"{p} {ci}".rstrip() for _, p, ci in q["cells"])]))
     return "\n".join(lines)
 
 
@@ -266,10 +265,10 @@ def sweep_markdown(sweeps: Sequence[BudgetSweep]) -> str:
     for sweep in sweeps:
         head = ["budget", "run", "unfinished"] + [x for k in SWEEP_METRICS for x in (k, f"Δ{k}")]
         lines += ["", f"### {sweep.source}: Δ against max_tokens = {sweep.reference}", "",
-                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for row in sweep_rows(sweep):
-            cells = [f"{p} {ci}".rstrip() + f" | {diff} {spread}".rstrip() for _, p, ci, diff, spread in row["cells"]]
-            lines.append(f"| {row['budget']} | {row['run']} | {row['unfinished']} | " + " | ".join(cells) + " |")
+                  row(head), separator(len(head))]
+        for line in sweep_rows(sweep):
+            cells = [f"{p} {ci}".rstrip() + f" | {diff} {spread}".rstrip() for _, p, ci, diff, spread in line["cells"]]
+            lines.append(row([f"{line['budget']}", f"{line['run']}", f"{line['unfinished']}", *cells]))
     return "\n".join(lines)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.files import atomic_write_set, json_ready
+from vqaudit.markdown import table
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
 from vqaudit.shortanswer.records import AuditRow
@@ -41,12 +42,6 @@ def _f(value: float, digits: int = 2) -> str:
 def _pct(value: float) -> str:
     text = _f(value, 1)
     return text if text == "n/a" else text + "%"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
 
 
 def scores_unit(metric: str, overall: float) -> str:
@@ -79,13 +74,13 @@ def render_markdown(result: AuditResult) -> str:
     if r.scores:
         splits = list(r.scores)
         lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
-        lines += _table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
+        lines += table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
                                              ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
         lines += _harness_lines(r, splits)
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
     lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
-    lines += _table(["bucket", "n", "share %", "official", "canonical"],
+    lines += table(["bucket", "n", "share %", "official", "canonical"],
                     [[b, str(int(r.contract_mix[b]["n"])), _f(r.contract_mix[b]["share"], 1),
                       _f(r.contract_mix[b]["official"]), _f(r.contract_mix[b]["canonical"])] for b in BUCKETS])
     lines += ["", "Subtypes (Table 8): " + "; ".join(
@@ -134,19 +129,38 @@ def render_markdown(result: AuditResult) -> str:
         if with_judge:
             row.append(f"{rep.judge_fn_recovered} / {rep.judge_fn}")
         rows.append(row)
-    lines += _table(header, rows)
+    lines += table(header, rows)
     lines += ["", "By bucket (gain pp): " + "; ".join(
         f"{b}: " + ", ".join(f"{v} {g:+.2f}" if not math.isnan(g) else f"{v} n/a" for v, g in gains.items())
         for b, gains in r.repair_by_bucket.items()), ""]
+    if r.answerability is not None:
+        lines += _answerability_lines(r)
     fn = r.failures
     lines += ["## Failure notes", ""]
-    lines += _table(["note", "outputs", "share %"],
+    lines += table(["note", "outputs", "share %"],
                     [[name, str(count), _f(100.0 * count / fn.n if fn.n else math.nan, 1)]
                      for name, count in [("empty", fn.empty), ("truncated", fn.truncated),
                                          ("abstention", fn.abstention), ("unanswerable", fn.unanswerable),
                                          ("any formatting", fn.any_formatting),
                                          *[(f"formatting: {k}", c) for k, c in fn.formatting.items()]]])
     return "\n".join(lines) + "\n"
+
+
+def _answerability_lines(r: AuditResult) -> list[str]:
+    """The Answerability section: VizWiz's metrics of "unanswerable" (:mod:`vqaudit.scoring.unanswerable`)."""
+    a = r.answerability
+    assert a is not None
+    how = ("an answerability score below 0.5" if a.decided_by == "score" else
+           "the answer, normalized as vqaEval.py normalizes a prediction, is \"unanswerable\"")
+    ap = ("n/a (the predictions carry no answerability score)" if a.average_precision is None
+          else _f(100 * a.average_precision))
+    lines = ["## Answerability", "",
+             f"Positive class: unanswerable ({a.unanswerable} of {a.n} joined questions by the gold's `answerable`; "
+             f"{a.predicted} predicted unanswerable: {how}). Scores in percent, as VizWiz reports them.", ""]
+    lines += table(["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
+                    [[_f(100 * a.precision), _f(100 * a.recall), _f(100 * a.f1), ap, str(a.tp), str(a.fp),
+                      str(a.fn)]])
+    return [*lines, ""]
 
 
 _HARNESS_NAMES = {"vlmevalkit": "VLMEvalKit", "lmms-eval": "lmms-eval"}
@@ -164,7 +178,7 @@ def _harness_lines(r: AuditResult, splits: list[str]) -> list[str]:
                         for v, scores in h["variants"].items())
     return ["", f"This file was read as {name}'s output and scored under the default variant `{r.variant}` "
                 f"({_f(r.scores.get(OVERALL, math.nan))}); {name}'s own rules give another number: {overall}.", "",
-            *_table(["layer", *splits], rows)]
+            *table(["layer", *splits], rows)]
 
 
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
@@ -178,6 +192,8 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
+    if result.answerability is None:  # only benchmarks with answerability metrics: other reports are unchanged
+        data.pop("answerability")
     if data.get("harness_scores") is None:  # only when a harness's own rules differ: other reports are unchanged
         data.pop("harness_scores", None)
     reasoning = result.reasoning
@@ -246,10 +262,6 @@ def _reasoning_fields(row: AuditRow) -> dict[str, Any]:
     if not row.finished:
         fields["reasoning_not_finished"] = True
     return fields
-
-
-REPORT_FILES = ("rows.jsonl", "report.md", "report.json")
-"""The files of an audit folder, in the order :func:`write_audit_report` renames them (``report.json`` last)."""
 
 
 def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | None = None) -> Path:

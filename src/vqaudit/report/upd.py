@@ -23,6 +23,7 @@ from matplotlib.projections.polar import PolarAxes
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
+from vqaudit.markdown import row, separator
 from vqaudit.metrics.upd import standard_correlation
 from vqaudit.report.reasoning import reasoning_markdown, reasoning_rows, scored_runs
 from vqaudit.scored_state import bootstrap_phrase, check_scored
@@ -75,7 +76,7 @@ def _ci(cell: dict[str, Any], key: str) -> str:
 def table1(runs: list[UPDRun]) -> str:
     """Markdown in the layout of seed 001, Table 1: Dual accuracy (Original Standard: standard accuracy)."""
     head = ["", "", *(f"{r.run_dir.name}" for r in runs)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for variant in VARIANTS:
         first = True
         for setting in ("original", "base", "option", "instruction"):
@@ -87,7 +88,7 @@ def table1(runs: list[UPDRun]) -> str:
                 c = r.metrics["configs"].get(key)
                 cells.append("n/a" if c is None else _pct(c["standard"] if setting == "original" else c["dual"]))
             label = variant.upper() if first else ""
-            lines.append(f"| {label} | {SETTING_LABELS[setting]} | " + " | ".join(cells) + " |")
+            lines.append(row([label, SETTING_LABELS[setting], *cells]))
             first = False
     return "\n".join(lines)
 
@@ -103,14 +104,14 @@ def detail_table(runs: list[UPDRun]) -> str:
     """Markdown: per run and configuration, Standard / UPD / Dual with 95% intervals and undecided counts."""
     head = ["run", "model", "variant", "setting", "items", "Standard", "UPD", "Dual", "undecided (std/UPD)",
             "no reply"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for r in runs:
         for c in _ordered(r.metrics["configs"]):
             und = c["undecided"]
-            lines.append("| " + " | ".join([
+            lines.append(row([
                 r.run_dir.name, r.model, c["variant"], c["setting"], str(c["n_items"]), _ci(c, "standard"),
                 _ci(c, "upd"), _ci(c, "dual"), f"{und['standard_views']}/{und['upd_views']}", str(und["no_reply"]),
-            ]) + " |")
+            ]))
     return "\n".join(lines)
 
 
@@ -168,13 +169,13 @@ def correlation_table(runs: list[UPDRun]) -> str:
         return ""
     head = ["variant", "setting", "x (Standard)", "models", "Pearson r (UPD)", "Spearman rho (UPD)",
             "Pearson r (Dual)", "Spearman rho (Dual)"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in rows:
-        x_from = "Original Standard" if row["x_from"] == "original" else "same setting"
-        lines.append("| " + " | ".join([
-            row["variant"].upper(), SETTING_LABELS.get(row["setting"], row["setting"]), x_from, str(row["n"]),
-            _coef(row["pearson_upd"]), _coef(row["spearman_upd"]), _coef(row["pearson_dual"]),
-            _coef(row["spearman_dual"])]) + " |")
+    lines = [row(head), separator(len(head))]
+    for line in rows:
+        x_from = "Original Standard" if line["x_from"] == "original" else "same setting"
+        lines.append(row([
+            line["variant"].upper(), SETTING_LABELS.get(line["setting"], line["setting"]), x_from, str(line["n"]),
+            _coef(line["pearson_upd"]), _coef(line["spearman_upd"]), _coef(line["pearson_dual"]),
+            _coef(line["spearman_dual"])]))
     return "\n".join(lines)
 
 
@@ -188,13 +189,13 @@ def agreement_table(runs: list[UPDRun]) -> str:
         return ""
     head = ["run", "judge", "views compared", "judge right / human right", "agreement", "Cohen's kappa",
             "labelled, not judged"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [row(head), separator(len(head))]
     for r in have:
         a = r.metrics["judge_agreement"]
         c = a["counts"]
-        lines.append("| " + " | ".join([
+        lines.append(row([
             r.run_dir.name, f"`{a['judge']}`", str(a["n_compared"]), f"{c['tp'] + c['fp']} / {c['tp'] + c['fn']}",
-            _pct(a["accuracy"]), _coef(a["kappa"]), str(a["n_not_judged"])]) + " |")
+            _pct(a["accuracy"]), _coef(a["kappa"]), str(a["n_not_judged"])]))
     return "\n".join(lines)
 
 

@@ -373,12 +373,6 @@ def _gold_shape(gold: str) -> tuple[bool, str | None, str | None]:
     return False, ident, shape
 
 
-def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:
-    """Per-bucket counts in :data:`BUCKETS` order (Table 5 layout); every bucket present, zeros included."""
-    counts = Counter(c.bucket for c in contracts)
-    return {b: counts.get(b, 0) for b in BUCKETS}
-
-
 def subtype_counts(contracts: Sequence[Contract]) -> dict[str, dict[str, int]]:
     """Counts of the Table 8 subtypes within identifier and multi-span (every subtype present)."""
     out: dict[str, dict[str, int]] = {}

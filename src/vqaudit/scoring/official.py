@@ -16,6 +16,11 @@ the sources read were:
 * google-research/pix2struct ``pix2struct/metrics.py`` at ``bd70460499dc7bf4279158264c4bcd69a0250ae9``
   (``anls_metric``, ``relaxed_correctness``, ``aggregate_metrics``; identical at ``5b086ef``).
 * Biten et al., "Scene Text Visual Question Answering", ICCV 2019 (arXiv:1905.13648), Eq. 1: the ANLS definition.
+* VizWiz's scorer: TRI-ML/vlm-evaluation ``vlm_eval/util/evaluation/vizwiz/eval.py`` at
+  ``7292fd6727dbc40c1ad6051bf090d925f26f3b3a`` (``VQAEval.evaluate``, ``get_answerable_preds``,
+  ``evaluate_unanswerability``; its header says it is based on Qing Li's VizWiz Python API, and the VizWiz API's
+  own ``vqaEval.py`` read in the search index, whose repository the index does not name, has the same accuracy
+  rule).
 * Harness variants: open-compass/VLMEvalKit ``vlmeval/dataset/utils/vqa_eval.py`` at
   ``e5266a16515d3a5655e9ffaec06bd260ad86bdad`` (and, for the rules that changed, at
   ``5ba35c848dc40c35ff60dd05e5ba0b8efe5835d3``, the parent of 928a95b0, and at
@@ -43,7 +48,7 @@ from vqaudit.scoring.vqa_normalize import (
     vqaeval_process,
 )
 
-VqaVariant = Literal["vqaeval", "vqaeval_legacy", "mmf_textvqa", "vlmevalkit", "vlmevalkit_928a95b0"]
+VqaVariant = Literal["vqaeval", "vqaeval_legacy", "mmf_textvqa", "vlmevalkit", "vlmevalkit_928a95b0", "vizwiz"]
 AnlsVariant = Literal["paper", "pix2struct", "mmf_stvqa", "vlmevalkit"]
 RelaxedVariant = Literal["pix2struct", "qwenvl", "vlmevalkit", "vlmevalkit_677e30a5"]
 ExactMatchVariant = Literal["pix2struct", "vlmevalkit", "mmf_stvqa"]
@@ -86,6 +91,14 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         ``"vlmevalkit_928a95b0"`` (the same from commit 928a95b0, 2025-05-13, e.g. at e5266a1 and 677e30a5):
         ``process_punctuation``'s period pattern became ``(?<!\d)\.(?!\d)``, so a period right after a digit is
         kept: "5." against "5" no longer matches, "U.S.A" still becomes "USA".
+        ``"vizwiz"`` (VizWiz's scorer, ``VQAEval.evaluate`` of the VizWiz API as read in TRI-ML/vlm-evaluation
+        at 7292fd6): the prediction always gets tabs/newlines to spaces, strip, ``processPunctuation`` and
+        ``processDigitArticle`` (lower-casing included), whatever the references; the references are compared
+        exactly as written (never stripped nor normalized). So "Unanswerable" against ten "unanswerable"
+        scores 1 here and 0 under ``"vqaeval"`` (unanimous references skip normalization there); a reference
+        holding a capital or a period can never be matched. The copies read spell the contraction targets with
+        "’" and "`" where vqaEval.py has "'"; this variant uses vqaEval.py's table (only a prediction
+        holding a contraction key such as "dont" can tell them apart).
 
     Args:
         prediction: The model's answer.
@@ -121,6 +134,8 @@ def vqa_accuracy(prediction: str, answers: Sequence[str], *, variant: VqaVariant
         pred = evalai_process(prediction)
     elif variant == "vlmevalkit":
         refs = [vqaeval_process(a) for a in refs]
+        pred = vqaeval_process(prediction)
+    elif variant == "vizwiz":
         pred = vqaeval_process(prediction)
     elif variant == "vlmevalkit_928a95b0":
         refs = [vlmevalkit_928a95b0_process(a) for a in refs]

@@ -41,8 +41,9 @@ from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.ra_eval import ra_eval_layer
-from vqaudit.scoring.registry import harness_variants
+from vqaudit.scoring.registry import harness_variants, official_scorer
 from vqaudit.scoring.repair import VARIANTS, Overlay, RepairResult, reference_overlays, repair_scores, summarize_repair
+from vqaudit.scoring.unanswerable import UnanswerableMetrics, unanswerable_metrics
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
 from vqaudit.shortanswer.audit_columns import RowResult as RowResult
@@ -55,7 +56,7 @@ from vqaudit.shortanswer.audit_columns import (
     row_results,
 )
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
-from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
+from vqaudit.shortanswer.benchmarks import get_benchmark, load_gold, resolve_metric
 from vqaudit.shortanswer.failures import FailureNotes, failure_notes
 from vqaudit.shortanswer.importers import read_predictions_layout
 from vqaudit.shortanswer.join import (
@@ -66,7 +67,6 @@ from vqaudit.shortanswer.join import (
     split_predictions,
 )
 from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
-from vqaudit.shortanswer.loaders import load_gold
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 
@@ -139,6 +139,7 @@ class AuditResult:
     # the file's harness and the official scores (by split) of its own variants where they differ from the
     # default variant's: {"harness", "variants": {variant: {split: score}}}; None when nothing differs
     harness_scores: dict[str, Any] | None = None
+    answerability: UnanswerableMetrics | None = None  # benchmarks whose row has answerability, gold labelled
 
     @property
     def reasoning(self) -> ReasoningNotes | None:
@@ -268,9 +269,9 @@ def audit_rows(
     metric, variant = resolve_metric(spec.name, metric, variant)
     scorer = official_scorer(metric, variant)
     rows = join.rows
-    if spec.has_gold and join.gold_source == "none":
+    if spec.gold_required and join.gold_source == "none":
         raise VqauditError(f"{benchmark}: the predictions carry no gold answers; pass the gold file with --gold")
-    if not rows and spec.has_gold:
+    if not rows and spec.gold_required:
         raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
                            "--join-on and --format); nothing to audit")
     notes = gold_shape_notes(rows, spec.name, metric)
@@ -304,7 +305,20 @@ def audit_rows(
     return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
                        join, scores, canonical_by_split, mix, subtype_counts(contracts), kinds, lost, ra_info, repair,
                        by_bucket, failures, judge_audit, tuple(notes), results,
-                       {k: v for k, v in causes.items() if v})
+                       {k: v for k, v in causes.items() if v}, answerability=_answerability(spec.answerability, rows))
+
+
+def _answerability(applies: bool, rows: Sequence[AuditRow]) -> UnanswerableMetrics | None:
+    """The answerability metrics of the rows (:mod:`vqaudit.scoring.unanswerable`), or None.
+
+    None unless the benchmark's row has ``answerability`` and every joined row's gold carries its label (a gold
+    embedded in predictions has none).
+    """
+    labels = [r.answerable for r in rows]
+    if not applies or not rows or any(label is None for label in labels):
+        return None
+    return unanswerable_metrics([bool(label) for label in labels], [r.prediction for r in rows],
+                                [r.answerable_score for r in rows])
 
 
 @contextmanager

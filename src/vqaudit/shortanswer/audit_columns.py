@@ -192,19 +192,6 @@ def count_changes(gained: Sequence[str | None], lost: Sequence[str | None]
     return kinds, n_lost, causes
 
 
-def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
-                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
-    """The fault kinds of the rows the canonical layer gains and the causes of those it loses.
-
-    :func:`count_changes` of :func:`canonical_change_labels` (arguments, labels and raised errors there).
-
-    Returns:
-        ``(kinds, lost, causes)``: every one of :data:`GAIN_KINDS` with its count of gained rows, the number of
-        lost rows, and every one of :data:`REFUSAL_CAUSES` with its count.
-    """
-    return count_changes(*canonical_change_labels(rows, official, canonical, kinds_of_rows, metric))
-
-
 def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[str, float]:
     """The RA-Eval figures of an audit (seed 002 §3.3), all as floats.
 

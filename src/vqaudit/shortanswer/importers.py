@@ -158,6 +158,22 @@ def _id_text(path: Path, row: int, name: str, value: Any) -> str:
     return text
 
 
+def _answerable_score(path: Path, row: int, value: Any) -> float | None:
+    """An ``answerable`` cell (VizWiz's result format: the score that the question is answerable) as a float.
+
+    Missing: None. A number in [0, 1] (0/1 included) is the score; anything else is refused.
+
+    Raises:
+        VqauditError: a boolean, text, or a number outside [0, 1] (naming the file, row and field).
+    """
+    if _is_missing(value):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise VqauditError(f"{path}: row {row}, field 'answerable': expected a score from 0 to 1 that the question "
+                           f"is answerable, got {value!r}")
+    return float(value)
+
+
 def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal: bool) -> tuple[str, ...]:
     if _is_missing(value):
         return ()
@@ -239,7 +255,8 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
     image = "" if image_key is None or (vlmevalkit and image_field is None) else str(rec[image_key])
     return Prediction(qid=qid, prediction=_prediction_text(path, row, pred_key, rec.get(pred_key)),
                       question=question, gold=gold, split=_scalar_text(path, row, "split", rec.get("split")),
-                      source=f"{path}:{row}", image=image, row_id=id_key in (None, ROW_ID)), str(id_key or ROW_ID)
+                      source=f"{path}:{row}", image=image, row_id=id_key in (None, ROW_ID),
+                      answerable_score=_answerable_score(path, row, rec.get("answerable"))), str(id_key or ROW_ID)
 
 
 def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.reasoning import AUTO, ReasoningSplit, check_reasoning_format, split_reasoning
+from vqaudit.shortanswer.benchmarks import BENCHMARKS, get_benchmark
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
 from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
@@ -109,9 +110,10 @@ def _row(p: Prediction, split: ReasoningSplit | None, benchmark: str, item: Gold
     final, raw, chars, finished = scored_text(split, p.prediction)
     if item is None:
         return AuditRow(p.qid, p.question, final, p.gold, benchmark, p.split, image=p.image, raw=raw,
-                        reasoning_chars=chars, finished=finished)
+                        reasoning_chars=chars, finished=finished, answerable_score=p.answerable_score)
     return AuditRow(p.qid, item.question or p.question, final, item.answers, benchmark, p.split, item.answer_type,
-                    item.ocr_tokens, item.image or p.image, raw, chars, finished)
+                    item.ocr_tokens, item.image or p.image, raw, chars, finished, item.answerable,
+                    p.answerable_score)
 
 
 def join_predictions(
@@ -396,18 +398,15 @@ def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldI
             for p in predictions}
 
 
-_MANY_ANSWER_BENCHMARKS = ("textvqa", "vizwiz", "stvqa")
-"""Benchmarks whose gold may hold 10 annotator answers per question (VQA-style); the others have a few at most."""
-
-
 def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> list[str]:
     """Check that the joined gold has the shape of the benchmark's own gold; return notes for the report.
 
     Rules (the official layouts, :mod:`.loaders`): ChartQA's split names (``test_human``, ``test_augmented``)
-    belong to ChartQA only; 10 annotator answers per question belong to the VQA-style benchmarks (TextVQA,
-    VizWiz): on most rows of a ChartQA, DocVQA or InfographicVQA audit they mean the wrong ``--benchmark`` was
-    given. VQA accuracy with fewer than 4 answers can never reach 1 (min(#matches / 3, 1) over leave-one-out
-    subsets) and a single answer always scores 0, as in the official script: reported as a note.
+    belong to ChartQA only; 10 annotator answers per question belong to the benchmarks whose row says so
+    (:attr:`.benchmarks.BenchmarkSpec.answers`: TextVQA, VizWiz, ST-VQA): on most rows of a ChartQA, DocVQA or
+    InfographicVQA audit they mean the wrong ``--benchmark`` was given. VQA accuracy with fewer than 4 answers
+    can never reach 1 (min(#matches / 3, 1) over leave-one-out subsets) and a single answer always scores 0, as
+    in the official script: reported as a note.
 
     Raises:
         VqauditError: the gold clearly belongs to another benchmark (the message names the benchmark asked for
@@ -421,9 +420,12 @@ def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> l
         raise VqauditError(f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
                            "with --benchmark chartqa")
     ten = sum(1 for r in rows if len(r.answers) == 10)
-    if benchmark not in _MANY_ANSWER_BENCHMARKS and ten >= 0.9 * len(rows):
+    if (get_benchmark(benchmark).answers or 0) < 10 and ten >= 0.9 * len(rows):
+        many = list(dict.fromkeys(s.layout.title if s.layout else s.name for s in BENCHMARKS.values()
+                                  if s.answers == 10))
+        named = " or ".join([", ".join(many[:-1]), many[-1]] if len(many) > 1 else many)
         raise VqauditError(f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
-                           "10-annotator gold of TextVQA or VizWiz; give the benchmark the predictions belong to")
+                           f"10-annotator gold of {named}; give the benchmark the predictions belong to")
     notes = []
     if metric == "vqa_accuracy":
         few = sum(1 for r in rows if len(r.answers) < 4)

@@ -14,15 +14,19 @@ Layouts (the files the benchmarks distribute):
   "label"}``. There is no question id: the id is ``"<split>:<1-based position>"``, the split read from the
   file name (:func:`chartqa_split_of`; VLMEvalKit's ``ChartQA_TEST`` index runs over both splits and is mapped
   by :mod:`.join`); joins may also go by question text.
+- VizWiz (``train.json`` / ``val.json``; Gurari et al. 2018): a list of ``{"image", "question", "answers"
+  (10 objects with ``answer`` and ``answer_confidence``), "answer_type", "answerable"}`` (:func:`load_vizwiz`).
 
 Every error names the file, the 1-based row (position in ``data``) and the field. Files may be gzip-compressed
 (``.json.gz``); a truncated or non-gzip file, a folder or a pipe is refused naming the file.
 
-Each loader first checks that the file is not another benchmark's gold (:func:`detect_layout` on the first row,
-and ``dataset_name`` when the file has one): a DocVQA file given as InfographicVQA gold (or the reverse), a
-TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold, ... is refused with a VqauditError that
-names the file, the layout it looks like and the one expected. A file whose first row tells nothing (only
-``question_id``, ``question`` and ``answers``, say) is accepted by either VQA-style loader.
+Each loader first checks that the file is not another benchmark's gold
+(:func:`vqaudit.shortanswer.benchmarks.detect_layout` on the first row, and ``dataset_name`` when the file has
+one, asking the ``looks_*`` detector of each layout of the benchmark table): a DocVQA file given as
+InfographicVQA gold (or the reverse), a TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold,
+... is refused with a VqauditError that names the file, the layout it looks like and the one expected. A file
+whose first row tells nothing (only ``question_id``, ``question`` and ``answers``, say) is accepted by either
+VQA-style loader.
 """
 
 from __future__ import annotations
@@ -30,25 +34,14 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.shortanswer.benchmarks import detect_layout, get_layout
 from vqaudit.shortanswer.records import GoldItem
 
 CHARTQA_SPLITS = ("test_human", "test_augmented")
-
-LAYOUTS: dict[str, tuple[str, str]] = {
-    "textvqa": ("TextVQA", "a 'data' list of rows with 'question_id', 'question', 'image_id' and the 10 annotator "
-                "'answers'"),
-    "stvqa": ("ST-VQA", "a 'data' list of rows with 'question_id', 'question', 'answers' and 'file_name'"),
-    "docvqa": ("DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'"),
-    "infovqa": ("InfographicVQA", "a 'data' list of rows with 'questionId', 'question', 'answers' and "
-                "'answer_type'"),
-    "chartqa": ("ChartQA", "a list of rows with 'imgname', 'query' and 'label'"),
-}
-"""Layout id -> (benchmark name, what its gold file holds)."""
 
 _TEXTVQA_ONLY = ("flickr_original_url", "flickr_300k_url", "image_classes")
 _DATASET_NAMES = {"textvqa": "textvqa", "stvqa": "stvqa", "docvqa": "docvqa", "infographicvqa": "infovqa",
@@ -125,57 +118,99 @@ def _records(path: Path, data: Any) -> list[Any]:
     raise VqauditError(f"{path}: expected a JSON list or an object with a 'data' list")
 
 
-def detect_layout(data: Any) -> tuple[str, str] | None:
-    """Which benchmark's gold layout a parsed gold file has, judged from its first row (and ``dataset_name``).
+def _dataset_named(data: Any) -> tuple[str | None, str]:
+    """The layout id a file's ``dataset_name`` names (None: none, or one no layout knows) and the name as given."""
+    name = data.get("dataset_name") if isinstance(data, dict) else None
+    if not isinstance(name, str):
+        return None, ""
+    return _DATASET_NAMES.get("".join(c for c in name.lower() if c.isalnum())), name
 
-    Args:
-        data: the parsed JSON of a gold file (an object with a ``data`` list, or a list).
 
-    Returns:
-        ``(layout, evidence)`` with ``layout`` a key of :data:`LAYOUTS` and ``evidence`` the keys that tell
-        (e.g. ``"row 1 has 'questionId' and 'answer_type'"``), or None when nothing tells (then every
-        VQA-style loader accepts the file).
-    """
-    records = data.get("data") if isinstance(data, dict) else data
-    first = next((r for r in records if isinstance(r, dict)), None) if isinstance(records, list) else None
-    if first is None:
-        return None
+def looks_chartqa(first: dict[str, Any], data: Any) -> str | None:
+    """ChartQA: row 1 has ``imgname``, or ``query`` and ``label`` (:class:`.benchmarks.GoldLayout` detector)."""
     keys = set(first)
     if "imgname" in keys or {"query", "label"} <= keys:
-        return "chartqa", "row 1 has " + ("'imgname'" if "imgname" in keys else "'query' and 'label'")
-    if "questionId" in keys:
+        return "row 1 has " + ("'imgname'" if "imgname" in keys else "'query' and 'label'")
+    return None
+
+
+def looks_infovqa(first: dict[str, Any], data: Any) -> str | None:
+    """InfographicVQA: row 1 has ``questionId`` and ``answer_type`` (or ``image_local_name``)."""
+    if "questionId" in first:
         for marker in ("answer_type", "image_local_name"):
-            if marker in keys:
-                return "infovqa", f"row 1 has 'questionId' and '{marker}'"
-        return "docvqa", "row 1 has 'questionId' and no 'answer_type'"
-    if "question_id" not in keys:
+            if marker in first:
+                return f"row 1 has 'questionId' and '{marker}'"
+    return None
+
+
+def looks_docvqa(first: dict[str, Any], data: Any) -> str | None:
+    """DocVQA: row 1 has ``questionId`` and neither InfographicVQA marker (asked after :func:`looks_infovqa`)."""
+    if "questionId" in first and looks_infovqa(first, data) is None:
+        return "row 1 has 'questionId' and no 'answer_type'"
+    return None
+
+
+def looks_vizwiz(first: dict[str, Any], data: Any) -> str | None:
+    """VizWiz: row 1 has ``image`` and ``answerable`` and no question id (the VizWiz VQA annotation rows)."""
+    if {"image", "answerable"} <= set(first) and "question_id" not in first and "questionId" not in first:
+        return "row 1 has 'image' and 'answerable'"
+    return None
+
+
+def looks_textvqa(first: dict[str, Any], data: Any) -> str | None:
+    """TextVQA: ``question_id`` rows with its ``dataset_name``, a Flickr field, 10 answers or a bare ``image_id``.
+
+    ``image_id`` counts only without ST-VQA's ``file_name``; a file whose ``dataset_name`` names ST-VQA is not
+    TextVQA's.
+    """
+    if "question_id" not in first:
         return None
-    name = data.get("dataset_name") if isinstance(data, dict) else None
-    named = _DATASET_NAMES.get("".join(c for c in name.lower() if c.isalnum())) if isinstance(name, str) else None
-    if named in ("textvqa", "stvqa"):
-        return named, f"its 'dataset_name' is {name!r}"
+    named, name = _dataset_named(data)
+    if named == "textvqa":
+        return f"its 'dataset_name' is {name!r}"
+    if named == "stvqa":  # the file says it is the other question_id layout
+        return None
     answers = first.get("answers")
     ten = isinstance(answers, list) and len(answers) == 10
-    flickr = [k for k in _TEXTVQA_ONLY if k in keys]
+    flickr = [k for k in _TEXTVQA_ONLY if k in first]
     if flickr or ten:
-        return "textvqa", "row 1 has " + (f"'{flickr[0]}'" if flickr else "'question_id' and 10 annotator answers")
-    file_key = next((k for k in ("file_name", "file_path") if k in keys), None)
-    if file_key is not None and "image_id" not in keys:
-        return "stvqa", f"row 1 has 'question_id' and '{file_key}', no 'image_id'"
-    if "image_id" in keys and file_key is None:
-        return "textvqa", "row 1 has 'question_id' and 'image_id'"
+        return "row 1 has " + (f"'{flickr[0]}'" if flickr else "'question_id' and 10 annotator answers")
+    if "image_id" in first and not {"file_name", "file_path"} & set(first):
+        return "row 1 has 'question_id' and 'image_id'"
+    return None
+
+
+def looks_stvqa(first: dict[str, Any], data: Any) -> str | None:
+    """ST-VQA: ``question_id`` rows with its ``dataset_name``, or ``file_name`` (``file_path``) and no ``image_id``.
+
+    Asked after :func:`looks_textvqa`, which takes 10-answer rows.
+    """
+    if "question_id" not in first:
+        return None
+    named, name = _dataset_named(data)
+    if named == "stvqa":
+        return f"its 'dataset_name' is {name!r}"
+    if named == "textvqa":
+        return None
+    file_key = next((k for k in ("file_name", "file_path") if k in first), None)
+    if file_key is not None and "image_id" not in first:
+        return f"row 1 has 'question_id' and '{file_key}', no 'image_id'"
     return None
 
 
 def _check_layout(path: Path, data: Any, expected: str) -> None:
-    """Refuse a gold file of another benchmark's layout (naming the file, what it looks like, what was expected)."""
+    """Refuse a gold file of another benchmark's layout (naming the file, what it looks like, what was expected).
+
+    ``expected``: a layout id of the benchmark table (:func:`vqaudit.shortanswer.benchmarks.get_layout`).
+    """
     found = detect_layout(data)
     if found is None or found[0] == expected:
         return
     got, evidence = found
-    want, described = LAYOUTS[expected]
-    raise VqauditError(f"{path}: looks like a {LAYOUTS[got][0]} gold file ({evidence}), not the {want} layout "
-                       f"expected ({described}); give the {want} gold file, or --benchmark {got} for this one")
+    want = get_layout(expected)
+    raise VqauditError(f"{path}: looks like a {get_layout(got).title} gold file ({evidence}), not the {want.title} "
+                       f"layout expected ({want.described}); give the {want.title} gold file, or --benchmark {got} "
+                       "for this one")
 
 
 def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
@@ -358,25 +393,60 @@ def chartqa_split_of(path: Path) -> str:
                        "chartqa-machine")
 
 
-GOLD_LOADERS: dict[str, Callable[[Path], list[GoldItem]]] = {
-    "textvqa": load_textvqa,
-    "stvqa": load_stvqa,
-    "docvqa": load_docvqa,
-    "infovqa": load_infovqa,
-    "chartqa": load_chartqa,
-    "chartqa-human": lambda p: load_chartqa(p, split="test_human", benchmark="chartqa-human"),
-    "chartqa-machine": lambda p: load_chartqa(p, split="test_augmented", benchmark="chartqa-machine"),
-}
-"""Benchmark name -> gold loader (VizWiz test has no public gold)."""
 
 
-def load_gold(path: Path, benchmark: str) -> list[GoldItem]:
-    """Load a gold file in the layout of ``benchmark``.
+def load_chartqa_human(path: Path) -> list[GoldItem]:
+    """Load ChartQA's ``test_human`` split (ids ``test_human:N``). Raises VqauditError as :func:`load_chartqa`."""
+    return load_chartqa(path, split="test_human", benchmark="chartqa-human")
+
+
+def load_chartqa_machine(path: Path) -> list[GoldItem]:
+    """Load ChartQA's ``test_augmented`` split (``test_augmented:N``). Raises VqauditError as load_chartqa."""
+    return load_chartqa(path, split="test_augmented", benchmark="chartqa-machine")
+
+
+def _vizwiz_answers(path: Path, row: int, value: Any) -> tuple[str, ...]:
+    """The ``answer`` texts of a VizWiz row's ``answers`` objects, in file order.
+
+    ``answer_confidence`` is not read: VizWiz's scorer counts every answer alike.
+    """
+    if not isinstance(value, list) or not value:
+        raise VqauditError(f"{path}: row {row}, field 'answers': expected a non-empty list of answer objects")
+    out = []
+    for k, item in enumerate(value, start=1):
+        text = item.get("answer") if isinstance(item, dict) else None
+        if not isinstance(text, str):
+            raise VqauditError(f"{path}: row {row}, field 'answers': answer {k} is not an object with a string "
+                               "'answer'")
+        out.append(text)
+    return tuple(out)
+
+
+def load_vizwiz(path: Path) -> list[GoldItem]:
+    """Load VizWiz VQA annotations (``train.json`` / ``val.json``; Gurari et al., CVPR 2018).
+
+    Layout: a JSON list of ``{"image": "VizWiz_val_00000000.jpg", "question", "answers": [{"answer",
+    "answer_confidence"}, ...] (10 crowd answers), "answer_type" ("other", "yes/no", "number",
+    "unanswerable"), "answerable" (0 or 1)}``. A question is keyed by its image (one question per image, as
+    VizWiz's evaluation keys results by ``image``), so the id is the image name; answers are kept as written
+    ("unanswerable" is one of them when a worker judged the question unanswerable).
 
     Raises:
-        VqauditError: an unknown benchmark or a malformed file (naming the file, row and field).
+        VqauditError: a file of another benchmark's layout, a repeated image, or naming the file, row and field
+            of a missing or mistyped field (``answerable`` must be 0 or 1).
     """
-    loader = GOLD_LOADERS.get(benchmark)
-    if loader is None:
-        raise VqauditError(f"no gold layout for benchmark {benchmark!r}; known: {', '.join(GOLD_LOADERS)}")
-    return loader(path)
+    data = _read_json(path)
+    _check_layout(path, data, "vizwiz")
+    items, fields = [], []
+    for row, rec in enumerate(_records(path, data), start=1):
+        qid, field = _id(path, row, rec, ("image",))
+        fields.append(field)
+        question = _text(path, row, _field(path, row, rec, ("question",)), "question")
+        answers = _vizwiz_answers(path, row, _field(path, row, rec, ("answers",)))
+        answerable = _field(path, row, rec, ("answerable",))
+        if isinstance(answerable, bool) or answerable not in (0, 1):
+            raise VqauditError(f"{path}: row {row}, field 'answerable': expected 0 or 1, got {answerable!r}")
+        answer_type = rec.get("answer_type")
+        items.append(GoldItem(qid, question, answers, "vizwiz", answer_type if isinstance(answer_type, str) else None,
+                              (), f"{path}:{row}", qid, answerable=bool(answerable)))
+    return _unique(path, items, fields)

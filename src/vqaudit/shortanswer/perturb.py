@@ -25,12 +25,15 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions, require_free_text_model
 from vqaudit.errors import VqauditError
 from vqaudit.files import json_ready
+from vqaudit.markdown import row as table_row
+from vqaudit.markdown import separator, table
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
 from vqaudit.parsing.reasoning import AUTO, split_reasoning
 from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
 from vqaudit.scoring.contracts import classify
-from vqaudit.shortanswer.benchmarks import official_scorer, resolve_metric
+from vqaudit.scoring.registry import official_scorer
+from vqaudit.shortanswer.benchmarks import resolve_metric
 from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
 from vqaudit.shortanswer.records import AuditRow
 
@@ -235,27 +238,24 @@ def summary_markdown(summary: PerturbationSummary) -> str:
     Each variant's row gives ``n``: the questions scored under both Base and the variant, over which its flip
     rate and both deltas are computed (paired, :func:`vqaudit.metrics.flips.paired_delta`).
     """
-    lines = ["| variant | n (with Base) | flip rate % | official delta pp | canonical delta pp |",
-             "|---|---|---|---|---|"]
-    for vid, rate in summary.flip_rates.items():
-        label = f"{vid} (control)" if vid == "B3" else vid
-        lines.append(f"| {label} | {summary.paired.get(vid, 0)} | {100 * rate:.1f} | "
-                     f"{summary.official_delta[vid]:+.2f} | {summary.canonical_delta[vid]:+.2f} |")
+    lines = table(["variant", "n (with Base)", "flip rate %", "official delta pp", "canonical delta pp"],
+                  [[f"{vid} (control)" if vid == "B3" else vid, f"{summary.paired.get(vid, 0)}", f"{100 * rate:.1f}",
+                    f"{summary.official_delta[vid]:+.2f}", f"{summary.canonical_delta[vid]:+.2f}"]
+                   for vid, rate in summary.flip_rates.items()])
     lines += ["", f"Mean benign flip rate (A1-A5, B1-B2): {_pct(summary.mean_benign_flip_rate)}; "
                   f"B3 control: {_pct(summary.control_flip_rate)}.", "",
-              "| family | official delta pp | canonical delta pp |", "|---|---|---|"]
-    for family in ("A", "B"):
-        lines.append(f"| {family} | {summary.family_official_delta[family]:+.2f} | "
-                     f"{summary.family_canonical_delta[family]:+.2f} |")
+              *table(["family", "official delta pp", "canonical delta pp"],
+                     [[family, f"{summary.family_official_delta[family]:+.2f}",
+                       f"{summary.family_canonical_delta[family]:+.2f}"] for family in ("A", "B")])]
     if summary.bucket_n:
         lines += ["", "By bucket (points; benign = mean over the benign variants):", "",
-                  "| bucket | n | A official | A canonical | B official | B canonical | benign official | "
-                  "benign canonical |", "|---|---|---|---|---|---|---|---|"]
+                  table_row(["bucket", "n", "A official", "A canonical", "B official", "B canonical", "benign official",
+                       "benign canonical"]), separator(8)]
         fo, fc = summary.family_bucket_official_delta, summary.family_bucket_canonical_delta
         for b, n in summary.bucket_n.items():
-            lines.append(f"| {b} | {n} | {fo['A'][b]:+.2f} | {fc['A'][b]:+.2f} | {fo['B'][b]:+.2f} | "
-                         f"{fc['B'][b]:+.2f} | {summary.benign_bucket_official_delta[b]:+.2f} | "
-                         f"{summary.benign_bucket_canonical_delta[b]:+.2f} |")
+            lines.append(table_row([b, f"{n}", f"{fo['A'][b]:+.2f}", f"{fc['A'][b]:+.2f}", f"{fo['B'][b]:+.2f}",
+                              f"{fc['B'][b]:+.2f}", f"{summary.benign_bucket_official_delta[b]:+.2f}",
+                              f"{summary.benign_bucket_canonical_delta[b]:+.2f}"]))
     if summary.notes:
         lines += [""] + [f"- note: {n}" for n in summary.notes]
     return re.sub(r"[+-]?\bnan\b", "n/a", "\n".join(lines)) + "\n"

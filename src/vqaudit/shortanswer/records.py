@@ -24,6 +24,8 @@ class GoldItem:
         source: where the item came from, ``"file:row"``.
         image: the image file name or id the layout gives (TextVQA ``image_id``, DocVQA ``image``, ChartQA
             ``imgname``, ...), "" when none.
+        answerable: the gold's answerability label where the layout has one (VizWiz ``answerable``: False when
+            the question was judged unanswerable), else None.
     """
 
     qid: str
@@ -34,6 +36,7 @@ class GoldItem:
     ocr_tokens: tuple[str, ...] = ()
     source: str = ""
     image: str = ""
+    answerable: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Prediction:
         image: the image name, path or id when the file has one, else "".
         row_id: the id is the row's number (the file has no id column, or ``--id-field row``), not an id the
             file wrote.
+        answerable_score: the model's score that the question is answerable, in [0, 1], when the file has an
+            ``answerable`` column (VizWiz's result format), else None.
     """
 
     qid: str
@@ -61,6 +66,7 @@ class Prediction:
     source: str = ""
     image: str = ""
     row_id: bool = False
+    answerable_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class AuditRow:
             box); None otherwise.
         reasoning_chars: characters of reasoning split off, or None when the prediction held none.
         finished: False for a prediction whose reasoning never closed (:data:`vqaudit.parsing.reasoning.NOT_FINISHED`).
+        answerable: the gold's answerability label (:attr:`GoldItem.answerable`), None when the gold has none.
+        answerable_score: the prediction's answerability score (:attr:`Prediction.answerable_score`), or None.
     """
 
     qid: str
@@ -89,6 +97,8 @@ class AuditRow:
     raw: str | None = None
     reasoning_chars: int | None = None
     finished: bool = True
+    answerable: bool | None = None
+    answerable_score: float | None = None
 
 
 @dataclass(frozen=True)

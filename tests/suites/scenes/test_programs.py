@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,14 @@ from vqaudit.suites.scenes.programs import (
     metadata,
     program_from_json,
 )
-from vqaudit.suites.scenes.scene import load_scenes, raw_scene_records, relationships
+from vqaudit.suites.scenes.scene import SCENE_FILES, load_scenes, relationships
+
+
+def raw_scene_records(split: str) -> list[dict[str, Any]]:
+    """The bundled scene records of ``split`` exactly as CLEVR wrote them (with recorded relationships)."""
+    path = resources.files("vqaudit.suites.scenes") / "data" / SCENE_FILES[split]
+    records: list[dict[str, Any]] = json.loads(gzip.decompress(path.read_bytes()))["scenes"]
+    return records
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "scenes" / "questions"
 ATTR_OF = {"filter_size": "Size", "filter_color": "Color", "filter_material": "Material", "filter_shape": "Shape"}

@@ -14,13 +14,18 @@ from vqaudit.suites.scenes.programs import Node, execute, metadata
 from vqaudit.suites.scenes.questions import (
     SUPPORTED_FAMILIES,
     Question,
+    Template,
     generate,
     is_degenerate,
-    supported_templates,
     synonyms,
     templates,
 )
 from vqaudit.suites.scenes.scene import load_scenes
+
+
+def supported_templates() -> tuple[Template, ...]:
+    """All templates of ``SUPPORTED_FAMILIES``, in family then index order."""
+    return tuple(t for f in SUPPORTED_FAMILIES for t in templates(f))
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "scenes" / "questions"
 

@@ -28,7 +28,6 @@ from vqaudit.suites.charts.program_text import answer_unit, program_to_json, que
 from vqaudit.suites.charts.programs import (
     PROGRAM_KINDS,
     Answer,
-    Lookup,
     Program,
     answer_text,
     category_cells,
@@ -50,11 +49,6 @@ from vqaudit.suites.charts.world import (
 from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versions
 
 STATES = ("original", "S", "C", "M", "I")
-
-def question_text(world: World, series: str, category: str) -> str:
-    """The fixed lookup question of a group, with the unit from the value-axis label."""
-    return question(Lookup((series, category)), world)
-
 
 def _draw_world(rng: np.random.Generator) -> tuple[RealTable, World, int, int, World]:
     for _ in range(100):

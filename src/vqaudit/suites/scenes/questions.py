@@ -98,11 +98,6 @@ def templates(family: str) -> tuple[Template, ...]:
                  for i, t in enumerate(raw))
 
 
-def supported_templates() -> tuple[Template, ...]:
-    """All templates of ``SUPPORTED_FAMILIES``, in family then index order."""
-    return tuple(t for f in SUPPORTED_FAMILIES for t in templates(f))
-
-
 @dataclass(frozen=True)
 class _State:
     nodes: tuple[Node, ...]

@@ -148,10 +148,3 @@ def _load_split(split: str) -> tuple[Scene, ...]:
 def load_scenes(split: str) -> tuple[Scene, ...]:
     """The bundled real CLEVR v1.0 scenes of ``split`` (``train``: 1,000 scenes; ``val``: 500), in file order."""
     return _load_split(split)
-
-
-def raw_scene_records(split: str) -> list[dict[str, Any]]:
-    """The bundled scene records of ``split`` exactly as CLEVR wrote them (with recorded relationships)."""
-    path = resources.files("vqaudit.suites.scenes") / "data" / SCENE_FILES[split]
-    records: list[dict[str, Any]] = json.loads(gzip.decompress(path.read_bytes()))["scenes"]
-    return records
