@@ -19,7 +19,9 @@ Two kinds of reference:
   field by field against the previous code). They were re-recorded twice more: the canonical layer (kinds and
   canonical scores of a few rows) with the span overlays (overlay lists, one DocVQA repaired partial score);
   then the new official variants (``vlmevalkit_677e30a5`` relaxed accuracy, ``vlmevalkit_928a95b0`` VQA
-  accuracy) appended one value to every ChartQA and TextVQA row's variant list, every earlier value unchanged.
+  accuracy) appended one value to every ChartQA and TextVQA row's variant list, every earlier value unchanged;
+  then VizWiz's own VQA accuracy (``vizwiz``: the prediction always normalised, the references as written)
+  appended one more value to every TextVQA row's list, every earlier value unchanged (checked line by line).
 """
 
 from __future__ import annotations
