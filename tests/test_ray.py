@@ -238,8 +238,12 @@ def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, c
     # one loss (replica slot 0, the one killed) is recorded in run.json and said on stderr
     assert "error" not in outcome and outcome["summary"].n_errors == 0, outcome
     lost = json.loads((out / "run.json").read_text())["replicas_lost"]
-    assert [(loss["replica"], loss["replaced"]) for loss in lost] == [(int(replicas[0].rsplit("-", 1)[1]), True)]
-    assert f"Ray replica {lost[0]['replica']} of {spec} lost (" in capfd.readouterr().err
+    assert [loss["replica"] for loss in lost] == [int(replicas[0].rsplit("-", 1)[1])]
+    err = capfd.readouterr().err
+    assert f"Ray replica {lost[0]['replica']} of {spec} lost (" in err
+    # the replacement starts at once; whether it is up before the surviving replica has asked the last views
+    # depends on the machine's load: `replaced` records which happened, and stderr says the same
+    assert lost[0]["replaced"] == (f"Ray replica {lost[0]['replica']} of {spec} replaced" in err)
     rerun = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False, executor=RayExecutor(), replicas=2)
     assert rerun.n_errors == 0
     assert rerun.n_asked == len(_rows(out)) - len(after)  # the rerun asked only what was missing
