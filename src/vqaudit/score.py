@@ -21,6 +21,7 @@ from vqaudit.files import atomic_write_set, json_text, jsonl_chunks, read_jsonl
 from vqaudit.folder_lock import folder_lock
 from vqaudit.merge import rerun_advice
 from vqaudit.metrics.judge_agreement import judge_agreement, read_view_labels
+from vqaudit.parsing.reasoning import effective_format
 from vqaudit.progress import step
 from vqaudit.provenance import check_benchmark_of_run
 from vqaudit.run import load_responses
@@ -94,8 +95,10 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
             f"{run_dir}: {len(missing)} of {len(benchmark.views)} views have no response (first: {missing[0]}); "
             f"{rerun_advice(run_dir, folder.read_info())} to resume, then score again"
         )
+    # auto becomes NAME-open when the replies show the chat template opens the span (parsing/reasoning.py rule 5)
+    applied = effective_format(reasoning_format, (responses[v.view_id].text for v in benchmark.views))
     ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
-                       judge_concurrency=options.concurrency, reasoning_format=reasoning_format)
+                       judge_concurrency=options.concurrency, reasoning_format=applied)
     outcomes: list[Outcome] = []
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}
@@ -111,7 +114,8 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
     # a folder in a file's place) leaves the old set, or no metrics.json, never new outcomes beside old metrics
     atomic_write_set([(folder.outcomes, jsonl_chunks(outcomes)), (folder.diagnostics, [json_text(diag)]),
                       (folder.metrics, [json_text(metrics)])])
-    write_scored(run_dir, state, draws=n_draws, seed=seed)  # last: the seal over what was read and written
+    # last: the seal over what was read and written, with the reasoning format the replies were split by
+    write_scored(run_dir, state, draws=n_draws, seed=seed, reasoning_format=applied)
     return metrics
 
 

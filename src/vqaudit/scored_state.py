@@ -65,6 +65,9 @@ class ScoredState(BaseModel):
         bootstrap: the bootstrap settings the metrics were computed with; None in the unsealed format.
         files: SHA-256 of each of :data:`SEALED_FILES` as ``score`` left them; None in the unsealed format.
         seal_sha256: SHA-256 of this record without this field (:func:`seal_digest`); None in the unsealed format.
+        reasoning_format: the reasoning format the replies were split by (``--reasoning-format``, with ``auto``
+            resolved to ``NAME-open`` when the run showed a template-opened span; :mod:`vqaudit.parsing.reasoning`);
+            None for runs scored before it was recorded.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -79,6 +82,7 @@ class ScoredState(BaseModel):
     bootstrap: Bootstrap | None = None
     files: dict[str, str] | None = None
     seal_sha256: str | None = None
+    reasoning_format: str | None = None
 
 
 def reply_state(run_dir: Path, *, read_only: bool = False) -> ScoredState:
@@ -110,11 +114,14 @@ def _sealed_paths(run_dir: Path) -> dict[str, Path]:
 
 def seal_digest(state: ScoredState) -> str:
     """SHA-256 of a record's canonical JSON (sorted keys, no spaces) without ``seal_sha256``."""
-    body = state.model_dump(mode="json", exclude={"seal_sha256"})
+    # reasoning_format joined the record later: left out while None, so earlier seals still verify
+    body = state.model_dump(mode="json", exclude={"seal_sha256"} | ({"reasoning_format"}
+                                                                     if state.reasoning_format is None else set()))
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int) -> ScoredState:
+def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int,
+                 reasoning_format: str | None = None) -> ScoredState:
     """Seal a scored run: write ``RUN/scored.json`` atomically, last, after ``score`` wrote its files.
 
     Args:
@@ -122,6 +129,7 @@ def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int) ->
         state: :func:`reply_state` as read before scoring (replies added meanwhile make the run stale).
         draws: group-bootstrap draws the metrics were computed with.
         seed: their seed.
+        reasoning_format: the reasoning format the replies were split by (recorded, and sealed).
 
     Returns:
         The sealed record written.
@@ -134,7 +142,8 @@ def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int) ->
         if not path.is_file():
             raise VqauditError(f"{path}: file not found; cannot seal the scored run")
         files[name] = sha256_file(path)
-    sealed = state.model_copy(update={"bootstrap": Bootstrap(draws=draws, seed=seed), "files": files})
+    sealed = state.model_copy(update={"bootstrap": Bootstrap(draws=draws, seed=seed), "files": files,
+                                      "reasoning_format": reasoning_format})
     sealed = sealed.model_copy(update={"seal_sha256": seal_digest(sealed)})
     write_json(RunFolder(run_dir).scored, sealed.model_dump(mode="json"))
     return sealed

@@ -271,13 +271,15 @@ class RunUsage(BaseModel):
 
     Each count is the sum of that field over the replies that carried it (the server's ``usage``: OpenAI API
     reference, Chat Completions, ``usage.prompt_tokens``, ``completion_tokens``,
-    ``completion_tokens_details.reasoning_tokens``); ``replies`` is how many replies reported any count. A reply
-    shared by several views (identical inputs, asked once) counts once.
+    ``completion_tokens_details.reasoning_tokens``), or None when no reply reported that field (Anthropic's API,
+    or a server without ``completion_tokens_details``, reports no reasoning tokens apart: not 0); ``replies`` is
+    how many replies reported any count. A reply shared by several views (identical inputs, asked once) counts
+    once.
     """
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
+    reasoning_tokens: int | None = 0
     replies: int = 0
 
 
@@ -285,18 +287,21 @@ def sum_usage(responses: Iterable[Response]) -> RunUsage | None:
     """The token counts of ``responses`` summed (:class:`RunUsage`), or None when none reported usage.
 
     Each response counts once (pass each cache row once); only ``prompt_tokens``, ``completion_tokens`` and
-    ``reasoning_tokens`` are summed, a count that is not a non-negative integer is skipped.
+    ``reasoning_tokens`` are summed, a count that is not a non-negative integer is skipped, and a field no reply
+    reported is None.
     """
-    totals = {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0}
+    totals: dict[str, int | None] = {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None}
     replies = 0
     for response in responses:
         counted = False
         for key, value in (response.usage or {}).items():
             if key in totals and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                totals[key] += value
+                totals[key] = (totals[key] or 0) + value
                 counted = True
         replies += counted
     return RunUsage(**totals, replies=replies) if replies else None
+
+
 class ReplicaLoss(BaseModel):
     """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
 

@@ -36,6 +36,7 @@ from vqaudit.backends import (
 )
 from vqaudit.errors import VqauditError
 from vqaudit.merge import merge_runs
+from vqaudit.parsing import parse_answerability
 from vqaudit.run import load_responses, run_benchmark
 from vqaudit.store import RunFolder, load_benchmark
 
@@ -364,9 +365,22 @@ def test_replay_bad_fields_name_file_row_and_field(line: dict[str, Any], message
 
 def test_replay_null_text_without_reasoning_is_still_a_recorded_error(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps({"view_id": "v", "text": None, "finish_reason": "length"}) + "\n")
+    path.write_text(json.dumps({"view_id": "v", "text": None, "finish_reason": "stop"}) + "\n")
     with pytest.raises(BackendCallError, match="records no reply text for view 'v'"):
         _ask(f"replay:{path}", ModelOptions(), Request("v", "p", "q", None, None, GenerationParams()))
+
+
+def test_replay_null_text_cut_by_the_budget_is_one_unfinished_reply(tmp_path: Path) -> None:
+    # OpenAI's reasoning models: hidden reasoning used every token, content null, finish_reason "length"; the same
+    # reply from a server is stored and scored "reasoning not finished", so the replay of it is too
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"view_id": "v", "text": None, "finish_reason": "length",
+                                "usage": {"completion_tokens": 64,
+                                          "completion_tokens_details": {"reasoning_tokens": 64}}}) + "\n")
+    reply = _ask(f"replay:{path}", ModelOptions(), Request("v", "p", "q", None, None, GenerationParams()))
+    assert reply == Completion(None, None, "length", {"completion_tokens": 64, "reasoning_tokens": 64})
+    # the runner stores a Completion with neither content nor reasoning as the empty reply: cut by the budget
+    assert parse_answerability("", finish_reason="length").invalid_reason == "reasoning not finished"
 
 
 # -- response caches written before the reasoning columns ---------------------------------------------------------

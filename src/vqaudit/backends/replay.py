@@ -140,7 +140,9 @@ _MAX_COUNT = 2**53 - 1
 def _completion(record: dict[str, Any], text: str | None, where: str) -> Completion | None:
     """The Completion of a row with ``reasoning``, ``finish_reason`` or ``usage`` set; None for a text-only row.
 
-    A null ``text`` without reasoning stays a recorded error (None: the view fails), whatever else the row has.
+    A null ``text`` without reasoning stays a recorded error (None: the view fails), unless ``finish_reason`` is
+    ``length``: content cut off by the token budget before any was sent, as OpenAI's reasoning models send it when
+    their hidden reasoning used every token (scored "reasoning not finished", as the same reply from a server).
 
     Raises:
         VqauditError: a field of the wrong type, naming ``where`` (file and row) and the field.
@@ -155,13 +157,26 @@ def _completion(record: dict[str, Any], text: str | None, where: str) -> Complet
     if usage is not None:
         if not isinstance(usage, dict):
             raise VqauditError(f"{where}, field 'usage': expected an object of token counts or null")
-        for key, value in usage.items():
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT:
-                raise VqauditError(f"{where}, field 'usage.{key}': expected an integer from 0 to {_MAX_COUNT}")
-        counts = {k: usage[k] for k in _USAGE_KEYS if k in usage} or None
+        flat = dict(usage)
+        details = flat.pop("completion_tokens_details", None)  # OpenAI's own shape: reasoning_tokens nested here
+        if details is not None:
+            if not isinstance(details, dict):
+                raise VqauditError(f"{where}, field 'usage.completion_tokens_details': expected an object or null")
+            if "reasoning_tokens" in details:
+                if "reasoning_tokens" in flat:
+                    raise VqauditError(f"{where}, field 'usage.completion_tokens_details.reasoning_tokens': also "
+                                       "given as usage.reasoning_tokens; give one")
+                flat["reasoning_tokens"] = details["reasoning_tokens"]
+        for key in _USAGE_KEYS:  # the counts summed; other keys (total_tokens, prompt_tokens_details) are not read
+            value = flat.get(key)
+            if key in flat and (isinstance(value, bool) or not isinstance(value, int)
+                                or not 0 <= value <= _MAX_COUNT):
+                shown = "completion_tokens_details.reasoning_tokens" if key == "reasoning_tokens" and details else key
+                raise VqauditError(f"{where}, field 'usage.{shown}': expected an integer from 0 to {_MAX_COUNT}")
+        counts = {k: flat[k] for k in _USAGE_KEYS if k in flat} or None
     if reasoning is None and finish_reason is None and counts is None:
         return None
-    if text is None and reasoning is None:
+    if text is None and reasoning is None and finish_reason != "length":
         return None  # a recorded error: no reply to replay
     return Completion(text, reasoning, finish_reason, counts)
 

@@ -131,12 +131,19 @@ class ReasoningFormatName(StrEnum):
     reasoning = "reasoning"
     kimi = "kimi"
     thought = "thought"
+    think_open = "think-open"
+    thinking_open = "thinking-open"
+    reasoning_open = "reasoning-open"
+    kimi_open = "kimi-open"
+    thought_open = "thought-open"
 
 
 ReasoningFormatOpt = Annotated[ReasoningFormatName, typer.Option(
     "--reasoning-format", help="Reasoning spans split off before scoring: auto (every known format), none (for "
                                "answers that legitimately hold the tags), or one of think, thinking, reasoning, "
-                               "kimi, thought; the thinking is never scored.")]
+                               "kimi, thought, or NAME-open (think-open: the chat template opens the span, so a "
+                               "reply without </think> never finished thinking; auto detects it); the thinking is "
+                               "never scored.")]
 
 
 class MathVistaRead(StrEnum):

@@ -124,8 +124,12 @@ def run(
 
 def usage_line(usage: RunUsage) -> str:
     """The one line of a run's token sums (``run.json`` ``usage``), as the server reported them."""
-    return (f"tokens reported by the server over {usage.replies} replies: {usage.prompt_tokens} prompt, "
-            f"{usage.completion_tokens} completion (of which {usage.reasoning_tokens} reasoning); in run.json usage")
+    def shown(count: int | None) -> str:
+        return "not reported" if count is None else str(count)
+
+    return (f"tokens reported by the server over {usage.replies} replies: {shown(usage.prompt_tokens)} prompt, "
+            f"{shown(usage.completion_tokens)} completion (of which {shown(usage.reasoning_tokens)} reasoning); in "
+            "run.json usage")
 
 
 def merge(
@@ -383,9 +387,15 @@ def eval_cmd(
     for spec, run_dir, run_options in plan:
         run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
                       options=run_options, executor=on, replicas=ray_replicas)
-        score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws,
-                  reasoning_format=reasoning_format.value)
         run_dirs.append(run_dir)
+    fmt = reasoning_format.value
+    if sweep is not None:  # one model at every budget: whether its template opens the span is decided over all
+        from vqaudit.parsing.reasoning import effective_format
+        from vqaudit.run import load_responses
+
+        fmt = effective_format(fmt, (r.text for d in run_dirs for r in load_responses(d).values()))
+    for run_dir in run_dirs:
+        score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws, reasoning_format=fmt)
     from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report
 

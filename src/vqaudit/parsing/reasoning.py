@@ -36,6 +36,11 @@ Rules, in order (``auto`` knows every format; a named format only its own; ``non
    and OpenRouter; Anthropic ``thinking`` blocks; Gemini thought parts) is reasoning; the content is then the
    final text (still split by rules 1-3, for a server whose parser missed a span). Content absent (``null``)
    beside such reasoning is a reply never finished.
+5. A span the chat template opens (``NAME-open``, e.g. ``think-open``; ``auto`` detects it for a whole run when
+   any reply holds a closing tag before any opening tag, :func:`opened_by_template`): every reply starts inside
+   the span, so a reply without the closing tag never left its thinking (cut by the token budget) and is not
+   finished, even though it shows no tag at all (Qwen3 and DeepSeek-R1 behind a server without a reasoning
+   parser; vLLM's own parsers read such a reply as all reasoning too).
 
 The raw reply is never changed (callers keep it byte-exact beside the split). Time is linear in the reply's
 length: each tag is found with one backwards scan (``str.rfind``) and each pattern with one forward scan;
@@ -45,8 +50,8 @@ nothing backtracks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 __all__ = [
     "AUTO",
@@ -56,6 +61,8 @@ __all__ = [
     "ReasoningFormat",
     "ReasoningSplit",
     "check_reasoning_format",
+    "effective_format",
+    "opened_by_template",
     "split_reasoning",
 ]
 
@@ -99,21 +106,71 @@ _BOXES: tuple[tuple[str, str], ...] = (
     ("<|begin_of_box|>", "<|end_of_box|>"),  # GLM-4.5V's answer box
     ("<answer>", "</answer>"),  # GLM-4.1V-Thinking's answer wrapper
 )
-MAX_SPLIT_CHARS = 4 * 2**20
-"""Longest reply split, in characters: above it (no backend's 8 MiB body cap lets one through) the reply is
-returned whole and the readers' own caps (``too long``) decide."""
+MAX_SPLIT_CHARS = 64 * 2**20
+"""Longest reply split, in characters (64 Mi: above what any HTTP backend reads, 8 MiB a body, and far above
+what a token budget of 10^6 tokens produces); a longer reply is returned whole and the readers' own caps
+(``too long``) decide. The split stays linear in the length."""
+
+
+OPEN_SUFFIX = "-open"
+"""``NAME-open`` (``think-open``): format NAME whose span the chat template opens, so every reply starts inside
+it (rule 5)."""
 
 
 def check_reasoning_format(name: str) -> str:
-    """Return ``name`` if it is ``auto``, ``none`` or a format of :data:`FORMATS`.
+    """Return ``name`` if it is ``auto``, ``none``, a format of :data:`FORMATS` or such a format + ``-open``.
 
     Raises:
         ValueError: naming the valid values.
     """
-    if name in (AUTO, NONE) or name in _BY_NAME:
+    base = name[: -len(OPEN_SUFFIX)] if name.endswith(OPEN_SUFFIX) else name
+    if name in (AUTO, NONE) or base in _BY_NAME:
         return name
-    valid = ", ".join((AUTO, NONE, *_BY_NAME))
+    valid = ", ".join((AUTO, NONE, *_BY_NAME, *(f + OPEN_SUFFIX for f in _BY_NAME)))
     raise ValueError(f"unknown reasoning format {name!r}; valid: {valid}")
+
+
+def opened_by_template(texts: Iterable[str | None]) -> str | None:
+    """The ``NAME-open`` format when the replies show that the chat template opens the span (rule 5), else None.
+
+    A reply whose first closing tag of format NAME comes before any opening tag of NAME started inside the span:
+    the template ended the prompt with the opening tag (Qwen3's and DeepSeek-R1's chat templates end it with
+    ``<think>``). One such reply decides for the whole run: the replies of one model and one template. Linear in
+    the replies' total length.
+
+    Args:
+        texts: the replies' contents (None entries are skipped).
+
+    Returns:
+        e.g. ``think-open``, or None when no reply shows it.
+    """
+    for text in texts:
+        if not text or ("<" not in text and "\u25c1" not in text):
+            continue
+        for f in FORMATS:
+            if not _may_hold(text, f.close):
+                continue
+            close = _CLOSE[f.name].search(text)
+            if close is None:
+                continue
+            opened = _OPEN[f.name].search(text, 0, close.start())
+            if opened is None:
+                return f.name + OPEN_SUFFIX
+    return None
+
+
+def effective_format(fmt: str, texts: Iterable[str | None]) -> str:
+    """The format the replies are split by: ``fmt``, or ``NAME-open`` for ``auto`` on a template-opened run.
+
+    ``auto`` becomes ``NAME-open`` when the replies show a template-opened span (:func:`opened_by_template`).
+
+    Raises:
+        ValueError: ``fmt`` is unknown.
+    """
+    check_reasoning_format(fmt)
+    if fmt != AUTO:
+        return fmt
+    return opened_by_template(texts) or AUTO
 
 
 @dataclass(frozen=True)
@@ -185,7 +242,8 @@ def _formats(fmt: str) -> tuple[ReasoningFormat, ...]:
         return FORMATS
     if fmt == NONE:
         return ()
-    return (_BY_NAME[check_reasoning_format(fmt)],)
+    check_reasoning_format(fmt)
+    return (_BY_NAME[fmt[: -len(OPEN_SUFFIX)] if fmt.endswith(OPEN_SUFFIX) else fmt],)
 
 
 def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str | None = None) -> ReasoningSplit:
@@ -193,7 +251,8 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
 
     Args:
         text: the reply's content exactly as received (None: the server sent no content).
-        fmt: ``auto`` (every format), ``none`` (no split) or one name of :data:`FORMATS`.
+        fmt: ``auto`` (every format), ``none`` (no split), one name of :data:`FORMATS`, or such a name +
+            ``-open`` (the template opens the span: a reply without its closing tag never finished thinking).
         server_reasoning: reasoning the server sent apart from the content, or None.
 
     Returns:
@@ -209,6 +268,10 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
         if server_reasoning is not None:
             return ReasoningSplit(None, server_reasoning, "server", finished=False)
         return ReasoningSplit(None)
+    if fmt.endswith(OPEN_SUFFIX) and len(text) <= MAX_SPLIT_CHARS and (
+            not _may_hold(text, formats[0].close) or _CLOSE[formats[0].name].search(text) is None):
+        # rule 5: the template opened the span and the reply never closed it (cut by the budget while thinking)
+        return _with_server(ReasoningSplit(None, text, formats[0].name, finished=False), server_reasoning)
     if not formats or len(text) > MAX_SPLIT_CHARS or ("<" not in text and "\u25c1" not in text):
         return _with_server(ReasoningSplit(text), server_reasoning)  # every tag starts with "<" or "◁"
     # the latest closing tag of any known format decides where the final answer starts (rule 1)
@@ -273,5 +336,3 @@ def _with_server(split: ReasoningSplit, server_reasoning: str | None) -> Reasoni
     return ReasoningSplit(split.final, reasoning, split.format or "server", split.finished)
 
 
-ReasoningFormatName = Literal["auto", "none", "think", "thinking", "reasoning", "kimi", "thought"]
-"""The values of ``--reasoning-format``."""

@@ -99,7 +99,8 @@ class JudgeOptions:
 def judge_options(view: View) -> JudgeOptions:
     """The judge's option list for a view (appendix 0.C.1, Fig. C), with the UPD-specific options added.
 
-    The view's own options come first (``option:<L>``; in the option setting the last one is the extra option);
+    The view's own options come first (``option:<L>``; in the option setting the last one is the extra option,
+    whose meaning is ``abstain``);
     then, in the next free letters (``F`` is kept for the instruction setting's answer), the removed correct
     option (AAD/IASD UPD views), the variant's abstention option, the instruction setting's "F. ..." option, and
     last the "no option matches" letter.
@@ -108,9 +109,12 @@ def judge_options(view: View) -> JudgeOptions:
     variant, setting = meta.variant, meta.setting
     texts: dict[str, str] = {}
     meaning: dict[str, str] = {}
+    abstain_letter = meta.abstain_letter
     for k, text in enumerate(view.options):
         texts[LETTERS[k]] = text
-        meaning[LETTERS[k]] = f"option:{LETTERS[k]}"
+        # the option setting's extra option ("None of the above") among the view's own: choosing it abstains,
+        # as the matcher reads that letter (seed 001 §3, the option setting)
+        meaning[LETTERS[k]] = "abstain" if LETTERS[k] == abstain_letter else f"option:{LETTERS[k]}"
     reserved = {INSTRUCTION_LETTER} if setting == "instruction" else set()
     free = iter(c for c in LETTERS[len(view.options):] if c not in reserved)
     removed = meta.removed_text

@@ -69,7 +69,7 @@ class ReasoningRun:
     model: str
     bench: Path
     max_tokens: int | None
-    usage: dict[str, int] | None
+    usage: dict[str, int | None] | None
     outcomes: list[Outcome]
     answer_sources: frozenset[str]
 
@@ -158,7 +158,8 @@ def reasoning_rows(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS
             summaries.update(reasoning_summary(mine, quartiles=quartiles, n_draws=n_draws) if mine else {})
         if not summaries:
             continue
-        usage = [(k, r.usage[k]) for k in USAGE_KEYS if k in r.usage] if r.usage else []
+        # a count no reply reported (None) is left out: shown as "n/a", never as 0
+        usage = [(k, v) for k in USAGE_KEYS if (v := (r.usage or {}).get(k)) is not None]
         out.append(ReasoningRows(label=r.label, usage=usage, sources=[(s, _summary_row(m), _quartile_rows(m))
                                                                       for s, m in sorted(summaries.items())]))
     return out

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
-from vqaudit.parsing.reasoning import AUTO, ReasoningSplit, check_reasoning_format, split_reasoning
+from vqaudit.parsing.reasoning import AUTO, OPEN_SUFFIX, ReasoningSplit, effective_format, split_reasoning
 from vqaudit.shortanswer.benchmarks import BENCHMARKS, get_benchmark
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
 from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
@@ -81,8 +81,10 @@ def split_predictions(predictions: Sequence[Prediction],
     Raises:
         ValueError: an unknown ``reasoning_format`` (the CLI offers only known ones).
     """
-    check_reasoning_format(reasoning_format)
-    return [split_reasoning(text, reasoning_format) if "<" in text or "\u25c1" in text else None
+    fmt = effective_format(reasoning_format, (p.prediction for p in predictions))  # auto: template-opened?
+    if fmt.endswith(OPEN_SUFFIX):  # every prediction starts inside the span: each one is split
+        return [split_reasoning(p.prediction, fmt) for p in predictions]
+    return [split_reasoning(text, fmt) if "<" in text or "\u25c1" in text else None
             for text in (p.prediction for p in predictions)]
 
 

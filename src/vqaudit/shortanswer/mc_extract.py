@@ -47,7 +47,7 @@ from pathlib import Path
 
 from vqaudit.backends import Backend, ModelOptions
 from vqaudit.parsing.choice import normalize_text
-from vqaudit.parsing.reasoning import AUTO, NONE, NOT_FINISHED, ReasoningSplit, split_reasoning
+from vqaudit.parsing.reasoning import AUTO, NONE, NOT_FINISHED, ReasoningSplit, effective_format, split_reasoning
 from vqaudit.schema import Obligation, Response, UPDViewMeta, View
 from vqaudit.scoring.upd import ABSTAIN_PHRASES, match_reply, score_upd_views
 from vqaudit.shortanswer.mc_open import (
@@ -257,6 +257,7 @@ def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_ba
     """
     verdicts: dict[str, RowVerdict] = {}
     pending: list[tuple[MCRow, ReasoningSplit, str]] = []
+    reasoning_format = effective_format(reasoning_format, (r.reply for r in rows))  # auto: template-opened?
     for row in rows:
         split = split_reasoning(row.reply, reasoning_format)
         kept = split if split.final is not row.reply else None  # recorded only for replies the split changed
