@@ -36,6 +36,7 @@ from vqaudit.backends import Backend, ModelOptions, load_backend, require_free_t
 from vqaudit.errors import VqauditError
 from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.progress import Reporter, step
+from vqaudit.scoring import memos
 from vqaudit.scoring.canonical import canonical_scores
 from vqaudit.scoring.contracts import BUCKETS, Contract, classify_many, subtype_counts
 from vqaudit.scoring.official_batch import official_scores
@@ -45,12 +46,12 @@ from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL
 from vqaudit.shortanswer.audit_columns import RowResult as RowResult
 from vqaudit.shortanswer.audit_columns import (
+    RowResults,
     bucket_tables,
     by_split,
     canonical_change_labels,
     count_changes,
     ra_eval_info,
-    row_results,
 )
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, official_scorer, resolve_metric
@@ -132,7 +133,7 @@ class AuditResult:
     failures: FailureNotes
     judge: JudgeAudit | None
     notes: tuple[str, ...]
-    rows: tuple[RowResult, ...] = field(repr=False)
+    rows: Sequence[RowResult] = field(repr=False)  # a RowResults: records built when read
     canonical_lost_causes: dict[str, int] = field(default_factory=dict)  # cause -> rows (REFUSAL_CAUSES)
 
     @property
@@ -198,6 +199,7 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     return audit, per_row
 
 
+@memos.scoped()  # the scoring memos hold this audit's strings: emptied when it ends
 def audit_rows(
     join: JoinReport,
     benchmark: str,
@@ -272,6 +274,7 @@ def audit_rows(
     with _gc_paused(), step(f"audit {benchmark}: layer passes over {len(rows)} rows", _N_PASSES) as shown:
         layers = _layers(rows, scorer, metric, variant, gold_where, shown)
     official, canon, contracts, overlays, repaired_rows, ra = layers
+    memos.clear()  # the passes over every row are done: what follows reads few strings again
     repaired = {v: list(map(itemgetter(k), repaired_rows)) for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
     verdicts: list[bool | None] = [None] * len(rows)
@@ -290,8 +293,8 @@ def audit_rows(
         ra_info = ra_eval_info(official, ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
-        results = row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained=gained,
-                              lost=lost_causes)
+        results = RowResults(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained,
+                             lost_causes)  # records built when read: one held per row cost ~430 bytes a row
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
         splits = list(map(attrgetter("split"), rows))
         scores = by_split(splits, official) if rows else {}
