@@ -3,9 +3,9 @@
 The scoring functions memoize pure functions of one string or one row (``functools.lru_cache``: the vqaEval
 normalization, number readings, contract classification, output repairs, reference overlays, canonical features),
 each bounded at up to 262,144 entries. Their results never depend on what the memos hold, only their speed does;
-but left alone they keep up to that many entries of the last audit alive for the whole process (about 56 MB at
-50,000 rows, measured with ``tracemalloc``). :func:`scoped` empties them when an audit ends, so one audit's strings
-do not outlive it, and :func:`clear` empties them at any point where the strings already read are not read again.
+but left alone they keep up to that many entries of the last audit alive for the whole process. :func:`scoped`
+empties them when an audit ends, so one audit's strings do not outlive it, and :func:`clear` empties them at any
+point where the strings already read are not read again.
 """
 
 from __future__ import annotations
