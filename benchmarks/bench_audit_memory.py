@@ -14,8 +14,14 @@ helps), written as a generic JSONL file with embedded gold: ``question_id``, ``q
 ``prediction``, ``answers`` (the 10 annotator answers). The files are generated into a temporary folder (not
 committed) and removed at the end unless ``--keep DIR`` is given.
 
-Run: ``.venv/bin/python benchmarks/bench_audit_memory.py [--rows 5000 50000 500000] [--keep DIR]``. Exit 1
-("TARGET MISSED") if the largest size reaches :data:`TARGET_MB` at 500,000 rows or more.
+``vqaudit import-predictions`` is measured the same way (a fresh process, peak RSS, CPU) on an lmms-eval samples
+log of a synthetic benchmark (``tests/harness/helpers.py``: charts-source groups of 3 views with 4x4 PNG images,
+exported with ``vqaudit export``; one reply per view), at ``--import-views`` views (default 5,000 and 50,000:
+the build and export of a 500,000-view benchmark folder take longer than the import itself). No target is set
+for it; the figure shows whether its memory grows with the log.
+
+Run: ``.venv/bin/python benchmarks/bench_audit_memory.py [--rows 5000 50000 500000] [--import-views 5000 50000]
+[--keep DIR]``. Exit 1 ("TARGET MISSED") if the largest size reaches :data:`TARGET_MB` at 500,000 rows or more.
 """
 
 from __future__ import annotations
@@ -49,9 +55,26 @@ def write_predictions(path: Path, rows: int) -> int:
     return path.stat().st_size
 
 
-def child(predictions: Path, out: Path) -> None:
-    """Run ``vqaudit audit`` in this process; print its peak RSS (MB), CPU seconds and the import baseline."""
+def write_import_log(folder: Path, views: int) -> tuple[Path, Path]:
+    """A benchmark of ``views // 3`` groups in ``folder/bench`` and its lmms-eval samples log; returns both paths."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from harness import helpers
+    from vqaudit.harness import export_benchmark
+    from vqaudit.store import load_benchmark
+
+    bench = helpers.write_tiny_benchmark(folder / "bench", n_groups=max(1, views // 3))
+    replies = {v.view_id: f'{{"answerable": false, "answer": null, "reason": "{v.view_id}"}}'
+               for v in load_benchmark(bench).views}
+    export_benchmark(bench, "lmms-eval", folder / "export")
+    log = helpers.write_lmms_flat(folder / "export", replies, folder / "samples.jsonl")
+    return bench, log
+
+
+def run_in_process(argv: list[str]) -> None:
+    """Run the ``vqaudit`` command line ``argv`` in this process; print its peak RSS (MB), CPU seconds and the
+    import baseline as one JSON line."""
     import vqaudit.cli
+    import vqaudit.harness  # noqa: F401 - the baseline includes what import-predictions imports
     import vqaudit.shortanswer.audit  # noqa: F401 - the baseline includes what the audit imports
 
     base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -63,8 +86,7 @@ def child(predictions: Path, out: Path) -> None:
     with open(os.devnull, "w") as sink:
         saved, sys.stdout = sys.stdout, sink
         try:
-            command.main(["audit", str(predictions), "--benchmark", "textvqa", "--out", str(out)],
-                         standalone_mode=False)
+            command.main(["--quiet", *argv], standalone_mode=False)
         finally:
             sys.stdout = saved
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -72,13 +94,20 @@ def child(predictions: Path, out: Path) -> None:
                       "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0}))
 
 
-def measure(predictions: Path, out: Path) -> dict[str, float]:
-    """Run :func:`child` in a fresh interpreter and return its report."""
+def child(predictions: Path, out: Path) -> None:
+    """Run ``vqaudit audit`` in this process; print its peak RSS (MB), CPU seconds and the import baseline."""
+    run_in_process(["audit", str(predictions), "--benchmark", "textvqa", "--out", str(out)])
+
+
+def measure(predictions: Path, out: Path, *, bench: Path | None = None) -> dict[str, float]:
+    """Run :func:`child` (with ``bench``: ``import-predictions`` of the lmms-eval log ``predictions`` into the run
+    folder ``out``) in a fresh interpreter and return its report."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, __file__, "--child", str(predictions), str(out)], env=env,
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"the audit failed:\n{done.stderr[-3000:]}")
+    argv = (["--child", str(predictions), str(out)] if bench is None
+            else ["--child-import", str(predictions), str(bench), str(out)])
+    done = subprocess.run([sys.executable, __file__, *argv], env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0 and not (bench is not None and done.stdout.strip()):
+        raise SystemExit(f"the command failed:\n{done.stderr[-3000:]}")
     report: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
 
@@ -88,14 +117,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[5_000, 50_000, 500_000])
     parser.add_argument("--keep", type=Path, default=None, help="write the generated files here and keep them")
+    parser.add_argument("--import-views", type=int, nargs="*", default=[5_000, 50_000])
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-import", nargs=3, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--generate-import", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
         write_predictions(Path(args.generate[1]), int(args.generate[0]))
         return 0
+    if args.generate_import:
+        write_import_log(Path(args.generate_import[1]), int(args.generate_import[0]))
+        return 0
     if args.child:
         child(*args.child)
+        return 0
+    if args.child_import:
+        log, bench, out = args.child_import
+        run_in_process(["import-predictions", str(log), "--bench", str(bench), "--format", "lmms-eval",
+                        "--out", str(out)])
         return 0
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-audit-memory-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -114,6 +154,26 @@ def main() -> int:
             print(f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
                   f"{r['cpu_s']:.1f} | {r['cpu_s'] / rows * 1e6:.0f} |", flush=True)
             missed |= rows >= TARGET_ROWS and r["peak_mb"] >= TARGET_MB
+        if args.import_views:
+            print("\n| import-predictions (lmms-eval) views | log MB | peak RSS MB | after imports MB | "
+                  "KB/view over imports | CPU s | us/view |")
+            print("|---|---|---|---|---|---|---|")
+        for views in args.import_views:
+            where = folder / f"import-{views}"
+            if not (where / "samples.jsonl").is_file():
+                subprocess.run([sys.executable, __file__, "--generate-import", str(views), str(where)], check=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+            with (where / "samples.jsonl").open("rb") as log:  # counted line by line: a child starts at our peak
+                n = sum(1 for _ in log)
+            if (where / "run").exists():
+                import shutil
+
+                shutil.rmtree(where / "run")
+            r = measure(where / "samples.jsonl", where / "run", bench=where / "bench")
+            per_view = (r["peak_mb"] - r["base_mb"]) * 1024 / n
+            print(f"| {n:,} | {(where / 'samples.jsonl').stat().st_size / 1e6:.1f} | {r['peak_mb']:.0f} | "
+                  f"{r['base_mb']:.0f} | {per_view:.2f} | {r['cpu_s']:.1f} | {r['cpu_s'] / n * 1e6:.0f} |",
+                  flush=True)
     finally:
         if args.keep is None:
             import shutil

@@ -104,7 +104,12 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
         forms = forms_many([*predictions, *chain.from_iterable(answers)], light, base, canon)
     pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base,
                      steps)
-    return pair.rows(predictions, answers, metric)
+    try:
+        return pair.rows(predictions, answers, metric)
+    finally:
+        # Each _Ref holds pair.vq, a reference cycle: left alone, the call's memos (every distinct string's forms)
+        # would outlive it until the cyclic collector runs, which the audit pauses during its passes.
+        pair.ref_objects.clear()
 
 
 def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], forms: dict[str, FormsOf],

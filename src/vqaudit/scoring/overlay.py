@@ -210,7 +210,8 @@ def _overlay_rows(answers: Sequence[Sequence[str]], contracts: Sequence[Contract
             continue
         distinct = set(golds)  # annotators repeat answers
         if all(map(plain, distinct)):
-            append(((),) * len(golds))
+            n = len(golds)
+            append(_NO_FORMS_OF[n] if n < len(_NO_FORMS_OF) else ((),) * n)  # one shared tuple per length
             continue
         bucket = contract.bucket
         forms = {a: () if plain(a) else _forms_in(a, bucket, question, percent) for a in distinct}
@@ -219,6 +220,8 @@ def _overlay_rows(answers: Sequence[Sequence[str]], contracts: Sequence[Contract
 
 
 _NO_FORMS: Overlay = ((),)
+_NO_FORMS_OF: tuple[Overlay, ...] = tuple(((),) * n for n in range(33))
+"""The overlay of ``n`` references without forms, for ``n`` < 33 (tuples are immutable: rows share them)."""
 
 
 def _forms_in(ref: str, bucket: str, question: str, percent: dict[str, bool]) -> tuple[str, ...]:

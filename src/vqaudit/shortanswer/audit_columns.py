@@ -16,10 +16,11 @@ of one small Python call per row and figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from itertools import compress
 from operator import itemgetter, ne
+from typing import overload
 
 from vqaudit.scoring.canonical import GAIN_KINDS, PARTIAL, REFUSAL_CAUSES, gain_kind, refusal_cause
 from vqaudit.scoring.contracts import BUCKETS, Contract
@@ -220,6 +221,89 @@ def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[s
             "score": mean100([1.0 if r else s for s, r in zip(official, ra, strict=True)])}
 
 
+class RowResults(Sequence[RowResult]):
+    """The :class:`RowResult` of every row, held as columns and built one record at a time when read.
+
+    A record per row held for the whole audit cost about 430 bytes a row (the instance, its attribute dict and
+    the ``repaired`` dict; ``tracemalloc`` at 50,000 rows); the columns are the audit's own layer columns, held
+    as given (nothing is copied or converted: every value comes back as the same object), and the joined rows
+    (already held by the join report) for ``qid`` and ``split``. Reading a record (by index, slice or iteration)
+    builds a new :class:`RowResult` equal field for field to the one ``RowResult(qid, split, ...)`` gives. Two
+    sequences of records compare equal when their records do, in order (another :class:`RowResults`, a tuple or
+    a list).
+    """
+
+    __slots__ = ("_canonical", "_contracts", "_gained", "_lost", "_official", "_overlays", "_ra",
+                 "_repaired", "_rows", "_verdicts")
+
+    def __init__(self, rows: Sequence[AuditRow], official: Sequence[float],
+                 canonical: Sequence[tuple[float, str | None]], contracts: Sequence[Contract],
+                 overlays: Sequence[Overlay], repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
+                 verdicts: Sequence[bool | None], gained: Sequence[str | None], lost: Sequence[str | None]) -> None:
+        n = len(rows)
+        columns = (official, canonical, contracts, overlays, repaired_rows, ra, verdicts, gained, lost)
+        if any(len(column) != n for column in columns):
+            raise ValueError("the audit's columns differ in length")
+        if any(len(r) != len(VARIANTS) for r in repaired_rows):
+            raise ValueError(f"a row has not one repaired score per variant ({len(VARIANTS)})")
+        self._rows = rows
+        self._official = official
+        self._canonical = canonical
+        self._contracts = contracts
+        self._overlays = overlays
+        self._repaired = repaired_rows
+        self._ra = ra
+        self._verdicts = verdicts
+        self._gained = gained
+        self._lost = lost
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _record(self, i: int) -> RowResult:
+        # Built without the dataclass __init__ (a frozen dataclass sets each of the 13 fields through
+        # object.__setattr__): a new instance's attribute dict gets the fields in declaration order, which is all
+        # that __init__ does (RowResult has no __post_init__), so the records are equal, compare and print alike,
+        # and dataclasses.asdict gives the same dict.
+        row, contract, (canonical, kind) = self._rows[i], self._contracts[i], self._canonical[i]
+        r0, r1, r2 = self._repaired[i]
+        rec = object.__new__(RowResult)
+        rec.__dict__.update(qid=row.qid, split=row.split, official=self._official[i], canonical=canonical,
+                            canonical_kind=kind, canonical_gain_kind=self._gained[i],
+                            canonical_lost_cause=self._lost[i], bucket=contract.bucket, subtype=contract.subtype,
+                            overlay=self._overlays[i],
+                            repaired={_OUTPUT_ONLY: r0, _REFERENCE_ONLY: r1, _BIDIRECTIONAL: r2},
+                            ra_eval=self._ra[i], judge=self._verdicts[i])
+        return rec
+
+    @overload
+    def __getitem__(self, index: int) -> RowResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[RowResult, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> RowResult | tuple[RowResult, ...]:
+        if isinstance(index, slice):
+            return tuple(map(self._record, range(len(self))[index]))
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError("row index out of range")
+        return self._record(index % n)
+
+    def __iter__(self) -> Iterator[RowResult]:
+        return map(self._record, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowResults | tuple | list):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples and lists, which hash differently
+
+    def __repr__(self) -> str:
+        return f"RowResults({len(self)} rows)"
+
+
 def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[tuple[float, str | None]],
                 contracts: Sequence[Contract], overlays: Sequence[Overlay],
                 repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
@@ -229,34 +313,10 @@ def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: 
 
     ``gained`` / ``lost`` are the row labels of :func:`canonical_change_labels` (the record's
     ``canonical_gain_kind`` / ``canonical_lost_cause``). ``repaired_rows`` holds each row's repaired scores in
-    :data:`VARIANTS` order; the record's ``repaired`` maps each variant to its score. The records are built without
-    the dataclass ``__init__`` (a frozen dataclass sets each of the 13 fields through ``object.__setattr__``, a
-    Python call each): a new instance's attribute dict gets the fields in declaration order, which is all that
-    ``__init__`` does (RowResult has no ``__post_init__``), so the records are equal, compare and print alike, and
-    ``dataclasses.asdict`` gives the same dict.
+    :data:`VARIANTS` order; the record's ``repaired`` maps each variant to its score. Every record is held; the
+    audit keeps its :class:`RowResults` instead, which builds the same records when read.
 
     Raises:
         ValueError: the columns differ in length, or a row has not one repaired score per variant.
     """
-    new = object.__new__
-    out: list[RowResult] = []
-    append = out.append
-    for row, s, (c, kind), g, lc, contract, overlay, (r0, r1, r2), r, v in zip(
-            rows, official, canonical, gained, lost, contracts, overlays, repaired_rows, ra, verdicts, strict=True):
-        rec = new(RowResult)
-        d = rec.__dict__
-        d["qid"] = row.qid
-        d["split"] = row.split
-        d["official"] = s
-        d["canonical"] = c
-        d["canonical_kind"] = kind
-        d["canonical_gain_kind"] = g
-        d["canonical_lost_cause"] = lc
-        d["bucket"] = contract.bucket
-        d["subtype"] = contract.subtype
-        d["overlay"] = overlay
-        d["repaired"] = {_OUTPUT_ONLY: r0, _REFERENCE_ONLY: r1, _BIDIRECTIONAL: r2}
-        d["ra_eval"] = r
-        d["judge"] = v
-        append(rec)
-    return tuple(out)
+    return tuple(RowResults(rows, official, canonical, contracts, overlays, repaired_rows, ra, verdicts, gained, lost))

@@ -69,7 +69,7 @@ class Prediction:
     answerable_score: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # held for every row of an audit: no attribute dict per row
 class AuditRow:
     """A prediction joined with its gold item: the unit every audit layer scores.
 
