@@ -131,3 +131,29 @@ def test_think_then_abstain_is_a_right_upd_answer(tmp_path: Path) -> None:
     unfinished = score_upd_views(views, respond(views, lambda v: "<think>the answer is B"), run_dir=tmp_path,
                                  judge=None)
     assert {(o.decision, o.invalid_reason) for o in unfinished} == {("invalid", "reasoning not finished")}
+
+
+def test_replies_cut_inside_a_template_opened_span_are_unfinished(chart_bench: Path, tmp_path: Path) -> None:
+    # Qwen3 behind a server without a reasoning parser: the template opened <think>, so a finished reply holds only
+    # "</think>", and a reply the budget cut (finish_reason "length") holds no tag at all, only the draft. The
+    # replay records the finish reason as the server sent it.
+    views = load_benchmark(chart_bench).views
+
+    def line(k: int, v: View) -> dict[str, object]:
+        if v.state == "M":
+            draft = _contradicting_draft(_final(v))
+            return {"view_id": v.view_id, "text": f"The queried bar is covered. Draft: {draft}. Hmm, but maybe",
+                    "finish_reason": "length"}
+        return {"view_id": v.view_id, "text": f"ok.</think>\n\n{_final(v)}", "finish_reason": "stop"}
+
+    path = tmp_path / "cut.jsonl"
+    path.write_text("".join(json.dumps(line(k, v)) + "\n" for k, v in enumerate(views)), encoding="utf-8")
+    metrics = _run(chart_bench, f"replay:{path}", tmp_path / "cut")
+    outcomes = load_outcomes(tmp_path / "cut")
+    assert {(o.decision, o.invalid_reason) for o in outcomes if o.state == "M"} == {("invalid",
+                                                                                     "reasoning not finished")}
+    assert all(o.decision != "invalid" for o in outcomes if o.state != "M")
+    entry = metrics["charts"]
+    assert isinstance(entry, dict) and entry["invalid_rate"] == pytest.approx(8 / 40)  # the 8 M views of 40
+    sealed = json.loads((tmp_path / "cut" / "scored.json").read_text())
+    assert sealed["reasoning_format"] == "auto:think-open"  # what the replies were split by, sealed

@@ -478,3 +478,15 @@ def test_model_args_reach_the_perturbation_calls(serve: Any, tmp_path: Path) -> 
                                 variants=["A1", "B1"], options=_options(**dict(args)))
         assert got.replies == {"A1": {"q1": "yes"}, "B1": {"q1": "yes"}}
         assert [b["max_tokens"] for b in server.bodies] == [expected, expected]
+
+
+def test_a_count_no_reply_reported_is_none_not_zero() -> None:
+    # Anthropic's API reports input and output tokens but no thinking tokens apart: the sum says "not reported"
+    from vqaudit.schema import Response
+    from vqaudit.store import sum_usage
+
+    replies = [Response(view_id=f"v{k}", model="m", prompt_id="p", text="x",
+                        usage={"prompt_tokens": 10 + k, "completion_tokens": 5}) for k in range(3)]
+    usage = sum_usage(replies)
+    assert usage is not None
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.reasoning_tokens, usage.replies) == (33, 15, None, 3)

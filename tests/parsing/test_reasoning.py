@@ -138,3 +138,41 @@ def test_hostile_replies_never_raise_and_take_linear_time() -> None:
         split = split_reasoning(reply)
         assert split.final is None or isinstance(split.final, str)
         parse_answerability(reply)
+
+
+# --- rule 5: a span the chat template opens ---------------------------------------------------------------------
+
+def test_a_template_opened_run_is_detected_from_one_reply() -> None:
+    from vqaudit.parsing.reasoning import effective_format, opened_by_template
+
+    # Qwen3 / DeepSeek-R1 templates end the prompt with "<think>": the replies hold only the closing tag
+    assert opened_by_template([ABSTAIN, f"The bar is covered.\n</think>\n\n{ABSTAIN}"]) == "think-open"
+    assert opened_by_template([f"<think>x</think>{ABSTAIN}", ABSTAIN, None]) is None
+    assert effective_format("auto", [f"x</think>{ABSTAIN}"]) == "auto:think-open"
+    assert effective_format("none", [f"x</think>{ABSTAIN}"]) == "none"
+
+
+def test_under_a_detected_template_span_only_a_reply_cut_by_the_budget_is_unfinished() -> None:
+    cut = f"The queried bar is covered. Draft: {ANSWER7}. Hmm, but maybe the"
+    # the server said the budget cut it: the draft is not the answer
+    parsed = parse_answerability(cut, reasoning_format="auto:think-open", finish_reason="length")
+    assert (parsed.decision, parsed.invalid_reason) == ("invalid", NOT_FINISHED)
+    # a reply that stopped (or of unknown finish) is read as auto reads it: one stray closing tag elsewhere in a
+    # run never turns the other replies into unfinished ones
+    assert parse_answerability(ABSTAIN, reasoning_format="auto:think-open", finish_reason="stop").decision == "abstain"
+    assert parse_answerability(ABSTAIN, reasoning_format="auto:think-open").decision == "abstain"
+    # given explicitly, think-open applies to every reply: one that closes no span never left its thinking
+    assert parse_answerability(ABSTAIN, reasoning_format="think-open").invalid_reason == NOT_FINISHED
+    assert parse_answerability(f"x</think>{ABSTAIN}", reasoning_format="think-open").decision == "abstain"
+    # every format is still known under it (a Kimi-VL span in the same run)
+    kimi = f"\u25c1think\u25b7{ANSWER7}\u25c1/think\u25b7{ABSTAIN}"
+    assert parse_answerability(kimi, reasoning_format="think-open").decision == "abstain"
+    with pytest.raises(ValueError, match="unknown reasoning format"):
+        check_reasoning_format("auto:think")
+
+
+def test_a_reply_of_five_million_characters_is_still_split() -> None:
+    # above any HTTP body cap (8 MiB) an in-process backend may still return this much thinking
+    reply = "<think>" + "x" * 5_000_000 + "</think>" + ABSTAIN
+    parsed = parse_answerability(reply)
+    assert (parsed.decision, parsed.reasoning_chars) == ("abstain", 5_000_000)

@@ -302,7 +302,7 @@ def parse_answerability(text: str | None, error: str | None = None, *, reasoning
     """
     if error is not None:
         return Parsed(decision="invalid", invalid_reason=f"no reply: {error}", raw=text)
-    split = split_reasoning(text, reasoning_format, server_reasoning=server_reasoning)
+    split = split_reasoning(text, reasoning_format, server_reasoning=server_reasoning, finish_reason=finish_reason)
     if text is None and split.reasoning is None:
         return Parsed(decision="invalid", invalid_reason="no reply: missing", raw=text)
     chars = split.reasoning_chars

@@ -38,9 +38,9 @@ Rules, in order (``auto`` knows every format; a named format only its own; ``non
    beside such reasoning is a reply never finished.
 5. A span the chat template opens (``NAME-open``, e.g. ``think-open``; ``auto`` detects it for a whole run when
    any reply holds a closing tag before any opening tag, :func:`opened_by_template`): every reply starts inside
-   the span, so a reply without the closing tag never left its thinking (cut by the token budget) and is not
-   finished, even though it shows no tag at all (Qwen3 and DeepSeek-R1 behind a server without a reasoning
-   parser; vLLM's own parsers read such a reply as all reasoning too).
+   the span, so a reply that closes no span never left its thinking (cut by the token budget) and is not
+   finished, even though it shows no tag at all (every format is still known, rules 1-4). Qwen3 and DeepSeek-R1
+   behind a server without a reasoning parser reply so; vLLM's own parsers read such a reply as all reasoning.
 
 The raw reply is never changed (callers keep it byte-exact beside the split). Time is linear in the reply's
 length: each tag is found with one backwards scan (``str.rfind``) and each pattern with one forward scan;
@@ -123,8 +123,9 @@ def check_reasoning_format(name: str) -> str:
     Raises:
         ValueError: naming the valid values.
     """
-    base = name[: -len(OPEN_SUFFIX)] if name.endswith(OPEN_SUFFIX) else name
-    if name in (AUTO, NONE) or base in _BY_NAME:
+    bare = name[len(AUTO) + 1:] if name.startswith(AUTO + ":") else name
+    base = bare[: -len(OPEN_SUFFIX)] if bare.endswith(OPEN_SUFFIX) else bare
+    if name in (AUTO, NONE) or (base in _BY_NAME and (bare == name or bare.endswith(OPEN_SUFFIX))):
         return name
     valid = ", ".join((AUTO, NONE, *_BY_NAME, *(f + OPEN_SUFFIX for f in _BY_NAME)))
     raise ValueError(f"unknown reasoning format {name!r}; valid: {valid}")
@@ -160,9 +161,13 @@ def opened_by_template(texts: Iterable[str | None]) -> str | None:
 
 
 def effective_format(fmt: str, texts: Iterable[str | None]) -> str:
-    """The format the replies are split by: ``fmt``, or ``NAME-open`` for ``auto`` on a template-opened run.
+    """The format the replies are split by: ``fmt``, or ``auto:NAME-open`` for ``auto`` on a template-opened run.
 
-    ``auto`` becomes ``NAME-open`` when the replies show a template-opened span (:func:`opened_by_template`).
+    ``auto`` becomes ``auto:NAME-open`` when the replies show a template-opened span (:func:`opened_by_template`):
+    rule 5 then applies only to a reply the server says was cut by the budget (``finish_reason: length``); a
+    reply that stopped, or whose finish reason is unknown (a prediction file), is read as ``auto`` reads it, so
+    one stray closing tag in a run can never turn its other replies into unfinished ones. ``NAME-open`` given
+    explicitly applies rule 5 to every reply.
 
     Raises:
         ValueError: ``fmt`` is unknown.
@@ -170,7 +175,8 @@ def effective_format(fmt: str, texts: Iterable[str | None]) -> str:
     check_reasoning_format(fmt)
     if fmt != AUTO:
         return fmt
-    return opened_by_template(texts) or AUTO
+    opened = opened_by_template(texts)
+    return AUTO if opened is None else f"{AUTO}:{opened}"
 
 
 @dataclass(frozen=True)
@@ -238,15 +244,18 @@ def _inner_answer(text: str, markers: tuple[tuple[re.Pattern[str], re.Pattern[st
 
 
 def _formats(fmt: str) -> tuple[ReasoningFormat, ...]:
-    if fmt == AUTO:
+    if fmt == AUTO or fmt.startswith(AUTO + ":"):
         return FORMATS
     if fmt == NONE:
         return ()
     check_reasoning_format(fmt)
-    return (_BY_NAME[fmt[: -len(OPEN_SUFFIX)] if fmt.endswith(OPEN_SUFFIX) else fmt],)
+    if fmt.endswith(OPEN_SUFFIX):  # a template-opened span: every format is still known (rule 5)
+        return FORMATS
+    return (_BY_NAME[fmt],)
 
 
-def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str | None = None) -> ReasoningSplit:
+def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str | None = None,
+                    finish_reason: str | None = None) -> ReasoningSplit:
     """Split one reply into reasoning and the final text every reader reads (module docstring, rules 1-4).
 
     Args:
@@ -254,6 +263,8 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
         fmt: ``auto`` (every format), ``none`` (no split), one name of :data:`FORMATS`, or such a name +
             ``-open`` (the template opens the span: a reply without its closing tag never finished thinking).
         server_reasoning: reasoning the server sent apart from the content, or None.
+        finish_reason: why generation stopped, as the server said (``length``: cut by the token budget), or None;
+            read by rule 5 under ``auto:NAME-open``.
 
     Returns:
         A :class:`ReasoningSplit`. ``final`` is ``text`` itself (the same object) when the reply holds no
@@ -268,10 +279,12 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
         if server_reasoning is not None:
             return ReasoningSplit(None, server_reasoning, "server", finished=False)
         return ReasoningSplit(None)
-    if fmt.endswith(OPEN_SUFFIX) and len(text) <= MAX_SPLIT_CHARS and (
-            not _may_hold(text, formats[0].close) or _CLOSE[formats[0].name].search(text) is None):
-        # rule 5: the template opened the span and the reply never closed it (cut by the budget while thinking)
-        return _with_server(ReasoningSplit(None, text, formats[0].name, finished=False), server_reasoning)
+    if fmt.endswith(OPEN_SUFFIX) and (not fmt.startswith(AUTO + ":") or finish_reason == "length") and len(
+            text) <= MAX_SPLIT_CHARS and not any(
+            _may_hold(text, f.close) and _CLOSE[f.name].search(text) is not None for f in formats):
+        # rule 5: the template opened the span and the reply closed no span (cut by the budget while thinking)
+        name = fmt.removeprefix(AUTO + ":")[: -len(OPEN_SUFFIX)]
+        return _with_server(ReasoningSplit(None, text, name, finished=False), server_reasoning)
     if not formats or len(text) > MAX_SPLIT_CHARS or ("<" not in text and "\u25c1" not in text):
         return _with_server(ReasoningSplit(text), server_reasoning)  # every tag starts with "<" or "◁"
     # the latest closing tag of any known format decides where the final answer starts (rule 1)

@@ -24,8 +24,8 @@ def score_view(view: View, response: Response, reasoning_format: str = AUTO) -> 
                                  server_reasoning=response.reasoning, finish_reason=response.finish_reason)
     draft = None
     if parsed.reasoning_chars:
-        draft = draft_decision(split_reasoning(response.text, reasoning_format,
-                                               server_reasoning=response.reasoning).reasoning)
+        draft = draft_decision(split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning,
+                                               finish_reason=response.finish_reason).reasoning)
     supported = view.obligation.supported
     decision_correct = parsed.decision == ("answer" if supported else "abstain")
     answer_correct = supported and parsed.decision == "answer" and answer_matches(parsed.answer, view.obligation)

@@ -278,7 +278,8 @@ def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_
                    invalid_reason=invalid_reason, decided_by=verdict.decided_by,
                    error=None if response is None else response.error, raw=None if response is None else response.text,
                    reasoning_chars=None if response is None or response.error is not None else split_reasoning(
-                       response.text, reasoning_format, server_reasoning=response.reasoning).reasoning_chars)
+                       response.text, reasoning_format, server_reasoning=response.reasoning,
+                       finish_reason=response.finish_reason).reasoning_chars)
 
 
 def score_upd_views(
@@ -323,7 +324,8 @@ def score_upd_views(
             verdicts[view.view_id] = Verdict("undecided", "no-reply", why)
             continue
         # seed 001 §4 matches the model's answer: a reasoning model's thinking is split off first, never matched
-        split = split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning)
+        split = split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning,
+                                finish_reason=response.finish_reason)
         final = split.final
         if final is None or (response.finish_reason == "length" and not final.strip()):
             verdicts[view.view_id] = Verdict("undecided", "undecided", NOT_FINISHED)
