@@ -16,6 +16,7 @@ its own); two letters, a negated declaration, an abstention or a reply never fin
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +159,31 @@ def test_the_thinking_would_change_the_letter_if_it_were_read() -> None:
     # A" read whole names B and then a correction to A, which the choice reader leaves undecided (a second label
     # after a declaration in the same breath)
     assert whole == ["D", None, "C", None]
+
+
+def test_the_hand_checked_verbose_replies_are_read_alike_by_score_and_the_audit(tmp_path: Path) -> None:
+    # The 247 hand-checked verbose replies (tests/fixtures/upd/verbose_choice_replies.jsonl), each as a standard
+    # MM-UPD view scored by `vqaudit score`'s reader (scoring.upd.score_upd_views) and as a multiple-choice row
+    # read by `vqaudit audit --benchmark mc` (shortanswer.mc_extract.extract_choices): the same letter, or none.
+    from vqaudit.schema import Response
+    from vqaudit.scoring.upd import score_upd_views
+    from vqaudit.shortanswer.mc_extract import _view
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "upd" / "verbose_choice_replies.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) >= 150
+    rows = [MCRow(f"q{k}", f"q{k}", "Which one?", tuple(r["options"].values()), "A", r["reply"], "choice", None, "",
+                  f"f:{k}") for k, r in enumerate(records)]
+    audit = [v.extracted for v in extract_choices(rows)]
+    views = [_view(r) for r in rows]
+    responses = {r.qid: Response(view_id=r.qid, model="m", prompt_id="p", text=r.reply) for r in rows}
+    scored = [o.answer if o.decision == "answer" else None
+              for o in score_upd_views(views, responses, run_dir=tmp_path, judge=None)]
+    assert audit == scored
+    # against the hand reading (a letter, or none for an abstention or an undecided reply): no letter differs from
+    # the hand's, no letter is read where the hand reads none, and 10 letters the hand reads are left undecided
+    # (the KNOWN_UNDECIDED replies of tests/parsing/test_choice_final.py, and the abstentions read as none)
+    hand = [r["expected"] if r["expected"] not in (None, "abstain") else None for r in records]
+    pairs = list(zip(audit, hand, strict=True))
+    assert sum(a is not None and a != h for a, h in pairs) == 0
+    assert sum(a is None and h is not None for a, h in pairs) == 10
