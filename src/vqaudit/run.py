@@ -183,44 +183,37 @@ def run_benchmark(
             benchmark, ``out_dir`` being written by another run (its lock is held: ``vqaudit.folder_lock``), or
             ``out_dir`` not a folder, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
     """
-    return run_async(
-        run_benchmark_async(
-            bench_dir,
-            model_spec,
-            out_dir,
-            concurrency=concurrency,
-            retry_errors=retry_errors,
-            progress=progress,
-            options=options,
-            executor=executor,
-            replicas=replicas,
-            shard=shard,
-            blind=blind,
-        )
-    )
+    settings = RunSettings(concurrency=concurrency, retry_errors=retry_errors, progress=progress, options=options,
+                           executor=executor, replicas=replicas, shard=shard, blind=blind)
+    return run_async(run_benchmark_async(bench_dir, model_spec, out_dir, settings))
 
 
-async def run_benchmark_async(
-    bench_dir: Path,
-    model_spec: str,
-    out_dir: Path,
-    *,
-    concurrency: int = 8,
-    retry_errors: bool = False,
-    progress: bool = True,
-    options: ModelOptions | None = None,
-    executor: Executor | None = None,
-    replicas: int | None = None,
-    shard: tuple[int, int] | None = None,
-    blind: bool = False,
-) -> RunSummary:
-    """Async form of ``run_benchmark`` (same arguments, result and errors).
+@dataclass(frozen=True)
+class RunSettings:
+    """How one ``vqaudit run`` asks: the settings :func:`run_benchmark` takes as keywords (see its Args)."""
+
+    concurrency: int = 8
+    retry_errors: bool = False
+    progress: bool = True
+    options: ModelOptions | None = None
+    executor: Executor | None = None
+    replicas: int | None = None
+    shard: tuple[int, int] | None = None
+    blind: bool = False
+
+
+async def run_benchmark_async(bench_dir: Path, model_spec: str, out_dir: Path,
+                              settings: RunSettings | None = None) -> RunSummary:
+    """Async form of ``run_benchmark`` (its keywords as one :class:`RunSettings`; same result and errors).
 
     Cancelling it at any point loses only the calls in flight; every reply received before is in
     ``responses.sqlite``. Killing the process outright also loses the replies of its last
     ``runner.FLUSH_S`` seconds (committed in batches, :class:`~vqaudit.backends.runner.StoreBatch`), asked again
     on resume.
     """
+    run = settings if settings is not None else RunSettings()
+    concurrency, retry_errors, progress, options = run.concurrency, run.retry_errors, run.progress, run.options
+    executor, replicas, shard, blind = run.executor, run.replicas, run.shard, run.blind
     if concurrency < 1:
         raise VqauditError(f"concurrency must be at least 1, got {concurrency}")
     if shard is not None and not 1 <= shard[0] <= shard[1]:

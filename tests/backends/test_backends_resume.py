@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from vqaudit.backends import ModelOptions
-from vqaudit.run import RunSummary, load_responses, run_benchmark, run_benchmark_async
+from vqaudit.run import RunSettings, RunSummary, load_responses, run_benchmark, run_benchmark_async
 from vqaudit.store import load_benchmark
 
 KEY_ENV = "VQAUDIT_TEST_API_KEY"
@@ -62,7 +62,7 @@ def test_cancelled_run_resumes(
 
     async def run_then_cancel() -> None:
         task = asyncio.create_task(
-            run_benchmark_async(bench, spec, out, concurrency=3, progress=False, options=OPTIONS)
+            run_benchmark_async(bench, spec, out, RunSettings(concurrency=3, progress=False, options=OPTIONS))
         )
         while len(read_rows(out)) < 6:
             assert not task.done()
