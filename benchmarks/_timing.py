@@ -50,7 +50,7 @@ def _live_descendants_cpu() -> float:
                 stat = handle.read()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()  # fields[0] is field 3 (state) of proc(5)
+        fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state) of proc(5)
         if len(fields) < 15:
             continue
         pid = int(name)
@@ -108,8 +108,10 @@ class Timing:
     def line(self, note: str = "") -> str:
         """The one report line: totals, per unit (when ``unit``), CPU/wall, load average, then ``note``."""
         what = f"{self.count:,} {_plural(self.unit) if self.count != 1 else self.unit}, " if self.unit else ""
-        text = (f"{self.label}: {what}wall {_seconds(self.wall)}, CPU {_seconds(self.cpu)} "
-                f"(self {_seconds(self.cpu_self)} + children {_seconds(self.cpu_children)})")
+        text = (
+            f"{self.label}: {what}wall {_seconds(self.wall)}, CPU {_seconds(self.cpu)} "
+            f"(self {_seconds(self.cpu_self)} + children {_seconds(self.cpu_children)})"
+        )
         if self.unit:
             text += f"; per {self.unit} {_seconds(self.per(self.cpu))} CPU, {_seconds(self.per(self.wall))} wall"
         text += f"; CPU/wall {self.cpu / max(self.wall, 1e-9):.2f}; load {' '.join(f'{x:.2f}' for x in self.load)}"
@@ -152,8 +154,10 @@ def judge(what: str, value: float, target: float, *, higher: bool = False, unit:
     ok = value >= target if higher else value <= target
     bound = "at least" if higher else "at most"
     shown = f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}" if abs(value) < 100 else f"{value:.0f}"
-    print(f"target (CPU time): {what} {bound} {target:g}{unit}: measured {shown}{unit}: "
-          + ("OK" if ok else "TARGET MISSED"))
+    print(
+        f"target (CPU time): {what} {bound} {target:g}{unit}: measured {shown}{unit}: "
+        + ("OK" if ok else "TARGET MISSED")
+    )
     return ok
 
 

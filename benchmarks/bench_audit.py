@@ -77,7 +77,10 @@ def load_rows() -> dict[str, list[AuditRow]]:
     """The real joined rows of the three fixture files, as ``vqaudit audit`` joins them."""
     textvqa = join_predictions(
         read_predictions(FIXTURES / "llava15_13b_textvqa_answers.jsonl.gz", id_field="row", image_field="question_id"),
-        load_gold(FIXTURES / "textvqa_val_gold.json.gz", "textvqa"), benchmark="textvqa", on="image-question")
+        load_gold(FIXTURES / "textvqa_val_gold.json.gz", "textvqa"),
+        benchmark="textvqa",
+        on="image-question",
+    )
     chartqa = join_predictions(read_predictions(FIXTURES / "vila15_13b_chartqa_test.xlsx"), None, benchmark="chartqa")
     docvqa = join_predictions(read_predictions(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz"), None, benchmark="docvqa")
     return {"textvqa": list(textvqa.rows), "chartqa": list(chartqa.rows), "docvqa": list(docvqa.rows)}
@@ -123,9 +126,19 @@ def perturbed_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 1) ->
             r = part[i]
             text = r.prediction + " " + " ".join(r.answers)
             table = _swap_table(rng, text, _LOWER) | _swap_table(rng, text, _DIGITS)
-            new.append(AuditRow(f"{r.qid}#{k}", r.question, r.prediction.translate(table),
-                                tuple(a.translate(table) for a in r.answers), r.benchmark, r.split, r.answer_type,
-                                r.ocr_tokens, r.image))
+            new.append(
+                AuditRow(
+                    f"{r.qid}#{k}",
+                    r.question,
+                    r.prediction.translate(table),
+                    tuple(a.translate(table) for a in r.answers),
+                    r.benchmark,
+                    r.split,
+                    r.answer_type,
+                    r.ocr_tokens,
+                    r.image,
+                )
+            )
         out[name] = new
     return out
 
@@ -133,13 +146,26 @@ def perturbed_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 1) ->
 def resampled_pool(real: dict[str, list[AuditRow]], rows: int, seed: int = 0) -> dict[str, list[AuditRow]]:
     """``rows`` real rows drawn with replacement (same dataset proportions)."""
     rng = np.random.default_rng(seed)
-    return {name: [real[name][i] for i in rng.integers(0, len(real[name]), size=size)]
-            for name, size in _sizes(real, rows).items()}
+    return {
+        name: [real[name][i] for i in rng.integers(0, len(real[name]), size=size)]
+        for name, size in _sizes(real, rows).items()
+    }
 
 
 def clear_caches() -> None:
-    for module in (canonical, contracts, official, official_batch, output_repair, overlay, ra_eval, registry, repair,
-                   vqa_normalize, benchmarks):
+    for module in (
+        canonical,
+        contracts,
+        official,
+        official_batch,
+        output_repair,
+        overlay,
+        ra_eval,
+        registry,
+        repair,
+        vqa_normalize,
+        benchmarks,
+    ):
         for value in vars(module).values():
             if hasattr(value, "cache_clear"):
                 value.cache_clear()
@@ -151,10 +177,20 @@ def target_columns(name: str, rows: Sequence[AuditRow]) -> tuple[list[float], li
     scorer = official_scorer(spec.metric, spec.variant)
     predictions, answers = [r.prediction for r in rows], [r.answers for r in rows]
     before = official_scores(predictions, answers, spec.metric, spec.variant)
-    found = classify_many([r.question for r in rows], answers, [r.answer_type for r in rows],
-                          [r.ocr_tokens for r in rows])
-    after = repair_scores(predictions, answers, [r.question for r in rows], found, spec.metric, spec.variant,
-                          scorer, variants=("bidirectional",), official=before)["bidirectional"]
+    found = classify_many(
+        [r.question for r in rows], answers, [r.answer_type for r in rows], [r.ocr_tokens for r in rows]
+    )
+    after = repair_scores(
+        predictions,
+        answers,
+        [r.question for r in rows],
+        found,
+        spec.metric,
+        spec.variant,
+        scorer,
+        variants=("bidirectional",),
+        official=before,
+    )["bidirectional"]
     return before, found, after
 
 
@@ -173,8 +209,12 @@ def target_pass(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
         recovered += sum(1 for b, a in zip(before, after, strict=True) if b < 1.0 <= a)
         breaks += sum(1 for b, a in zip(before, after, strict=True) if a < 1.0 <= b)
         n += len(rows)
-    return {"official": 100 * official / n, "bidirectional": 100 * bidirectional / n, "recovered": recovered,
-            "breaks": breaks}
+    return {
+        "official": 100 * official / n,
+        "bidirectional": 100 * bidirectional / n,
+        "recovered": recovered,
+        "breaks": breaks,
+    }
 
 
 def full_audit(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
@@ -186,8 +226,9 @@ def full_audit(pool: dict[str, list[AuditRow]]) -> dict[str, float]:
     return out
 
 
-def timed(fn: Callable[[dict[str, list[AuditRow]]], dict[str, float]], pool: dict[str, list[AuditRow]],
-          repeat: int) -> tuple[float, float, dict[str, float]]:
+def timed(
+    fn: Callable[[dict[str, list[AuditRow]]], dict[str, float]], pool: dict[str, list[AuditRow]], repeat: int
+) -> tuple[float, float, dict[str, float]]:
     """Best wall and best CPU seconds over ``repeat`` runs, caches cleared before each; and the last result."""
     wall = cpu = float("inf")
     result: dict[str, float] = {}
@@ -226,16 +267,21 @@ def dump(pools: dict[str, dict[str, list[AuditRow]]], path: Path) -> int:
                 clear_caches()
                 before, found, after = target_columns(name, rows)
                 for r, b, c, a in zip(rows, before, found, after, strict=True):
-                    out.write(json.dumps(["target", label, name, r.qid, b, c.bucket, c.subtype, repr(a)],
-                                         ensure_ascii=False) + "\n")
+                    out.write(
+                        json.dumps(["target", label, name, r.qid, b, c.bucket, c.subtype, repr(a)], ensure_ascii=False)
+                        + "\n"
+                    )
                     lines += 1
                 clear_caches()
                 result = audit_rows(JoinReport(tuple(rows), gold_source="embedded"), name)
                 for row in result.rows:
                     out.write(json.dumps(["row", label, name, _plain(row)], ensure_ascii=False) + "\n")
                     lines += 1
-                pooled = {f.name: _plain(getattr(result, f.name)) for f in dataclasses.fields(result)
-                          if f.name not in ("rows", "join")}
+                pooled = {
+                    f.name: _plain(getattr(result, f.name))
+                    for f in dataclasses.fields(result)
+                    if f.name not in ("rows", "join")
+                }
                 out.write(json.dumps(["pooled", label, name, pooled], ensure_ascii=False, sort_keys=True) + "\n")
                 lines += 1
     return lines
@@ -249,9 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     real = load_rows()
-    print(f"fixtures: {sum(map(len, real.values())):,} real rows ("
-          + ", ".join(f"{k} {len(v):,}" for k, v in real.items()) + f") read and joined in "
-          f"{time.perf_counter() - started:.2f} s")
+    print(
+        f"fixtures: {sum(map(len, real.values())):,} real rows ("
+        + ", ".join(f"{k} {len(v):,}" for k, v in real.items())
+        + f") read and joined in "
+        f"{time.perf_counter() - started:.2f} s"
+    )
     cold, warm = perturbed_pool(real, args.rows), resampled_pool(real, args.rows)
     if args.dump is not None:
         print(f"{dump({'cold': cold, 'real': real}, args.dump):,} lines written to {args.dump}")
@@ -262,17 +311,25 @@ def main(argv: list[str] | None = None) -> int:
         wall, cpu, res = timed(target_pass, pool, args.repeat)
         if label == "cold":
             ok &= cpu <= TARGET_PASS_CPU_S
-        print(f"{label} pool: {sum(map(len, pool.values())):,} rows ({pairs:,} distinct (prediction, gold) pairs, "
-              f"{strings:,} distinct strings)")
-        print(f"  official + buckets + bidirectional repair: {wall:.2f} s wall, {cpu:.2f} s CPU "
-              f"({sum(map(len, pool.values())) / cpu:,.0f} rows per CPU second)"
-              + (f"; target <= {TARGET_PASS_CPU_S} CPU-s" if label == "cold" else ""))
-        print(f"  official {res['official']:.2f}, bidirectional {res['bidirectional']:.2f} "
-              f"({res['bidirectional'] - res['official']:+.2f} pp), recovered {res['recovered']:,}, "
-              f"breaks {res['breaks']:,}")
+        print(
+            f"{label} pool: {sum(map(len, pool.values())):,} rows ({pairs:,} distinct (prediction, gold) pairs, "
+            f"{strings:,} distinct strings)"
+        )
+        print(
+            f"  official + buckets + bidirectional repair: {wall:.2f} s wall, {cpu:.2f} s CPU "
+            f"({sum(map(len, pool.values())) / cpu:,.0f} rows per CPU second)"
+            + (f"; target <= {TARGET_PASS_CPU_S} CPU-s" if label == "cold" else "")
+        )
+        print(
+            f"  official {res['official']:.2f}, bidirectional {res['bidirectional']:.2f} "
+            f"({res['bidirectional'] - res['official']:+.2f} pp), recovered {res['recovered']:,}, "
+            f"breaks {res['breaks']:,}"
+        )
     wall, cpu, res = timed(full_audit, cold, args.repeat)
-    print(f"cold pool, the whole audit (audit_rows: official, canonical, buckets, RA-Eval, three repairs, overlays, "
-          f"failure notes, row records): {wall:.2f} s wall, {cpu:.2f} s CPU; target <= {TARGET_AUDIT_CPU_S} CPU-s")
+    print(
+        f"cold pool, the whole audit (audit_rows: official, canonical, buckets, RA-Eval, three repairs, overlays, "
+        f"failure notes, row records): {wall:.2f} s wall, {cpu:.2f} s CPU; target <= {TARGET_AUDIT_CPU_S} CPU-s"
+    )
     ok &= cpu <= TARGET_AUDIT_CPU_S
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
     ok &= rss_mb < TARGET_MB

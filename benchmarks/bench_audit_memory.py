@@ -50,8 +50,18 @@ def write_predictions(path: Path, rows: int) -> int:
     pool = perturbed_pool(real, rows)["textvqa"]
     with path.open("w", encoding="utf-8") as handle:
         for i, row in enumerate(pool, start=1):
-            handle.write(json.dumps({"question_id": i, "question": row.question, "image_id": row.image,
-                                     "prediction": row.prediction, "answers": list(row.answers)}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "question_id": i,
+                        "question": row.question,
+                        "image_id": row.image,
+                        "prediction": row.prediction,
+                        "answers": list(row.answers),
+                    }
+                )
+                + "\n"
+            )
     return path.stat().st_size
 
 
@@ -63,8 +73,10 @@ def write_import_log(folder: Path, views: int) -> tuple[Path, Path]:
     from vqaudit.store import load_benchmark
 
     bench = helpers.write_tiny_benchmark(folder / "bench", n_groups=max(1, views // 3))
-    replies = {v.view_id: f'{{"answerable": false, "answer": null, "reason": "{v.view_id}"}}'
-               for v in load_benchmark(bench).views}
+    replies = {
+        v.view_id: f'{{"answerable": false, "answer": null, "reason": "{v.view_id}"}}'
+        for v in load_benchmark(bench).views
+    }
     export_benchmark(bench, "lmms-eval", folder / "export")
     log = helpers.write_lmms_flat(folder / "export", replies, folder / "samples.jsonl")
     return bench, log
@@ -90,8 +102,16 @@ def run_in_process(argv: list[str]) -> None:
         finally:
             sys.stdout = saved
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"peak_mb": usage.ru_maxrss / 1024, "base_mb": base_mb,
-                      "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - wall0}))
+    print(
+        json.dumps(
+            {
+                "peak_mb": usage.ru_maxrss / 1024,
+                "base_mb": base_mb,
+                "cpu_s": time.process_time() - cpu0,
+                "wall_s": time.perf_counter() - wall0,
+            }
+        )
+    )
 
 
 def child(predictions: Path, out: Path) -> None:
@@ -103,8 +123,11 @@ def measure(predictions: Path, out: Path, *, bench: Path | None = None) -> dict[
     """Run :func:`child` (with ``bench``: ``import-predictions`` of the lmms-eval log ``predictions`` into the run
     folder ``out``) in a fresh interpreter and return its report."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    argv = (["--child", str(predictions), str(out)] if bench is None
-            else ["--child-import", str(predictions), str(bench), str(out)])
+    argv = (
+        ["--child", str(predictions), str(out)]
+        if bench is None
+        else ["--child-import", str(predictions), str(bench), str(out)]
+    )
     done = subprocess.run([sys.executable, __file__, *argv], env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0 and not (bench is not None and done.stdout.strip()):
         raise SystemExit(f"the command failed:\n{done.stderr[-3000:]}")
@@ -134,8 +157,9 @@ def main() -> int:
         return 0
     if args.child_import:
         log, bench, out = args.child_import
-        run_in_process(["import-predictions", str(log), "--bench", str(bench), "--format", "lmms-eval",
-                        "--out", str(out)])
+        run_in_process(
+            ["import-predictions", str(log), "--bench", str(bench), "--format", "lmms-eval", "--out", str(out)]
+        )
         return 0
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-audit-memory-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -146,23 +170,34 @@ def main() -> int:
         for rows in args.rows:
             path = folder / f"preds-{rows}.jsonl"
             if not path.is_file():  # in a child: a child forked from a big parent starts with its peak RSS
-                subprocess.run([sys.executable, __file__, "--generate", str(rows), str(path)], check=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                subprocess.run(
+                    [sys.executable, __file__, "--generate", str(rows), str(path)],
+                    check=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                )
             size = path.stat().st_size
             r = measure(path, folder / f"audit-{rows}")
             per_row = (r["peak_mb"] - r["base_mb"]) * 1024 / rows
-            print(f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
-                  f"{r['cpu_s']:.1f} | {r['cpu_s'] / rows * 1e6:.0f} |", flush=True)
+            print(
+                f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
+                f"{r['cpu_s']:.1f} | {r['cpu_s'] / rows * 1e6:.0f} |",
+                flush=True,
+            )
             missed |= rows >= TARGET_ROWS and r["peak_mb"] >= TARGET_MB
         if args.import_views:
-            print("\n| import-predictions (lmms-eval) views | log MB | peak RSS MB | after imports MB | "
-                  "KB/view over imports | CPU s | us/view |")
+            print(
+                "\n| import-predictions (lmms-eval) views | log MB | peak RSS MB | after imports MB | "
+                "KB/view over imports | CPU s | us/view |"
+            )
             print("|---|---|---|---|---|---|---|")
         for views in args.import_views:
             where = folder / f"import-{views}"
             if not (where / "samples.jsonl").is_file():
-                subprocess.run([sys.executable, __file__, "--generate-import", str(views), str(where)], check=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                subprocess.run(
+                    [sys.executable, __file__, "--generate-import", str(views), str(where)],
+                    check=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                )
             with (where / "samples.jsonl").open("rb") as log:  # counted line by line: a child starts at our peak
                 n = sum(1 for _ in log)
             if (where / "run").exists():
@@ -171,9 +206,11 @@ def main() -> int:
                 shutil.rmtree(where / "run")
             r = measure(where / "samples.jsonl", where / "run", bench=where / "bench")
             per_view = (r["peak_mb"] - r["base_mb"]) * 1024 / n
-            print(f"| {n:,} | {(where / 'samples.jsonl').stat().st_size / 1e6:.1f} | {r['peak_mb']:.0f} | "
-                  f"{r['base_mb']:.0f} | {per_view:.2f} | {r['cpu_s']:.1f} | {r['cpu_s'] / n * 1e6:.0f} |",
-                  flush=True)
+            print(
+                f"| {n:,} | {(where / 'samples.jsonl').stat().st_size / 1e6:.1f} | {r['peak_mb']:.0f} | "
+                f"{r['base_mb']:.0f} | {per_view:.2f} | {r['cpu_s']:.1f} | {r['cpu_s'] / n * 1e6:.0f} |",
+                flush=True,
+            )
     finally:
         if args.keep is None:
             import shutil

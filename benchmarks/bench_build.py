@@ -83,8 +83,10 @@ def png_levels(images: list[Path]) -> None:
             same = all(np.array_equal(decode_png(d), px) for d, px in zip(data, pixels, strict=True))
             dec_ms = (cpu_seconds() - c0) / len(pixels) * 1000
             size = sum(map(len, data)) / len(data) / 1024
-            print(f"  {name:24s} level {level}: encode {enc_ms:5.2f} ms, decode {dec_ms:5.2f} ms (pixels "
-                  f"{'identical' if same else 'DIFFER'}), {size:6.1f} KiB")
+            print(
+                f"  {name:24s} level {level}: encode {enc_ms:5.2f} ms, decode {dec_ms:5.2f} ms (pixels "
+                f"{'identical' if same else 'DIFFER'}), {size:6.1f} KiB"
+            )
 
 
 def main() -> int:
@@ -101,16 +103,21 @@ def main() -> int:
     out = args.out or Path(tempfile.mkdtemp()) / "bench"
     plain = plain_chart_ms()
     w0, c0 = time.perf_counter(), cpu_seconds()
-    manifest = build_charts(out, args.groups, args.seed, workers=args.workers, programs=args.programs,
-                            determined=args.determined)
+    manifest = build_charts(
+        out, args.groups, args.seed, workers=args.workers, programs=args.programs, determined=args.determined
+    )
     build_s, build_cpu = time.perf_counter() - w0, cpu_seconds() - c0
     per_group = build_cpu / args.groups * 1000
-    print(f"built {args.groups} groups ({manifest['n_views']} views) with {args.workers} workers: {build_s:.1f} s "
-          f"wall, {build_cpu:.1f} s CPU ({per_group:.0f} CPU-ms per group, "
-          f"{build_cpu / manifest['n_views'] * 1000:.0f} per view); 2 idle cores would take "
-          f"{build_cpu / 2:.1f} s")
-    print(f"baseline, a plain matplotlib chart in a new figure: {plain:.1f} CPU-ms; per view the build costs "
-          f"{build_cpu / manifest['n_views'] * 1000 / plain:.2f}x that (renders, witness search, certificates, PNG)")
+    print(
+        f"built {args.groups} groups ({manifest['n_views']} views) with {args.workers} workers: {build_s:.1f} s "
+        f"wall, {build_cpu:.1f} s CPU ({per_group:.0f} CPU-ms per group, "
+        f"{build_cpu / manifest['n_views'] * 1000:.0f} per view); 2 idle cores would take "
+        f"{build_cpu / 2:.1f} s"
+    )
+    print(
+        f"baseline, a plain matplotlib chart in a new figure: {plain:.1f} CPU-ms; per view the build costs "
+        f"{build_cpu / manifest['n_views'] * 1000 / plain:.2f}x that (renders, witness search, certificates, PNG)"
+    )
     if not args.no_verify:
         w0, c0 = time.perf_counter(), cpu_seconds()
         faults = verify_benchmark(out, workers=args.workers)
@@ -122,14 +129,18 @@ def main() -> int:
             kinds[cert["mask"]["name"]] = kinds.get(cert["mask"]["name"], 0) + 1
             rejected += len(cert.get("rejected_masks", []))
         print(f"certified masks by kind: {kinds}; leaking masks rejected by the pixel check: {rejected}")
-        print(f"verified {sum(kinds.values())} certificates with {args.workers} workers: {verify_s:.1f} s wall, "
-              f"{verify_cpu:.1f} s CPU; faults: {len(faults)}")
+        print(
+            f"verified {sum(kinds.values())} certificates with {args.workers} workers: {verify_s:.1f} s wall, "
+            f"{verify_cpu:.1f} s CPU; faults: {len(faults)}"
+        )
     if args.png_levels:
         png_levels(sorted((out / "images").glob("*.png"))[:200])
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     ok = per_group <= TARGET_CPU_MS_PER_GROUP
-    print(f"target: at most {TARGET_CPU_MS_PER_GROUP:.0f} CPU-ms per group (1,000 groups in 60 s on 2 cores): "
-          + ("OK" if ok else "TARGET MISSED"))
+    print(
+        f"target: at most {TARGET_CPU_MS_PER_GROUP:.0f} CPU-ms per group (1,000 groups in 60 s on 2 cores): "
+        + ("OK" if ok else "TARGET MISSED")
+    )
     if args.out is None:
         shutil.rmtree(out.parent)
     return 0 if ok else 1

@@ -51,21 +51,29 @@ def main() -> None:
         s, c = int(rng.integers(n_series)), int(rng.integers(len(world.categories)))
         kind = PROGRAM_KINDS[len(cases) % len(PROGRAM_KINDS)]
         program = sample_program(world, kind, s, c, rng)
-        cases.append((kind, world_table(world), category_cells(world, world.categories[c]), Domain.of_world(world),
-                      program))
+        cases.append(
+            (kind, world_table(world), category_cells(world, world.categories[c]), Domain.of_world(world), program)
+        )
 
     report("sampled kinds", cases, args.enum_limit)
     composite: list[tuple[str, dict, tuple, Domain, Program]] = []  # type: ignore[type-arg]
     for i, (_, table, hidden, domain, _) in enumerate(cases):
         cells = tuple(table)
-        prog: Program = (Difference(Max(over(cells)), Mean(over(hidden))) if i % 2 == 0
-                         else CountAbove(cells, Mean(over(cells))))
+        prog: Program = (
+            Difference(Max(over(cells)), Mean(over(hidden))) if i % 2 == 0 else CountAbove(cells, Mean(over(cells)))
+        )
         composite.append(("composite", table, hidden, domain, prog))
     worst = [("constant", t, h, d, Difference(Mean(over(h)), Mean(over(h)))) for _, t, h, d, _ in cases]
-    report("composite programs reading every hidden cell (max(all) - mean(hidden) / count above mean(all))",
-           composite, args.enum_limit)
-    report("worst case for enumeration: mean(hidden) - mean(hidden), determined, every completion evaluated",
-           worst, args.enum_limit)
+    report(
+        "composite programs reading every hidden cell (max(all) - mean(hidden) / count above mean(all))",
+        composite,
+        args.enum_limit,
+    )
+    report(
+        "worst case for enumeration: mean(hidden) - mean(hidden), determined, every completion evaluated",
+        worst,
+        args.enum_limit,
+    )
 
 
 def report(title: str, cases: list, enum_limit: int) -> None:  # type: ignore[type-arg]
@@ -96,11 +104,15 @@ def report(title: str, cases: list, enum_limit: int) -> None:  # type: ignore[ty
     print(f"determined {determined}, ambiguous {len(cases) - determined}")
     print(f"completions per case: median {int(np.median(completions))}, max {max(completions)}")
     wall = time.perf_counter() - wall0
-    print(f"(CPU time per certifier; the three together: {t_z3 + t_enum + t_auto:.2f} s CPU, {wall:.2f} s wall; "
-          "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + ")")
+    print(
+        f"(CPU time per certifier; the three together: {t_z3 + t_enum + t_auto:.2f} s CPU, {wall:.2f} s wall; "
+        "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + ")"
+    )
     print(f"z3:          {t_z3:7.2f} s total, {1000 * t_z3 / len(cases):6.2f} ms/case")
-    print(f"enumeration: {t_enum:7.2f} s total over {n_enum} feasible cases, "
-          f"{1000 * t_enum / max(n_enum, 1):6.2f} ms/case; disagreements with z3: {disagree}")
+    print(
+        f"enumeration: {t_enum:7.2f} s total over {n_enum} feasible cases, "
+        f"{1000 * t_enum / max(n_enum, 1):6.2f} ms/case; disagreements with z3: {disagree}"
+    )
     print(f"certify():   {t_auto:7.2f} s total (enumeration up to ENUMERATION_LIMIT completions, else z3)")
     print("kind          determined  ambiguous")
     for kind in sorted({k for k, _ in status}):

@@ -62,17 +62,31 @@ def main() -> int:
             tally[(str(view.meta["kind"]), "supported exact", ok)] += 1
         else:
             tally[(str(view.meta["kind"]), f"{view.state} abstain", not reading.answerable)] += 1
-    figures = {f"{k} {w}": f"{tally[(k, w, True)]}/{tally[(k, w, True)] + tally[(k, w, False)]}"
-               for k, w, _ in sorted(tally)}
+    figures = {
+        f"{k} {w}": f"{tally[(k, w, True)]}/{tally[(k, w, True)] + tally[(k, w, False)]}" for k, w, _ in sorted(tally)
+    }
 
     def stats(xs: list[float]) -> dict[str, float]:
-        return {"median": round(statistics.median(xs), 3), "mean": round(statistics.fmean(xs), 3),
-                "p90": round(sorted(xs)[int(0.9 * (len(xs) - 1))], 3)}
+        return {
+            "median": round(statistics.median(xs), 3),
+            "mean": round(statistics.fmean(xs), 3),
+            "p90": round(sorted(xs)[int(0.9 * (len(xs) - 1))], 3),
+        }
 
-    print(json.dumps({"views": len(wall), "first_read_incl_model_load_s": round(load_s, 3),
-                      "wall_s_per_view": stats(wall), "cpu_s_per_view": stats(cpu),
-                      "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                      "figures": figures}, indent=2))
+    print(
+        json.dumps(
+            {
+                "views": len(wall),
+                "first_read_incl_model_load_s": round(load_s, 3),
+                "wall_s_per_view": stats(wall),
+                "cpu_s_per_view": stats(cpu),
+                "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+                "figures": figures,
+            },
+            indent=2,
+        )
+    )
     print(total.line())
     ok = judge("mean CPU seconds per view", statistics.fmean(cpu), TARGET_S_PER_VIEW, unit=" s")
     return 0 if ok else 1

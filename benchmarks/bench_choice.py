@@ -51,8 +51,9 @@ def _label(found: object) -> str | None:
 
 def _module_at(rev: str) -> ModuleType:
     """``vqaudit.parsing.choice`` as of git revision ``rev``, loaded under another name beside this checkout's."""
-    source = subprocess.run(["git", "show", f"{rev}:src/vqaudit/parsing/choice.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{rev}:src/vqaudit/parsing/choice.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "choice_before.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("choice_before", path)
@@ -91,10 +92,14 @@ def hand_counts(reader: Reader, rows: list[tuple[dict[str, str], str, str | None
 
 def _rows() -> dict[str, list[tuple[dict[str, str], str, str | None]]]:
     with gzip.open(FIXTURES / "llava15_13b_mmbench_dev.jsonl.gz", "rt", encoding="utf-8") as handle:
-        sheet = [({c: r[c] for c in "ABCD" if r[c] is not None}, str(r["prediction"]), r["answer"])
-                 for r in map(json.loads, handle)]
-    verbose = [(r["options"], r["reply"], r["expected"])
-               for r in map(json.loads, (FIXTURES / "verbose_choice_replies.jsonl").read_text().splitlines())]
+        sheet = [
+            ({c: r[c] for c in "ABCD" if r[c] is not None}, str(r["prediction"]), r["answer"])
+            for r in map(json.loads, handle)
+        ]
+    verbose = [
+        (r["options"], r["reply"], r["expected"])
+        for r in map(json.loads, (FIXTURES / "verbose_choice_replies.jsonl").read_text().splitlines())
+    ]
     return {"llava15_13b_mmbench_dev": sheet, "verbose_choice_replies (hand-checked)": verbose}
 
 
@@ -114,8 +119,10 @@ def main() -> None:
         theirs = [can_infer(reply, dict(opts)) for opts, reply, _ in rows]
         theirs = ["abstain" if t == "Z" else t for t in theirs]
         decided = sum(o is not None for o in ours)
-        print(f"{name}: {len(rows)} replies; decided: strict matcher {strict}, vqaudit {decided}, "
-              f"VLMEvalKit can_infer {sum(t is not None for t in theirs)}")
+        print(
+            f"{name}: {len(rows)} replies; decided: strict matcher {strict}, vqaudit {decided}, "
+            f"VLMEvalKit can_infer {sum(t is not None for t in theirs)}"
+        )
         if "hand" not in name:
             continue
         readers: list[tuple[str, Reader]] = []
@@ -126,8 +133,10 @@ def main() -> None:
         held = [i for i, why in enumerate(_whys()) if why.startswith("held out")]
         for subset, picked in (("all", rows), (f"the {len(held)} held out", [rows[i] for i in held])):
             by_hand = sum(e is not None for _, _, e in picked)
-            print(f"  {subset} replies against the hand reading ({by_hand} decided by hand, "
-                  f"{len(picked) - by_hand} undecided by hand):")
+            print(
+                f"  {subset} replies against the hand reading ({by_hand} decided by hand, "
+                f"{len(picked) - by_hand} undecided by hand):"
+            )
             print(f"  {'reader':<34}{'right':>7}{'wrong':>7}{'undecided':>11}")
             for label, reader in readers:
                 right, wrong, undecided = hand_counts(reader, picked)
@@ -143,12 +152,15 @@ def main() -> None:
     print(base_t.line())
     print(ratio(ours_t, base_t))
     opts = {"A": "a horse", "B": "a dog", "C": "a cat", "D": "a cow"}
-    for label, reply in (("'Answer:' + 16K '*'", "Answer:" + "*" * 16_000), ("16K newlines", "\n" * 16_000 + "x"),
-                         ("'answer is option' + 16K spaces", "answer is option" + " " * 16_000),
-                         ("'**A** ' x 2,600", "**A** " * 2_600),
-                         ("'The answer is A, ' x 1,000", "The answer is A, " * 1_000),
-                         ("'A or ' x 3,200", "A or " * 3_200),
-                         ("'angle A is correct. ' x 800", "angle A is correct. " * 800)):
+    for label, reply in (
+        ("'Answer:' + 16K '*'", "Answer:" + "*" * 16_000),
+        ("16K newlines", "\n" * 16_000 + "x"),
+        ("'answer is option' + 16K spaces", "answer is option" + " " * 16_000),
+        ("'**A** ' x 2,600", "**A** " * 2_600),
+        ("'The answer is A, ' x 1,000", "The answer is A, " * 1_000),
+        ("'A or ' x 3,200", "A or " * 3_200),
+        ("'angle A is correct. ' x 800", "angle A is correct. " * 800),
+    ):
         print(measure(f"extract_choice on {label}", lambda r=reply: extract_choice(r, opts)).line())
 
 

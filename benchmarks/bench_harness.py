@@ -48,8 +48,11 @@ def main() -> int:
         for harness, (file_name, write) in LOGS.items():
             step(f"export {harness}", len(views), lambda h=harness: export_benchmark(bench, h, tmp / f"ex-{h}"))
             pred = write(tmp / f"ex-{harness}", replies, tmp / f"{harness}-{file_name}")
-            step(f"import {harness} ({file_name})", len(views),
-                  lambda h=harness, p=pred: import_predictions(p, bench, h, tmp / f"run-{h}"))
+            step(
+                f"import {harness} ({file_name})",
+                len(views),
+                lambda h=harness, p=pred: import_predictions(p, bench, h, tmp / f"run-{h}"),
+            )
     return 0
 
 

@@ -33,10 +33,10 @@ from vqaudit.suites.registry import prompt_for
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
     return ModelOptions(args=tuple((args or {}).items()))
-
 
 
 def tiny_vlm():  # type: ignore[no-untyped-def]
@@ -54,8 +54,16 @@ def requests_for(bench: Path, max_new_tokens: int) -> list[Request]:
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
-        out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                           image_mime=image_mime(data, bench / view.image), params=params))
+        out.append(
+            Request(
+                request_id=view.view_id,
+                prompt_id=prompt_id,
+                prompt=prompt,
+                image=data,
+                image_mime=image_mime(data, bench / view.image),
+                params=params,
+            )
+        )
     return out
 
 
@@ -77,8 +85,9 @@ def compare(replies: list[str], reference: list[str]) -> str:
     differ = [(a.split(), b.split()) for a, b in zip(replies, reference, strict=True) if a != b]
     if not differ:
         return f"all {len(replies)} identical"
-    prefix = min(next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-                 for a, b in differ)
+    prefix = min(
+        next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))) for a, b in differ
+    )
     return f"{len(differ)} of {len(replies)} differ, after at least {prefix} identical words"
 
 
@@ -96,22 +105,32 @@ def main() -> None:
         bench = Path(tmp) / "bench"
         build_charts(bench, args.groups, 0, workers=1)
         requests = requests_for(bench, args.max_new_tokens)
-        print(f"tiny LLaVA (CLIP 2x16 + Llama 2x32), {len(requests)} chart views, max_new_tokens "
-              f"{args.max_new_tokens}, device {args.device}, torch {torch.__version__} with "
-              f"{torch.get_num_threads()} threads")
+        print(
+            f"tiny LLaVA (CLIP 2x16 + Llama 2x32), {len(requests)} chart views, max_new_tokens "
+            f"{args.max_new_tokens}, device {args.device}, torch {torch.__version__} with "
+            f"{torch.get_num_threads()} threads"
+        )
         reference: list[str] | None = None
         unbatched: Timing | None = None
         for size in (int(s) for s in args.batch_sizes.split(",")):
-            backend = load_backend(f"hf:{model}", model_options({"batch_size": str(size), "device": args.device,
-                                                              "max_new_tokens": str(args.max_new_tokens)}))
+            backend = load_backend(
+                f"hf:{model}",
+                model_options(
+                    {"batch_size": str(size), "device": args.device, "max_new_tokens": str(args.max_new_tokens)}
+                ),
+            )
             replies, took = asyncio.run(ask_all(backend, requests, size))
             unbatched = unbatched or took
             sizes = backend.batch_sizes  # type: ignore[attr-defined]
             if reference is None:
                 reference = replies
             same = compare(replies, reference)
-            print(took.line(f"{len(requests) / took.cpu:.1f} replies per CPU second, {len(sizes)} batches, mean "
-                            f"{sum(sizes) / len(sizes):.1f}; vs unbatched: {same}"))
+            print(
+                took.line(
+                    f"{len(requests) / took.cpu:.1f} replies per CPU second, {len(sizes)} batches, mean "
+                    f"{sum(sizes) / len(sizes):.1f}; vs unbatched: {same}"
+                )
+            )
             if took is not unbatched:
                 print("  " + ratio(took, unbatched))
 

@@ -36,8 +36,15 @@ from vqaudit.suites.answerability import diagnostics
 from vqaudit.suites.charts.build import build_charts
 
 TARGET_S = 2.0
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def reply(view: View, rng: random.Random) -> str:
@@ -69,13 +76,21 @@ def synthesize(root: Path, n_groups: int) -> Path:
         gid = f"charts-{i:05d}"
         members = [v for v in bench.views if v.group_id == template.group_id]
         views += [v.model_copy(update={"view_id": f"{gid}-{v.state}", "group_id": gid}) for v in members]
-        groups.append(Group(group_id=gid, source="charts", question=template.question,
-                            view_ids=tuple(f"{gid}-{v.state}" for v in members), meta=template.meta))
+        groups.append(
+            Group(
+                group_id=gid,
+                source="charts",
+                question=template.question,
+                view_ids=tuple(f"{gid}-{v.state}" for v in members),
+                meta=template.meta,
+            )
+        )
     write_jsonl(small / "views.jsonl", views)
     write_jsonl(small / "groups.jsonl", groups)
     rng = random.Random(0)
-    outcomes = [score_view(v, Response(view_id=v.view_id, model="bench", prompt_id="p", text=reply(v, rng)))
-                for v in views]
+    outcomes = [
+        score_view(v, Response(view_id=v.view_id, model="bench", prompt_id="p", text=reply(v, rng))) for v in views
+    ]
     run = root / "run"
     run.mkdir()
     write_jsonl(run / "outcomes.jsonl", outcomes)
@@ -83,8 +98,14 @@ def synthesize(root: Path, n_groups: int) -> Path:
     write_json(run / "metrics.json", metrics)
     diag = diagnostics(outcomes, groups, metrics["charts"], n_draws=0, seed=0)
     write_json(run / "diagnostics.json", {"charts": diag})
-    write_json(run / "run.json", {"benchmark": str(small), "model": "bench:random",
-                                  "benchmark_manifest_sha256": sha256_file(small / "manifest.json")})
+    write_json(
+        run / "run.json",
+        {
+            "benchmark": str(small),
+            "model": "bench:random",
+            "benchmark_manifest_sha256": sha256_file(small / "manifest.json"),
+        },
+    )
     return run
 
 
@@ -101,8 +122,12 @@ def main() -> int:
         with timed("write_html_report", 5 * n_groups, "view") as wrote:
             index = write_html_report([run], root / "report")
         size = sum(p.stat().st_size for p in (root / "report").rglob("*") if p.is_file())
-        print(wrote.line(f"{size / 1e6:.1f} MB (samples/index.js "
-                         f"{(root / 'report/samples/index.js').stat().st_size / 1e6:.2f} MB)"))
+        print(
+            wrote.line(
+                f"{size / 1e6:.1f} MB (samples/index.js "
+                f"{(root / 'report/samples/index.js').stat().st_size / 1e6:.2f} MB)"
+            )
+        )
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -111,9 +136,13 @@ def main() -> int:
                 page.goto((root / "report" / "samples.html").as_uri())
                 page.wait_for_selector("body[data-ready='1']", timeout=60_000)
             print(opened.line(f"{n_groups} groups; in-page {page.evaluate('() => performance.now()') / 1000:.2f} s"))
-            for label, action in (("state M + failed", lambda: (page.select_option("#f-state", "M"),
-                                                                 page.select_option("#f-outcome", "fail"))),
-                                  ("search 'wheat'", lambda: page.fill("#search", "wheat"))):
+            for label, action in (
+                (
+                    "state M + failed",
+                    lambda: (page.select_option("#f-state", "M"), page.select_option("#f-outcome", "fail")),
+                ),
+                ("search 'wheat'", lambda: page.fill("#search", "wheat")),
+            ):
                 with timed(f"filter {label} (includes a 200 ms wait)") as filtered:
                     action()
                     page.wait_for_timeout(200)  # the search box waits 150 ms for typing to stop
@@ -124,8 +153,7 @@ def main() -> int:
                 page.wait_for_load_state("load")
             print(loaded.line())
             browser.close()
-        ok = judge("samples.html open, CPU of this process + the browser's processes", opened.cpu, TARGET_S,
-                   unit=" s")
+        ok = judge("samples.html open, CPU of this process + the browser's processes", opened.cpu, TARGET_S, unit=" s")
         return 0 if ok else 1
     finally:
         shutil.rmtree(root, ignore_errors=True)

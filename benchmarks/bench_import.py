@@ -69,8 +69,10 @@ def main() -> int:
         small = _write(work / "circular.tsv", header, _circular(rows, 20))
         loaded = load_mc(small)
         manifest = build_upd(work / "aad", tsv=small, variant="aad", setting="base", seed=0)
-        print(f"1. MMBench samples + copies: {loaded.n_rows} rows -> {len(loaded.items)} items "
-              f"({loaded.merged_rows} copies merged); AAD groups {manifest['counts']['aad/base']}")
+        print(
+            f"1. MMBench samples + copies: {loaded.n_rows} rows -> {len(loaded.items)} items "
+            f"({loaded.merged_rows} copies merged); AAD groups {manifest['counts']['aad/base']}"
+        )
         big = _write(work / "dev.tsv", header, _circular(rows, 1110))
         with timed("   load_mc, dev-sized file", unit="row") as took:
             loaded = load_mc(big)
@@ -82,8 +84,10 @@ def main() -> int:
             summary, _ = run_mc_audit(sheet, "mmbench")
             took.count = int(summary["choice"]["rows"])
         circ = summary["circular"]
-        print(f"2. LLaVA-1.5-13B MMBench dev: {summary['choice']['rows']} rows, {circ['groups']} questions, "
-              f"circular {100 * circ['accuracy']:.2f} (published 67.7)")
+        print(
+            f"2. LLaVA-1.5-13B MMBench dev: {summary['choice']['rows']} rows, {circ['groups']} questions, "
+            f"circular {100 * circ['accuracy']:.2f} (published 67.7)"
+        )
         print(took.line())
 
         tables = ROOT / "tests" / "fixtures" / "charts" / "chartqa_tables"
@@ -92,8 +96,10 @@ def main() -> int:
             manifest = build_imported_charts(work / "chartqa", "chartqa", result, [tables], seed=0, max_groups=100)
             took.count = int(manifest["n_groups"])
         faults = verify_benchmark(work / "chartqa", workers=1)
-        print(f"3. ChartQA tables: {result.n_read} read, {manifest['n_groups']} groups built, "
-              f"verify faults {len(faults)}; skipped {manifest['skipped']}")
+        print(
+            f"3. ChartQA tables: {result.n_read} read, {manifest['n_groups']} groups built, "
+            f"verify faults {len(faults)}; skipped {manifest['skipped']}"
+        )
         print(took.line())
     return 0
 

@@ -70,9 +70,11 @@ def main() -> int:
         print(took.line())
     n = len(changed_pixels)
     print(f"{n} views of {groups} chart groups, seed 0")
-    print(f"pixels changed by the JPEG round trip: median {100 * float(np.median(changed_pixels)):.1f}% of each "
-          f"image (min {100 * min(changed_pixels):.1f}%, max {100 * max(changed_pixels):.1f}%); largest change of "
-          f"one channel {max_diff}/255; mean change {float(np.mean(mean_diffs)):.2f}/255")
+    print(
+        f"pixels changed by the JPEG round trip: median {100 * float(np.median(changed_pixels)):.1f}% of each "
+        f"image (min {100 * min(changed_pixels):.1f}%, max {100 * max(changed_pixels):.1f}%); largest change of "
+        f"one channel {max_diff}/255; mean change {float(np.mean(mean_diffs)):.2f}/255"
+    )
     print(f"chart-reader replies that differ between the PNG and the JPEG: {replies_changed} of {n}")
     return 0
 

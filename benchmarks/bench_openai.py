@@ -141,8 +141,9 @@ async def _timed(label: str, n: int, concurrency: int, one: Any) -> Timing:
 async def vqaudit_client(url: str, n: int, concurrency: int) -> Timing:
     backend = load_backend(f"openai:bench@{url}", ModelOptions(concurrency=concurrency, max_retries=0))
     image = png(1)
-    requests = [Request("v", "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams())
-                for i in range(n)]
+    requests = [
+        Request("v", "answerability-json-v1", f"prompt {i}", image, "image/png", GenerationParams()) for i in range(n)
+    ]
     try:
         return await _timed("vqaudit OpenAIBackend", n, concurrency, lambda i: backend.complete(requests[i]))
     finally:
@@ -157,11 +158,23 @@ async def aiohttp_client(url: str, n: int, concurrency: int) -> Timing:
 
         async def one(i: int) -> str:
             data_url = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
-            body = {"model": "bench", "messages": [{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": data_url}}, {"type": "text", "text": f"prompt {i}"}]}],
-                "temperature": 0.0, "max_tokens": 512}
-            async with session.post(endpoint, data=json.dumps(body).encode(),
-                                    headers={"Content-Type": "application/json"}) as response:
+            body = {
+                "model": "bench",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "image_url", "image_url": {"url": data_url}},
+                            {"type": "text", "text": f"prompt {i}"},
+                        ],
+                    }
+                ],
+                "temperature": 0.0,
+                "max_tokens": 512,
+            }
+            async with session.post(
+                endpoint, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+            ) as response:
                 text: str = json.loads(await response.read())["choices"][0]["message"]["content"]
                 return text
 
@@ -200,11 +213,18 @@ def client_table(url: str, n: int, levels: list[int], repeat: int) -> bool:
         print(vq.line(_rates(vq)))
         print(ah.line(_rates(ah)))
         per_cpu = ah.cpu_self / max(vq.cpu_self, 1e-9)  # vqaudit's requests per client CPU-s / aiohttp's
-        print(f"  concurrency {level}: vqaudit / aiohttp requests per client CPU-second {per_cpu:.2f}x "
-              f"(per wall second {ah.wall / vq.wall:.2f}x)")
+        print(
+            f"  concurrency {level}: vqaudit / aiohttp requests per client CPU-second {per_cpu:.2f}x "
+            f"(per wall second {ah.wall / vq.wall:.2f}x)"
+        )
         if level == 64:
-            ok = judge("vqaudit / aiohttp requests per client CPU-second at concurrency 64", per_cpu, TARGET_RATIO,
-                       higher=True, unit="x")
+            ok = judge(
+                "vqaudit / aiohttp requests per client CPU-second at concurrency 64",
+                per_cpu,
+                TARGET_RATIO,
+                higher=True,
+                unit="x",
+            )
     return ok
 
 
@@ -226,8 +246,10 @@ def main() -> None:
         print(f"before: {load_line()}")
         proc, url = start_server()
         procs.append(proc)
-        print(f"\n1. client only, {args.requests} requests per measurement, best of {args.repeat} (children: the "
-              "fake server's process):")
+        print(
+            f"\n1. client only, {args.requests} requests per measurement, best of {args.repeat} (children: the "
+            "fake server's process):"
+        )
         ok = client_table(url, args.requests, [int(c) for c in args.concurrencies.split(",")], args.repeat)
         print(f"\n2. full run stage, concurrency {args.run_concurrency}, one instant server:")
         took = full_run("run_benchmark, 1 instant server", [url], args.requests, args.run_concurrency)
@@ -243,14 +265,15 @@ def main() -> None:
             procs.append(proc)
             busy.append(more)
         one_busy = args.capacity / (args.service_ms / 1e3)
-        print(f"\n3. full run stage over several endpoints, concurrency {args.run_concurrency} (children: all "
-              "8 servers' processes):")
+        print(
+            f"\n3. full run stage over several endpoints, concurrency {args.run_concurrency} (children: all "
+            "8 servers' processes):"
+        )
         for k in (1, 2, 4):
             n_busy = min(args.requests, int(one_busy * k * 3))  # about 3 s of the servers' capacity
             took = full_run(f"run_benchmark, {k} busy server(s)", busy[:k], n_busy, args.run_concurrency)
             print(took.line(_rates(took) + f"; their limit {k * one_busy:.0f}/s"))
-            took = full_run(f"run_benchmark, {k} instant server(s)", instant[:k], args.requests,
-                            args.run_concurrency)
+            took = full_run(f"run_benchmark, {k} instant server(s)", instant[:k], args.requests, args.run_concurrency)
             print(took.line(_rates(took)))
         print(f"after: {load_line()}")
         if not ok:

@@ -29,8 +29,10 @@ def bench(label: str, groups: int, workers: int, seed: int, mask: str, matched: 
         manifest = build_photos(out, groups, seed, workers=workers, mask=mask, matched=matched, **inputs)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6
     print(took.line(f"{manifest['n_views']} views; {size:.1f} MB; folder {out}"))
-    print(f"         candidates {manifest['candidates']}, rejected {manifest['rejected_candidates']}, "
-          f"strata {manifest['strata']}")
+    print(
+        f"         candidates {manifest['candidates']}, rejected {manifest['rejected_candidates']}, "
+        f"strata {manifest['strata']}"
+    )
     return out
 
 
@@ -63,8 +65,16 @@ def main() -> None:
     for mask in MASK_KINDS:
         built["bundled", mask] = bench("bundled", args.groups, args.workers, args.seed, mask, args.matched)
         if args.coco_annotations is not None and args.coco_images is not None:
-            built["coco", mask] = bench("coco", args.groups, args.workers, args.seed, mask, args.matched,
-                                        annotations=args.coco_annotations, images_dir=args.coco_images)
+            built["coco", mask] = bench(
+                "coco",
+                args.groups,
+                args.workers,
+                args.seed,
+                mask,
+                args.matched,
+                annotations=args.coco_annotations,
+                images_dir=args.coco_images,
+            )
     if args.sheet is not None:
         root = built["bundled", "fill"]
         contact_sheet(root, args.sheet, diverse(root, args.sheet_groups))

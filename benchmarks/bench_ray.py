@@ -32,8 +32,7 @@ from vqaudit.suites.charts.build import build_charts  # noqa: E402
 
 
 def start_server(delay_s: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--delay-s", str(delay_s)], stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--delay-s", str(delay_s)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("PORT "):
@@ -56,8 +55,7 @@ def replies(run_dir: Path) -> dict[str, str | None]:
 
 def bench_build(tmp: Path, groups: int, workers: int) -> None:
     tmp.mkdir(parents=True)
-    with timed(f"build {groups} groups, local ({workers} processes)", groups, "group") as local, \
-            using(LocalExecutor()):
+    with timed(f"build {groups} groups, local ({workers} processes)", groups, "group") as local, using(LocalExecutor()):
         build_charts(tmp / "local", groups, 0, workers=workers)
     print(local.line())
     # children: the whole local Ray instance (raylet, GCS, workers), idle overhead included
@@ -75,13 +73,21 @@ def bench_run(tmp: Path, views: int, concurrency: int, delay_s: float, replicas:
     spec = f"openai:bench@{url}"
     try:
         # children include the fake server's process
-        with timed(f"run {views} views, local (server delay {delay_s * 1000:.0f} ms, concurrency {concurrency})",
-                   views, "view") as local_t:
+        with timed(
+            f"run {views} views, local (server delay {delay_s * 1000:.0f} ms, concurrency {concurrency})", views, "view"
+        ) as local_t:
             local = run_benchmark(bench, spec, tmp / "run-local", concurrency=concurrency, progress=False)
         print(local_t.line())
         with timed(f"run {views} views, ray ({replicas} replicas, incl. their start)", views, "view") as ray_t:
-            ray = run_benchmark(bench, spec, tmp / "run-ray", concurrency=concurrency, progress=False,
-                                executor=RayExecutor(), replicas=replicas)
+            ray = run_benchmark(
+                bench,
+                spec,
+                tmp / "run-ray",
+                concurrency=concurrency,
+                progress=False,
+                executor=RayExecutor(),
+                replicas=replicas,
+            )
         print(ray_t.line())
         print(ratio(ray_t, local_t))
     finally:

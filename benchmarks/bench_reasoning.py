@@ -45,8 +45,9 @@ def _reply(rng: random.Random) -> tuple[str, str]:
     if kind == 2:
         return f"\u25c1think\u25b7{thought}\u25c1/think\u25b7{final}", final
     if kind == 3:
-        return (f"<|begin_of_thought|>{thought}<|end_of_thought|><|begin_of_solution|>{final}"
-                f"<|end_of_solution|>"), final
+        return (
+            f"<|begin_of_thought|>{thought}<|end_of_thought|><|begin_of_solution|>{final}<|end_of_solution|>"
+        ), final
     if kind == 4:
         return f"<think>{thought}", final  # unfinished
     if kind == 5:
@@ -68,14 +69,15 @@ def main() -> None:
     with timed("parse of replies without reasoning (default auto)", count=N, unit="reply") as auto:
         for _, final in pairs:
             parse_answerability(final)
-    with timed("parse of replies without reasoning (reasoning_format=none: no split)", count=N,
-               unit="reply") as plain:
+    with timed("parse of replies without reasoning (reasoning_format=none: no split)", count=N, unit="reply") as plain:
         for _, final in pairs:
             parse_answerability(final, reasoning_format="none")
     for t in (split, auto, plain):
         print(t.line())
-    print(f"per reply: {split.cpu / N * 1e6:.1f} us with reasoning, {auto.cpu / N * 1e6:.1f} us without "
-          f"(auto), {plain.cpu / N * 1e6:.1f} us with no split at all")
+    print(
+        f"per reply: {split.cpu / N * 1e6:.1f} us with reasoning, {auto.cpu / N * 1e6:.1f} us without "
+        f"(auto), {plain.cpu / N * 1e6:.1f} us with no split at all"
+    )
     print(ratio(auto, plain))
     print(ratio(split, plain))
     print(f"crashes: {crashes} of {N}")

@@ -102,11 +102,23 @@ def write_bench(root: Path, n_groups: int, per_group: int = 4) -> Path:
             vid = f"g{g}-v{k}"
             data = png(g * per_group + k)
             (root / "images" / f"{vid}.png").write_bytes(data)
-            obligation = (Obligation(kind="answer", gold=(str(10 * g),), answer_type="number") if k == 0
-                          else Obligation(kind="abstain"))
-            views.append(View(view_id=vid, group_id=f"g{g}", source="charts", state="original" if k == 0 else "M",
-                              image=f"images/{vid}.png", image_sha256=sha256_bytes(data),
-                              question=f"What is bar {g}?", obligation=obligation))
+            obligation = (
+                Obligation(kind="answer", gold=(str(10 * g),), answer_type="number")
+                if k == 0
+                else Obligation(kind="abstain")
+            )
+            views.append(
+                View(
+                    view_id=vid,
+                    group_id=f"g{g}",
+                    source="charts",
+                    state="original" if k == 0 else "M",
+                    image=f"images/{vid}.png",
+                    image_sha256=sha256_bytes(data),
+                    question=f"What is bar {g}?",
+                    obligation=obligation,
+                )
+            )
             ids.append(vid)
         groups.append(Group(group_id=f"g{g}", source="charts", question=f"What is bar {g}?", view_ids=tuple(ids)))
     write_jsonl(root / "views.jsonl", views)
@@ -116,8 +128,13 @@ def write_bench(root: Path, n_groups: int, per_group: int = 4) -> Path:
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "vqaudit", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "vqaudit", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def n_rows(out: Path) -> int:
@@ -134,6 +151,7 @@ def n_rows(out: Path) -> int:
 
 
 # -- 1. parse time against length --------------------------------------------------------------------------------
+
 
 def worst_inputs(n: int) -> dict[str, str]:
     return {
@@ -175,9 +193,31 @@ def _timed(fn: Callable[[], object]) -> float:
 
 # -- 2. hostile replies through parse and score ------------------------------------------------------------------
 
-NUMBERS = ["1e100000000", "-1E+99999999", "1e-100000000", "9" * 199, "9" * 5000, "1/0", "0x1F", "1_000", "NaN",
-           "Infinity", "-0", "1,000,000", "1,00", "\u0661\u0662", "\uff11\uff12", "12.5", "25/2", "12.50", "1e400",
-           "1e401", "\u221212.5", "12.5 %", "1" + "0" * 300]
+NUMBERS = [
+    "1e100000000",
+    "-1E+99999999",
+    "1e-100000000",
+    "9" * 199,
+    "9" * 5000,
+    "1/0",
+    "0x1F",
+    "1_000",
+    "NaN",
+    "Infinity",
+    "-0",
+    "1,000,000",
+    "1,00",
+    "\u0661\u0662",
+    "\uff11\uff12",
+    "12.5",
+    "25/2",
+    "12.50",
+    "1e400",
+    "1e401",
+    "\u221212.5",
+    "12.5 %",
+    "1" + "0" * 300,
+]
 
 
 def reply_generator(seed: int) -> Iterator[str]:
@@ -193,7 +233,7 @@ def reply_generator(seed: int) -> Iterator[str]:
         if pick < 0.4:
             return rng.choice(NUMBERS)
         if pick < 0.5:
-            return rng.choice([None, True, 1.5e308, -1e-320, 10**rng.randint(0, 4000), [1], {"a": 1}])
+            return rng.choice([None, True, 1.5e308, -1e-320, 10 ** rng.randint(0, 4000), [1], {"a": 1}])
         return "".join(chr(rng.randint(0x20, 0x2FFF)) for _ in range(rng.randint(0, 40)))
 
     def surrogates(text: str) -> str:  # as the backend hands a reply over: a surrogate pair is one character
@@ -213,11 +253,16 @@ def reply_generator(seed: int) -> Iterator[str]:
         lambda: "[" * rng.randint(1, 20_000),
         lambda: rng.choice(["the ", "\n", "{", "```", "0", " "]) * rng.randint(1, 40_000),
         lambda: bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 300))).decode("utf-8", "surrogateescape"),
-        lambda: '{"answerable": true, "answer": ' + rng.choice(["NaN", "Infinity", "-Infinity", "1e999999", "1" * 4400,
-                                                                  "0." + "1" * 10_000]) + ', "reason": "r"}',
+        lambda: (
+            '{"answerable": true, "answer": '
+            + rng.choice(["NaN", "Infinity", "-Infinity", "1e999999", "1" * 4400, "0." + "1" * 10_000])
+            + ', "reason": "r"}'
+        ),
         lambda: '{"answerable": true, "answer": "1", "answer": "2", "reason": "dup", }',
-        lambda: rng.choice(["A", "B)", "(C) green", "B. blue", "A. B. C.", "None of the above", "D", "b"])
-        + " " * rng.randint(0, 3),
+        lambda: (
+            rng.choice(["A", "B)", "(C) green", "B. blue", "A. B. C.", "None of the above", "D", "b"])
+            + " " * rng.randint(0, 3)
+        ),
         lambda: "\ufeff\x00\r\n" + obj("12.5") + "\x1b[31m",
         lambda: obj("12.5") + " " * (MAX_REPLY_CHARS - 40 + rng.randint(-20, 20)),
     ]
@@ -247,20 +292,46 @@ def contract_problems(outcome: Outcome, reply: str) -> list[str]:
 
 def hostile_views() -> list[View]:
     base = {"group_id": "g", "state": "original", "image": "i.png", "image_sha256": "0" * 64, "question": "q?"}
-    upd = {"item_index": 0, "ability": "color", "ability_index": None, "l2_category": "", "variant": "aad",
-           "setting": "option", "rotation": 0, "n_rotations": 1}  # the UPDViewMeta contract (vqaudit.schema)
+    upd = {
+        "item_index": 0,
+        "ability": "color",
+        "ability_index": None,
+        "l2_category": "",
+        "variant": "aad",
+        "setting": "option",
+        "rotation": 0,
+        "n_rotations": 1,
+    }  # the UPDViewMeta contract (vqaudit.schema)
     return [
-        View(view_id="num", source="charts", obligation=Obligation(kind="answer", gold=("12.5",),
-                                                                   answer_type="number", unit="%"), **base),
-        View(view_id="text", source="scenes", obligation=Obligation(kind="answer", gold=("red",),
-                                                                    answer_type="text"), **base),
+        View(
+            view_id="num",
+            source="charts",
+            obligation=Obligation(kind="answer", gold=("12.5",), answer_type="number", unit="%"),
+            **base,
+        ),
+        View(
+            view_id="text",
+            source="scenes",
+            obligation=Obligation(kind="answer", gold=("red",), answer_type="text"),
+            **base,
+        ),
         View(view_id="neg", source="charts", obligation=Obligation(kind="abstain"), **base),
-        View(view_id="upd-std", source="upd", options=("red", "blue", "green", "pink"),
-             meta={**upd, "kind": "standard", "correct_text": "blue"},
-             obligation=Obligation(kind="answer", gold=("B",), answer_type="choice"), **base),
-        View(view_id="upd-aad", source="upd", options=("red", "green", "pink", "None of the above"),
-             meta={**upd, "kind": "upd", "removed_text": "blue", "abstain_letter": "D"},
-             obligation=Obligation(kind="abstain"), **base),
+        View(
+            view_id="upd-std",
+            source="upd",
+            options=("red", "blue", "green", "pink"),
+            meta={**upd, "kind": "standard", "correct_text": "blue"},
+            obligation=Obligation(kind="answer", gold=("B",), answer_type="choice"),
+            **base,
+        ),
+        View(
+            view_id="upd-aad",
+            source="upd",
+            options=("red", "green", "pink", "None of the above"),
+            meta={**upd, "kind": "upd", "removed_text": "blue", "abstain_letter": "D"},
+            obligation=Obligation(kind="abstain"),
+            **base,
+        ),
     ]
 
 
@@ -273,9 +344,11 @@ def bench_replies(n: int) -> None:
     exceptions = violations = slow = 0
     worst_ms, worst_len, total_chars = 0.0, 0, 0
     examples: list[str] = []
+
     def score_all(reply: str) -> list[Outcome]:
-        outcomes = [score_view(v, Response(view_id=v.view_id, model="m", prompt_id="p", text=reply))
-                    for v in answer_views]
+        outcomes = [
+            score_view(v, Response(view_id=v.view_id, model="m", prompt_id="p", text=reply)) for v in answer_views
+        ]
         responses = {v.view_id: Response(view_id=v.view_id, model="m", prompt_id="p", text=reply) for v in upd_views}
         return outcomes + score_upd_views(upd_views, responses, run_dir=run_dir, judge=None)
 
@@ -301,10 +374,12 @@ def bench_replies(n: int) -> None:
             violations += bool(problems)
             if problems and len(examples) < 5:
                 examples.append(f"{outcome.view_id}: {problems} on {reply[:60]!r}")
-    print(f"    mean reply {total_chars / n:,.0f} characters; slowest parse and score of one view {worst_ms:.2f} "
-          "CPU ms "
-          f"({worst_len:,} characters; {retimed} replies over {SLOW_MS:.0f} ms on a first try were timed again, "
-          "best of 3)")
+    print(
+        f"    mean reply {total_chars / n:,.0f} characters; slowest parse and score of one view {worst_ms:.2f} "
+        "CPU ms "
+        f"({worst_len:,} characters; {retimed} replies over {SLOW_MS:.0f} ms on a first try were timed again, "
+        "best of 3)"
+    )
     for example in examples:
         print(f"    e.g. {example}")
     check(exceptions == 0, f"exceptions: {exceptions}")
@@ -313,6 +388,7 @@ def bench_replies(n: int) -> None:
 
 
 # -- 3. kill and resume ------------------------------------------------------------------------------------------
+
 
 def bench_kill(server: Any, work: Path, cycles: int) -> None:
     print(f"3. {cycles} kill-and-resume cycles of `vqaudit run` (SIGKILL; every fourth SIGINT)")
@@ -339,9 +415,11 @@ def bench_kill(server: Any, work: Path, cycles: int) -> None:
     final = cli("run", str(bench), "--model", spec, "--out", str(out), "--concurrency", "4")
     assert final.wait(600) == 0, final.communicate()
     reasked = sum(h - 1 for h in server.snapshot().values() if h > 1)
-    print(f"    exit codes of the stopped runs: {sorted(set(codes))} (-9 SIGKILL, 130 SIGINT); requests sent again "
-          f"after a stop: {reasked} (calls in flight when stopped, at most 16, and after a SIGKILL the replies of "
-          "its last 0.2 s, not committed yet)")
+    print(
+        f"    exit codes of the stopped runs: {sorted(set(codes))} (-9 SIGKILL, 130 SIGINT); requests sent again "
+        f"after a stop: {reasked} (calls in flight when stopped, at most 16, and after a SIGKILL the replies of "
+        "its last 0.2 s, not committed yet)"
+    )
     conn = sqlite3.connect(out / RESPONSES_FILE)
     rows = conn.execute("SELECT view_id, COUNT(*) FROM responses GROUP BY view_id").fetchall()
     conn.close()
@@ -360,10 +438,13 @@ def bench_kill(server: Any, work: Path, cycles: int) -> None:
 
 # -- 4. the fault mix --------------------------------------------------------------------------------------------
 
+
 def bench_faults(server: Any, work: Path, n_groups: int) -> None:
     n_views = n_groups * 4
-    print(f"4. fault mix on {n_views} views (10% 500, 5% 429, 3% hang, 3% malformed), concurrency 8, "
-          "default backend options")
+    print(
+        f"4. fault mix on {n_views} views (10% 500, 5% 429, 3% hang, 3% malformed), concurrency 8, "
+        "default backend options"
+    )
     server.reset()
     server.delay_s = 0.01
     server.mix = FAULT_MIX
@@ -378,8 +459,9 @@ def bench_faults(server: Any, work: Path, n_groups: int) -> None:
 
         watcher = threading.Thread(target=_watch, args=(out, 0.9 * n_views, started, marks, stop), daemon=True)
         watcher.start()
-        summary = asyncio.run(run_benchmark_async(bench, spec, out, concurrency=8, retry_errors=attempt > 0,
-                                                  progress=False))
+        summary = asyncio.run(
+            run_benchmark_async(bench, spec, out, concurrency=8, retry_errors=attempt > 0, progress=False)
+        )
         stop.set()
         watcher.join()
         elapsed = time.perf_counter() - started
@@ -403,6 +485,7 @@ def _watch(out: Path, rows: float, t0: float, marks: dict[str, float], stop: thr
 
 # -- 5. the race -------------------------------------------------------------------------------------------------
 
+
 def bench_race(server: Any, work: Path, trials: int) -> None:
     print(f"5. two `vqaudit run` with different models started together on one --out, {trials} times")
     server.reset()
@@ -411,18 +494,23 @@ def bench_race(server: Any, work: Path, trials: int) -> None:
     refused = mixed = by_lock = 0
     for trial in range(trials):
         out = work / f"race-{trial}"
-        procs = [cli("run", str(bench), "--model", f"openai:model-{x}@{server.url}", "--out", str(out),
-                     "--concurrency", "2") for x in "ab"]
+        procs = [
+            cli("run", str(bench), "--model", f"openai:model-{x}@{server.url}", "--out", str(out), "--concurrency", "2")
+            for x in "ab"
+        ]
         results = [(p.wait(300), p.communicate()[1]) for p in procs]
         refused += sum(1 for code, _ in results if code == 2)
         by_lock += sum(1 for code, err in results if code == 2 and "is writing this run folder" in err)
         mixed += len({r.model for r in load_responses(out).values()}) > 1
-    print(f"    refused: {refused} of {trials} second runs ({by_lock} by the folder lock, the rest by the "
-          "one-model check after the first had finished)")
+    print(
+        f"    refused: {refused} of {trials} second runs ({by_lock} by the folder lock, the rest by the "
+        "one-model check after the first had finished)"
+    )
     check(refused == trials and mixed == 0, f"folders holding two models: {mixed}; runs refused: {refused}")
 
 
 # -- 6. a key-echoing server -------------------------------------------------------------------------------------
+
 
 def longest_key_stretch(data: str) -> int:
     for width in range(len(KEY), 0, -1):
@@ -450,8 +538,19 @@ def bench_keys(server: Any, work: Path) -> None:
             server.default = "ok" if action == "echo500" else action
             out = work / f"keys-{action}-{shift}"
             folders.append(out)
-            proc = cli("run", str(bench), "--model", f"openai:m@{server.url}", "--out", str(out),
-                       "--api-key-env", KEY_ENV, "--concurrency", "2", env=env)
+            proc = cli(
+                "run",
+                str(bench),
+                "--model",
+                f"openai:m@{server.url}",
+                "--out",
+                str(out),
+                "--api-key-env",
+                KEY_ENV,
+                "--concurrency",
+                "2",
+                env=env,
+            )
             code = proc.wait(300)
             outputs += proc.communicate()
             sent += sum(1 for h in server.auth_headers if h == f"Bearer {KEY}")
@@ -461,11 +560,19 @@ def bench_keys(server: Any, work: Path) -> None:
                 scored.wait(300)
                 outputs += scored.communicate()
     server.default = "ok"
-    stretch = max([longest_key_stretch(o) for o in outputs] +
-                  [longest_key_stretch(p.read_bytes().decode("utf-8", "replace"))
-                   for f in folders for p in f.rglob("*") if p.is_file()])
-    print(f"    requests that sent the key: {sent}; longest stretch of the key in any file or output: {stretch} "
-          "characters (the same short runs of letters appear by chance in any text)")
+    stretch = max(
+        [longest_key_stretch(o) for o in outputs]
+        + [
+            longest_key_stretch(p.read_bytes().decode("utf-8", "replace"))
+            for f in folders
+            for p in f.rglob("*")
+            if p.is_file()
+        ]
+    )
+    print(
+        f"    requests that sent the key: {sent}; longest stretch of the key in any file or output: {stretch} "
+        "characters (the same short runs of letters appear by chance in any text)"
+    )
     check(sent > 0 and stretch < 8, f"no 8 consecutive characters of the key written anywhere (longest {stretch})")
 
 

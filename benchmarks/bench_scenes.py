@@ -66,8 +66,9 @@ def bench_render(n: int) -> bool:
             instance_ids(s, c)
     print(ids.line())
     few = min(n, 5)
-    with timed("baseline: plain numpy ray cast (every object x every ray, no shading)", few, "frame",
-               descendants=False) as brute:
+    with timed(
+        "baseline: plain numpy ray cast (every object x every ray, no shading)", few, "frame", descendants=False
+    ) as brute:
         for s, c in zip(scenes[:few], cams[:few], strict=True):
             _brute_cast(s, c)
     print(brute.line())
@@ -113,8 +114,11 @@ def bench_build(groups: int, workers: int, seed: int, check: bool, allow_determi
             by: dict[str, list] = {}
             for v in bench.views:
                 by.setdefault(v.group_id, []).append(v)
-            problems = [p for g in bench.groups for p in check_group(by[g.group_id], g.meta["camera"],
-                                                                      g.meta["directions"], out)]
+            problems = [
+                p
+                for g in bench.groups
+                for p in check_group(by[g.group_id], g.meta["camera"], g.meta["directions"], out)
+            ]
         print(checking.line(f"{len(problems)} problems"))
 
 
@@ -132,8 +136,10 @@ def side_by_side(real_dir: Path, out: Path, per_row: int, count: int) -> None:
     while len(tiles) % per_row:
         tiles.append(blank)
     gap_v = np.full((tiles[0].shape[0], 12, 3), 255, np.uint8)
-    rows = [np.concatenate([t for k in range(per_row) for t in (tiles[r + k], gap_v)][:-1], axis=1)
-            for r in range(0, len(tiles), per_row)]
+    rows = [
+        np.concatenate([t for k in range(per_row) for t in (tiles[r + k], gap_v)][:-1], axis=1)
+        for r in range(0, len(tiles), per_row)
+    ]
     gap_h = np.full((8, rows[0].shape[1], 3), 255, np.uint8)
     grid = np.concatenate([x for row in rows for x in (row, gap_h)][:-1], axis=0)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -83,11 +83,16 @@ def main() -> int:
             results.append(answerability_metrics(outcomes, n_draws=N_DRAWS, seed=0))
         steps.append(took)
         charts = results[-1]["charts"]
-        print(took.line(f"charts Bk={charts['Bk']:.3f} ci={charts['ci']['Bk']} Jk={charts['Jk']:.3f} "
-                        f"Ebal={charts['Ebal']:.3f}"))
+        print(
+            took.line(
+                f"charts Bk={charts['Bk']:.3f} ci={charts['ci']['Bk']} Jk={charts['Jk']:.3f} Ebal={charts['Ebal']:.3f}"
+            )
+        )
     total, total_cpu = sum(t.wall for t in steps), sum(t.cpu for t in steps)
-    print(f"answerability_metrics, 6 configurations x 3 sources x {N_DRAWS:,} draws: {total:.3f} s wall, "
-          f"{total_cpu:.3f} s CPU total")
+    print(
+        f"answerability_metrics, 6 configurations x 3 sources x {N_DRAWS:,} draws: {total:.3f} s wall, "
+        f"{total_cpu:.3f} s CPU total"
+    )
     with timed("  of which group_counts (pure Python reduction)", descendants=False) as took:
         for outcomes in configurations:
             group_counts(outcomes)
@@ -97,12 +102,12 @@ def main() -> int:
             failure_accounting(outcomes)
     print(took.line())
     with timed("paired_difference Jk charts config5-config4", descendants=False) as took:
-        point, lo, hi = paired_difference(configurations[5], configurations[4], "Jk", source="charts",
-                                          n_draws=N_DRAWS)
+        point, lo, hi = paired_difference(configurations[5], configurations[4], "Jk", source="charts", n_draws=N_DRAWS)
     print(took.line(f"{point:+.4f} [{lo:+.4f}, {hi:+.4f}]"))
     print(load_line())
     ok = judge("answerability_metrics, all six configurations", total_cpu, TARGET_S, unit=" s")
     return 0 if ok else 1
+
 
 if __name__ == "__main__":
     sys.exit(main())

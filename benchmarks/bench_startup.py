@@ -34,8 +34,17 @@ from _timing import Timing, judge, load_line, timed
 TARGET = 2.5
 """``vqaudit --help`` at most this many times the CPU time of importing typer and rich."""
 
-HEAVY = ("vqaudit.backends.options", "vqaudit.backends.base", "vqaudit.harness.common", "importlib.metadata",
-         "numpy", "pydantic", "vqaudit.schema", "asyncio", "typer.rich_utils")
+HEAVY = (
+    "vqaudit.backends.options",
+    "vqaudit.backends.base",
+    "vqaudit.harness.common",
+    "importlib.metadata",
+    "numpy",
+    "pydantic",
+    "vqaudit.schema",
+    "asyncio",
+    "typer.rich_utils",
+)
 """Modules ``--help`` has no use for (checked after it ran)."""
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,9 +62,11 @@ def _once(label: str, args: list[str]) -> Timing:
 
 
 def _loaded_by_help() -> list[str]:
-    code = ("import sys; sys.argv = ['vqaudit', '--help']\nfrom vqaudit.cli import app\n"
-            "try:\n    app()\nexcept SystemExit:\n    pass\n"
-            f"print('HEAVY:', *(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        "import sys; sys.argv = ['vqaudit', '--help']\nfrom vqaudit.cli import app\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        f"print('HEAVY:', *(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env())
     return done.stdout.splitlines()[-1].split()[1:]
 
@@ -73,14 +84,19 @@ def main() -> int:
         base.append(_once("import typer, rich", [py, "-c", "import typer, rich"]).cpu)
         cli.append(_once("vqaudit --help", [py, "-m", "vqaudit", "--help"]).cpu)
     for label, values in (("python -c 'import typer, rich'", base), ("vqaudit --help", cli)):
-        print(f"{label}: {reps} runs, CPU min {min(values) * 1e3:.0f} ms, median "
-              f"{statistics.median(values) * 1e3:.0f} ms")
+        print(
+            f"{label}: {reps} runs, CPU min {min(values) * 1e3:.0f} ms, median {statistics.median(values) * 1e3:.0f} ms"
+        )
     print(f"ratio of the mins: {min(cli) / min(base):.2f}x")
     heavy = _loaded_by_help()
     print(f"heavy modules imported by --help: {', '.join(heavy) if heavy else 'none'}")
     print(f"after: {load_line()}")
-    ok = judge("vqaudit --help / import typer, rich (median CPU)", statistics.median(cli) / statistics.median(base),
-               TARGET, unit="x")
+    ok = judge(
+        "vqaudit --help / import typer, rich (median CPU)",
+        statistics.median(cli) / statistics.median(base),
+        TARGET,
+        unit="x",
+    )
     return 0 if ok else 1
 
 

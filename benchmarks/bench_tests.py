@@ -31,19 +31,27 @@ def step(label: str, args: list[str]) -> tuple[Timing, int]:
 def main() -> int:
     """Time every step; return 1 if any failed."""
     argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     py = sys.executable
     print(f"before: {load_line()}")
-    steps = [("ruff check src tests benchmarks", [py, "-m", "ruff", "check", "-q", "src", "tests", "benchmarks"]),
-             ("mypy (strict, src)", [py, "-m", "mypy"])]
+    steps = [
+        ("ruff check src tests benchmarks", [py, "-m", "ruff", "check", "-q", "src", "tests", "benchmarks"]),
+        ("mypy (strict, src)", [py, "-m", "mypy"]),
+    ]
     if "--skip-full" not in argv:
         steps.append(("pytest -n 2 (make test)", [py, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", *extra]))
-    steps.append(('pytest -n 2 -m "not slow"', [py, "-m", "pytest", "-n", "2", "-m", "not slow", "-p",
-                                                "no:cacheprovider", *extra]))
+    steps.append(
+        (
+            'pytest -n 2 -m "not slow"',
+            [py, "-m", "pytest", "-n", "2", "-m", "not slow", "-p", "no:cacheprovider", *extra],
+        )
+    )
     results = [step(label, args) for label, args in steps]
     make_test = [t for (label, _), (t, _) in zip(steps, results, strict=True) if "not slow" not in label]
-    print(f"make test steps, total: wall {sum(t.wall for t in make_test):.1f} s, "
-          f"CPU {sum(t.cpu for t in make_test):.1f} s")
+    print(
+        f"make test steps, total: wall {sum(t.wall for t in make_test):.1f} s, "
+        f"CPU {sum(t.cpu for t in make_test):.1f} s"
+    )
     print(f"after: {load_line()}")
     return 1 if any(code for _, code in results) else 0
 

@@ -32,10 +32,10 @@ from vqaudit.suites.registry import prompt_for
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
     return ModelOptions(args=tuple((args or {}).items()))
-
 
 
 def tiny_vlm():  # type: ignore[no-untyped-def]
@@ -53,8 +53,16 @@ def requests_for(bench: Path, max_new_tokens: int) -> list[Request]:
     for view in load_benchmark(bench).views:
         prompt_id, prompt = prompt_for(view)
         data = (bench / view.image).read_bytes()
-        out.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                           image_mime=image_mime(data, bench / view.image), params=params))
+        out.append(
+            Request(
+                request_id=view.view_id,
+                prompt_id=prompt_id,
+                prompt=prompt,
+                image=data,
+                image_mime=image_mime(data, bench / view.image),
+                params=params,
+            )
+        )
     return out
 
 
@@ -81,8 +89,13 @@ def main() -> None:
     args = parser.parse_args()
     if importlib.util.find_spec("vllm") is None:
         sys.exit("vllm is not installed: pip install 'vqaudit[vllm]' on a machine with a GPU")
-    model_args = {"max_new_tokens": str(args.max_new_tokens), "gpu_memory_utilization": args.gpu_memory_utilization,
-                  "max_model_len": "1024", "seed": "0", "batch_size": str(args.concurrency)}
+    model_args = {
+        "max_new_tokens": str(args.max_new_tokens),
+        "gpu_memory_utilization": args.gpu_memory_utilization,
+        "max_model_len": "1024",
+        "seed": "0",
+        "batch_size": str(args.concurrency),
+    }
 
     with tempfile.TemporaryDirectory() as tmp:
         model = tiny_vlm().build_tiny_llava(Path(tmp) / "model", seed=0)
@@ -110,8 +123,14 @@ def main() -> None:
         gc.collect()
 
         with timed("run stage (engine start included)", unit="reply") as took:
-            summary = run_benchmark(bench, spec, Path(tmp) / "run", concurrency=args.concurrency, progress=False,
-                                    options=model_options(model_args))
+            summary = run_benchmark(
+                bench,
+                spec,
+                Path(tmp) / "run",
+                concurrency=args.concurrency,
+                progress=False,
+                options=model_options(model_args),
+            )
             took.count = summary.n_asked
         print(took.line(f"{summary.n_asked / took.wall:.1f} replies/s, {summary.n_errors} errors"))
 

@@ -66,13 +66,22 @@ def _write_inputs(work: Path) -> Path:
     (inp / "perturb_images" / "y.png").write_bytes(b"\x89PNG-y")
     rows = [
         {"qid": "1", "prediction": "3", "answer": "3", "image": "x.png", "question": "How many?"},
-        {"qid": "2", "prediction": "[a, b]", "answer": "[Austria, Chile]", "image": "y.png",
-         "question": "Which two countries?"},
+        {
+            "qid": "2",
+            "prediction": "[a, b]",
+            "answer": "[Austria, Chile]",
+            "image": "y.png",
+            "question": "Which two countries?",
+        },
         {"qid": "3", "prediction": "12%", "answer": "12", "image": "x.png", "question": "What share?"},
     ]
     (inp / "perturb_preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    replies = {"Base": ["3", "[Austria, Chile]", "12"], "A1": ["4", "[Austria, Chile]", "12"],
-               "A2": ["three", "Austria and Chile", "0.12"], "B1": ["3", "[Chile, Austria]", "12.0"]}
+    replies = {
+        "Base": ["3", "[Austria, Chile]", "12"],
+        "A1": ["4", "[Austria, Chile]", "12"],
+        "A2": ["three", "Austria and Chile", "0.12"],
+        "B1": ["3", "[Chile, Austria]", "12.0"],
+    }
     lines = [{"view_id": f"{v}:{i + 1}", "text": t} for v, ts in replies.items() for i, t in enumerate(ts)]
     (inp / "perturb_replay.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     return inp
@@ -81,8 +90,9 @@ def _write_inputs(work: Path) -> Path:
 def _replay_for(bench: Path, out: Path, replies: list[str]) -> None:
     """Write a replay file answering every view of ``bench`` with ``replies[i % len(replies)]`` (views order)."""
     ids = [json.loads(line)["view_id"] for line in (bench / "views.jsonl").read_text().splitlines() if line]
-    out.write_text("".join(json.dumps({"view_id": v, "text": replies[i % len(replies)]}) + "\n"
-                           for i, v in enumerate(ids)))
+    out.write_text(
+        "".join(json.dumps({"view_id": v, "text": replies[i % len(replies)]}) + "\n" for i, v in enumerate(ids))
+    )
 
 
 def _judge_files(work: Path, inp: Path) -> None:
@@ -91,131 +101,422 @@ def _judge_files(work: Path, inp: Path) -> None:
     qids = [str(r["qid"]) for r in rows]
     first, second = ["yes", "no", "Yes.", "no", "maybe"], ["no", "yes", "yes", "NO!", "yes"]
     for name, texts in (("audit_judge.jsonl", first), ("audit_judge2.jsonl", second)):
-        (inp / name).write_text("".join(json.dumps({"view_id": f"judge:{q}", "text": texts[i % len(texts)]}) + "\n"
-                                        for i, q in enumerate(qids)))
+        (inp / name).write_text(
+            "".join(
+                json.dumps({"view_id": f"judge:{q}", "text": texts[i % len(texts)]}) + "\n" for i, q in enumerate(qids)
+            )
+        )
     (inp / "audit_judge_short.jsonl").write_text(json.dumps({"view_id": f"judge:{qids[0]}", "text": "yes"}) + "\n")
-    (inp / "labels.jsonl").write_text("".join(json.dumps({"question_id": q, "label": ["yes", "no", "1"][i % 3]})
-                                              + "\n" for i, q in enumerate(qids[:400])))
+    (inp / "labels.jsonl").write_text(
+        "".join(
+            json.dumps({"question_id": q, "label": ["yes", "no", "1"][i % 3]}) + "\n" for i, q in enumerate(qids[:400])
+        )
+    )
 
 
 def _steps(inp: Path) -> list[tuple[str, list[str]]]:
     """The commands, in order: (step name, CLI arguments). Paths are relative to the working folder."""
-    coco = ["--images", str(FIX / "photos" / "coco" / "images"),
-            "--annotations", str(FIX / "photos" / "coco" / "instances_subset.json")]
-    gqa = ["--source", "gqa", "--images", str(inp / "gqa_images"),
-           "--annotations", str(FIX / "photos" / "gqa" / "sceneGraphs.json"),
-           "--questions", str(FIX / "photos" / "gqa" / "questions.json")]
+    coco = [
+        "--images",
+        str(FIX / "photos" / "coco" / "images"),
+        "--annotations",
+        str(FIX / "photos" / "coco" / "instances_subset.json"),
+    ]
+    gqa = [
+        "--source",
+        "gqa",
+        "--images",
+        str(inp / "gqa_images"),
+        "--annotations",
+        str(FIX / "photos" / "gqa" / "sceneGraphs.json"),
+        "--questions",
+        str(FIX / "photos" / "gqa" / "questions.json"),
+    ]
     chartqa = str(SA / "vila15_13b_chartqa_test.xlsx")
     return [
         ("help", ["--help"]),
         ("build-charts", ["build", "charts", "--groups", "4", "--seed", "3", "--out", "bench/charts"]),
-        ("build-charts-all", ["build", "charts", "--groups", "3", "--seed", "1", "--programs", "all",
-                              "--determined", "--workers", "2", "--out", "bench/charts_all"]),
+        (
+            "build-charts-all",
+            [
+                "build",
+                "charts",
+                "--groups",
+                "3",
+                "--seed",
+                "1",
+                "--programs",
+                "all",
+                "--determined",
+                "--workers",
+                "2",
+                "--out",
+                "bench/charts_all",
+            ],
+        ),
         ("build-scenes", ["build", "scenes", "--groups", "2", "--seed", "0", "--out", "bench/scenes"]),
         ("build-photos", ["build", "photos", "--groups", "3", "--seed", "0", "--out", "bench/photos"]),
-        ("build-photos-coco", ["build", "photos", "--groups", "3", "--seed", "1", "--mask", "blur", "--matched",
-                               *coco, "--out", "bench/photos_coco"]),
+        (
+            "build-photos-coco",
+            [
+                "build",
+                "photos",
+                "--groups",
+                "3",
+                "--seed",
+                "1",
+                "--mask",
+                "blur",
+                "--matched",
+                *coco,
+                "--out",
+                "bench/photos_coco",
+            ],
+        ),
         ("build-photos-gqa", ["build", "photos", "--groups", "3", "--seed", "0", *gqa, "--out", "bench/photos_gqa"]),
         ("build-upd", ["build", "upd", "--max-items", "6", "--seed", "0", "--out", "bench/upd"]),
-        ("build-upd-some", ["build", "upd", "--max-items", "4", "--variant", "aad,ivqd", "--setting", "base,option",
-                            "--seed", "2", "--out", "bench/upd_some"]),
+        (
+            "build-upd-some",
+            [
+                "build",
+                "upd",
+                "--max-items",
+                "4",
+                "--variant",
+                "aad,ivqd",
+                "--setting",
+                "base,option",
+                "--seed",
+                "2",
+                "--out",
+                "bench/upd_some",
+            ],
+        ),
         ("build-bad-source", ["build", "photos", "--source", "vqa", "--groups", "1", "--out", "bench/bad"]),
         ("verify-charts", ["verify", "bench/charts"]),
         ("verify-charts-all", ["verify", "bench/charts_all"]),
         ("verify-scenes", ["verify", "bench/scenes"]),
         ("verify-photos", ["verify", "bench/photos"]),
         ("verify-upd", ["verify", "bench/upd"]),
-        *[(f"run-{b}-{p}", ["run", f"bench/{b}", "--model", f"reference:{p}", "--out", f"runs/{b}_{p}"])
-          for b in ("charts", "charts_all", "scenes", "photos", "photos_gqa")
-          for p in ("gold", "always-answer", "always-abstain")],
-        *[(f"run-upd-{p}", ["run", "bench/upd", "--model", f"reference:{p}", "--out", f"runs/upd_{p}"])
-          for p in ("gold", "always-answer", "always-abstain")],
-        ("run-charts-replay", ["run", "bench/charts", "--model", "replay:inputs/charts_replay.jsonl",
-                               "--out", "runs/charts_replay"]),
-        ("run-charts-replay-again", ["run", "bench/charts", "--model", "replay:inputs/charts_replay.jsonl",
-                                     "--out", "runs/charts_replay"]),
-        ("run-upd-replay", ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl",
-                            "--out", "runs/upd_replay"]),
-        ("run-upd-replay-for-judge", ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl",
-                                      "--out", "runs/upd_judged"]),
+        *[
+            (f"run-{b}-{p}", ["run", f"bench/{b}", "--model", f"reference:{p}", "--out", f"runs/{b}_{p}"])
+            for b in ("charts", "charts_all", "scenes", "photos", "photos_gqa")
+            for p in ("gold", "always-answer", "always-abstain")
+        ],
+        *[
+            (f"run-upd-{p}", ["run", "bench/upd", "--model", f"reference:{p}", "--out", f"runs/upd_{p}"])
+            for p in ("gold", "always-answer", "always-abstain")
+        ],
+        (
+            "run-charts-replay",
+            ["run", "bench/charts", "--model", "replay:inputs/charts_replay.jsonl", "--out", "runs/charts_replay"],
+        ),
+        (
+            "run-charts-replay-again",
+            ["run", "bench/charts", "--model", "replay:inputs/charts_replay.jsonl", "--out", "runs/charts_replay"],
+        ),
+        (
+            "run-upd-replay",
+            ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl", "--out", "runs/upd_replay"],
+        ),
+        (
+            "run-upd-replay-for-judge",
+            ["run", "bench/upd", "--model", "replay:inputs/upd_replay.jsonl", "--out", "runs/upd_judged"],
+        ),
         ("run-bad-spec", ["run", "bench/charts", "--model", "nosuch:x", "--out", "runs/bad"]),
-        *[(f"score-{r}", ["score", f"runs/{r}"])
-          for b in ("charts", "charts_all", "scenes", "photos", "photos_gqa", "upd")
-          for r in (f"{b}_gold", f"{b}_always-answer", f"{b}_always-abstain")],
+        *[
+            (f"score-{r}", ["score", f"runs/{r}"])
+            for b in ("charts", "charts_all", "scenes", "photos", "photos_gqa", "upd")
+            for r in (f"{b}_gold", f"{b}_always-answer", f"{b}_always-abstain")
+        ],
         ("score-charts-replay", ["score", "runs/charts_replay"]),
         ("score-upd-replay", ["score", "runs/upd_replay"]),
         ("score-upd-judge", ["score", "runs/upd_judged", "--judge", "replay:inputs/upd_judge.jsonl"]),
         ("score-upd-judge-again", ["score", "runs/upd_judged", "--judge", "replay:inputs/upd_judge.jsonl"]),
         ("score-upd-judge-reference", ["score", "runs/upd_judged", "--judge", "reference:gold"]),
-        ("report-charts", ["report", "runs/charts_gold", "runs/charts_always-answer", "runs/charts_always-abstain",
-                           "runs/charts_replay", "--out", "reports/charts"]),
+        (
+            "report-charts",
+            [
+                "report",
+                "runs/charts_gold",
+                "runs/charts_always-answer",
+                "runs/charts_always-abstain",
+                "runs/charts_replay",
+                "--out",
+                "reports/charts",
+            ],
+        ),
         ("report-charts-default", ["report", "runs/charts_replay"]),
-        ("report-charts-all", ["report", "runs/charts_all_gold", "runs/charts_all_always-abstain",
-                               "--out", "reports/charts_all"]),
+        (
+            "report-charts-all",
+            ["report", "runs/charts_all_gold", "runs/charts_all_always-abstain", "--out", "reports/charts_all"],
+        ),
         ("report-scenes", ["report", "runs/scenes_gold", "runs/scenes_always-answer", "--out", "reports/scenes"]),
         ("report-photos", ["report", "runs/photos_gold", "runs/photos_always-abstain", "--out", "reports/photos"]),
-        ("report-upd", ["report", "runs/upd_gold", "runs/upd_always-answer", "runs/upd_replay",
-                        "--out", "reports/upd"]),
+        (
+            "report-upd",
+            ["report", "runs/upd_gold", "runs/upd_always-answer", "runs/upd_replay", "--out", "reports/upd"],
+        ),
         ("eval-charts", ["eval", "--groups", "3", "--seed", "2", "--out", "eval/charts"]),
-        ("eval-charts-reuse", ["eval", "--groups", "3", "--seed", "2", "--model", "reference:gold",
-                               "--out", "eval/charts"]),
+        (
+            "eval-charts-reuse",
+            ["eval", "--groups", "3", "--seed", "2", "--model", "reference:gold", "--out", "eval/charts"],
+        ),
         ("eval-charts-mismatch", ["eval", "--groups", "4", "--seed", "2", "--out", "eval/charts"]),
         ("eval-scenes", ["eval", "scenes", "--groups", "2", "--out", "eval/scenes"]),
         ("eval-photos", ["eval", "photos", "--groups", "3", "--out", "eval/photos"]),
         ("eval-upd", ["eval", "upd", "--max-items", "4", "--out", "eval/upd"]),
-        ("eval-bench", ["eval", "--bench", "bench/charts", "--model", "reference:always-answer",
-                        "--out", "eval/bench"]),
+        (
+            "eval-bench",
+            ["eval", "--bench", "bench/charts", "--model", "reference:always-answer", "--out", "eval/bench"],
+        ),
         ("audit-checker", ["audit-checker", "bench/charts", "--max-views", "2"]),
         ("audit-certifier", ["audit-certifier", "--grid", "0:2:1", "--trees", "2", "--seed", "0"]),
-        ("audit-certifier-json", ["audit-certifier", "--grid", "0:2:1", "--no-recursive",
-                                  "--out", "certifier/audit.json"]),
+        (
+            "audit-certifier-json",
+            ["audit-certifier", "--grid", "0:2:1", "--no-recursive", "--out", "certifier/audit.json"],
+        ),
         ("audit-certifier-md", ["audit-certifier", "--grid", "0:2:1", "--trees", "1", "--out", "certifier/audit.md"]),
-        ("audit-chartqa", ["audit", chartqa, "--benchmark", "chartqa", "--metric-variant", "vlmevalkit",
-                           "--model-name", "vila", "--out", "audit/chartqa"]),
-        ("audit-chartqa-judge", ["audit", chartqa, "--benchmark", "chartqa", "--metric-variant", "vlmevalkit",
-                                 "--judge", "replay:inputs/audit_judge.jsonl", "--second-judge",
-                                 "replay:inputs/audit_judge2.jsonl", "--labels", "inputs/labels.jsonl",
-                                 "--draws", "300", "--model-name", "vila-judged", "--out", "audit/chartqa_judge"]),
-        ("audit-chartqa-judge-short", ["audit", chartqa, "--benchmark", "chartqa", "--judge",
-                                       "replay:inputs/audit_judge_short.jsonl", "--out", "audit/chartqa_short"]),
-        ("audit-chartqa-csv", ["audit", str(SA / "vila15_13b_chartqa_test_acc.csv"), "--benchmark", "chartqa",
-                               "--model-name", "vila-csv", "--out", "audit/chartqa_csv"]),
-        ("audit-textvqa", ["audit", str(SA / "llava15_13b_textvqa_val.jsonl.gz"), "--benchmark", "textvqa",
-                           "--model-name", "llava", "--out", "audit/textvqa"]),
-        ("audit-textvqa-join", ["audit", str(SA / "llava15_13b_textvqa_answers.jsonl.gz"), "--benchmark",
-                                "textvqa", "--gold", str(SA / "textvqa_val_gold.json.gz"), "--join-on",
-                                "image-question", "--id-field", "row", "--image-field", "question_id",
-                                "--out", "audit/textvqa_join"]),
-        ("audit-docvqa", ["audit", str(SA / "mocr_mplugowl_docvqa_val.json.gz"), "--benchmark", "docvqa",
-                          "--model-name", "mplug", "--out", "audit/docvqa"]),
-        ("audit-docvqa-containment", ["audit", str(SA / "mocr_mplugowl_docvqa_val.json.gz"), "--benchmark",
-                                      "docvqa", "--metric", "containment", "--out", "audit/docvqa_containment"]),
-        ("audit-vizwiz", ["audit", str(SA / "llava15_13b_vizwiz_test.jsonl.gz"), "--benchmark", "vizwiz",
-                          "--model-name", "llava", "--out", "audit/vizwiz"]),
+        (
+            "audit-chartqa",
+            [
+                "audit",
+                chartqa,
+                "--benchmark",
+                "chartqa",
+                "--metric-variant",
+                "vlmevalkit",
+                "--model-name",
+                "vila",
+                "--out",
+                "audit/chartqa",
+            ],
+        ),
+        (
+            "audit-chartqa-judge",
+            [
+                "audit",
+                chartqa,
+                "--benchmark",
+                "chartqa",
+                "--metric-variant",
+                "vlmevalkit",
+                "--judge",
+                "replay:inputs/audit_judge.jsonl",
+                "--second-judge",
+                "replay:inputs/audit_judge2.jsonl",
+                "--labels",
+                "inputs/labels.jsonl",
+                "--draws",
+                "300",
+                "--model-name",
+                "vila-judged",
+                "--out",
+                "audit/chartqa_judge",
+            ],
+        ),
+        (
+            "audit-chartqa-judge-short",
+            [
+                "audit",
+                chartqa,
+                "--benchmark",
+                "chartqa",
+                "--judge",
+                "replay:inputs/audit_judge_short.jsonl",
+                "--out",
+                "audit/chartqa_short",
+            ],
+        ),
+        (
+            "audit-chartqa-csv",
+            [
+                "audit",
+                str(SA / "vila15_13b_chartqa_test_acc.csv"),
+                "--benchmark",
+                "chartqa",
+                "--model-name",
+                "vila-csv",
+                "--out",
+                "audit/chartqa_csv",
+            ],
+        ),
+        (
+            "audit-textvqa",
+            [
+                "audit",
+                str(SA / "llava15_13b_textvqa_val.jsonl.gz"),
+                "--benchmark",
+                "textvqa",
+                "--model-name",
+                "llava",
+                "--out",
+                "audit/textvqa",
+            ],
+        ),
+        (
+            "audit-textvqa-join",
+            [
+                "audit",
+                str(SA / "llava15_13b_textvqa_answers.jsonl.gz"),
+                "--benchmark",
+                "textvqa",
+                "--gold",
+                str(SA / "textvqa_val_gold.json.gz"),
+                "--join-on",
+                "image-question",
+                "--id-field",
+                "row",
+                "--image-field",
+                "question_id",
+                "--out",
+                "audit/textvqa_join",
+            ],
+        ),
+        (
+            "audit-docvqa",
+            [
+                "audit",
+                str(SA / "mocr_mplugowl_docvqa_val.json.gz"),
+                "--benchmark",
+                "docvqa",
+                "--model-name",
+                "mplug",
+                "--out",
+                "audit/docvqa",
+            ],
+        ),
+        (
+            "audit-docvqa-containment",
+            [
+                "audit",
+                str(SA / "mocr_mplugowl_docvqa_val.json.gz"),
+                "--benchmark",
+                "docvqa",
+                "--metric",
+                "containment",
+                "--out",
+                "audit/docvqa_containment",
+            ],
+        ),
+        (
+            "audit-vizwiz",
+            [
+                "audit",
+                str(SA / "llava15_13b_vizwiz_test.jsonl.gz"),
+                "--benchmark",
+                "vizwiz",
+                "--model-name",
+                "llava",
+                "--out",
+                "audit/vizwiz",
+            ],
+        ),
         ("audit-bad-benchmark", ["audit", chartqa, "--benchmark", "nosuch", "--out", "audit/bad"]),
-        ("perturb", ["perturb", "inputs/perturb_preds.jsonl", "--benchmark", "chartqa", "--model",
-                     "replay:inputs/perturb_replay.jsonl", "--images", "inputs/perturb_images",
-                     "--variants", "Base,A1,A2,B1", "--model-name", "m1", "--out", "perturb/m1"]),
-        ("perturb-default-variants", ["perturb", "inputs/perturb_preds.jsonl", "--benchmark", "chartqa",
-                                      "--model", "replay:inputs/perturb_replay.jsonl", "--images",
-                                      "inputs/perturb_images", "--out", "perturb/all"]),
-        ("perturb-reference", ["perturb", "inputs/perturb_preds.jsonl", "--benchmark", "chartqa", "--model",
-                               "reference:gold", "--images", "inputs/perturb_images", "--out", "perturb/bad"]),
-        ("audit-summary", ["audit-summary", "audit/chartqa", "audit/textvqa", "audit/docvqa", "audit/vizwiz",
-                           "--perturb", "perturb/m1", "--out", "summary"]),
-        ("audit-summary-judged", ["audit-summary", "audit/chartqa_judge", "audit/docvqa", "--perturb", "perturb/m1",
-                                  "--perturb", "perturb/all", "--out", "summary_judged"]),
+        (
+            "perturb",
+            [
+                "perturb",
+                "inputs/perturb_preds.jsonl",
+                "--benchmark",
+                "chartqa",
+                "--model",
+                "replay:inputs/perturb_replay.jsonl",
+                "--images",
+                "inputs/perturb_images",
+                "--variants",
+                "Base,A1,A2,B1",
+                "--model-name",
+                "m1",
+                "--out",
+                "perturb/m1",
+            ],
+        ),
+        (
+            "perturb-default-variants",
+            [
+                "perturb",
+                "inputs/perturb_preds.jsonl",
+                "--benchmark",
+                "chartqa",
+                "--model",
+                "replay:inputs/perturb_replay.jsonl",
+                "--images",
+                "inputs/perturb_images",
+                "--out",
+                "perturb/all",
+            ],
+        ),
+        (
+            "perturb-reference",
+            [
+                "perturb",
+                "inputs/perturb_preds.jsonl",
+                "--benchmark",
+                "chartqa",
+                "--model",
+                "reference:gold",
+                "--images",
+                "inputs/perturb_images",
+                "--out",
+                "perturb/bad",
+            ],
+        ),
+        (
+            "audit-summary",
+            [
+                "audit-summary",
+                "audit/chartqa",
+                "audit/textvqa",
+                "audit/docvqa",
+                "audit/vizwiz",
+                "--perturb",
+                "perturb/m1",
+                "--out",
+                "summary",
+            ],
+        ),
+        (
+            "audit-summary-judged",
+            [
+                "audit-summary",
+                "audit/chartqa_judge",
+                "audit/docvqa",
+                "--perturb",
+                "perturb/m1",
+                "--perturb",
+                "perturb/all",
+                "--out",
+                "summary_judged",
+            ],
+        ),
         ("audit-summary-one", ["audit-summary", "audit/docvqa_containment", "--out", "summary_one"]),
         ("audit-summary-not-audit", ["audit-summary", "audit/chartqa_csv", "--out", "summary_bad"]),
         ("export-tuning", ["export-tuning", "--n", "12", "--seed", "0", "--out", "tuning/default"]),
-        ("export-tuning-mix", ["export-tuning", "--n", "10", "--ratio", "4:3:3", "--settings", "base",
-                               "--seed", "5", "--out", "tuning/mix"]),
+        (
+            "export-tuning-mix",
+            [
+                "export-tuning",
+                "--n",
+                "10",
+                "--ratio",
+                "4:3:3",
+                "--settings",
+                "base",
+                "--seed",
+                "5",
+                "--out",
+                "tuning/mix",
+            ],
+        ),
     ]
 
 
 # Values that change from one recording to the next: wall-clock times and durations.
-_VOLATILE_JSON = re.compile(r'("(?:started|finished|created_at|created|latency_s|elapsed\w*|seconds\w*)":\s*)'
-                            r'("[^"]*"|-?[0-9][0-9.eE+-]*)')
+_VOLATILE_JSON = re.compile(
+    r'("(?:started|finished|created_at|created|latency_s|elapsed\w*|seconds\w*)":\s*)'
+    r'("[^"]*"|-?[0-9][0-9.eE+-]*)'
+)
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)? s\b")
 _VOLATILE_COLUMNS = {"latency_s", "created", "created_at"}
 
@@ -273,10 +574,17 @@ def main() -> int:
     """Run every step into ``--work``, copy it to OUT, and write OUT/MANIFEST.txt; return 0 (steps may fail)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path, help="Output folder (must not exist).")
-    parser.add_argument("--cmd", default=f"{shlex.quote(sys.executable)} -m vqaudit",
-                        help="Command prefix that starts the CLI (default: this python -m vqaudit).")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/vqaudit-golden-work"),
-                        help="Fixed working folder (wiped first); keep it the same between recordings.")
+    parser.add_argument(
+        "--cmd",
+        default=f"{shlex.quote(sys.executable)} -m vqaudit",
+        help="Command prefix that starts the CLI (default: this python -m vqaudit).",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/vqaudit-golden-work"),
+        help="Fixed working folder (wiped first); keep it the same between recordings.",
+    )
     parser.add_argument("--only", default="", help="Comma list of step names to run (debugging).")
     args = parser.parse_args()
     out: Path = args.out.resolve()
@@ -288,8 +596,7 @@ def main() -> int:
     work.mkdir(parents=True)
     prefix = shlex.split(args.cmd)
     inp = _write_inputs(work)
-    env = dict(os.environ, COLUMNS="120", TERM="dumb", NO_COLOR="1", PYTHONHASHSEED="0", LC_ALL="C.UTF-8",
-               TZ="UTC")
+    env = dict(os.environ, COLUMNS="120", TERM="dumb", NO_COLOR="1", PYTHONHASHSEED="0", LC_ALL="C.UTF-8", TZ="UTC")
     env.pop("FORCE_COLOR", None)
     only = {s for s in args.only.split(",") if s}
     log: list[str] = [f"# golden outputs; command prefix: {_normalise(args.cmd, work)}", ""]
@@ -304,12 +611,18 @@ def main() -> int:
         if name == "audit-chartqa-judge":
             _judge_files(work, inp)
         start = time.monotonic()
-        done = subprocess.run([*prefix, *cli_args], cwd=work, env=env, capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run([*prefix, *cli_args], cwd=work, env=env, capture_output=True, text=True, check=False)
         print(f"{name}: exit {done.returncode} ({time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
-        log += [f"## {name}", f"$ vqaudit {_normalise(shlex.join(cli_args), work)}", f"exit: {done.returncode}",
-                "--- stdout", _normalise(done.stdout, work).rstrip("\n"),
-                "--- stderr", _normalise(done.stderr, work).rstrip("\n"), ""]
+        log += [
+            f"## {name}",
+            f"$ vqaudit {_normalise(shlex.join(cli_args), work)}",
+            f"exit: {done.returncode}",
+            "--- stdout",
+            _normalise(done.stdout, work).rstrip("\n"),
+            "--- stderr",
+            _normalise(done.stderr, work).rstrip("\n"),
+            "",
+        ]
     shutil.copytree(work, out, symlinks=True)
     _normalise_tree(out, work)
     log += ["# files (sha256  path)", ""]

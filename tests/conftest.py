@@ -73,5 +73,8 @@ def chart_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def program_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 16-group chart benchmark over every program kind, with determined masked (D) views (seed 2)."""
-    return shared_build(tmp_path_factory, "charts-programs",
-                        lambda out: build_charts(out, 16, 2, workers=2, programs="all", determined=True))
+    return shared_build(
+        tmp_path_factory,
+        "charts-programs",
+        lambda out: build_charts(out, 16, 2, workers=2, programs="all", determined=True),
+    )

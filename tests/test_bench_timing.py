@@ -66,11 +66,15 @@ def test_a_child_still_running_at_the_end_is_counted_from_proc() -> None:
 def test_the_report_line_by_hand() -> None:
     t = timing.Timing("render", 4, "reply", wall=2.0, cpu_self=1.0, cpu_children=0.5, load=(1.0, 2.5, 3.25))
     assert t.cpu == 1.5
-    assert t.line("note") == ("render: 4 replies, wall 2.00 s, CPU 1.50 s (self 1.00 s + children 500 ms); "
-                              "per reply 375 ms CPU, 500 ms wall; CPU/wall 0.75; load 1.00 2.50 3.25; note")
+    assert t.line("note") == (
+        "render: 4 replies, wall 2.00 s, CPU 1.50 s (self 1.00 s + children 500 ms); "
+        "per reply 375 ms CPU, 500 ms wall; CPU/wall 0.75; load 1.00 2.50 3.25; note"
+    )
     one = timing.Timing("x", 1, "frame", wall=0.0012, cpu_self=0.000_25)
-    assert one.line() == ("x: 1 frame, wall 1.2 ms, CPU 250 us (self 250 us + children 0 us); per frame 250 us CPU, "
-                          "1.2 ms wall; CPU/wall 0.21; load 0.00 0.00 0.00")
+    assert one.line() == (
+        "x: 1 frame, wall 1.2 ms, CPU 250 us (self 250 us + children 0 us); per frame 250 us CPU, "
+        "1.2 ms wall; CPU/wall 0.21; load 0.00 0.00 0.00"
+    )
 
 
 def test_ratio_is_per_unit_and_judge_compares_on_the_given_side(capsys: pytest.CaptureFixture[str]) -> None:

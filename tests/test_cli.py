@@ -10,8 +10,21 @@ from typing import Any
 
 import pytest
 
-KEYS = {"decision_accuracy", "supported_rejection", "EU", "EM", "EI", "Ebal", "Bk", "Jk", "invalid_rate",
-        "n_groups", "n_views", "ci", "bootstrap"}
+KEYS = {
+    "decision_accuracy",
+    "supported_rejection",
+    "EU",
+    "EM",
+    "EI",
+    "Ebal",
+    "Bk",
+    "Jk",
+    "invalid_rate",
+    "n_groups",
+    "n_views",
+    "ci",
+    "bootstrap",
+}
 
 
 def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -76,9 +89,11 @@ def test_verify_command(chart_bench: Path) -> None:
 
 
 def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
-    for args in (("run", str(tmp_path / "nope"), "--model", "reference:gold", "--out", str(tmp_path / "r")),
-                 ("score", str(tmp_path / "nope")),
-                 ("run", str(tmp_path), "--model", "nonsense", "--out", str(tmp_path / "r"))):
+    for args in (
+        ("run", str(tmp_path / "nope"), "--model", "reference:gold", "--out", str(tmp_path / "r")),
+        ("score", str(tmp_path / "nope")),
+        ("run", str(tmp_path), "--model", "nonsense", "--out", str(tmp_path / "r")),
+    ):
         done = vqaudit(*args)
         assert done.returncode == 2, args
         assert "Traceback" not in done.stderr and "error:" in done.stderr
@@ -126,8 +141,16 @@ def test_eval_photos_end_to_end_with_residual_cue_strata(tmp_path: Path) -> None
 
 def test_audit_command_reproduces_the_published_chartqa_numbers(tmp_path: Path) -> None:
     fixture = Path(__file__).parent / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
-    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--metric-variant", "vlmevalkit",
-                   "--out", str(tmp_path / "audit"))
+    done = vqaudit(
+        "audit",
+        str(fixture),
+        "--benchmark",
+        "chartqa",
+        "--metric-variant",
+        "vlmevalkit",
+        "--out",
+        str(tmp_path / "audit"),
+    )
     assert done.returncode == 0, done.stderr
     report = "".join(p.read_text() for p in (tmp_path / "audit").glob("*.md"))
     assert "58.72" in report  # VLMEvalKit's published overall ChartQA score for VILA1.5-13B (42.88 / 74.56)
@@ -165,15 +188,21 @@ def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path)
         image.write_bytes(bytes(data))
     done = vqaudit("verify", str(bench))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert ("FAIL charts-00000-C: views.jsonl row 3, field 'image_sha256': images/charts-00000-C.png does not "
-            "match its hash") in done.stdout.splitlines()
-    assert ("FAIL charts-00001-S: views.jsonl row 7, field 'image_sha256': images/charts-00001-S.png does not "
-            "match its hash") in done.stdout.splitlines()
+    assert (
+        "FAIL charts-00000-C: views.jsonl row 3, field 'image_sha256': images/charts-00000-C.png does not "
+        "match its hash"
+    ) in done.stdout.splitlines()
+    assert (
+        "FAIL charts-00001-S: views.jsonl row 7, field 'image_sha256': images/charts-00001-S.png does not "
+        "match its hash"
+    ) in done.stdout.splitlines()
     # Neither tampered view is M, so no certificate fails: the two hash faults, the two re-renders that differ
     # from the files (verify re-derives every view's image), and the manifest's two, are all.
     for view in ("charts-00000-C", "charts-00001-S"):
-        assert (f"FAIL {view}: views.jsonl, view {view}, field 'image': images/{view}.png is not the render of the "
-                "view's world") in done.stdout.splitlines()
+        assert (
+            f"FAIL {view}: views.jsonl, view {view}, field 'image': images/{view}.png is not the render of the "
+            "view's world"
+        ) in done.stdout.splitlines()
     assert len(done.stdout.splitlines()) == 6
     run = vqaudit("run", str(bench), "--model", "reference:gold", "--out", str(tmp_path / "run"))
     assert run.returncode == 2 and "row 3, field 'image_sha256'" in run.stderr  # `run` refuses at the first one
@@ -182,8 +211,10 @@ def test_verify_lists_every_tampered_image_and_run_still_refuses(tmp_path: Path)
     (bench / "images" / "charts-00000-M.png").unlink()
     again = vqaudit("verify", str(bench))
     assert again.returncode == 1 and "Traceback" not in again.stderr, again.stderr
-    assert ("FAIL charts-00000-M: views.jsonl row 4, field 'image': images/charts-00000-M.png is missing"
-            in again.stdout.splitlines())
+    assert (
+        "FAIL charts-00000-M: views.jsonl row 4, field 'image': images/charts-00000-M.png is missing"
+        in again.stdout.splitlines()
+    )
     assert len(again.stdout.splitlines()) == 8  # + the manifest's "listed in manifest.json) is missing"
 
 
@@ -196,8 +227,7 @@ def test_run_with_recorded_errors_exits_1(chart_bench: Path, tmp_path: Path) -> 
     assert done.returncode == 1 and "20 views have no reply" in done.stderr  # 120 views, 100 replayed
 
 
-def test_a_retry_of_views_that_keep_failing_says_the_server_answered_others(chart_bench: Path,
-                                                                            tmp_path: Path) -> None:
+def test_a_retry_of_views_that_keep_failing_says_the_server_answered_others(chart_bench: Path, tmp_path: Path) -> None:
     """New-user trial: the retry's stop message blamed the server though 100 of its replies were cached."""
     replay, run = tmp_path / "replies.jsonl", tmp_path / "run"
     views = [json.loads(line) for line in (chart_bench / "views.jsonl").open()]
@@ -237,16 +267,38 @@ def test_a_bad_judge_arg_is_named_as_the_user_typed_it(tmp_path: Path) -> None:
     # given (--judge-arg). The openai: backend takes no --model-arg keys (backends/openai.py), so max_retries is
     # unknown; the judge is refused at load, before any call (port 9 is never contacted).
     fixture = Path(__file__).parent / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
-    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--judge", "openai:m@http://127.0.0.1:9/v1",
-                   "--judge-arg", "max_retries=0", "--out", str(tmp_path / "audit"))
+    done = vqaudit(
+        "audit",
+        str(fixture),
+        "--benchmark",
+        "chartqa",
+        "--judge",
+        "openai:m@http://127.0.0.1:9/v1",
+        "--judge-arg",
+        "max_retries=0",
+        "--out",
+        str(tmp_path / "audit"),
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ("error: model spec 'openai:m@http://127.0.0.1:9/v1': unknown --judge-arg "
-                                   "max_retries; this backend takes none")
-    done = vqaudit("audit", str(fixture), "--benchmark", "chartqa", "--judge", "openai:m@http://127.0.0.1:9/v1",
-                   "--judge-arg", "max_retries", "--out", str(tmp_path / "audit"))
+    assert done.stderr.strip() == (
+        "error: model spec 'openai:m@http://127.0.0.1:9/v1': unknown --judge-arg max_retries; this backend takes none"
+    )
+    done = vqaudit(
+        "audit",
+        str(fixture),
+        "--benchmark",
+        "chartqa",
+        "--judge",
+        "openai:m@http://127.0.0.1:9/v1",
+        "--judge-arg",
+        "max_retries",
+        "--out",
+        str(tmp_path / "audit"),
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ("error: --judge-arg 'max_retries': expected KEY=VALUE "
-                                   "(e.g. --judge-arg dtype=bfloat16)")
+    assert done.stderr.strip() == (
+        "error: --judge-arg 'max_retries': expected KEY=VALUE (e.g. --judge-arg dtype=bfloat16)"
+    )
 
 
 def test_help_keeps_the_extras_in_square_brackets() -> None:
@@ -285,6 +337,7 @@ def test_report_of_a_benchmark_folder_says_it_is_not_a_run(chart_bench: Path, tm
     (new-user trial): a folder without run.json is named for what it is."""
     done = vqaudit("report", str(chart_bench), "--out", str(tmp_path / "rep"))
     assert done.returncode == 2
-    assert done.stderr.strip() == (f"error: {chart_bench}: a benchmark folder, not a run (no run.json); give the "
-                                   "folders `vqaudit run --out` wrote")
+    assert done.stderr.strip() == (
+        f"error: {chart_bench}: a benchmark folder, not a run (no run.json); give the folders `vqaudit run --out` wrote"
+    )
     assert not (tmp_path / "rep").exists()

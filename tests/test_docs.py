@@ -24,8 +24,11 @@ def _expand(pattern: str) -> list[str]:
     match = re.search(r"\{([^{}]*)\}", pattern)
     if match is None:
         return [pattern]
-    return [p for part in match.group(1).split(",")
-            for p in _expand(pattern[:match.start()] + part + pattern[match.end():])]
+    return [
+        p
+        for part in match.group(1).split(",")
+        for p in _expand(pattern[: match.start()] + part + pattern[match.end() :])
+    ]
 
 
 def _exists(path: str) -> bool:

@@ -23,8 +23,9 @@ def vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_eval_with_the_local_executor_builds_runs_and_scores(tmp_path: Path) -> None:
-    done = vqaudit("eval", "charts", "--groups", "2", "--model", "reference:gold", "--executor", "local",
-                   "--out", str(tmp_path))
+    done = vqaudit(
+        "eval", "charts", "--groups", "2", "--model", "reference:gold", "--executor", "local", "--out", str(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     manifest = json.loads((tmp_path / "bench" / "manifest.json").read_text())
     assert (manifest["n_groups"], manifest["seed"]) == (2, 0)
@@ -50,12 +51,36 @@ def test_eval_refuses_an_unknown_executor_in_one_line(tmp_path: Path) -> None:
 def test_eval_builds_and_runs_on_the_executor_it_is_given(tmp_path: Path, chart_bench: Path) -> None:
     pytest.importorskip("ray")  # without the [ray] extra the line names the extra instead (tests/test_ray.py)
     # the build stage: the first group map connects to Ray, and the malformed address is refused there
-    done = vqaudit("eval", "charts", "--groups", "2", "--model", "reference:gold", "--executor", "ray",
-                   "--ray-address", "nohost", "--out", str(tmp_path / "built"))
+    done = vqaudit(
+        "eval",
+        "charts",
+        "--groups",
+        "2",
+        "--model",
+        "reference:gold",
+        "--executor",
+        "ray",
+        "--ray-address",
+        "nohost",
+        "--out",
+        str(tmp_path / "built"),
+    )
     assert (done.returncode, done.stderr.strip()) == (2, BAD_ADDRESS)
     assert not (tmp_path / "built" / "bench" / "manifest.json").exists()
     # the run stage (the benchmark exists, nothing is built): the model is loaded on the executor
-    done = vqaudit("eval", "charts", "--bench", str(chart_bench), "--model", "reference:gold", "--executor", "ray",
-                   "--ray-address", "nohost", "--out", str(tmp_path / "ran"))
+    done = vqaudit(
+        "eval",
+        "charts",
+        "--bench",
+        str(chart_bench),
+        "--model",
+        "reference:gold",
+        "--executor",
+        "ray",
+        "--ray-address",
+        "nohost",
+        "--out",
+        str(tmp_path / "ran"),
+    )
     assert (done.returncode, done.stderr.strip()) == (2, BAD_ADDRESS)
     assert not (tmp_path / "ran" / "runs" / "reference_gold" / "responses.sqlite").exists()

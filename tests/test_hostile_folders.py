@@ -18,8 +18,9 @@ from vqaudit.suites.charts.build import build_charts
 
 
 def vqaudit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,10 @@ def test_a_linked_images_folder_is_refused(small_bench: Path, tmp_path: Path) ->
     folder = bench / Path(rel).parts[0]
     shutil.move(folder, tmp_path / "elsewhere")
     folder.symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(VqauditError, match=f"row 1, field 'image': {rel} is a symbolic link \\(its folder "
-                                           f"{Path(rel).parts[0]} is one\\)"):
+    with pytest.raises(
+        VqauditError,
+        match=f"row 1, field 'image': {rel} is a symbolic link \\(its folder {Path(rel).parts[0]} is one\\)",
+    ):
         load_benchmark(bench, check_images=False)
 
 
@@ -120,5 +123,7 @@ def test_a_run_folder_with_a_linked_file_is_refused(small_bench: Path, tmp_path:
     shutil.move(run / "run.json", tmp_path / "run.json")
     (run / "run.json").symlink_to(tmp_path / "run.json")
     _one_line(vqaudit("score", str(run)), f"{run / 'run.json'}: is a symbolic link")
-    _one_line(vqaudit("run", str(small_bench), "--model", "reference:gold", "--out", str(run)),
-              f"{run / 'run.json'}: is a symbolic link")
+    _one_line(
+        vqaudit("run", str(small_bench), "--model", "reference:gold", "--out", str(run)),
+        f"{run / 'run.json'}: is a symbolic link",
+    )

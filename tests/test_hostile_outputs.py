@@ -112,26 +112,29 @@ def _fill(disk: Path, leave: int) -> None:
     (disk / "filler").write_bytes(b"\0" * max(free - leave, 0))
 
 
-def test_report_onto_a_full_disk_leaves_no_report(scored: tuple[Path, Path], tmp_path: Path,
-                                                   small_disk: Path) -> None:
+def test_report_onto_a_full_disk_leaves_no_report(scored: tuple[Path, Path], tmp_path: Path, small_disk: Path) -> None:
     run = _copy_run(scored, tmp_path)
     _fill(small_disk, 24 * 1024)  # the report's HTML, assets and sample pages need more than this
     line = _one_line(vqaudit("report", str(run), "--out", str(small_disk / "rep")))
     assert line.startswith(f"error: {small_disk}/.rep.") and line.endswith(
         ": no space left on the device: free space, or copy the folder to a disk with room, and rerun the same "
-        "command (a rerun of `vqaudit run` asks only the views still missing)"), line
+        "command (a rerun of `vqaudit run` asks only the views still missing)"
+    ), line
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]  # no report folder, no staging folder
 
 
-def test_run_onto_a_full_disk_keeps_the_replies_and_says_how_to_carry_them(scored: tuple[Path, Path],
-                                                                          small_disk: Path) -> None:
+def test_run_onto_a_full_disk_keeps_the_replies_and_says_how_to_carry_them(
+    scored: tuple[Path, Path], small_disk: Path
+) -> None:
     bench, _ = scored
     _fill(small_disk, 60 * 1024)  # room for run.json and the empty cache, not for the replies' WAL
     out = small_disk / "run"
     line = _one_line(vqaudit("run", str(bench), "--model", "reference:gold", "--out", str(out)))
     assert line.startswith(f"error: {out / 'responses.sqlite'}: the disk is full (")
-    assert (f"copy the run folder to a disk with room (cp -a {out} NEW_FOLDER) and rerun with --out NEW_FOLDER: a "
-            "rerun asks only the views still missing. Do not delete responses.sqlite") in line
+    assert (
+        f"copy the run folder to a disk with room (cp -a {out} NEW_FOLDER) and rerun with --out NEW_FOLDER: a "
+        "rerun asks only the views still missing. Do not delete responses.sqlite"
+    ) in line
     assert "afresh" not in line and "move it away" not in line
     assert (out / "responses.sqlite").is_file()
 
@@ -144,9 +147,11 @@ def test_score_with_a_folder_in_place_of_metrics_writes_nothing(scored: tuple[Pa
     outcomes = (run / "outcomes.jsonl").read_bytes()
     (run / "metrics.json").unlink()
     (run / "metrics.json").mkdir()
-    _one_line(vqaudit("score", str(run), "--draws", "50"),
-              f"{run / 'metrics.json'}: is not a regular file; every file of the folder must be a regular file "
-              "(move this one away and rerun)")
+    _one_line(
+        vqaudit("score", str(run), "--draws", "50"),
+        f"{run / 'metrics.json'}: is not a regular file; every file of the folder must be a regular file "
+        "(move this one away and rerun)",
+    )
     assert (run / "outcomes.jsonl").read_bytes() == outcomes  # before: new outcomes beside the old metrics
     assert not [p for p in run.iterdir() if p.name.endswith(".tmp")]
 
@@ -198,8 +203,10 @@ def test_a_live_staging_folder_refuses_a_second_build(tmp_path: Path) -> None:
 
 def test_a_folder_filled_meanwhile_discards_the_build_with_one_line(tmp_path: Path) -> None:
     out = tmp_path / "bench"
-    discarded = (r"bench: another process wrote this folder while this build ran \(two builds into one folder\?\); "
-                 r"this build was discarded")
+    discarded = (
+        r"bench: another process wrote this folder while this build ran \(two builds into one folder\?\); "
+        r"this build was discarded"
+    )
     with pytest.raises(VqauditError, match=discarded), staged_folder(out) as tmp:
         (tmp / "mine").write_text("m")
         out.mkdir()
@@ -220,15 +227,20 @@ def test_os_errors_name_the_file() -> None:
     assert named_os_error(full, Path("/x/metrics.json")).filename == "/x/metrics.json"
     assert os_error_line(named_os_error(full, Path("/x/metrics.json"))) == (
         "/x/metrics.json: no space left on the device: free space, or copy the folder to a disk with room, and "
-        "rerun the same command (a rerun of `vqaudit run` asks only the views still missing)")
+        "rerun the same command (a rerun of `vqaudit run` asks only the views still missing)"
+    )
     assert os_error_line(FileExistsError(errno.EEXIST, "File exists", "/x/out")) == (
-        "/x/out: already exists: choose a new name, or move it away")
+        "/x/out: already exists: choose a new name, or move it away"
+    )
     assert os_error_line(FileExistsError(errno.EEXIST, "File exists", __file__)) == (
-        f"{__file__}: a file where a folder was expected: choose another path, or move the file away")
+        f"{__file__}: a file where a folder was expected: choose another path, or move the file away"
+    )
     assert os_error_line(IsADirectoryError(errno.EISDIR, "Is a directory", "/x/a.tsv")) == (
-        "/x/a.tsv: is a folder where a file was expected")
+        "/x/a.tsv: is a folder where a file was expected"
+    )
     assert os_error_line(OSError(errno.EXDEV, "Invalid cross-device link", "/a", None, "/b")) == (
-        "/a -> /b: Invalid cross-device link")
+        "/a -> /b: Invalid cross-device link"
+    )
 
 
 def test_a_write_under_a_file_names_the_path(tmp_path: Path) -> None:

@@ -19,10 +19,14 @@ from vqaudit.errors import VqauditError
 from vqaudit.xlsx import read_xlsx_rows
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-WORKBOOK = (f'<workbook xmlns="{NS}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
-            '<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>')
-RELS = ('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-        '<Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>')
+WORKBOOK = (
+    f'<workbook xmlns="{NS}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    '<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+RELS = (
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>'
+)
 CHUNK = 16 * 2**20
 BOMB_CHUNKS = 90  # 90 x 16 MiB = 1.41 GiB (1.5 GB) in one cell
 
@@ -31,8 +35,29 @@ def _entry(name: str, data: bytes, crc: int, size: int, offset: int) -> tuple[by
     """A deflated zip entry's local header + data, and its central-directory record (PKWARE APPNOTE 4.3.7, 4.3.12)."""
     raw = name.encode()
     local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data), size, len(raw), 0) + raw + data
-    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0x21, crc, len(data), size, len(raw),
-                          0, 0, 0, 0, 0, offset) + raw
+    central = (
+        struct.pack(
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50,
+            20,
+            20,
+            0,
+            8,
+            0,
+            0x21,
+            crc,
+            len(data),
+            size,
+            len(raw),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offset,
+        )
+        + raw
+    )
     return local, central
 
 
@@ -113,11 +138,17 @@ MEASURE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize(("which", "expected"), [
-    ("bomb", "xl/worksheets/sheet1.xml inflates to more than 256 MiB (the reader's limit per part; it declares "
-             "1509949613 bytes)"),
-    ("lying_bomb", "cell A1 holds more than 4194304 characters (the reader's limit per cell; a zip bomb?)"),
-])
+@pytest.mark.parametrize(
+    ("which", "expected"),
+    [
+        (
+            "bomb",
+            "xl/worksheets/sheet1.xml inflates to more than 256 MiB (the reader's limit per part; it declares "
+            "1509949613 bytes)",
+        ),
+        ("lying_bomb", "cell A1 holds more than 4194304 characters (the reader's limit per cell; a zip bomb?)"),
+    ],
+)
 def test_the_bomb_is_refused_in_under_2_s_and_200_mb(which: str, expected: str, request: pytest.FixtureRequest) -> None:
     path: Path = request.getfixturevalue(which)
     done = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True, timeout=120)
@@ -129,8 +160,22 @@ def test_the_bomb_is_refused_in_under_2_s_and_200_mb(which: str, expected: str, 
 
 
 def test_the_cli_refuses_the_bomb_in_one_line(lying_bomb: Path, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "vqaudit", "audit", str(lying_bomb), "--benchmark", "chartqa",
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vqaudit",
+            "audit",
+            str(lying_bomb),
+            "--benchmark",
+            "chartqa",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("progress: ")]
     assert len(lines) == 1 and "cell A1 holds more than 4194304 characters" in lines[0], done.stderr
@@ -142,8 +187,9 @@ def _workbook(path: Path, sheet: str, shared: str | None = None) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("xl/workbook.xml", WORKBOOK)
         archive.writestr("xl/_rels/workbook.xml.rels", RELS)
-        archive.writestr("xl/worksheets/sheet1.xml", f'<worksheet xmlns="{NS}"><sheetData>{sheet}</sheetData>'
-                                                     "</worksheet>")
+        archive.writestr(
+            "xl/worksheets/sheet1.xml", f'<worksheet xmlns="{NS}"><sheetData>{sheet}</sheetData></worksheet>'
+        )
         if shared is not None:
             archive.writestr("xl/sharedStrings.xml", f'<sst xmlns="{NS}">{shared}</sst>')
     return path
@@ -162,8 +208,11 @@ def test_too_many_cells_and_shared_strings(tmp_path: Path, monkeypatch: pytest.M
     three = '<row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>2</v></c><c r="C1"><v>3</v></c></row>'
     one = '<row r="2"><c r="A2"><v>4</v></c></row>'
     assert read_xlsx_rows(_workbook(tmp_path / "ok.xlsx", three + one)) == [["1", "2", "3"], ["4", None, None]]
-    with pytest.raises(VqauditError, match=r"c\.xlsx: the first sheet holds more than 6 cells, counted as rows times "
-                                           r"its widest row \(3 rows of 3"):
+    with pytest.raises(
+        VqauditError,
+        match=r"c\.xlsx: the first sheet holds more than 6 cells, counted as rows times "
+        r"its widest row \(3 rows of 3",
+    ):
         read_xlsx_rows(_workbook(tmp_path / "c.xlsx", three + one + one))  # 3 x 3 = 9 cells once padded
     with pytest.raises(VqauditError, match=r"d\.xlsx: cell C1 lies beyond the reader's limit of 6 cells"):
         read_xlsx_rows(_workbook(tmp_path / "d.xlsx", three * 3))  # the third row's C1 is cell 3 x 3

@@ -27,11 +27,45 @@ ISSUE = re.compile(r"\b(?P<word>issues?)[\s#-]*(?:\d|fix[a-z]*\b)", re.IGNORECAS
 # "new-user trial 3", "re-trial finding N6", "trial, finding 9", "finding 14", "findings 4, 5", "(trial 9)".
 TRIAL = re.compile(r"\btrial,?\s+(?:finding\s+)?N?\d|\bfindings?\s+N?\d", re.IGNORECASE)
 # Projects whose public trackers a source may cite (a repository path "owner/repo" is always allowed).
-PROJECTS = frozenset(name.lower() for name in (
-    "VLMEvalKit", "lmms-eval", "inspect_ai", "inspect", "vLLM", "transformers", "PyTorch", "pytorch-vqa", "NumPy",
-    "matplotlib", "Pillow", "Ray", "z3", "pydantic", "CPython", "Python", "SQLite", "GQA", "CLEVR", "MMBench",
-    "MM-UPD", "UPD", "pix2struct", "EvalAI", "VQA", "LLaVA", "RapidOCR", "onnxruntime", "OpenAI", "Anthropic",
-    "Gemini", "Typer", "Rich", "GitHub"))
+PROJECTS = frozenset(
+    name.lower()
+    for name in (
+        "VLMEvalKit",
+        "lmms-eval",
+        "inspect_ai",
+        "inspect",
+        "vLLM",
+        "transformers",
+        "PyTorch",
+        "pytorch-vqa",
+        "NumPy",
+        "matplotlib",
+        "Pillow",
+        "Ray",
+        "z3",
+        "pydantic",
+        "CPython",
+        "Python",
+        "SQLite",
+        "GQA",
+        "CLEVR",
+        "MMBench",
+        "MM-UPD",
+        "UPD",
+        "pix2struct",
+        "EvalAI",
+        "VQA",
+        "LLaVA",
+        "RapidOCR",
+        "onnxruntime",
+        "OpenAI",
+        "Anthropic",
+        "Gemini",
+        "Typer",
+        "Rich",
+        "GitHub",
+    )
+)
 
 
 def _allowed(line: str, start: int) -> bool:
@@ -60,25 +94,28 @@ def _files() -> list[Path]:
     return [p for p in files if p.resolve() != SELF and ".venv" not in p.parts]
 
 
-@pytest.mark.parametrize(("text", "hits"), [
-    # tracker references: flagged
-    ("check(x)  # issue 18: was a raw DatabaseError", [1]),
-    ('"""Issue 12 part 3: shards."""', [1]),
-    ("the rules (issues 4 and 5)", [1]),
-    ("first line\nsee issue #3, item 2", [2]),
-    ("the issue-2 certificate form", [1]),
-    ("found by the new-user trial (issue fixb)", [1]),
-    ("(new-user trial, finding 9)", [1]),
-    ("Re-trial finding N6: the file", [1]),
-    ("(new-user trial 3: leftovers, item 5)", [1]),
-    ("issue 20 in prose, though VLMEvalKit issue 989 is allowed", [1]),
-    # sources on public trackers, and prose: allowed
-    ("as reported in VLMEvalKit issue 989", []),
-    ("lmms-eval's issue 1100 and GT-Vision-Lab/VQA issue 14", []),
-    ("GT-Vision-Lab/VQA#14 and EvolvingLMMs-Lab/lmms-eval#760", []),
-    ("the issue is that the fence never closes; Volume 100", []),
-    ("a trial run of 20 groups, trials=5", []),
-])
+@pytest.mark.parametrize(
+    ("text", "hits"),
+    [
+        # tracker references: flagged
+        ("check(x)  # issue 18: was a raw DatabaseError", [1]),
+        ('"""Issue 12 part 3: shards."""', [1]),
+        ("the rules (issues 4 and 5)", [1]),
+        ("first line\nsee issue #3, item 2", [2]),
+        ("the issue-2 certificate form", [1]),
+        ("found by the new-user trial (issue fixb)", [1]),
+        ("(new-user trial, finding 9)", [1]),
+        ("Re-trial finding N6: the file", [1]),
+        ("(new-user trial 3: leftovers, item 5)", [1]),
+        ("issue 20 in prose, though VLMEvalKit issue 989 is allowed", [1]),
+        # sources on public trackers, and prose: allowed
+        ("as reported in VLMEvalKit issue 989", []),
+        ("lmms-eval's issue 1100 and GT-Vision-Lab/VQA issue 14", []),
+        ("GT-Vision-Lab/VQA#14 and EvolvingLMMs-Lab/lmms-eval#760", []),
+        ("the issue is that the fence never closes; Volume 100", []),
+        ("a trial run of 20 groups, trials=5", []),
+    ],
+)
 def test_the_matcher_flags_tracker_references_and_keeps_public_sources(text: str, hits: list[int]) -> None:
     assert [n for n, _ in tracker_refs(text)] == hits
 
@@ -87,5 +124,7 @@ def test_no_file_cites_the_tracker() -> None:
     files = _files()
     assert any(p.name == "architecture.md" for p in files) and len(files) > 100  # the scan reaches the tree
     found = [f"{p.relative_to(ROOT)}:{n}: {line}" for p in files for n, line in tracker_refs(p.read_text("utf-8"))]
-    assert not found, ("say the rule and its source (paper section, official scorer and commit, API reference), "
-                       "not a tracker number:\n" + "\n".join(found))
+    assert not found, (
+        "say the rule and its source (paper section, official scorer and commit, API reference), "
+        "not a tracker number:\n" + "\n".join(found)
+    )

@@ -46,8 +46,23 @@ def _has(mask: str, sig: int) -> bool:
 def test_build_workers_die_with_a_sigkilled_parent(tmp_path: Path) -> None:
     # The trial: `vqaudit build charts --workers 2`, SIGKILLed, left both workers for good (parent pid 1) and they
     # ignored SIGTERM (a forked worker kept the parent's Python handler: SigCgt had SIGTERM).
-    proc = subprocess.Popen([sys.executable, "-m", "vqaudit", "build", "charts", "--groups", "2000", "--workers", "2",
-                             "--out", str(tmp_path / "bench")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vqaudit",
+            "build",
+            "charts",
+            "--groups",
+            "2000",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path / "bench"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 120

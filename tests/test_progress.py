@@ -11,8 +11,10 @@ from pathlib import Path
 
 from vqaudit.progress import PlainReporter, duration
 
-LINE = re.compile(r"^progress: (?P<step>.+): (?P<done>\d+)/(?P<total>\d+) \((?P<pct>\d+)%\), \S+/(s|min), "
-                  r"elapsed \d+:\d\d(:\d\d)?, left (\d+:\d\d(:\d\d)?|\?)$")
+LINE = re.compile(
+    r"^progress: (?P<step>.+): (?P<done>\d+)/(?P<total>\d+) \((?P<pct>\d+)%\), \S+/(s|min), "
+    r"elapsed \d+:\d\d(:\d\d)?, left (\d+:\d\d(:\d\d)?|\?)$"
+)
 
 
 class FakeClock:
@@ -88,8 +90,9 @@ def _vqaudit_logged(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedPro
     """Run vqaudit with stderr redirected to a file, as in a batch job's log; return it and its progress lines."""
     log = tmp_path / "stderr.log"
     with log.open("w") as err:
-        done = subprocess.run([sys.executable, "-m", "vqaudit", *args], stdout=subprocess.PIPE, stderr=err,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "vqaudit", *args], stdout=subprocess.PIPE, stderr=err, text=True, timeout=600
+        )
     lines = log.read_text().splitlines()
     assert done.returncode == 0, lines
     return done, [line for line in lines if line.startswith("progress: ")]
@@ -110,8 +113,18 @@ def test_build_run_and_eval_write_progress_lines_to_a_log(tmp_path: Path) -> Non
     assert _steps(lines)["build charts"] == [(1, 4), (2, 4), (3, 4), (4, 4)]  # one line per quarter
     _, lines = _vqaudit_logged(tmp_path, "run", str(bench), "--model", "reference:gold", "--out", str(run))
     assert _steps(lines)["run reference:gold"] == [(5, 20), (10, 20), (15, 20), (20, 20)]  # 4 groups x 5 views
-    _, lines = _vqaudit_logged(tmp_path, "eval", "--out", str(tmp_path / "eval"), "--groups", "2",
-                               "--model", "reference:gold", "--draws", "100")
+    _, lines = _vqaudit_logged(
+        tmp_path,
+        "eval",
+        "--out",
+        str(tmp_path / "eval"),
+        "--groups",
+        "2",
+        "--model",
+        "reference:gold",
+        "--draws",
+        "100",
+    )
     steps = _steps(lines)
     assert steps["build charts"][-1] == (2, 2)
     assert steps["run reference:gold"][-1] == (10, 10)

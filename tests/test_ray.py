@@ -187,19 +187,22 @@ def server() -> Iterator[Any]:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
-def test_a_run_through_ray_gives_the_local_cache_and_metrics(ray_instance: Any, chart_bench: Path, server: Any,
-                                                              tmp_path: Path) -> None:
+def test_a_run_through_ray_gives_the_local_cache_and_metrics(
+    ray_instance: Any, chart_bench: Path, server: Any, tmp_path: Path
+) -> None:
     spec = f"openai:fake@{server.url}"
     local = run_benchmark(chart_bench, spec, tmp_path / "local", concurrency=4, progress=False)
-    ray = run_benchmark(chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False,
-                        executor=RayExecutor(), replicas=2)
+    ray = run_benchmark(
+        chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False, executor=RayExecutor(), replicas=2
+    )
     assert (ray.n_views, ray.n_asked, ray.n_errors) == (local.n_views, local.n_asked, 0)
     assert _rows(tmp_path / "ray") == _rows(tmp_path / "local")
     info = json.loads((tmp_path / "ray" / "run.json").read_text())
     assert info["model_identity"] == json.loads((tmp_path / "local" / "run.json").read_text())["model_identity"]
     assert score_run(tmp_path / "ray", n_draws=200) == score_run(tmp_path / "local", n_draws=200)
-    again = run_benchmark(chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False,
-                          executor=RayExecutor(), replicas=2)
+    again = run_benchmark(
+        chart_bench, spec, tmp_path / "ray", concurrency=4, progress=False, executor=RayExecutor(), replicas=2
+    )
     assert (again.n_asked, again.n_cached) == (0, local.n_views)  # resume: nothing asked twice
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["replicas_lost"] == []
     assert ray_instance.util.list_named_actors() == []  # the replicas were ended, their CPUs returned
@@ -207,16 +210,18 @@ def test_a_run_through_ray_gives_the_local_cache_and_metrics(ray_instance: Any, 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
-def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(ray_instance: Any, chart_bench: Path, server: Any,
-                                                            tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_killing_a_ray_worker_mid_run_loses_no_cached_reply(
+    ray_instance: Any, chart_bench: Path, server: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     spec = f"openai:fake@{server.url}"
     out = tmp_path / "ray"
     outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            outcome["summary"] = run_benchmark(chart_bench, spec, out, concurrency=2, progress=False,
-                                               executor=RayExecutor(), replicas=2)
+            outcome["summary"] = run_benchmark(
+                chart_bench, spec, out, concurrency=2, progress=False, executor=RayExecutor(), replicas=2
+            )
         except Exception as exc:  # noqa: BLE001 - whatever the kill does, it is checked below
             outcome["error"] = exc
 
@@ -263,8 +268,9 @@ def test_cli_refuses_ray_options_without_the_ray_executor(tmp_path: Path) -> Non
     assert not (tmp_path / "b").exists()
     done = vqaudit("build", "charts", "--groups", "1", "--out", str(tmp_path / "b"), "--executor", "dask")
     assert done.returncode == 2 and "'dask' is not one of 'local', 'ray'" in done.stderr
-    done = vqaudit("run", str(tmp_path), "--model", "reference:gold", "--out", str(tmp_path / "r"),
-                   "--ray-replicas", "2")
+    done = vqaudit(
+        "run", str(tmp_path), "--model", "reference:gold", "--out", str(tmp_path / "r"), "--ray-replicas", "2"
+    )
     assert (done.returncode, done.stderr.strip()) == (2, "error: --ray-replicas applies only to --executor ray")
 
 
@@ -298,8 +304,21 @@ def test_verify_on_ray_declares_imported_tables_on_the_workers(ray_instance: Any
     annotations, qa = plotqa_files(tmp_path)
     bench = tmp_path / "bench"
     runner = CliRunner()
-    res = runner.invoke(app, ["build", "charts", "--from", "plotqa", "--annotations", str(annotations), "--qa",
-                              str(qa), "--out", str(bench)])
+    res = runner.invoke(
+        app,
+        [
+            "build",
+            "charts",
+            "--from",
+            "plotqa",
+            "--annotations",
+            str(annotations),
+            "--qa",
+            str(qa),
+            "--out",
+            str(bench),
+        ],
+    )
     assert res.exit_code == 0, res.output
     ver = runner.invoke(app, ["verify", str(bench), "--workers", "2", "--executor", "ray"])
     assert ver.exit_code == 0, ver.output
@@ -357,9 +376,25 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    decoy = subprocess.Popen([str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", "--port",
-                              str(port), "--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    decoy = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("ray")),
+            "start",
+            "--head",
+            "--block",
+            "--port",
+            str(port),
+            "--num-cpus",
+            "1",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         recorded = root / "r" / "ray" / "ray_current_cluster"
         deadline = time.monotonic() + 180
@@ -368,9 +403,25 @@ def test_ray_without_an_address_never_joins_a_recorded_cluster() -> None:
         assert recorded.is_file(), "the decoy cluster did not start"
         env["RAY_ADDRESS"] = recorded.read_text().strip()
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "vqaudit", "build", "charts", "--groups", "1", "--out",
-                               str(root / "bench"), "--executor", "ray"], env=env, capture_output=True, text=True,
-                              timeout=240)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "vqaudit",
+                "build",
+                "charts",
+                "--groups",
+                "1",
+                "--out",
+                str(root / "bench"),
+                "--executor",
+                "ray",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         took = time.monotonic() - started
         assert done.returncode == 0, done.stderr
         assert (root / "bench" / "manifest.json").is_file()
@@ -398,14 +449,22 @@ def test_a_refused_token_or_unreachable_cluster_is_one_line_naming_the_fix() -> 
     # client logged "InvalidAuthToken" on the driver's stderr (captured by start_ray into the session folder)
     from vqaudit.executors import _init_failure
 
-    said = ("[2026-12-03 11:37:01,142 W 10965 10965] gcs_client.cc:210: Failed to get cluster ID from GCS server: "
-            "Unauthenticated: RPC error: InvalidAuthToken: Authentication token is missing or incorrect\n")
-    refused = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"),
-                            said)
-    assert refused.startswith("--ray-address 127.0.0.1:6391: the Ray cluster refuses this driver's authentication "
-                              "token (InvalidAuthToken): set RAY_AUTH_MODE=token")
-    lost = _init_failure("127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391\n"
-                                                           "more"), "")
-    assert lost == ("--ray-address 127.0.0.1:6391: cannot connect to a Ray cluster there: Failed to connect to Ray "
-                    "cluster at 192.0.2.2:6391")
+    said = (
+        "[2026-12-03 11:37:01,142 W 10965 10965] gcs_client.cc:210: Failed to get cluster ID from GCS server: "
+        "Unauthenticated: RPC error: InvalidAuthToken: Authentication token is missing or incorrect\n"
+    )
+    refused = _init_failure(
+        "127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"), said
+    )
+    assert refused.startswith(
+        "--ray-address 127.0.0.1:6391: the Ray cluster refuses this driver's authentication "
+        "token (InvalidAuthToken): set RAY_AUTH_MODE=token"
+    )
+    lost = _init_failure(
+        "127.0.0.1:6391", ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391\nmore"), ""
+    )
+    assert lost == (
+        "--ray-address 127.0.0.1:6391: cannot connect to a Ray cluster there: Failed to connect to Ray "
+        "cluster at 192.0.2.2:6391"
+    )
     assert "\n" not in refused + lost

@@ -53,15 +53,19 @@ def _contradicting_draft(final: str) -> str:
 # each view's thinking in one family's format, cycling (Qwen3 both tags, Qwen3 template-opened, Kimi-VL, Sky-T1)
 def _think(k: int, final: str) -> str:
     draft = f"Draft: {_contradicting_draft(final)}. No, look again."
-    return [f"<think>\n{draft}\n</think>\n\n{final}",
-            f"{draft}\n</think>\n\n{final}",
-            f"\u25c1think\u25b7{draft}\u25c1/think\u25b7{final}",
-            f"<|begin_of_thought|>{draft}<|end_of_thought|><|begin_of_solution|>{final}<|end_of_solution|>"][k % 4]
+    return [
+        f"<think>\n{draft}\n</think>\n\n{final}",
+        f"{draft}\n</think>\n\n{final}",
+        f"\u25c1think\u25b7{draft}\u25c1/think\u25b7{final}",
+        f"<|begin_of_thought|>{draft}<|end_of_thought|><|begin_of_solution|>{final}<|end_of_solution|>",
+    ][k % 4]
 
 
 def _replay(path: Path, views: list[View], reply: Callable[[int, View], str]) -> str:
-    path.write_text("".join(json.dumps({"view_id": v.view_id, "text": reply(k, v)}) + "\n"
-                            for k, v in enumerate(views)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"view_id": v.view_id, "text": reply(k, v)}) + "\n" for k, v in enumerate(views)),
+        encoding="utf-8",
+    )
     return f"replay:{path}"
 
 
@@ -70,12 +74,12 @@ def _run(bench: Path, spec: str, out: Path) -> dict[str, object]:
     return score_run(out, n_draws=200)
 
 
-def test_thinking_with_contradicting_drafts_scores_exactly_like_no_thinking(chart_bench: Path,
-                                                                            tmp_path: Path) -> None:
+def test_thinking_with_contradicting_drafts_scores_exactly_like_no_thinking(chart_bench: Path, tmp_path: Path) -> None:
     views = load_benchmark(chart_bench).views
     plain = _run(chart_bench, _replay(tmp_path / "plain.jsonl", views, lambda k, v: _final(v)), tmp_path / "plain")
-    thinking = _run(chart_bench, _replay(tmp_path / "think.jsonl", views, lambda k, v: _think(k, _final(v))),
-                    tmp_path / "think")
+    thinking = _run(
+        chart_bench, _replay(tmp_path / "think.jsonl", views, lambda k, v: _think(k, _final(v))), tmp_path / "think"
+    )
     assert (tmp_path / "think" / "metrics.json").read_bytes() == (tmp_path / "plain" / "metrics.json").read_bytes()
     assert plain == thinking
     # by hand: only group 1 is complete (answers right, abstains on M and I): Jk 1/8; the four odd groups make
@@ -94,8 +98,11 @@ def test_thinking_with_contradicting_drafts_scores_exactly_like_no_thinking(char
 
 def test_unfinished_thinking_is_invalid_reasoning_not_finished(chart_bench: Path, tmp_path: Path) -> None:
     views = load_benchmark(chart_bench).views
-    spec = _replay(tmp_path / "cut.jsonl", views,
-                   lambda k, v: f"<think>Draft: {_final(v)} and I keep thinking" if k % 2 else _final(v))
+    spec = _replay(
+        tmp_path / "cut.jsonl",
+        views,
+        lambda k, v: f"<think>Draft: {_final(v)} and I keep thinking" if k % 2 else _final(v),
+    )
     metrics = _run(chart_bench, spec, tmp_path / "cut")
     outcomes = load_outcomes(tmp_path / "cut")
     cut = [o for k, o in enumerate(outcomes) if k % 2]
@@ -109,8 +116,10 @@ def test_unfinished_thinking_is_invalid_reasoning_not_finished(chart_bench: Path
 
 
 def test_think_then_abstain_is_a_right_upd_answer(tmp_path: Path) -> None:
-    rows = [row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
-            row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition")]
+    rows = [
+        row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
+        row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition"),
+    ]
     out = tmp_path / "bench"
     build_upd(out, tsv=write_tsv(tmp_path / "one.tsv", rows), variant="aad", setting="base", seed=0)
     views = [v for v in load_benchmark(out).views if v.meta["item_index"] == 1]
@@ -128,8 +137,9 @@ def test_think_then_abstain_is_a_right_upd_answer(tmp_path: Path) -> None:
         results.append((m["standard"], m["upd"], m["dual"]))
     # hand reading: every standard view names its gold letter, every UPD view abstains -> 1.0 / 1.0 / 1.0
     assert results == [(1.0, 1.0, 1.0), (1.0, 1.0, 1.0)]
-    unfinished = score_upd_views(views, respond(views, lambda v: "<think>the answer is B"), run_dir=tmp_path,
-                                 judge=None)
+    unfinished = score_upd_views(
+        views, respond(views, lambda v: "<think>the answer is B"), run_dir=tmp_path, judge=None
+    )
     assert {(o.decision, o.invalid_reason) for o in unfinished} == {("invalid", "reasoning not finished")}
 
 
@@ -142,16 +152,20 @@ def test_replies_cut_inside_a_template_opened_span_are_unfinished(chart_bench: P
     def line(k: int, v: View) -> dict[str, object]:
         if v.state == "M":
             draft = _contradicting_draft(_final(v))
-            return {"view_id": v.view_id, "text": f"The queried bar is covered. Draft: {draft}. Hmm, but maybe",
-                    "finish_reason": "length"}
+            return {
+                "view_id": v.view_id,
+                "text": f"The queried bar is covered. Draft: {draft}. Hmm, but maybe",
+                "finish_reason": "length",
+            }
         return {"view_id": v.view_id, "text": f"ok.</think>\n\n{_final(v)}", "finish_reason": "stop"}
 
     path = tmp_path / "cut.jsonl"
     path.write_text("".join(json.dumps(line(k, v)) + "\n" for k, v in enumerate(views)), encoding="utf-8")
     metrics = _run(chart_bench, f"replay:{path}", tmp_path / "cut")
     outcomes = load_outcomes(tmp_path / "cut")
-    assert {(o.decision, o.invalid_reason) for o in outcomes if o.state == "M"} == {("invalid",
-                                                                                     "reasoning not finished")}
+    assert {(o.decision, o.invalid_reason) for o in outcomes if o.state == "M"} == {
+        ("invalid", "reasoning not finished")
+    }
     assert all(o.decision != "invalid" for o in outcomes if o.state != "M")
     entry = metrics["charts"]
     assert isinstance(entry, dict) and entry["invalid_rate"] == pytest.approx(8 / 40)  # the 8 M views of 40

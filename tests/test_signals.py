@@ -25,8 +25,9 @@ from vqaudit.signals import (
     sigterm_like_ctrl_c,
 )
 
-pytestmark = pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
-                                reason="signal handlers are set in the main thread only")
+pytestmark = pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="signal handlers are set in the main thread only"
+)
 
 
 def test_sigterm_cancels_the_main_task_so_its_cleanup_runs() -> None:
@@ -64,7 +65,8 @@ def _set(folder: Path, text: str) -> list[tuple[Path, list[str]]]:
 
 
 def test_a_sigterm_held_during_the_renames_is_raised_as_terminated_after_write(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_replace = os.replace
 
     def replace(src: Any, dst: Any) -> None:
@@ -104,7 +106,8 @@ def test_after_output_complete_a_sigterm_raises_completed_with_exit_0() -> None:
 
 
 def test_inside_completes_on_write_the_output_is_complete_from_the_last_rename_with_no_gap(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Re-trial: 3 of 60 multiple-choice audits stopped by SIGTERM just after their report set was renamed into
     # place exited 143 ("rerun to resume"), though all three files were complete: the signal fell between
     # atomic_write_set returning and the command calling output_complete. Now the set's last rename marks it.

@@ -26,10 +26,13 @@ NOT_AT_START = (
 
 
 def _loaded_by(*args: str) -> set[str]:
-    code = ("import json, sys\nsys.argv = ['vqaudit', *json.loads(sys.argv[1])]\nfrom vqaudit.cli import app\n"
-            "try:\n    app()\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted(sys.modules)))")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(list(args))], capture_output=True, text=True,
-                          timeout=120, check=True)
+    code = (
+        "import json, sys\nsys.argv = ['vqaudit', *json.loads(sys.argv[1])]\nfrom vqaudit.cli import app\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(list(args))], capture_output=True, text=True, timeout=120, check=True
+    )
     return set(json.loads(done.stdout.splitlines()[-1]))
 
 
@@ -47,8 +50,13 @@ def test_a_command_help_imports_none_of_vqaudit_heavy_modules_either() -> None:
 
 
 def test_the_version_is_still_read() -> None:
-    done = subprocess.run([sys.executable, "-c", "import vqaudit; print(vqaudit.__version__)"], capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import vqaudit; print(vqaudit.__version__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     from importlib.metadata import version
 
     assert done.stdout.strip() == version("vqaudit")

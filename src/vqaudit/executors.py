@@ -179,8 +179,10 @@ class RayExecutor:
                 except ray.exceptions.RayError as exc:  # a worker or node lost after the retries, a system error
                     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                     hint = _SESSION.logs_hint() if _SESSION is not None else ""
-                    raise VqauditError(f"a Ray task failed after {TASK_RETRIES} retries: {first}; rerun the same "
-                                       f"command (a build leaves no partial folder){hint}") from None
+                    raise VqauditError(
+                        f"a Ray task failed after {TASK_RETRIES} retries: {first}; rerun the same "
+                        f"command (a build leaves no partial folder){hint}"
+                    ) from None
                 if error is not None:
                     raise VqauditError(error)
                 _check_versions(expected, where)
@@ -227,9 +229,11 @@ def _check_versions(driver: dict[str, str], worker: dict[str, str]) -> None:
         if mine is None and name in WATCHED_MODULES:
             mine = _module_version(name)
         if mine is not None and mine != version:
-            raise VqauditError(f"ray worker on {worker.get('host', '?')} runs {name} {version} but this driver "
-                               f"{name} {mine}: install the same versions on every node (the output would "
-                               "not be byte-identical)")
+            raise VqauditError(
+                f"ray worker on {worker.get('host', '?')} runs {name} {version} but this driver "
+                f"{name} {mine}: install the same versions on every node (the output would "
+                "not be byte-identical)"
+            )
 
 
 def _module_version(name: str) -> str | None:
@@ -303,6 +307,7 @@ class RaySession:
 
             printer = getattr(ray_worker, "print_to_stdstream", None)
             if callable(printer):
+
                 def to_log(data: dict[str, Any], ignore_prefix: bool = False) -> None:
                     logger.error("[%s] %s", data.get("pid", "?"), "\n".join(map(str, data.get("lines", []))))
 
@@ -411,8 +416,9 @@ def start_ray(executor: RayExecutor) -> Any:
     try:
         import ray
     except ModuleNotFoundError:
-        raise VqauditError("--executor ray needs the [ray] extra (missing module 'ray'): "
-                           "pip install 'vqaudit[ray]'") from None
+        raise VqauditError(
+            "--executor ray needs the [ray] extra (missing module 'ray'): pip install 'vqaudit[ray]'"
+        ) from None
     if ray.is_initialized():
         return ray
     if executor.address is not None:
@@ -424,8 +430,14 @@ def start_ray(executor: RayExecutor) -> Any:
         with _stderr_to(captured):
             if session.local:
                 session.own_token()
-                ray.init(address="local", _temp_dir=str(session.folder), num_cpus=executor.num_cpus,
-                         include_dashboard=False, log_to_driver=False, configure_logging=False)
+                ray.init(
+                    address="local",
+                    _temp_dir=str(session.folder),
+                    num_cpus=executor.num_cpus,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
             else:
                 ray.init(address=executor.address, log_to_driver=False, configure_logging=False)
     except Exception as exc:  # ConnectionError, RuntimeError, ValueError, ray.exceptions.AuthenticationError
@@ -501,9 +513,11 @@ def _init_failure(address: str | None, exc: Exception, said: str) -> str:
     if address is None:
         return f"--executor ray: a local Ray instance failed to start: {first}"
     if "InvalidAuthToken" in text or "Unauthenticated" in text or type(exc).__name__ == "AuthenticationError":
-        return (f"--ray-address {address}: the Ray cluster refuses this driver's authentication token "
-                "(InvalidAuthToken): set RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, or the file "
-                "~/.ray/auth_token) as on its nodes (see docs/scale.md)")
+        return (
+            f"--ray-address {address}: the Ray cluster refuses this driver's authentication token "
+            "(InvalidAuthToken): set RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, or the file "
+            "~/.ray/auth_token) as on its nodes (see docs/scale.md)"
+        )
     return f"--ray-address {address}: cannot connect to a Ray cluster there: {first}"
 
 
@@ -524,14 +538,17 @@ def _probe(address: str) -> None:
         return
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise VqauditError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), ray://HOST:PORT "
-                           "or auto")
+        raise VqauditError(
+            f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.1:6379), ray://HOST:PORT or auto"
+        )
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S):
             pass
     except OSError as exc:
-        raise VqauditError(f"--ray-address {address}: no Ray head answers there ({exc}); start one with "
-                           "`ray start --head` or fix the address") from None
+        raise VqauditError(
+            f"--ray-address {address}: no Ray head answers there ({exc}); start one with "
+            "`ray start --head` or fix the address"
+        ) from None
 
 
 EXECUTORS: dict[str, Callable[[str | None], Executor]] = {

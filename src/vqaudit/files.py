@@ -96,7 +96,7 @@ def _staging_owner(out: Path, entry: Path) -> tuple[str, int] | None:
     prefix = f".{out.name}."
     if not (entry.name.startswith(prefix) and entry.name.endswith(".building")):
         return None
-    tag = entry.name[len(prefix):-len(".building")].split(".", 1)[0]
+    tag = entry.name[len(prefix) : -len(".building")].split(".", 1)[0]
     host, sep, pid = tag.partition("-")
     if not sep or len(host) != 8 or not pid.isdecimal():
         return None  # a folder of an older version (no owner tag), or another name's
@@ -130,8 +130,10 @@ def _clear_stale_staging(out: Path) -> None:
         if owner is None or owner[0] != _HOST or owner[1] == os.getpid() or not entry.is_dir():
             continue
         if _alive(owner[1]):
-            raise VqauditError(f"{out}: another process (pid {owner[1]}) is writing this folder now "
-                               f"({entry.name}); wait for it to finish, or choose another folder")
+            raise VqauditError(
+                f"{out}: another process (pid {owner[1]}) is writing this folder now "
+                f"({entry.name}); wait for it to finish, or choose another folder"
+            )
         shutil.rmtree(entry, ignore_errors=True)  # left by a build killed outright (SIGKILL, a lost machine)
 
 
@@ -172,8 +174,10 @@ def staged_folder(out: Path) -> Iterator[Path]:
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
                     raise
-                raise VqauditError(f"{out}: another process wrote this folder while this build ran (two builds "
-                                   "into one folder?); this build was discarded: choose a new folder") from None
+                raise VqauditError(
+                    f"{out}: another process wrote this folder while this build ran (two builds "
+                    "into one folder?); this build was discarded: choose a new folder"
+                ) from None
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -211,8 +215,10 @@ def staged_update(out: Path) -> Iterator[Path]:
                 dest = out / entry.name
                 if dest.is_symlink() or (dest.exists() and dest.is_dir() != entry.is_dir()):
                     kind = "a link" if dest.is_symlink() else "a folder" if dest.is_dir() else "a file"
-                    raise VqauditError(f"{dest}: {kind} where this command writes "
-                                       f"{'a folder' if entry.is_dir() else 'a file'}; move it away and rerun")
+                    raise VqauditError(
+                        f"{dest}: {kind} where this command writes "
+                        f"{'a folder' if entry.is_dir() else 'a file'}; move it away and rerun"
+                    )
             with _signals_held():
                 for entry in entries:
                     dest = out / entry.name
@@ -380,8 +386,10 @@ def read_json(path: Path) -> Any:
         raise VqauditError(f"{path}: a folder, not a JSON file") from None
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise VqauditError(f"{path}: not UTF-8 text (line {line}: byte 0x{data[exc.start]:02x} at offset "
-                           f"{exc.start}); is it the JSON file vqaudit wrote?") from None
+        raise VqauditError(
+            f"{path}: not UTF-8 text (line {line}: byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); is it the JSON file vqaudit wrote?"
+        ) from None
     except json.JSONDecodeError as exc:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
 
@@ -409,8 +417,9 @@ def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[
             try:
                 line = data.decode("utf-8")
             except UnicodeDecodeError as exc:  # one line naming file, row and byte, not a raw UnicodeDecodeError
-                raise VqauditError(f"{path}: row {row}: not UTF-8 text (byte {exc.start + 1} of the row is "
-                                   f"0x{data[exc.start]:02x})") from None
+                raise VqauditError(
+                    f"{path}: row {row}: not UTF-8 text (byte {exc.start + 1} of the row is 0x{data[exc.start]:02x})"
+                ) from None
             if not line.strip():
                 continue
             try:

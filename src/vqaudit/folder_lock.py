@@ -51,8 +51,10 @@ def _holder(fd: int) -> str:
         data = {}
     if not isinstance(data, dict) or "pid" not in data:
         return "another vqaudit process"
-    return (f"{data.get('command', 'vqaudit')} (pid {data.get('pid')} on {data.get('host', '?')}, "
-            f"since {data.get('started', '?')})")
+    return (
+        f"{data.get('command', 'vqaudit')} (pid {data.get('pid')} on {data.get('host', '?')}, "
+        f"since {data.get('started', '?')})"
+    )
 
 
 @contextmanager
@@ -89,8 +91,12 @@ def folder_lock(folder: Path, command: str, kind: str = "run folder", *, busy: s
                 f"{folder}: {_holder(fd)} is writing this {kind}; {advice} (one {kind} is written by one process "
                 "at a time)"
             ) from None
-        record = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
-                  "started": datetime.now(UTC).isoformat(timespec="seconds")}
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "command": command,
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n", 0)
         yield path

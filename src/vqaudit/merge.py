@@ -59,9 +59,11 @@ def _check_same(infos: list[tuple[Path, RunInfo]]) -> None:
     for run_dir, info in infos[1:]:
         for field in _SAME:
             if getattr(info, field) != getattr(first, field):
-                raise VqauditError(f"{run_dir / 'run.json'}: field '{field}' is {getattr(info, field)!r}, but "
-                                   f"{first_dir} has {getattr(first, field)!r}; only runs of one model on one "
-                                   "benchmark merge")
+                raise VqauditError(
+                    f"{run_dir / 'run.json'}: field '{field}' is {getattr(info, field)!r}, but "
+                    f"{first_dir} has {getattr(first, field)!r}; only runs of one model on one "
+                    "benchmark merge"
+                )
 
 
 def _check_shards(infos: list[tuple[Path, RunInfo]]) -> None:
@@ -71,13 +73,16 @@ def _check_shards(infos: list[tuple[Path, RunInfo]]) -> None:
     shards = {parse_shard(info.shard): run_dir for run_dir, info in infos if info.shard is not None}
     counts = sorted({n for _, n in shards})
     if len(counts) > 1:
-        raise VqauditError(f"the runs are shards of different splits (N = {', '.join(map(str, counts))}); "
-                           "merge the shards of one `--shard I/N` split")
+        raise VqauditError(
+            f"the runs are shards of different splits (N = {', '.join(map(str, counts))}); "
+            "merge the shards of one `--shard I/N` split"
+        )
     n = counts[0]
     missing = [f"{i}/{n}" for i in range(1, n + 1) if (i, n) not in shards]
     if missing:
-        raise VqauditError(f"shard {missing[0]} is missing ({len(missing)} of {n} shards are); give the run "
-                           "folders of every shard")
+        raise VqauditError(
+            f"shard {missing[0]} is missing ({len(missing)} of {n} shards are); give the run folders of every shard"
+        )
 
 
 def _check_finished(run_dir: Path, info: RunInfo, responses: list[Response], view_keys: dict[str, str]) -> None:
@@ -90,13 +95,14 @@ def _check_finished(run_dir: Path, info: RunInfo, responses: list[Response], vie
     missing = sum(1 for key in view_keys.values() if key not in held)
     if info.finished is None or missing:
         what = f"the run of shard {info.shard}" if info.shard else "its run"
-        why = (f"{missing} of {len(view_keys)} views have no reply" if missing
-               else "run.json records no finish time")
+        why = f"{missing} of {len(view_keys)} views have no reply" if missing else "run.json records no finish time"
         shard = f" --shard {info.shard}" if info.shard else ""
-        raise VqauditError(f"{run_dir}: {what} did not finish ({why}: killed or stopped part way); rerun that "
-                           f"shard with the same command (`vqaudit run {info.benchmark} --model {info.model} --out "
-                           f"{run_dir}{shard}` with the options it had: it asks only what is missing), then merge "
-                           "again")
+        raise VqauditError(
+            f"{run_dir}: {what} did not finish ({why}: killed or stopped part way); rerun that "
+            f"shard with the same command (`vqaudit run {info.benchmark} --model {info.model} --out "
+            f"{run_dir}{shard}` with the options it had: it asks only what is missing), then merge "
+            "again"
+        )
 
 
 def rerun_advice(run_dir: Path, info: RunInfo, *, retry_errors: bool = False) -> str:
@@ -110,10 +116,12 @@ def rerun_advice(run_dir: Path, info: RunInfo, *, retry_errors: bool = False) ->
     if not info.merged_from:
         shard = f" --shard {info.shard}" if info.shard else ""
         return f"rerun `vqaudit run {info.benchmark} --model {info.model} --out {run_dir}{shard}{retry}`"
-    return (f"{run_dir} was made by `vqaudit merge` from {', '.join(info.merged_from)}, and no run goes into a "
-            f"merged folder: rerun each of those with its own command (`vqaudit run {info.benchmark} --model "
-            f"{info.model} --out SHARD_FOLDER --shard I/N{retry}`), then `vqaudit merge` them again into a new "
-            "folder")
+    return (
+        f"{run_dir} was made by `vqaudit merge` from {', '.join(info.merged_from)}, and no run goes into a "
+        f"merged folder: rerun each of those with its own command (`vqaudit run {info.benchmark} --model "
+        f"{info.model} --out SHARD_FOLDER --shard I/N{retry}`), then `vqaudit merge` them again into a new "
+        "folder"
+    )
 
 
 def _join(caches: list[tuple[Path, list[Response]]]) -> tuple[dict[str, Response], int]:
@@ -134,9 +142,11 @@ def _join(caches: list[tuple[Path, list[Response]]]) -> tuple[dict[str, Response
                 continue
             duplicates += 1
             if held.text is not None and response.text is not None and held.text != response.text:
-                raise VqauditError(f"cache key {key}: {source[key]} and {run_dir} hold different replies "
-                                   f"({held.text[:60]!r} and {response.text[:60]!r}); remove one of the two rows "
-                                   "(or one run) and merge again")
+                raise VqauditError(
+                    f"cache key {key}: {source[key]} and {run_dir} hold different replies "
+                    f"({held.text[:60]!r} and {response.text[:60]!r}); remove one of the two rows "
+                    "(or one run) and merge again"
+                )
             if held.error is not None and response.error is None:
                 rows[key], source[key] = response, run_dir
     return rows, duplicates
@@ -148,8 +158,10 @@ def _join_view_keys(maps: list[tuple[Path, dict[str, str]]]) -> dict[str, str]:
     for run_dir, view_keys in maps:
         for view_id, key in view_keys.items():
             if joined.setdefault(view_id, key) != key:
-                raise VqauditError(f"view {view_id}: {where[view_id]} and {run_dir} map it to different cache keys "
-                                   f"({joined[view_id]} and {key}); were they asked with different prompts?")
+                raise VqauditError(
+                    f"view {view_id}: {where[view_id]} and {run_dir} map it to different cache keys "
+                    f"({joined[view_id]} and {key}); were they asked with different prompts?"
+                )
             where.setdefault(view_id, run_dir)
     return joined
 
@@ -210,19 +222,33 @@ def merge_runs(runs: list[Path], out: Path, *, bench: Path | None = None) -> Mer
     for _, info in infos:
         endpoints_out.update(info.endpoints_out)
     started = sorted(info.started for _, info in infos if info.started)
-    merged = first.model_copy(update={
-        "benchmark": str(bench_dir), "benchmark_relative": relative_path(bench_dir, out), "shard": None,
-        "started": started[0] if started else None,
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "n_views": len(view_keys), "n_cached": None, "n_asked": sum(info.n_asked or 0 for _, info in infos),
-        "n_errors": sum(1 for key in view_keys.values() if key in errors), "endpoints_out": endpoints_out,
-        "merged_from": [str(r) for r in resolved],
-        "usage": sum_usage(rows[key] for key in set(view_keys.values()) if key in rows),
-    })
+    merged = first.model_copy(
+        update={
+            "benchmark": str(bench_dir),
+            "benchmark_relative": relative_path(bench_dir, out),
+            "shard": None,
+            "started": started[0] if started else None,
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            "n_views": len(view_keys),
+            "n_cached": None,
+            "n_asked": sum(info.n_asked or 0 for _, info in infos),
+            "n_errors": sum(1 for key in view_keys.values() if key in errors),
+            "endpoints_out": endpoints_out,
+            "merged_from": [str(r) for r in resolved],
+            "usage": sum_usage(rows[key] for key in set(view_keys.values()) if key in rows),
+        }
+    )
     with staged_folder(out) as tmp:
         with ResponseCache(RunFolder(tmp).responses) as cache:
             cache.put_many(list(rows.values()))
             cache.set_view_keys(view_keys)
         RunFolder(tmp).write_info(merged)
-    return MergeSummary(n_runs=len(runs), n_rows=len(rows), n_duplicates=duplicates, n_views=len(view_keys),
-                        n_errors=merged.n_errors or 0, out_dir=out, usage=merged.usage)
+    return MergeSummary(
+        n_runs=len(runs),
+        n_rows=len(rows),
+        n_duplicates=duplicates,
+        n_views=len(view_keys),
+        n_errors=merged.n_errors or 0,
+        out_dir=out,
+        usage=merged.usage,
+    )

@@ -91,8 +91,15 @@ class PlainReporter(Reporter):
         every_s: the least time between two lines that are not quarter lines.
     """
 
-    def __init__(self, name: str, total: int, *, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic, every_s: float = EVERY_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        total: int,
+        *,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        every_s: float = EVERY_S,
+    ) -> None:
         super().__init__(name, total)
         self._stream = stream
         self._clock = clock
@@ -117,9 +124,11 @@ class PlainReporter(Reporter):
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = duration((self.total - self.done) / rate) if rate > 0 else "?"
         pct = 100 * self.done // self.total
-        rate_text = (f"{rate:.0f}/s" if rate >= 100 else f"{rate:.1f}/s" if rate >= 0.1 else f"{rate * 60:.1f}/min")
-        return (f"progress: {self.name}: {self.done}/{self.total} ({pct}%), {rate_text}, elapsed {duration(elapsed)}, "
-                f"left {left}")
+        rate_text = f"{rate:.0f}/s" if rate >= 100 else f"{rate:.1f}/s" if rate >= 0.1 else f"{rate * 60:.1f}/min"
+        return (
+            f"progress: {self.name}: {self.done}/{self.total} ({pct}%), {rate_text}, elapsed {duration(elapsed)}, "
+            f"left {left}"
+        )
 
     def _write(self, line: str) -> None:
         stream = self._stream or sys.stderr
@@ -150,8 +159,14 @@ class BarReporter(Reporter):
                 TimeRemainingColumn,
             )
 
-            BarReporter._live = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                         TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            BarReporter._live = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
             BarReporter._live.start()
         BarReporter._open += 1
         self._bar = BarReporter._live

@@ -23,5 +23,7 @@ def check_benchmark_of_run(bench: Benchmark) -> None:
     """
     tampered = [p for p in manifest_problems(bench) if "views.jsonl" in p or "groups.jsonl" in p]
     if tampered:
-        raise VqauditError(f"{bench.root}: {tampered[0]}; the benchmark was edited after it was built, so the run "
-                           "cannot be scored against it (rebuild it, or check it with `vqaudit verify`)")
+        raise VqauditError(
+            f"{bench.root}: {tampered[0]}; the benchmark was edited after it was built, so the run "
+            "cannot be scored against it (rebuild it, or check it with `vqaudit verify`)"
+        )

@@ -106,22 +106,27 @@ def image_mime(data: bytes, path: Path) -> str:
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def _check_previous_run(folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None,
-                        blind: bool = False) -> None:
+def _check_previous_run(
+    folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None, blind: bool = False
+) -> None:
     folder.check_files()  # a linked run.json or responses.sqlite would write through the link, outside the folder
     if not folder.info.exists():
         return
     previous = folder.read_info()
     if previous.blind != blind:
         held, asked = ("a blind run (no images)" if b else "a run with images" for b in (previous.blind, blind))
-        raise VqauditError(f"{folder.root} already holds {held}, not {asked}; use another output folder (a blind "
-                           "and a sighted run of one model are two run folders)")
+        raise VqauditError(
+            f"{folder.root} already holds {held}, not {asked}; use another output folder (a blind "
+            "and a sighted run of one model are two run folders)"
+        )
     if previous.merged_from:
         raise VqauditError(f"{folder.root} holds a run merged by `vqaudit merge`; run into another folder")
     if previous.shard != shard:
         held, asked = (f"shard {x}" if x else "the whole benchmark" for x in (previous.shard, shard))
-        raise VqauditError(f"{folder.root} already holds a run of {held}, not {asked}; use another output folder "
-                           "(one run folder per shard; `vqaudit merge` joins them)")
+        raise VqauditError(
+            f"{folder.root} already holds a run of {held}, not {asked}; use another output folder "
+            "(one run folder per shard; `vqaudit merge` joins them)"
+        )
     if previous.model != model_spec:
         raise VqauditError(
             f"{folder.root} already holds a run of model {previous.model!r}, not {model_spec!r}; "
@@ -183,8 +188,16 @@ def run_benchmark(
             benchmark, ``out_dir`` being written by another run (its lock is held: ``vqaudit.folder_lock``), or
             ``out_dir`` not a folder, or a fatal backend error (e.g. HTTP 401): replies received before it stay stored.
     """
-    settings = RunSettings(concurrency=concurrency, retry_errors=retry_errors, progress=progress, options=options,
-                           executor=executor, replicas=replicas, shard=shard, blind=blind)
+    settings = RunSettings(
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+        progress=progress,
+        options=options,
+        executor=executor,
+        replicas=replicas,
+        shard=shard,
+        blind=blind,
+    )
     return run_async(run_benchmark_async(bench_dir, model_spec, out_dir, settings))
 
 
@@ -202,8 +215,9 @@ class RunSettings:
     blind: bool = False
 
 
-async def run_benchmark_async(bench_dir: Path, model_spec: str, out_dir: Path,
-                              settings: RunSettings | None = None) -> RunSummary:
+async def run_benchmark_async(
+    bench_dir: Path, model_spec: str, out_dir: Path, settings: RunSettings | None = None
+) -> RunSummary:
     """Async form of ``run_benchmark`` (its keywords as one :class:`RunSettings`; same result and errors).
 
     Cancelling it at any point loses only the calls in flight; every reply received before is in
@@ -221,37 +235,66 @@ async def run_benchmark_async(bench_dir: Path, model_spec: str, out_dir: Path,
     bench = load_benchmark(bench_dir)
     tampered = [p for p in manifest_problems(bench) if VIEWS_FILE in p or GROUPS_FILE in p]
     if tampered:
-        raise VqauditError(f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
-                           "or check it with `vqaudit verify`)")
+        raise VqauditError(
+            f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
+            "or check it with `vqaudit verify`)"
+        )
     bench_root = bench_dir.resolve()
     manifest_sha256 = sha256_file(BenchmarkFolder(bench_root).manifest)
     base = options if options is not None else ModelOptions()
     params = base.generation(GenerationParams())  # --model-arg max_tokens=N, enable_thinking=..., ...
     out_root = out_dir.resolve()
     if out_root == bench_root or bench_root in out_root.parents:  # a run must not write into its benchmark folder
-        raise VqauditError(f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an "
-                           "--out outside it")
+        raise VqauditError(
+            f"{out_dir}: the run folder would be inside the benchmark folder {bench_root}; choose an --out outside it"
+        )
     served = backend_kind(model_spec).sources
     if served is not None and (other := sorted({v.source for v in bench.views} - set(served))):
-        raise VqauditError(f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
-                           f"{', '.join(other)} views")
+        raise VqauditError(
+            f"model spec {model_spec!r} answers only {', '.join(served)} views; {bench_dir} holds "
+            f"{', '.join(other)} views"
+        )
     # a saved reply for a view the benchmark lacks (replay:) was meant for another benchmark: refused, as
     # import-predictions refuses such rows, whatever the shard
     check_request_ids(model_spec, {v.view_id for v in bench.views}, f"the benchmark {bench_dir}")
-    backend = load_backend_on(executor or LocalExecutor(), model_spec,
-                              dataclasses.replace(base, concurrency=concurrency), replicas=replicas)
+    backend = load_backend_on(
+        executor or LocalExecutor(), model_spec, dataclasses.replace(base, concurrency=concurrency), replicas=replicas
+    )
     # one writer per run folder, from the one-model check to the final run.json (see folder_lock)
     try:
         with folder_lock(out_dir, f"vqaudit run --model {model_spec}"):
-            return await _run_locked(bench, bench_root, manifest_sha256, model_spec, out_dir, backend, params,
-                                     concurrency, retry_errors, progress, shard, blind)
+            return await _run_locked(
+                bench,
+                bench_root,
+                manifest_sha256,
+                model_spec,
+                out_dir,
+                backend,
+                params,
+                concurrency,
+                retry_errors,
+                progress,
+                shard,
+                blind,
+            )
     finally:
         await backend.aclose()  # also when the folder is refused (another model, another run holding it)
 
 
-async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, model_spec: str, out_dir: Path,
-                      backend: Backend, params: GenerationParams, concurrency: int, retry_errors: bool,
-                      progress: bool, shard: tuple[int, int] | None, blind: bool) -> RunSummary:
+async def _run_locked(
+    bench: Benchmark,
+    bench_root: Path,
+    manifest_sha256: str,
+    model_spec: str,
+    out_dir: Path,
+    backend: Backend,
+    params: GenerationParams,
+    concurrency: int,
+    retry_errors: bool,
+    progress: bool,
+    shard: tuple[int, int] | None,
+    blind: bool,
+) -> RunSummary:
     folder = RunFolder(out_dir)
     shard_text = f"{shard[0]}/{shard[1]}" if shard is not None else None
     _check_previous_run(folder, model_spec, manifest_sha256, shard_text, blind)
@@ -282,9 +325,15 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
             if shard is not None and shard_of(key, shard[1]) != shard[0]:
                 continue
             view_keys[view.view_id] = key
-            jobs.append(Job(key=key, request_id=view.view_id,
-                            build=functools.partial(_request, view, prompt_id, prompt,
-                                                    None if blind else bench.image_path(view), params)))
+            jobs.append(
+                Job(
+                    key=key,
+                    request_id=view.view_id,
+                    build=functools.partial(
+                        _request, view, prompt_id, prompt, None if blind else bench.image_path(view), params
+                    ),
+                )
+            )
         cache.set_view_keys(view_keys)
         stored = cache.keys()
         redo = cache.error_keys() if retry_errors else set()
@@ -294,11 +343,17 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         retried = bool(todo_keys) and todo_keys <= redo  # only views whose earlier call failed are asked
         with step(f"run {model_spec}", len(todo_keys)) if progress else _silent() as bar:
             n_asked = await ask_cached(
-                backend, jobs, cache, concurrency=concurrency, reask_errors=retry_errors,
+                backend,
+                jobs,
+                cache,
+                concurrency=concurrency,
+                reask_errors=retry_errors,
                 give_up=lambda _n: max(concurrency, 4),
-                unreachable=lambda n_done, response: _unreachable(model_spec, n_done, response, n_replied=n_replied,
-                                                                  retried=retried, out_dir=out_dir),
-                fatal_label=backend.spec, on_done=bar.advance,
+                unreachable=lambda n_done, response: _unreachable(
+                    model_spec, n_done, response, n_replied=n_replied, retried=retried, out_dir=out_dir
+                ),
+                fatal_label=backend.spec,
+                on_done=bar.advance,
             )
         errors = cache.error_keys()
         n_errors = sum(1 for key in view_keys.values() if key in errors)
@@ -308,12 +363,29 @@ async def _run_locked(bench: Benchmark, bench_root: Path, manifest_sha256: str, 
         cache.close()
 
     endpoints_out = dict(getattr(backend, "endpoints_out", None) or {})  # KIND:MODEL@URL1,URL2,... (HTTP backends)
-    summary = RunSummary(n_views=len(view_keys), n_cached=n_cached, n_asked=n_asked, n_errors=n_errors,
-                         out_dir=out_dir, endpoints_out=endpoints_out, usage=usage)
-    folder.write_info(run_info.model_copy(update={"finished": _now(), "n_views": summary.n_views,
-                                                  "n_cached": n_cached, "n_asked": n_asked, "n_errors": n_errors,
-                                                  "endpoints_out": endpoints_out, "usage": usage,
-                                                  "replicas_lost": list(getattr(backend, "losses", None) or [])}))
+    summary = RunSummary(
+        n_views=len(view_keys),
+        n_cached=n_cached,
+        n_asked=n_asked,
+        n_errors=n_errors,
+        out_dir=out_dir,
+        endpoints_out=endpoints_out,
+        usage=usage,
+    )
+    folder.write_info(
+        run_info.model_copy(
+            update={
+                "finished": _now(),
+                "n_views": summary.n_views,
+                "n_cached": n_cached,
+                "n_asked": n_asked,
+                "n_errors": n_errors,
+                "endpoints_out": endpoints_out,
+                "usage": usage,
+                "replicas_lost": list(getattr(backend, "losses", None) or []),
+            }
+        )
+    )
     return summary
 
 
@@ -324,15 +396,36 @@ def _silent() -> Iterator[Reporter]:
 
 def _request(view: View, prompt_id: str, prompt: str, image_path: Path | None, params: GenerationParams) -> Request:
     if image_path is None:  # a blind run: the prompt alone, a text-only request
-        return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=None, image_mime=None,
-                       params=params, obligation=view.obligation)
+        return Request(
+            request_id=view.view_id,
+            prompt_id=prompt_id,
+            prompt=prompt,
+            image=None,
+            image_mime=None,
+            params=params,
+            obligation=view.obligation,
+        )
     image = image_path.read_bytes()
-    return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=image,
-                   image_mime=image_mime(image, image_path), params=params, obligation=view.obligation)
+    return Request(
+        request_id=view.view_id,
+        prompt_id=prompt_id,
+        prompt=prompt,
+        image=image,
+        image_mime=image_mime(image, image_path),
+        params=params,
+        obligation=view.obligation,
+    )
 
 
-def _unreachable(spec: str, n_done: int, response: Response, *, n_replied: int = 0, retried: bool = False,
-                 out_dir: Path | None = None) -> VqauditError:
+def _unreachable(
+    spec: str,
+    n_done: int,
+    response: Response,
+    *,
+    n_replied: int = 0,
+    retried: bool = False,
+    out_dir: Path | None = None,
+) -> VqauditError:
     """The error stopping a run whose first ``n_done`` calls all failed.
 
     With no reply of this model cached, the server (or the spec) is the likely cause. With ``n_replied`` replies
@@ -341,8 +434,7 @@ def _unreachable(spec: str, n_done: int, response: Response, *, n_replied: int =
     errors are (``responses.sqlite``; after ``score``, ``outcomes.jsonl`` and the report's sample browser).
     """
     if n_replied or retried:
-        which = ("the views that failed before (asked again by --retry-errors)" if retried
-                 else "views not asked before")
+        which = "the views that failed before (asked again by --retry-errors)" if retried else "views not asked before"
         where = out_dir if out_dir is not None else "RUN"
         return VqauditError(
             f"{spec}: the first {n_done} requests all failed after their retries (last: {response.error}); "

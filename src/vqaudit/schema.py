@@ -100,12 +100,19 @@ class Response(_Frozen):
     error: str | None = Field(default=None, description="Error message when no reply was obtained.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall-clock seconds of the successful call.")
     cache_key: str = Field(default="", description="Key of the response in the run's SQLite cache.")
-    reasoning: str | None = Field(default=None, description="Reasoning the server sent apart from the content "
-                                  "(``reasoning_content``, thinking blocks); never scored.")
-    finish_reason: str | None = Field(default=None, description="Why generation stopped, as the server said "
-                                      "(``stop``, ``length``, ...), when it said.")
-    usage: dict[str, int] | None = Field(default=None, description="Token counts the server reported: "
-                                         "``prompt_tokens``, ``completion_tokens``, ``reasoning_tokens``.")
+    reasoning: str | None = Field(
+        default=None,
+        description="Reasoning the server sent apart from the content "
+        "(``reasoning_content``, thinking blocks); never scored.",
+    )
+    finish_reason: str | None = Field(
+        default=None,
+        description="Why generation stopped, as the server said (``stop``, ``length``, ...), when it said.",
+    )
+    usage: dict[str, int] | None = Field(
+        default=None,
+        description="Token counts the server reported: ``prompt_tokens``, ``completion_tokens``, ``reasoning_tokens``.",
+    )
 
 
 class Parsed(_Frozen):
@@ -117,10 +124,14 @@ class Parsed(_Frozen):
     invalid_reason: str | None = Field(default=None, description="Why the reply is invalid, when it is.")
     decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     raw: str | None = Field(default=None, description="The raw reply text the parse came from.")
-    final: str | None = Field(default=None, description="The final text read, after the reasoning split "
-                              "(``vqaudit.parsing.reasoning``); equal to ``raw`` for a reply without reasoning.")
-    reasoning_chars: int | None = Field(default=None, description="Characters of reasoning in the reply; None "
-                                        "when it holds none.")
+    final: str | None = Field(
+        default=None,
+        description="The final text read, after the reasoning split "
+        "(``vqaudit.parsing.reasoning``); equal to ``raw`` for a reply without reasoning.",
+    )
+    reasoning_chars: int | None = Field(
+        default=None, description="Characters of reasoning in the reply; None when it holds none."
+    )
 
 
 class Outcome(_Frozen):
@@ -145,10 +156,15 @@ class Outcome(_Frozen):
     decided_by: str | None = Field(default=None, description="Which rule or judge decided the parse.")
     error: str | None = None
     raw: str | None = None
-    reasoning_chars: int | None = Field(default=None, description="Characters of reasoning before the final "
-                                        "answer (tags or the server's reasoning field); None when none.")
-    draft_decision: Decision | None = Field(default=None, description="The decision of the last complete "
-                                            "answerability object inside the reasoning (a draft), if any.")
+    reasoning_chars: int | None = Field(
+        default=None,
+        description="Characters of reasoning before the final "
+        "answer (tags or the server's reasoning field); None when none.",
+    )
+    draft_decision: Decision | None = Field(
+        default=None,
+        description="The decision of the last complete answerability object inside the reasoning (a draft), if any.",
+    )
 
 
 class UPDViewMeta(_Frozen):

@@ -34,9 +34,17 @@ N_DRAWS = 10_000
 JUDGE_CONCURRENCY = 8
 
 
-def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: str | None = None,
-              judge_options: ModelOptions | None = None, bench: Path | None = None,
-              reasoning_format: str = "auto", labels: Path | None = None) -> dict[str, Any]:
+def score_run(
+    run_dir: Path,
+    *,
+    n_draws: int = N_DRAWS,
+    seed: int = 0,
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+    bench: Path | None = None,
+    reasoning_format: str = "auto",
+    labels: Path | None = None,
+) -> dict[str, Any]:
     """Score every view of a run and write outcomes, metrics and diagnostics; return the metrics.
 
     Args:
@@ -64,17 +72,36 @@ def score_run(run_dir: Path, *, n_draws: int = N_DRAWS, seed: int = 0, judge: st
     RunFolder(run_dir).read_info()  # a folder that is no run fails here, before a lock file would be made in it
     # one writer per run folder: a run still asking would change the replies under the scorer
     with folder_lock(run_dir, "vqaudit score", busy="wait for it to finish, then score again"):
-        return _score_locked(run_dir, n_draws=n_draws, seed=seed, judge=judge, judge_options=judge_options,
-                             bench=bench, reasoning_format=reasoning_format, labels=labels)
+        return _score_locked(
+            run_dir,
+            n_draws=n_draws,
+            seed=seed,
+            judge=judge,
+            judge_options=judge_options,
+            bench=bench,
+            reasoning_format=reasoning_format,
+            labels=labels,
+        )
 
 
-def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, judge_options: ModelOptions | None,
-                  bench: Path | None, reasoning_format: str, labels: Path | None) -> dict[str, Any]:
+def _score_locked(
+    run_dir: Path,
+    *,
+    n_draws: int,
+    seed: int,
+    judge: str | None,
+    judge_options: ModelOptions | None,
+    bench: Path | None,
+    reasoning_format: str,
+    labels: Path | None,
+) -> dict[str, Any]:
     if n_draws < 1:
         raise VqauditError(f"--draws must be at least 1, got {n_draws}")
     if labels is not None and judge is None:
-        raise VqauditError("--labels compares the judge's verdicts with human ones: give the --judge that decided "
-                           "the run's undecided replies")
+        raise VqauditError(
+            "--labels compares the judge's verdicts with human ones: give the --judge that decided "
+            "the run's undecided replies"
+        )
     human = read_view_labels(labels) if labels is not None else None
     options = judge_options if judge_options is not None else ModelOptions(concurrency=JUDGE_CONCURRENCY)
     judge_backend = load_backend(judge, options) if judge is not None else None
@@ -83,8 +110,10 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
     folder = RunFolder(run_dir)
     shard = folder.read_info().shard
     if shard is not None:
-        raise VqauditError(f"{run_dir}: a run of shard {shard} of the benchmark; join the shards' run folders with "
-                           "`vqaudit merge RUN... --out RUN` and score the merged run")
+        raise VqauditError(
+            f"{run_dir}: a run of shard {shard} of the benchmark; join the shards' run folders with "
+            "`vqaudit merge RUN... --out RUN` and score the merged run"
+        )
     benchmark = load_benchmark(folder.benchmark(bench), check_images=False)
     check_benchmark_of_run(benchmark)  # views.jsonl / groups.jsonl still match the manifest (a gold edited is refused)
     state = reply_state(run_dir)  # before reading: a reply added meanwhile makes the run stale, not unseen
@@ -97,8 +126,13 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
         )
     # auto becomes NAME-open when the replies show the chat template opens the span (parsing/reasoning.py rule 5)
     applied = effective_format(reasoning_format, (responses[v.view_id].text for v in benchmark.views))
-    ctx = ScoreContext(run_dir=run_dir, judge=judge, judge_backend=judge_backend,
-                       judge_concurrency=options.concurrency, reasoning_format=applied)
+    ctx = ScoreContext(
+        run_dir=run_dir,
+        judge=judge,
+        judge_backend=judge_backend,
+        judge_concurrency=options.concurrency,
+        reasoning_format=applied,
+    )
     outcomes: list[Outcome] = []
     metrics: dict[str, Any] = {}
     diag: dict[str, Any] = {}
@@ -108,20 +142,34 @@ def _score_locked(run_dir: Path, *, n_draws: int, seed: int, judge: str | None, 
     if labels is not None and human is not None and judge is not None:
         if "upd" not in metrics:
             raise VqauditError(f"--labels: {run_dir} holds no MM-UPD views (the judge decides only UPD replies)")
-        metrics["upd"]["judge_agreement"] = judge_agreement([o for o in outcomes if o.source == "upd"], human,
-                                                            labels_path=labels, judge=judge)
+        metrics["upd"]["judge_agreement"] = judge_agreement(
+            [o for o in outcomes if o.source == "upd"], human, labels_path=labels, judge=judge
+        )
     # one set, metrics.json (the file every reader checks first) renamed last: a failure part-way (a full disk,
     # a folder in a file's place) leaves the old set, or no metrics.json, never new outcomes beside old metrics
-    atomic_write_set([(folder.outcomes, jsonl_chunks(outcomes)), (folder.diagnostics, [json_text(diag)]),
-                      (folder.metrics, [json_text(metrics)])])
+    atomic_write_set(
+        [
+            (folder.outcomes, jsonl_chunks(outcomes)),
+            (folder.diagnostics, [json_text(diag)]),
+            (folder.metrics, [json_text(metrics)]),
+        ]
+    )
     # last: the seal over what was read and written, with the reasoning format the replies were split by
     write_scored(run_dir, state, draws=n_draws, seed=seed, reasoning_format=applied)
     return metrics
 
 
-def _score_source(name: str, benchmark: Benchmark, responses: dict[str, Response], ctx: ScoreContext,
-                  outcomes: list[Outcome], metrics: dict[str, Any], diag: dict[str, Any], n_draws: int,
-                  seed: int) -> int:
+def _score_source(
+    name: str,
+    benchmark: Benchmark,
+    responses: dict[str, Response],
+    ctx: ScoreContext,
+    outcomes: list[Outcome],
+    metrics: dict[str, Any],
+    diag: dict[str, Any],
+    n_draws: int,
+    seed: int,
+) -> int:
     """Score the views of source ``name`` into ``outcomes``, ``metrics`` and ``diag``; return how many views."""
     source = hooks(name)
     views = [v for v in benchmark.views if v.source == name]

@@ -100,14 +100,24 @@ def reply_state(run_dir: Path, *, read_only: bool = False) -> ScoredState:
         view_keys = cache.view_keys()
         replies = cache.content_sha256()
     digest = hashlib.sha256(json.dumps(sorted(view_keys.items())).encode()).hexdigest()
-    return ScoredState(n_responses=n_rows, n_errors=n_errors, last_write=last, view_keys_sha256=digest,
-                       benchmark_manifest_sha256=info.benchmark_manifest_sha256, replies_sha256=replies)
+    return ScoredState(
+        n_responses=n_rows,
+        n_errors=n_errors,
+        last_write=last,
+        view_keys_sha256=digest,
+        benchmark_manifest_sha256=info.benchmark_manifest_sha256,
+        replies_sha256=replies,
+    )
 
 
 def _sealed_paths(run_dir: Path) -> dict[str, Path]:
     folder = RunFolder(run_dir)
-    paths = {"run.json": folder.info, "outcomes.jsonl": folder.outcomes, "metrics.json": folder.metrics,
-             "diagnostics.json": folder.diagnostics}
+    paths = {
+        "run.json": folder.info,
+        "outcomes.jsonl": folder.outcomes,
+        "metrics.json": folder.metrics,
+        "diagnostics.json": folder.diagnostics,
+    }
     assert tuple(paths) == SEALED_FILES
     return paths
 
@@ -115,13 +125,15 @@ def _sealed_paths(run_dir: Path) -> dict[str, Path]:
 def seal_digest(state: ScoredState) -> str:
     """SHA-256 of a record's canonical JSON (sorted keys, no spaces) without ``seal_sha256``."""
     # reasoning_format joined the record later: left out while None, so earlier seals still verify
-    body = state.model_dump(mode="json", exclude={"seal_sha256"} | ({"reasoning_format"}
-                                                                     if state.reasoning_format is None else set()))
+    body = state.model_dump(
+        mode="json", exclude={"seal_sha256"} | ({"reasoning_format"} if state.reasoning_format is None else set())
+    )
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int,
-                 reasoning_format: str | None = None) -> ScoredState:
+def write_scored(
+    run_dir: Path, state: ScoredState, *, draws: int, seed: int, reasoning_format: str | None = None
+) -> ScoredState:
     """Seal a scored run: write ``RUN/scored.json`` atomically, last, after ``score`` wrote its files.
 
     Args:
@@ -142,8 +154,9 @@ def write_scored(run_dir: Path, state: ScoredState, *, draws: int, seed: int,
         if not path.is_file():
             raise VqauditError(f"{path}: file not found; cannot seal the scored run")
         files[name] = sha256_file(path)
-    sealed = state.model_copy(update={"bootstrap": Bootstrap(draws=draws, seed=seed), "files": files,
-                                      "reasoning_format": reasoning_format})
+    sealed = state.model_copy(
+        update={"bootstrap": Bootstrap(draws=draws, seed=seed), "files": files, "reasoning_format": reasoning_format}
+    )
     sealed = sealed.model_copy(update={"seal_sha256": seal_digest(sealed)})
     write_json(RunFolder(run_dir).scored, sealed.model_dump(mode="json"))
     return sealed
@@ -170,8 +183,10 @@ def check_scored(run_dir: Path) -> str | None:
     folder = RunFolder(run_dir)
     rescore = f"run `vqaudit score {run_dir}` first"
     if not folder.scored.is_file():
-        note = (f"{run_dir}: scored before vqaudit recorded what it scored (no {folder.scored.name}); its numbers "
-                f"are not checked against the replies on disk (run `vqaudit score {run_dir}` to seal them)")
+        note = (
+            f"{run_dir}: scored before vqaudit recorded what it scored (no {folder.scored.name}); its numbers "
+            f"are not checked against the replies on disk (run `vqaudit score {run_dir}` to seal them)"
+        )
         _check_metric_file(run_dir)
         return note
     try:
@@ -187,23 +202,32 @@ def check_scored(run_dir: Path) -> str | None:
     if now.benchmark_manifest_sha256 != recorded.benchmark_manifest_sha256:
         raise VqauditError(f"{run_dir}: the run's benchmark changed since `vqaudit score`; {rescore}")
     if (now.n_responses, now.n_errors, now.last_write) != (
-            recorded.n_responses, recorded.n_errors, recorded.last_write):
+        recorded.n_responses,
+        recorded.n_errors,
+        recorded.last_write,
+    ):
         with ResponseCache(folder.responses, read_only=True) as cache:
             n_new = cache.written_after(recorded.last_write)
         raise VqauditError(f"{run_dir}: replies changed since `vqaudit score` ({n_new} new); {rescore}")
     if now.view_keys_sha256 != recorded.view_keys_sha256:
-        raise VqauditError(f"{run_dir}: the views' replies were remapped since `vqaudit score` (another run into "
-                           f"this folder); {rescore}")
+        raise VqauditError(
+            f"{run_dir}: the views' replies were remapped since `vqaudit score` (another run into "
+            f"this folder); {rescore}"
+        )
     if sealed and now.replies_sha256 != recorded.replies_sha256:
-        raise VqauditError(f"{folder.responses}: a stored reply was edited since `vqaudit score` (its content "
-                           f"differs from the seal in {folder.scored.name}); {rescore}")
+        raise VqauditError(
+            f"{folder.responses}: a stored reply was edited since `vqaudit score` (its content "
+            f"differs from the seal in {folder.scored.name}); {rescore}"
+        )
     if sealed:
         _check_files(run_dir, recorded, rescore)
     _check_metric_file(run_dir)
     if not sealed:
-        return (f"{run_dir}: scored before vqaudit sealed its scored runs ({folder.scored.name} is "
-                f"{UNSEALED_FORMAT}); its replies are checked, its files are not (run `vqaudit score {run_dir}` "
-                "to seal them)")
+        return (
+            f"{run_dir}: scored before vqaudit sealed its scored runs ({folder.scored.name} is "
+            f"{UNSEALED_FORMAT}); its replies are checked, its files are not (run `vqaudit score {run_dir}` "
+            "to seal them)"
+        )
     return None
 
 
@@ -227,8 +251,9 @@ def _check_files(run_dir: Path, recorded: ScoredState, rescore: str) -> None:
         if not path.is_file():
             raise VqauditError(f"{path}: missing since `vqaudit score`; {rescore}")
         if sha256_file(path) != files[name]:
-            raise VqauditError(f"{path}: changed since `vqaudit score` (its SHA-256 is not the one sealed in "
-                               f"{scored.name}); {rescore}")
+            raise VqauditError(
+                f"{path}: changed since `vqaudit score` (its SHA-256 is not the one sealed in {scored.name}); {rescore}"
+            )
 
 
 def bootstrap_of(run_dir: Path) -> Bootstrap | None:
@@ -243,8 +268,9 @@ def bootstrap_of(run_dir: Path) -> Bootstrap | None:
             return state.bootstrap
     if folder.metrics.is_file():
         metrics = read_json(folder.metrics)
-        entries = [e.get("bootstrap") for e in metrics.values() if isinstance(e, dict)] if isinstance(
-            metrics, dict) else []
+        entries = (
+            [e.get("bootstrap") for e in metrics.values() if isinstance(e, dict)] if isinstance(metrics, dict) else []
+        )
         for entry in entries:
             if isinstance(entry, dict):
                 try:
@@ -260,8 +286,7 @@ def _check_metric_file(run_dir: Path) -> None:
         return  # the readers say the run is not scored
     problems = metric_problems(read_json(path))
     if problems:
-        raise VqauditError(f"{path}: run {run_dir}, {problems[0]}; not reported (run `vqaudit score {run_dir}` "
-                           "again)")
+        raise VqauditError(f"{path}: run {run_dir}, {problems[0]}; not reported (run `vqaudit score {run_dir}` again)")
 
 
 _TOLERANCE = 1e-9
@@ -309,8 +334,12 @@ def _walk(node: object, where: str, problems: list[str], *, intervals: bool) -> 
     if not isinstance(node, dict):
         return
     for key, value in node.items():
-        _walk(value, f"{where}, metric {key}" if "metric" not in where else f"{where}.{key}", problems,
-              intervals=intervals)
+        _walk(
+            value,
+            f"{where}, metric {key}" if "metric" not in where else f"{where}.{key}",
+            problems,
+            intervals=intervals,
+        )
     jk, bk = node.get("Jk"), node.get("Bk")
     if _number(jk) and _number(bk) and jk > bk + _TOLERANCE:  # type: ignore[operator]
         problems.append(f"{where}, metric Jk: {jk} is above Bk {bk} (Jk <= Bk)")
@@ -318,8 +347,12 @@ def _walk(node: object, where: str, problems: list[str], *, intervals: bool) -> 
     if isinstance(ci, dict):
         for key, interval in ci.items():
             point = node.get(key)
-            if not (_number(point) and isinstance(interval, list) and len(interval) == 2
-                    and all(_number(x) for x in interval)):
+            if not (
+                _number(point)
+                and isinstance(interval, list)
+                and len(interval) == 2
+                and all(_number(x) for x in interval)
+            ):
                 continue
             lo, hi = interval
             if not lo - _TOLERANCE <= point <= hi + _TOLERANCE:
@@ -338,6 +371,9 @@ def bootstrap_phrase(run_dirs: list[Path]) -> str:
         [b] = known
         assert b is not None
         return f"{b.draws:,} group-bootstrap draws (bootstrap seed {b.seed})"
-    parts = [f"{name}: " + ("not recorded, scored before vqaudit recorded them" if b is None
-                            else f"{b.draws:,} draws, seed {b.seed}") for name, b in settings.items()]
+    parts = [
+        f"{name}: "
+        + ("not recorded, scored before vqaudit recorded them" if b is None else f"{b.draws:,} draws, seed {b.seed}")
+        for name, b in settings.items()
+    ]
     return f"group-bootstrap draws ({'; '.join(parts)})"

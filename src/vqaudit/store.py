@@ -33,8 +33,9 @@ BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 """The ``format`` of every benchmark folder's ``manifest.json``."""
 
 
-def write_benchmark(folder: Path, views: Sequence[View], groups: Sequence[Group], files: dict[str, str],
-                    manifest: dict[str, Any]) -> dict[str, Any]:
+def write_benchmark(
+    folder: Path, views: Sequence[View], groups: Sequence[Group], files: dict[str, str], manifest: dict[str, Any]
+) -> dict[str, Any]:
     """Write a benchmark's ``views.jsonl``, ``groups.jsonl`` and ``manifest.json`` into ``folder``; return the manifest.
 
     The manifest is ``manifest`` (the builder's own fields) plus ``files`` (path -> SHA-256 of every image and
@@ -43,9 +44,12 @@ def write_benchmark(folder: Path, views: Sequence[View], groups: Sequence[Group]
     """
     write_jsonl(folder / "views.jsonl", views)
     write_jsonl(folder / "groups.jsonl", groups)
-    full = {**manifest, "files": dict(sorted(files.items())),
-            "views_sha256": sha256_bytes((folder / "views.jsonl").read_bytes()),
-            "groups_sha256": sha256_bytes((folder / "groups.jsonl").read_bytes())}
+    full = {
+        **manifest,
+        "files": dict(sorted(files.items())),
+        "views_sha256": sha256_bytes((folder / "views.jsonl").read_bytes()),
+        "groups_sha256": sha256_bytes((folder / "groups.jsonl").read_bytes()),
+    }
     write_json(folder / "manifest.json", full)
     return full
 
@@ -96,7 +100,7 @@ def contained_file(root: Path, rel: str | Path) -> tuple[Path, str | None]:
         except NotADirectoryError:
             return path, "is not a regular file"
         if stat.S_ISLNK(mode):
-            where = "" if index == len(parts) - 1 else f" (its folder {Path(*parts[:index + 1]).as_posix()} is one)"
+            where = "" if index == len(parts) - 1 else f" (its folder {Path(*parts[: index + 1]).as_posix()} is one)"
             return path, f"is a symbolic link{where}"
         if index < len(parts) - 1 and not stat.S_ISDIR(mode):
             return path, "is not a regular file"
@@ -174,12 +178,15 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     for row, view in enumerate(views, start=1):
         image = Path(view.image)
         if image.is_absolute() or ".." in image.parts:
-            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
-                               "inside the benchmark folder")
+            raise VqauditError(
+                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
+                "inside the benchmark folder"
+            )
         _, problem = contained_file(root, image)
         if problem is not None and problem != "missing":
-            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}"
-                               f"{_hint(problem)}")
+            raise VqauditError(
+                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}{_hint(problem)}"
+            )
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
         fault = image_fault(root, view) if check_images else None
@@ -444,8 +451,7 @@ class RunFolder:
                 ``metrics.json``, ``diagnostics.json``, ``scored.json``, ``judge.sqlite`` that is a symbolic link
                 or not a regular file (:func:`contained_file`); absent files are left to their readers.
         """
-        for name in (RUN_FILE, RESPONSES_FILE, OUTCOMES_FILE, METRICS_FILE, DIAGNOSTICS_FILE, SCORED_FILE,
-                     JUDGE_FILE):
+        for name in (RUN_FILE, RESPONSES_FILE, OUTCOMES_FILE, METRICS_FILE, DIAGNOSTICS_FILE, SCORED_FILE, JUDGE_FILE):
             require_regular(self.root, name)
 
     def write_info(self, info: RunInfo) -> None:
@@ -482,12 +488,15 @@ class RunFolder:
             manifest = folder / MANIFEST_FILE
             if manifest.is_file():
                 if sha256_file(manifest) != info.benchmark_manifest_sha256:
-                    raise VqauditError(f"{folder}: its manifest.json is not the one run {self.root} was made on "
-                                       f"(sha256 {info.benchmark_manifest_sha256}); pass the right folder with --bench")
+                    raise VqauditError(
+                        f"{folder}: its manifest.json is not the one run {self.root} was made on "
+                        f"(sha256 {info.benchmark_manifest_sha256}); pass the right folder with --bench"
+                    )
                 return folder
         tried = ", ".join(str(c) for c in candidates)
-        raise VqauditError(f"{self.info}: the run's benchmark is not found (tried {tried}); pass its folder with "
-                           "--bench")
+        raise VqauditError(
+            f"{self.info}: the run's benchmark is not found (tried {tried}); pass its folder with --bench"
+        )
 
 
 def parse_shard(text: str) -> tuple[int, int]:

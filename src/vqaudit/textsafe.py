@@ -146,8 +146,21 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 """Unicode general categories with no glyph of their own: controls, format characters (zero-width spaces and
 joiners, the bidirectional embeddings, overrides, isolates and marks), private use, surrogates, unassigned code
 points, line and paragraph separators (The Unicode Standard, §4.5 General Category)."""
-_HIDDEN_EXTRA = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x2800, 0x3164, 0xFFA0,
-                           *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+_HIDDEN_EXTRA = frozenset(
+    {
+        0x034F,
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x180E,
+        0x2800,
+        0x3164,
+        0xFFA0,
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    }
+)
 """Characters drawn as nothing though another category: the combining grapheme joiner, the Hangul fillers, the
 Khmer inherent vowels, the Mongolian vowel separator, the blank Braille pattern and the variation selectors
 (Unicode's Default_Ignorable_Code_Point property and the blank characters it leaves out)."""

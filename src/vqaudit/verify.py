@@ -13,8 +13,14 @@ from vqaudit.schema import View
 from vqaudit.store import image_fault, load_benchmark, manifest_problems
 from vqaudit.suites.charts.verify import check_certificate, run_fault_suite, verify_view
 
-__all__ = ["check_certificate", "count_checked", "rebuild_problems", "run_fault_suite", "verify_benchmark",
-           "verify_view"]
+__all__ = [
+    "check_certificate",
+    "count_checked",
+    "rebuild_problems",
+    "run_fault_suite",
+    "verify_benchmark",
+    "verify_view",
+]
 
 
 def _image_checks(bench_dir: Path, views: Sequence[View]) -> list[tuple[int, View, str]]:
@@ -77,8 +83,11 @@ def count_checked(bench_dir: Path) -> dict[str, int]:
     bench = load_benchmark(bench_dir, check_images=False)
     out: dict[str, int] = {}
     for name, row in SOURCES.items():  # every source's line, zero counts included
-        out.update(row.module().checked([v for v in bench.views if v.source == name],
-                                        [g for g in bench.groups if g.source == name]))
+        out.update(
+            row.module().checked(
+                [v for v in bench.views if v.source == name], [g for g in bench.groups if g.source == name]
+            )
+        )
     out["files in the manifest"] = len(bench.manifest.get("files") or {})
     return out
 
@@ -131,4 +140,3 @@ def _compare_trees(bench_dir: Path, rebuilt: Path) -> list[tuple[str, str]]:
         elif ours[name].read_bytes() != theirs[name].read_bytes():
             problems.append((name, "differs from the rebuild from the manifest's source, seed and options"))
     return problems
-

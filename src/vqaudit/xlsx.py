@@ -121,15 +121,19 @@ def _read_part(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
     builder = ElementTree.XMLParser()
     info = archive.getinfo(name)
     if info.file_size > MAX_PART_BYTES:
-        raise _TooLarge(f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit per part; "
-                        f"it declares {info.file_size} bytes)")
+        raise _TooLarge(
+            f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit per part; "
+            f"it declares {info.file_size} bytes)"
+        )
     total = 0
     with archive.open(info) as handle:
         while chunk := handle.read(_CHUNK):
             total += len(chunk)
             if total > MAX_PART_BYTES:
-                raise _TooLarge(f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit "
-                                "per part; a zip bomb?)")
+                raise _TooLarge(
+                    f"{name} inflates to more than {MAX_PART_BYTES // 2**20} MiB (the reader's limit "
+                    "per part; a zip bomb?)"
+                )
             builder.feed(chunk)
     root: ElementTree.Element = builder.close()
     return root
@@ -167,8 +171,10 @@ def _archive(path: Path) -> zipfile.ZipFile:
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise VqauditError(f"{path}: not a readable gzip file ({exc})") from None
         if len(data) > MAX_WORKBOOK_BYTES:
-            raise VqauditError(f"{path}: the gzip-compressed workbook inflates to more than "
-                               f"{MAX_WORKBOOK_BYTES // 2**20} MiB (the reader's limit; a gzip bomb?)")
+            raise VqauditError(
+                f"{path}: the gzip-compressed workbook inflates to more than "
+                f"{MAX_WORKBOOK_BYTES // 2**20} MiB (the reader's limit; a gzip bomb?)"
+            )
         return zipfile.ZipFile(io.BytesIO(data))
     return zipfile.ZipFile(path)
 
@@ -238,8 +244,10 @@ def read_xlsx_rows(path: Path) -> list[list[str | None]]:
     Raises:
         VqauditError: the file is missing, not a zip, or not a readable workbook (the message names the file).
     """
-    return [[c if c is None or isinstance(c, str) else c.raw if isinstance(c, XlsxUnreadable) else str(c)
-             for c in row] for row in read_xlsx_cells(path)]
+    return [
+        [c if c is None or isinstance(c, str) else c.raw if isinstance(c, XlsxUnreadable) else str(c) for c in row]
+        for row in read_xlsx_cells(path)
+    ]
 
 
 def read_xlsx_cells(path: Path) -> list[list[Cell]]:
@@ -278,8 +286,9 @@ def read_xlsx_cells(path: Path) -> list[list[Cell]]:
 _MAIN = _NS[1:-1]
 
 
-def _parser(start: Callable[[str, dict[str, str]], None], end: Callable[[str], None],
-            text: Callable[[str], None]) -> expat.XMLParserType:
+def _parser(
+    start: Callable[[str, dict[str, str]], None], end: Callable[[str], None], text: Callable[[str], None]
+) -> expat.XMLParserType:
     """An expat parser calling ``start(local, attrs)``, ``end(local)`` for SpreadsheetML elements, and ``text``.
 
     Elements of other namespaces (extensions) get local name ``""``; attribute names keep expat's
@@ -318,15 +327,18 @@ def _shared_strings(archive: zipfile.ZipFile) -> list[str]:
             state["in_si"] = 0
             shared.append("".join(parts))
             if len(shared) > MAX_SHARED_STRINGS:
-                raise _TooLarge(f"xl/sharedStrings.xml holds more than {MAX_SHARED_STRINGS} shared strings (the "
-                                "reader's limit)")
+                raise _TooLarge(
+                    f"xl/sharedStrings.xml holds more than {MAX_SHARED_STRINGS} shared strings (the reader's limit)"
+                )
 
     def text(data: str) -> None:
         if state["in_t"]:
             state["chars"] += len(data)
             if state["chars"] > MAX_CELL_CHARS:
-                raise _TooLarge(f"xl/sharedStrings.xml: shared string {len(shared)} holds more than "
-                                f"{MAX_CELL_CHARS} characters (the reader's limit per cell; a zip bomb?)")
+                raise _TooLarge(
+                    f"xl/sharedStrings.xml: shared string {len(shared)} holds more than "
+                    f"{MAX_CELL_CHARS} characters (the reader's limit per cell; a zip bomb?)"
+                )
             parts.append(data)
 
     parser = _parser(start, end, text)
@@ -380,8 +392,9 @@ class _SheetReader:
         self.chars += len(data)
         if self.chars > MAX_CELL_CHARS:
             where = self.attrs.get("r") or f"{len(self.rows) + 1}:{self.position + 1}"
-            raise _TooLarge(f"cell {where} holds more than {MAX_CELL_CHARS} characters (the reader's limit per "
-                            "cell; a zip bomb?)")
+            raise _TooLarge(
+                f"cell {where} holds more than {MAX_CELL_CHARS} characters (the reader's limit per cell; a zip bomb?)"
+            )
 
     def end(self, tag: str) -> None:
         if tag == "v":
@@ -394,8 +407,10 @@ class _SheetReader:
             row_width = max(self.cells) + 1 if self.cells else 0
             width = max(self.width, row_width)
             if (len(self.rows) + 1) * width > MAX_CELLS:
-                raise _TooLarge(f"the first sheet holds more than {MAX_CELLS} cells, counted as rows times its "
-                                f"widest row ({len(self.rows) + 1} rows of {width}; the reader's limit)")
+                raise _TooLarge(
+                    f"the first sheet holds more than {MAX_CELLS} cells, counted as rows times its "
+                    f"widest row ({len(self.rows) + 1} rows of {width}; the reader's limit)"
+                )
             self.width = width
             self.rows.append([self.cells.get(i) for i in range(row_width)])
 
@@ -404,23 +419,29 @@ class _SheetReader:
         col = _column_index(match.group(1)) if match else self.position
         self.position += 1
         if (len(self.rows) + 1) * (col + 1) > MAX_CELLS:
-            raise _TooLarge(f"cell {self.attrs.get('r')} lies beyond the reader's limit of {MAX_CELLS} cells "
-                            "(rows times the widest row)")
+            raise _TooLarge(
+                f"cell {self.attrs.get('r')} lies beyond the reader's limit of {MAX_CELLS} cells "
+                "(rows times the widest row)"
+            )
         kind = self.attrs.get("t", "n")
         raw = "".join(self.value) if self.value else None
         cell: Cell
         if kind == "e":
             cell = XlsxUnreadable(f"holds the spreadsheet error {raw}", raw)
         elif raw is None and kind != "inlineStr" and self.formula:
-            cell = XlsxUnreadable("is a formula saved without its result (written by a library that does not "
-                                  "compute formulas, e.g. openpyxl); open and save the file in a spreadsheet "
-                                  "program, or write values instead of formulas", None)
+            cell = XlsxUnreadable(
+                "is a formula saved without its result (written by a library that does not "
+                "compute formulas, e.g. openpyxl); open and save the file in a spreadsheet "
+                "program, or write values instead of formulas",
+                None,
+            )
         elif kind == "s" and raw is not None:
             try:
                 cell = self.shared[int(raw)]
             except (ValueError, IndexError):
-                raise VqauditError(f"{self.path}: cell {self.attrs.get('r')}: bad shared-string index "
-                                   f"{raw!r}") from None
+                raise VqauditError(
+                    f"{self.path}: cell {self.attrs.get('r')}: bad shared-string index {raw!r}"
+                ) from None
         elif kind == "inlineStr":
             cell = "".join(self.inline) if self.inline is not None else ""
         elif kind == "b" and raw is not None:

@@ -162,7 +162,8 @@ def _eval(monkeypatch: pytest.MonkeyPatch, out: Path, *models: str) -> int:
 
 
 def test_a_toy_source_and_a_toy_backend_are_one_module_and_one_row_each(
-        plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     register_source(Source("toy", "toy_source", (("groups", 2),), "a toy source"))  # the one line of the source
     register_backend(BackendKind("toy", "toy_backend", ("toy:ANYTHING",)))  # the one line of the backend
     assert _eval(monkeypatch, tmp_path / "eval", "toy:x", "reference:gold") == 0
@@ -176,7 +177,8 @@ def test_a_toy_source_and_a_toy_backend_are_one_module_and_one_row_each(
 
 
 def test_a_toy_http_provider_is_one_module_of_hooks_and_one_row(
-        plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from fixture_modules import FIXTURES, load_fixture_module
     from shortanswer.helpers import run_cli
     from vqaudit.cli.build import build_source
@@ -184,19 +186,45 @@ def test_a_toy_http_provider_is_one_module_of_hooks_and_one_row(
 
     register_source(Source("toy", "toy_source", (("groups", 2),), "a toy source"))
     # the one line of the provider: its module, its spec form, its key variable, several endpoints, its settings
-    register_backend(BackendKind("toyhttp", "toy_http", ("toyhttp:MODEL@URL",), key_env=("TOY_HTTP_KEY",),
-                                 endpoints=True, generation=("max_tokens",)))
+    register_backend(
+        BackendKind(
+            "toyhttp",
+            "toy_http",
+            ("toyhttp:MODEL@URL",),
+            key_env=("TOY_HTTP_KEY",),
+            endpoints=True,
+            generation=("max_tokens",),
+        )
+    )
     monkeypatch.setenv("TOY_HTTP_KEY", "toy-secret-0123456789")
-    reply = {"output": {"answer": json.dumps({"answerable": True, "answer": "3", "reason": "a toy reads 3"})},
-             "thoughts": "three bars", "stopped": "done", "counts": {"in": 40, "out": 12}}
+    reply = {
+        "output": {"answer": json.dumps({"answerable": True, "answer": "3", "reason": "a toy reads 3"})},
+        "thoughts": "three bars",
+        "stopped": "done",
+        "counts": {"in": 40, "out": 12},
+    }
     module = load_fixture_module("provider_server", FIXTURES / "provider_server.py")
     servers = [module.ProviderServer(lambda seen: (200, reply)).start() for _ in range(2)]
     try:
         bench = tmp_path / "bench"
         build_source("toy", bench, {"groups": 2})
         out = tmp_path / "run"
-        assert run_cli(monkeypatch, "run", str(bench), "--model", f"toyhttp:m@{servers[0].url}", "--endpoint",
-                       servers[1].url, "--model-arg", "max_tokens=64", "--out", str(out)) == 0
+        assert (
+            run_cli(
+                monkeypatch,
+                "run",
+                str(bench),
+                "--model",
+                f"toyhttp:m@{servers[0].url}",
+                "--endpoint",
+                servers[1].url,
+                "--model-arg",
+                "max_tokens=64",
+                "--out",
+                str(out),
+            )
+            == 0
+        )
         assert run_cli(monkeypatch, "score", str(out), "--draws", "200") == 0
     finally:
         for server in servers:
@@ -212,7 +240,10 @@ def test_a_toy_http_provider_is_one_module_of_hooks_and_one_row(
     assert info["usage"] == {"prompt_tokens": 40, "completion_tokens": 12, "reasoning_tokens": 0, "replies": 1}
     response = next(iter(load_responses(out).values()))
     assert (response.reasoning, response.finish_reason, response.usage) == (
-        "three bars", "done", {"prompt_tokens": 40, "completion_tokens": 12})
+        "three bars",
+        "done",
+        {"prompt_tokens": 40, "completion_tokens": 12},
+    )
     toy = json.loads((out / "metrics.json").read_text())["toy"]
     # Always answering "3": both supported views right, both missing views answered instead of abstaining; every
     # group has a wrong decision, so Jk = 0; decision accuracy 2 of 4 views, no supported view rejected.

@@ -152,6 +152,7 @@ def require_hf_extra() -> None:
     if os.environ.get("CI"):
         import torch  # noqa: F401
         import transformers  # noqa: F401
+
         return
     pytest.importorskip("torch", reason="the [hf] extra is not installed (pip install 'vqaudit[hf]')")
     pytest.importorskip("transformers", reason="the [hf] extra is not installed (pip install 'vqaudit[hf]')")

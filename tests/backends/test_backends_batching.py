@@ -176,7 +176,11 @@ def test_batch_size_below_one_is_refused() -> None:
 def test_parse_model_args() -> None:
     # the key is stripped, the value kept as given (it may hold "=" or be empty), in the order given
     assert parse_model_args(["dtype=bfloat16", " batch_size =4", "chat_template=a=b", "note="]) == (
-        ("dtype", "bfloat16"), ("batch_size", "4"), ("chat_template", "a=b"), ("note", ""))
+        ("dtype", "bfloat16"),
+        ("batch_size", "4"),
+        ("chat_template", "a=b"),
+        ("note", ""),
+    )
     for bad in ["dtype", "=x", "  =x"]:
         with pytest.raises(VqauditError) as info:
             parse_model_args(["ok=1", bad])
@@ -213,5 +217,4 @@ def test_model_args_reads_typed_values_and_rejects_the_rest() -> None:
     unknown = ModelArgs("hf:m", {"colour": "red", "size": "2"}, ["device", "dtype"])
     with pytest.raises(VqauditError) as info:
         unknown.finish()
-    assert str(info.value) == ("model spec 'hf:m': unknown --model-arg colour, size; this backend takes "
-                               "device, dtype")
+    assert str(info.value) == ("model spec 'hf:m': unknown --model-arg colour, size; this backend takes device, dtype")

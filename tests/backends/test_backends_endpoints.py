@@ -78,8 +78,9 @@ def test_run_over_two_servers_and_a_dead_endpoint(
     summary = run_benchmark(bench, spec, out, concurrency=4, progress=False, options=OPTIONS)
     assert (summary.n_views, summary.n_asked, summary.n_errors) == (24, 24, 0)
     assert list(summary.endpoints_out) == [dead]
-    assert summary.endpoints_out[dead].startswith(f"taken out of rotation after {DEAD_AFTER} failures in a row: "
-                                                  "connection error: ")
+    assert summary.endpoints_out[dead].startswith(
+        f"taken out of rotation after {DEAD_AFTER} failures in a row: connection error: "
+    )
     info = json.loads((out / "run.json").read_text())
     assert info["endpoints_out"] == summary.endpoints_out
     # each view was answered once, by one of the two live servers, and both took a share
@@ -154,8 +155,12 @@ def test_backend_body_unchanged_for_one_endpoint() -> None:
     backend = load_backend("openai:m@http://127.0.0.1:9/v1")
     assert isinstance(backend, OpenAIBackend) and len(backend.endpoints) == 1
     body = backend.body(Request("v", "p", "q?", None, None, GenerationParams()))
-    assert body == {"model": "m", "messages": [{"role": "user", "content": "q?"}], "temperature": 0.0,
-                    "max_tokens": 512}
+    assert body == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "q?"}],
+        "temperature": 0.0,
+        "max_tokens": 512,
+    }
 
 
 def test_a_redirect_is_not_followed(fake_server: Any, make_bench: Callable[..., Path]) -> None:
@@ -181,8 +186,16 @@ def test_a_redirect_is_not_followed(fake_server: Any, make_bench: Callable[..., 
 
 
 def test_env_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                 "no_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert env_proxy("https://api.example.com/v1") is None
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
@@ -201,7 +214,8 @@ def test_cli_endpoint_option(
     from vqaudit.cli.options import with_endpoints
 
     assert with_endpoints("openai:m@http://a/v1", ["http://b/v1", "http://c/v1"]) == (
-        "openai:m@http://a/v1,http://b/v1,http://c/v1")
+        "openai:m@http://a/v1,http://b/v1,http://c/v1"
+    )
     assert with_endpoints("reference:gold", None) == "reference:gold"
     with pytest.raises(VqauditError, match="the model 'reference:gold' has one endpoint"):
         with_endpoints("reference:gold", ["http://b/v1"])
@@ -211,8 +225,21 @@ def test_cli_endpoint_option(
         with_endpoints("openai:m@http://a/v1", ["http://b/v1,http://c/v1"])
     bench = make_bench(4, 2)
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url}", "--endpoint",
-                                      second_server.url, "--out", str(out), "--concurrency", "4"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(bench),
+            "--model",
+            f"openai:m@{fake_server.url}",
+            "--endpoint",
+            second_server.url,
+            "--out",
+            str(out),
+            "--concurrency",
+            "4",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((out / "run.json").read_text())["model"] == f"openai:m@{fake_server.url},{second_server.url}"
     assert sum(fake_server.snapshot().values()) + sum(second_server.snapshot().values()) == 8
@@ -222,8 +249,9 @@ def test_backend_used_again_in_a_new_event_loop(fake_server: Any, make_bench: Ca
     bench = make_bench(1, 2)
     views = load_benchmark(bench).views
     backend = load_backend(f"openai:m@{fake_server.url}", OPTIONS)
-    requests = [Request(v.view_id, "p", "q", (bench / v.image).read_bytes(), "image/png", GenerationParams())
-                for v in views]
+    requests = [
+        Request(v.view_id, "p", "q", (bench / v.image).read_bytes(), "image/png", GenerationParams()) for v in views
+    ]
     # no aclose between the two loops: the second must not reuse the first loop's session
     first = asyncio.run(backend.complete(requests[0]))
     second = asyncio.run(backend.complete(requests[1]))
@@ -245,12 +273,27 @@ def test_cli_names_an_endpoint_out_as_a_warning_not_an_error(
 
     bench = make_bench(6, 4)  # 24 views: enough calls for the dead endpoint to fail DEAD_AFTER times in a row
     dead = _closed_port_url()
-    result = CliRunner().invoke(app, ["run", str(bench), "--model", f"openai:m@{fake_server.url},{dead}",
-                                      "--out", str(tmp_path / "run"), "--concurrency", "4", "--timeout", "5"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(bench),
+            "--model",
+            f"openai:m@{fake_server.url},{dead}",
+            "--out",
+            str(tmp_path / "run"),
+            "--concurrency",
+            "4",
+            "--timeout",
+            "5",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stderr.splitlines()
-             if not line.startswith(("24 views: ", "progress: "))]  # the summary line, the progress lines
+    lines = [
+        line for line in result.stderr.splitlines() if not line.startswith(("24 views: ", "progress: "))
+    ]  # the summary line, the progress lines
     assert [line.split(" taken out")[0] for line in lines] == [f"warning: endpoint {dead}"]
     assert not any(line.startswith("error:") for line in lines)
-    assert lines[0].startswith(f"warning: endpoint {dead} taken out of rotation after {DEAD_AFTER} failures in a "
-                               "row: connection error: ")
+    assert lines[0].startswith(
+        f"warning: endpoint {dead} taken out of rotation after {DEAD_AFTER} failures in a row: connection error: "
+    )

@@ -38,18 +38,24 @@ TOKENS = 24  # max_new_tokens for the tests: the random model rarely emits </s>,
 ARGS = {"max_new_tokens": str(TOKENS)}  # a generation key: every request's params.max_tokens (not the identity)
 PARAMS = GenerationParams(max_tokens=TOKENS)  # what the run sends with ARGS
 
+
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
     return ModelOptions(args=tuple((args or {}).items()))
-
 
 
 def _request(view: View, bench: Path, params: GenerationParams | None = None) -> Request:
     """The request the run stage builds for a view (prompt, image bytes and MIME type, parameters)."""
     prompt_id, prompt = prompt_for(view)
     data = (bench / view.image).read_bytes()
-    return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                   image_mime=image_mime(data, bench / view.image), params=params or PARAMS)
+    return Request(
+        request_id=view.view_id,
+        prompt_id=prompt_id,
+        prompt=prompt,
+        image=data,
+        image_mime=image_mime(data, bench / view.image),
+        params=params or PARAMS,
+    )
 
 
 def _direct_replies(model_dir: Path, requests: list[Request], max_new_tokens: int) -> list[str]:
@@ -66,13 +72,14 @@ def _direct_replies(model_dir: Path, requests: list[Request], max_new_tokens: in
     for request in requests:
         content: list[dict[str, str]] = [{"type": "image"}] if request.image is not None else []
         content.append({"type": "text", "text": request.prompt})
-        text = processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True,
-                                             tokenize=False)
+        text = processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
         images = [Image.open(io.BytesIO(request.image)).convert("RGB")] if request.image is not None else None
         inputs = processor(text=[text], images=images, return_tensors="pt")
         with torch.inference_mode():
             out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
-        replies.append(processor.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)[0])
+        replies.append(processor.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)[0])
     return replies
 
 
@@ -86,8 +93,7 @@ async def _ask(backend: Any, requests: list[Request]) -> list[str | BaseExceptio
 def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     spec = f"hf:{tiny_llava}"
-    summary = run_benchmark(tiny_chart_bench, spec, out, concurrency=8, progress=False,
-                            options=model_options(ARGS))
+    summary = run_benchmark(tiny_chart_bench, spec, out, concurrency=8, progress=False, options=model_options(ARGS))
     views = load_benchmark(tiny_chart_bench).views
     distinct = {(prompt_for(v)[1], v.image_sha256) for v in views}  # views with identical inputs share a call
     assert summary == RunSummary(n_views=20, n_cached=0, n_asked=len(distinct), n_errors=0, out_dir=out)
@@ -118,16 +124,29 @@ def test_full_run_then_score(tiny_llava: Path, tiny_chart_bench: Path, tmp_path:
 
 
 @pytest.mark.parametrize("arch", ["tiny_llava", "tiny_idefics3"])
-def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_chart_bench: Path,
-                                                               request: pytest.FixtureRequest) -> None:
+def test_batched_replies_equal_unbatched_and_are_deterministic(
+    arch: str, tiny_chart_bench: Path, request: pytest.FixtureRequest
+) -> None:
     model = request.getfixturevalue(arch)
     views = load_benchmark(tiny_chart_bench).views[:7]
     requests = [_request(v, tiny_chart_bench) for v in views]
     # prompts of very different lengths in one batch (left padding), and a text-only one
-    requests.append(Request(request_id=views[0].view_id, prompt_id="t", prompt="How many?", image=None, image_mime=None,
-                            params=PARAMS))
-    requests.insert(2, Request(request_id=views[2].view_id, prompt_id="short", prompt="bar?", image=requests[2].image,
-                               image_mime="image/png", params=PARAMS))
+    requests.append(
+        Request(
+            request_id=views[0].view_id, prompt_id="t", prompt="How many?", image=None, image_mime=None, params=PARAMS
+        )
+    )
+    requests.insert(
+        2,
+        Request(
+            request_id=views[2].view_id,
+            prompt_id="short",
+            prompt="bar?",
+            image=requests[2].image,
+            image_mime="image/png",
+            params=PARAMS,
+        ),
+    )
     spec = f"hf:{model}"
 
     unbatched_backend = load_backend(spec, model_options({**ARGS, "batch_size": "1"}))
@@ -145,13 +164,26 @@ def test_batched_replies_equal_unbatched_and_are_deterministic(arch: str, tiny_c
 
 
 @pytest.mark.parametrize("arch", ["tiny_llava", "tiny_idefics3"])
-def test_batched_run_equals_unbatched_run(arch: str, tiny_chart_bench: Path, tmp_path: Path,
-                                          request: pytest.FixtureRequest) -> None:
+def test_batched_run_equals_unbatched_run(
+    arch: str, tiny_chart_bench: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     spec = f"hf:{request.getfixturevalue(arch)}"
-    one = run_benchmark(tiny_chart_bench, spec, tmp_path / "b1", concurrency=1, progress=False,
-                        options=model_options({**ARGS, "batch_size": "1"}))
-    many = run_benchmark(tiny_chart_bench, spec, tmp_path / "b8", concurrency=8, progress=False,
-                         options=model_options({**ARGS, "batch_size": "8"}))
+    one = run_benchmark(
+        tiny_chart_bench,
+        spec,
+        tmp_path / "b1",
+        concurrency=1,
+        progress=False,
+        options=model_options({**ARGS, "batch_size": "1"}),
+    )
+    many = run_benchmark(
+        tiny_chart_bench,
+        spec,
+        tmp_path / "b8",
+        concurrency=8,
+        progress=False,
+        options=model_options({**ARGS, "batch_size": "8"}),
+    )
     assert one.n_errors == many.n_errors == 0
     texts_one = {k: r.text for k, r in load_responses(tmp_path / "b1").items()}
     texts_many = {k: r.text for k, r in load_responses(tmp_path / "b8").items()}
@@ -161,8 +193,14 @@ def test_batched_run_equals_unbatched_run(arch: str, tiny_chart_bench: Path, tmp
 def test_bad_image_fails_only_its_request(tiny_llava: Path, tiny_chart_bench: Path) -> None:
     views = load_benchmark(tiny_chart_bench).views[:3]
     good = [_request(v, tiny_chart_bench) for v in views]
-    bad = Request(request_id=views[0].view_id, prompt_id="p", prompt=good[0].prompt,
-                  image=b"\x89PNG\r\n\x1a\nnot really", image_mime="image/png", params=PARAMS)
+    bad = Request(
+        request_id=views[0].view_id,
+        prompt_id="p",
+        prompt=good[0].prompt,
+        image=b"\x89PNG\r\n\x1a\nnot really",
+        image_mime="image/png",
+        params=PARAMS,
+    )
     backend = load_backend(f"hf:{tiny_llava}", model_options(ARGS))
     results = asyncio.run(_ask(backend, [good[0], bad, *good[1:]]))
     assert isinstance(results[1], BackendCallError) and "image cannot be decoded" in str(results[1])
@@ -187,8 +225,9 @@ def test_cache_identity_follows_the_weights(tiny_vlm: ModuleType, tiny_chart_ben
     assert (retrained.n_cached, retrained.n_asked) == (0, first.n_asked)
     assert json.loads((out / "run.json").read_text())["model_identity"] != identity
     # another max_new_tokens is another cache key too (through the request's parameters)
-    longer = run_benchmark(tiny_chart_bench, spec, out, progress=False,
-                           options=model_options({"max_new_tokens": str(TOKENS + 1)}))
+    longer = run_benchmark(
+        tiny_chart_bench, spec, out, progress=False, options=model_options({"max_new_tokens": str(TOKENS + 1)})
+    )
     assert longer.n_cached == 0
 
 
@@ -203,8 +242,9 @@ def test_killed_run_resumes(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: 
         "run_benchmark(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), concurrency=2, progress=False, "
         "options=ModelOptions(args=tuple(json.loads(sys.argv[4]).items())))"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tiny_chart_bench), spec, str(out),
-                             json.dumps(args)], env=os.environ.copy())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(tiny_chart_bench), spec, str(out), json.dumps(args)], env=os.environ.copy()
+    )
     try:
         deadline = time.monotonic() + 120
         while len(read_rows(out)) < 4:
@@ -228,8 +268,7 @@ def test_killed_run_resumes(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: 
     assert len(resumed) == 20
     assert all(resumed[k] == text for k, text in before.items())  # kept, not asked again
     # the killed process and this one generate the same replies as an uninterrupted run
-    fresh = run_benchmark(tiny_chart_bench, spec, tmp_path / "fresh", concurrency=2, progress=False,
-                          options=options)
+    fresh = run_benchmark(tiny_chart_bench, spec, tmp_path / "fresh", concurrency=2, progress=False, options=options)
     assert fresh.n_errors == 0
     assert {k: r.text for k, r in load_responses(tmp_path / "fresh").items()} == resumed
 
@@ -238,8 +277,14 @@ def _llama_only_folder(root: Path) -> Path:
     """A saved text-only LlamaForCausalLM: a real model, but not an image-text-to-text one."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1)
+    config = LlamaConfig(
+        vocab_size=32,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
     LlamaForCausalLM(config).save_pretrained(root)
     return root
 
@@ -253,8 +298,9 @@ def _fails_cleanly(bench: Path, spec: str, out: Path, match: str, model_args: di
     return message
 
 
-def test_models_that_cannot_be_loaded_give_one_error_and_no_run(tiny_llava: Path, tiny_chart_bench: Path,
-                                                                tmp_path: Path) -> None:
+def test_models_that_cannot_be_loaded_give_one_error_and_no_run(
+    tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     _fails_cleanly(tiny_chart_bench, f"hf:{tmp_path / 'nope'}", out, "does not exist")
     (tmp_path / "file").write_text("x")
@@ -268,19 +314,28 @@ def test_models_that_cannot_be_loaded_give_one_error_and_no_run(tiny_llava: Path
     shutil.copytree(tiny_llava, broken)
     (broken / "model.safetensors").unlink()
     _fails_cleanly(tiny_chart_bench, f"hf:{broken}", out, "cannot load the folder")
-    _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", out, "unknown --model-arg colour",
-                   {"colour": "red"})
+    _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", out, "unknown --model-arg colour", {"colour": "red"})
     _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", out, "dtype='float8'", {"dtype": "float8"})
     _fails_cleanly(tiny_chart_bench, "hf:not a/repo id", out, "neither an existing folder nor a hub repo id")
 
 
-def test_cli_bad_model_is_one_line_exit_2(tiny_chart_bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_model_is_one_line_exit_2(
+    tiny_chart_bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from shortanswer.helpers import run_cli
 
     out = tmp_path / "run"
-    code = run_cli(monkeypatch, "run", str(tiny_chart_bench), "--model", f"hf:{tmp_path}", "--out", str(out),
-                   "--model-arg", "batch_size=0")
+    code = run_cli(
+        monkeypatch,
+        "run",
+        str(tiny_chart_bench),
+        "--model",
+        f"hf:{tmp_path}",
+        "--out",
+        str(out),
+        "--model-arg",
+        "batch_size=0",
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert err.strip().splitlines() == [
@@ -295,8 +350,9 @@ def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch, tiny_chart_b
     assert message.endswith("pip install 'vqaudit[hf]'")
 
 
-def test_check_refuses_what_load_refuses_without_reading_weights(tiny_llava: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_refuses_what_load_refuses_without_reading_weights(
+    tiny_llava: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``check_backend`` (what ``eval`` calls before building) gives load's messages but reads no weights.
 
     Counted by wrapping transformers' ``from_pretrained``: a check must not call it, a load calls it once; so an
@@ -316,10 +372,12 @@ def test_check_refuses_what_load_refuses_without_reading_weights(tiny_llava: Pat
     monkeypatch.setattr(transformers.AutoModelForImageTextToText, "from_pretrained", counting)
     check_backend(f"hf:{tiny_llava}", model_options(ARGS))
     assert calls == []
-    for spec, args, match in ((f"hf:{tmp_path / 'nope'}", ARGS, "does not exist"),
-                              (f"hf:{tiny_llava}", {"colour": "red"}, "unknown --model-arg colour"),
-                              (f"hf:{tiny_llava}", {"dtype": "float8"}, "dtype='float8'"),
-                              ("hf:not a/repo id", ARGS, "neither an existing folder nor a hub repo id")):
+    for spec, args, match in (
+        (f"hf:{tmp_path / 'nope'}", ARGS, "does not exist"),
+        (f"hf:{tiny_llava}", {"colour": "red"}, "unknown --model-arg colour"),
+        (f"hf:{tiny_llava}", {"dtype": "float8"}, "dtype='float8'"),
+        ("hf:not a/repo id", ARGS, "neither an existing folder nor a hub repo id"),
+    ):
         with pytest.raises(VqauditError, match=match):
             check_backend(spec, model_options(args))
     assert calls == []
@@ -332,19 +390,28 @@ def _with_thinking_switch(model: Path, out: Path) -> Path:
     after the generation prompt when it is false), so the switch visibly changes the prompt."""
     shutil.copytree(model, out)
     template = out / "chat_template.jinja"
-    template.write_text(template.read_text() + "{% if enable_thinking is defined and enable_thinking is false %}"
-                                               " <think> </think>{% endif %}")
+    template.write_text(
+        template.read_text() + "{% if enable_thinking is defined and enable_thinking is false %}"
+        " <think> </think>{% endif %}"
+    )
     return out
 
 
-def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, tiny_chart_bench: Path,
-                                                             tmp_path: Path) -> None:
+def test_generation_keys_reach_generate_and_the_chat_template(
+    tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path
+) -> None:
     """``max_tokens=7`` (the other spelling of max_new_tokens) is what generate gets; ``enable_thinking`` is what
     the chat template gets, and a template without the switch is refused in one line, before any run folder."""
     views = load_benchmark(tiny_chart_bench).views
     out = tmp_path / "run"
-    run_benchmark(tiny_chart_bench, f"hf:{tiny_llava}", out, concurrency=4, progress=False,
-                  options=model_options({"max_tokens": "7"}))
+    run_benchmark(
+        tiny_chart_bench,
+        f"hf:{tiny_llava}",
+        out,
+        concurrency=4,
+        progress=False,
+        options=model_options({"max_tokens": "7"}),
+    )
     assert json.loads((out / "run.json").read_text())["params"] == {"temperature": 0.0, "max_tokens": 7}
     sample = views[:2]
     expected = _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], 7)
@@ -352,10 +419,17 @@ def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, 
     assert [replies[v.view_id].text for v in sample] == expected
     assert expected != _direct_replies(tiny_llava, [_request(v, tiny_chart_bench) for v in sample], TOKENS)
 
-    message = _fails_cleanly(tiny_chart_bench, f"hf:{tiny_llava}", tmp_path / "refused",
-                             "has no thinking switch", {**ARGS, "enable_thinking": "false"})
-    assert message == (f"model spec 'hf:{tiny_llava}': enable_thinking=false: this model's chat template has no "
-                       "thinking switch (its source never mentions enable_thinking); drop the setting")
+    message = _fails_cleanly(
+        tiny_chart_bench,
+        f"hf:{tiny_llava}",
+        tmp_path / "refused",
+        "has no thinking switch",
+        {**ARGS, "enable_thinking": "false"},
+    )
+    assert message == (
+        f"model spec 'hf:{tiny_llava}': enable_thinking=false: this model's chat template has no "
+        "thinking switch (its source never mentions enable_thinking); drop the setting"
+    )
 
     from vqaudit.backends.hf import HFBackend
 
@@ -370,8 +444,17 @@ def test_generation_keys_reach_generate_and_the_chat_template(tiny_llava: Path, 
     finally:
         asyncio.run(backend.aclose())
     assert off.endswith("ASSISTANT: <think> </think>") and on.endswith("ASSISTANT:") and unset == on
-    think = run_benchmark(tiny_chart_bench, f"hf:{switched}", tmp_path / "think", concurrency=4, progress=False,
-                          options=model_options({**ARGS, "enable_thinking": "false"}))
+    think = run_benchmark(
+        tiny_chart_bench,
+        f"hf:{switched}",
+        tmp_path / "think",
+        concurrency=4,
+        progress=False,
+        options=model_options({**ARGS, "enable_thinking": "false"}),
+    )
     assert think.n_errors == 0
     assert json.loads((tmp_path / "think" / "run.json").read_text())["params"] == {
-        "temperature": 0.0, "max_tokens": TOKENS, "enable_thinking": False}
+        "temperature": 0.0,
+        "max_tokens": TOKENS,
+        "enable_thinking": False,
+    }

@@ -69,8 +69,11 @@ def test_short_answer_judge_stops_after_8_failed_calls_and_keeps_what_it_receive
     assert "HTTP 500" in message and f"cached in {cache}" in message
     assert sum(fake_server.snapshot().values()) == EARLY_STOP_CALLS == 8
     stored = _cache_rows(cache)
-    assert [(v, t) for v, t, _ in stored if t is not None] == [("judge:q00", "yes"), ("judge:q01", "yes"),
-                                                              ("judge:q02", "yes")]
+    assert [(v, t) for v, t, _ in stored if t is not None] == [
+        ("judge:q00", "yes"),
+        ("judge:q01", "yes"),
+        ("judge:q02", "yes"),
+    ]
     assert len([e for _, _, e in stored if e is not None and "HTTP 500" in e]) == 8
     # 3. The server is back: the rerun asks only the 9 rows without a verdict (8 recorded errors + 1 never asked).
     fake_server.reset()
@@ -91,8 +94,10 @@ def test_short_answer_judge_at_a_refused_port_stops_after_all_of_fewer_than_8_ca
 
 def _upd_views(tmp_path: Path) -> list[View]:
     """Item 1 (4 options, answer B) under AAD, base setting: 4 standard and 3 AAD views (seed 001, 0.C.1)."""
-    rows = [row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
-            row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition")]
+    rows = [
+        row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
+        row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition"),
+    ]
     out = tmp_path / "bench"
     build_upd(out, tsv=write_tsv(tmp_path / "one.tsv", rows), variant="aad", setting="base", seed=0)
     return [v for v in load_benchmark(out).views if v.meta["item_index"] == 1]
@@ -118,22 +123,25 @@ def test_upd_judge_stops_when_unreachable_and_keeps_its_verdicts(fake_server: An
     # UPD judge letters of an AAD view (prompts.upd.judge_options): A-C options, D = the removed correct option,
     # E = the abstention option, F = none. "E" abstains: right on a UPD view.
     fake_server.text_reply = "E"
-    first = score_upd_views(views, _replies(views, {aad[0]}), run_dir=run_dir, judge=spec,
-                            judge_backend=_judge(fake_server.url))
+    first = score_upd_views(
+        views, _replies(views, {aad[0]}), run_dir=run_dir, judge=spec, judge_backend=_judge(fake_server.url)
+    )
     assert {o.view_id: o.decided_by for o in first}[aad[0]] == f"judge:{spec}"
     # The judge goes down: two views are left to ask, both fail, and scoring stops (min(8, 2) = 2 calls).
     fake_server.reset()
     fake_server.default = "500"
     with pytest.raises(VqauditError, match=r"is unreachable: its first 2 calls all failed"):
-        score_upd_views(views, _replies(views, set(aad)), run_dir=run_dir, judge=spec,
-                        judge_backend=_judge(fake_server.url))
+        score_upd_views(
+            views, _replies(views, set(aad)), run_dir=run_dir, judge=spec, judge_backend=_judge(fake_server.url)
+        )
     assert sum(fake_server.snapshot().values()) == 2
     assert [t for _, t, _ in _cache_rows(run_dir / JUDGE_FILE) if t is not None] == ["E"]  # the verdict received
     # Back up: only the two missing verdicts are asked; every AAD view abstains through the judge.
     fake_server.reset()
     fake_server.default = "ok"
-    outcomes = score_upd_views(views, _replies(views, set(aad)), run_dir=run_dir, judge=spec,
-                               judge_backend=_judge(fake_server.url))
+    outcomes = score_upd_views(
+        views, _replies(views, set(aad)), run_dir=run_dir, judge=spec, judge_backend=_judge(fake_server.url)
+    )
     assert sum(fake_server.snapshot().values()) == 2
     judged = [o for o in outcomes if o.view_id in aad]
     assert all(o.task_correct and o.decided_by == f"judge:{spec}" for o in judged)

@@ -34,7 +34,8 @@ def test_resolve_source(tmp_path: Path) -> None:
     folder = _folder(tmp_path / "m")
     assert resolve_source("hf:x", str(folder)) == ModelSource(str(folder), folder.resolve(), None, "llava")
     assert resolve_source("hf:x", "llava-hf/llava-1.5-7b-hf") == ModelSource(
-        "llava-hf/llava-1.5-7b-hf", None, "llava-hf/llava-1.5-7b-hf", None)
+        "llava-hf/llava-1.5-7b-hf", None, "llava-hf/llava-1.5-7b-hf", None
+    )
     assert resolve_source("hf:x", "gpt2").repo_id == "gpt2"
     (tmp_path / "f").write_text("x")
     (tmp_path / "empty").mkdir()
@@ -110,7 +111,8 @@ def test_source_identity(tmp_path: Path) -> None:
     folder = _folder(tmp_path / "m")
     local = resolve_source("hf:m", str(folder))
     assert source_identity("hf:m", local, None, {"dtype": "float32", "a": "1"}) == (
-        f"hf:m@{folder_fingerprint(folder)};a=1;dtype=float32")
+        f"hf:m@{folder_fingerprint(folder)};a=1;dtype=float32"
+    )
     hub = resolve_source("hf:org/x", "org/x")
     assert source_identity("hf:org/x", hub, COMMIT, {}) == f"hf:org/x@{COMMIT}"
     assert source_identity("hf:org/x", hub, "v1-does-not-resolve", {}) == "hf:org/x@revision=v1-does-not-resolve"

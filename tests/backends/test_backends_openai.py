@@ -55,6 +55,7 @@ def _request(view_and_image: tuple[View, bytes]) -> Request:
 
 def _complete(backend: Backend, request: Request) -> str | None:
     """The reply's content (the openai backend returns a Completion: content, reasoning, finish reason, usage)."""
+
     async def go() -> str | None:
         try:
             reply = await backend.complete(request)
@@ -214,8 +215,9 @@ def test_text_only_request_body_is_the_plain_prompt(view_and_image: tuple[View, 
     # A judge request (image None) is one user message whose content is the prompt string: no image part.
     backend = load_backend("openai:m@http://127.0.0.1:9/v1")
     assert isinstance(backend, OpenAIBackend)
-    body = backend.body(Request(view_and_image[0].view_id, "judge", "Is 4 the same as four?", None, None,
-                                GenerationParams()))
+    body = backend.body(
+        Request(view_and_image[0].view_id, "judge", "Is 4 the same as four?", None, None, GenerationParams())
+    )
     assert body["messages"] == [{"role": "user", "content": "Is 4 the same as four?"}]
     assert "image_url" not in json.dumps(body)
     with pytest.raises(ValueError, match="both be set or both be None"):
@@ -237,8 +239,10 @@ def test_view_request_reaching_the_server_carries_the_image(
 def test_judge_request_reaching_the_server_is_text_only(fake_server: Any, tmp_path: Path) -> None:
     # Seed 002 §3.3: the judge sees question, references and output as text, never the image. A text-only server
     # (a text LLM under vLLM) answers HTTP 400 to an image_url part, so the request must not carry one.
-    rows = [AuditRow("1", "What is the name?", "SEPTRA Suspension", ("SEPTRA",), "docvqa"),
-            AuditRow("2", "How many?", "four", ("4",), "docvqa")]
+    rows = [
+        AuditRow("1", "What is the name?", "SEPTRA Suspension", ("SEPTRA",), "docvqa"),
+        AuditRow("2", "How many?", "four", ("4",), "docvqa"),
+    ]
     spec = f"openai:judge-llm@{fake_server.url}"
     judge = _backend(fake_server)
     verdicts = run_judge(rows, spec, tmp_path / "judge.sqlite", backend=judge)

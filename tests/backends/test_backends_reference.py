@@ -89,8 +89,9 @@ def test_model_args_are_refused_where_they_do_not_apply() -> None:
     assert str(info.value) == "model spec 'reference:gold': unknown --model-arg dtype; this backend takes none"
     with pytest.raises(VqauditError) as info:
         load_backend("openai:m@http://127.0.0.1:9/v1", ModelOptions(args=(("b", "1"), ("a", "2"))))
-    assert str(info.value) == ("model spec 'openai:m@http://127.0.0.1:9/v1': unknown --model-arg a, b; this backend "
-                               "takes none")
+    assert str(info.value) == (
+        "model spec 'openai:m@http://127.0.0.1:9/v1': unknown --model-arg a, b; this backend takes none"
+    )
 
 
 def test_the_cli_reads_model_args_with_the_one_parser() -> None:
@@ -151,8 +152,9 @@ def test_replay_missing_file(tmp_path: Path) -> None:
 def test_reference_and_replay_answer_text_only_requests(tmp_path: Path, views: list[View]) -> None:
     # Judge requests carry no image; the reference policies and the replay file read only the view.
     def ask_text_only(backend: Backend, view: View) -> str:
-        request = Request(view.view_id, "judge", "Judge this.", None, None, GenerationParams(),
-                          obligation=view.obligation)
+        request = Request(
+            view.view_id, "judge", "Judge this.", None, None, GenerationParams(), obligation=view.obligation
+        )
         return asyncio.run(backend.complete(request))
 
     gold = load_backend("reference:gold")

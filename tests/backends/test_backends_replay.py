@@ -32,17 +32,19 @@ def _answer(view_id: str) -> dict[str, Any]:
 
 
 def test_a_row_for_a_view_the_benchmark_lacks_is_refused_naming_file_row_and_id(
-        make_bench: Callable[..., Path], tmp_path: Path) -> None:
+    make_bench: Callable[..., Path], tmp_path: Path
+) -> None:
     bench = make_bench(1, 2)
     views = [v.view_id for v in load_benchmark(bench).views]
-    replies = _write(tmp_path / "r.jsonl", [_answer(views[0]), _answer("g9-v0"), _answer(views[1]),
-                                            _answer("other")])
+    replies = _write(tmp_path / "r.jsonl", [_answer(views[0]), _answer("g9-v0"), _answer(views[1]), _answer("other")])
     out = tmp_path / "run"
     with pytest.raises(VqauditError) as info:
         run_benchmark(bench, f"replay:{replies}", out, progress=False)
-    assert str(info.value) == (f"{replies}: row 2, field 'view_id': view 'g9-v0' is not in the benchmark {bench} "
-                               "(1 more rows name unknown views); a replay file holds replies for this benchmark's "
-                               "views only")
+    assert str(info.value) == (
+        f"{replies}: row 2, field 'view_id': view 'g9-v0' is not in the benchmark {bench} "
+        "(1 more rows name unknown views); a replay file holds replies for this benchmark's "
+        "views only"
+    )
     assert not out.exists()  # refused before the run folder is made
 
 
@@ -57,8 +59,9 @@ def test_the_check_is_on_every_view_whatever_the_shard(make_bench: Callable[...,
     assert asked == len(views) == 4
 
 
-def test_cli_refusal_is_one_line_exit_2(make_bench: Callable[..., Path], tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_refusal_is_one_line_exit_2(
+    make_bench: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from shortanswer.helpers import run_cli
 
     bench = make_bench(1, 1)
@@ -66,17 +69,21 @@ def test_cli_refusal_is_one_line_exit_2(make_bench: Callable[..., Path], tmp_pat
     code = run_cli(monkeypatch, "run", str(bench), "--model", f"replay:{replies}", "--out", str(tmp_path / "run"))
     err = capsys.readouterr().err
     assert code == 2
-    assert err.strip().splitlines() == [f"error: {replies}: row 1, field 'view_id': view 'nope' is not in the "
-                                        f"benchmark {bench}; a replay file holds replies for this benchmark's views "
-                                        "only"]
+    assert err.strip().splitlines() == [
+        f"error: {replies}: row 1, field 'view_id': view 'nope' is not in the "
+        f"benchmark {bench}; a replay file holds replies for this benchmark's views "
+        "only"
+    ]
 
 
 def test_a_line_without_text_names_file_and_row(tmp_path: Path) -> None:
     replies = _write(tmp_path / "r.jsonl", [_answer("a"), {"view_id": "b", "finish_reason": "stop"}])
     with pytest.raises(VqauditError) as info:
         load_backend(f"replay:{replies}")
-    assert str(info.value) == (f"{replies}: row 2, field 'text': missing (the reply, or null with 'reasoning' for "
-                               "a reply cut off while thinking)")
+    assert str(info.value) == (
+        f"{replies}: row 2, field 'text': missing (the reply, or null with 'reasoning' for "
+        "a reply cut off while thinking)"
+    )
 
 
 def test_a_line_without_text_but_with_reasoning_is_a_cut_reply(tmp_path: Path) -> None:
@@ -89,13 +96,15 @@ def test_a_line_without_text_but_with_reasoning_is_a_cut_reply(tmp_path: Path) -
 def test_a_recorded_error_row_names_file_and_row(make_bench: Callable[..., Path], tmp_path: Path) -> None:
     bench = make_bench(1, 2)
     views = [v.view_id for v in load_benchmark(bench).views]
-    replies = _write(tmp_path / "r.jsonl", [_answer(views[0]), {"view_id": views[1], "text": None,
-                                                               "error": "HTTP 500"}])
+    replies = _write(
+        tmp_path / "r.jsonl", [_answer(views[0]), {"view_id": views[1], "text": None, "error": "HTTP 500"}]
+    )
     out = tmp_path / "run"
     summary = run_benchmark(bench, f"replay:{replies}", out, progress=False)
     assert summary.n_errors == 1
     error = load_responses(out)[views[1]].error
     assert error == f"{replies}: row 2: the replay file records no reply text for view {views[1]!r}"
     with pytest.raises(BackendCallError):  # and directly, the same call
-        asyncio.run(load_backend(f"replay:{replies}").complete(
-            Request(views[1], "p", "q", None, None, GenerationParams())))
+        asyncio.run(
+            load_backend(f"replay:{replies}").complete(Request(views[1], "p", "q", None, None, GenerationParams()))
+        )

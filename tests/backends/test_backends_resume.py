@@ -111,13 +111,21 @@ def test_killed_process_resumes(
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-@pytest.mark.parametrize(("sig", "status", "line"), [
-    (signal.SIGTERM, 143, "error: terminated (SIGTERM); rerun the same command to resume"),
-    (signal.SIGINT, 130, "error: interrupted; rerun the same command to resume"),
-])
+@pytest.mark.parametrize(
+    ("sig", "status", "line"),
+    [
+        (signal.SIGTERM, 143, "error: terminated (SIGTERM); rerun the same command to resume"),
+        (signal.SIGINT, 130, "error: interrupted; rerun the same command to resume"),
+    ],
+)
 def test_sigterm_stops_the_cli_run_like_ctrl_c(
-    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any, read_rows: Rows, sig: signal.Signals,
-    status: int, line: str,
+    make_bench: Callable[..., Path],
+    tmp_path: Path,
+    fake_server: Any,
+    read_rows: Rows,
+    sig: signal.Signals,
+    status: int,
+    line: str,
 ) -> None:
     # New-user trial: `vqaudit run` died at once on SIGTERM (status -15, no message, 16 of 20 replies lost); a batch
     # scheduler stops jobs so. SIGTERM must do what Ctrl-C does (asyncio.run cancels the main task, the runner
@@ -129,10 +137,31 @@ def test_sigterm_stops_the_cli_run_like_ctrl_c(
     out = tmp_path / "run"
     spec = f"openai:m@{fake_server.url}"
     env = {**os.environ, KEY_ENV: SECRET}
-    proc = subprocess.Popen([sys.executable, "-m", "vqaudit", "--quiet", "run", str(bench), "--model", spec, "--out",
-                             str(out), "--concurrency", "3", "--api-key-env", KEY_ENV, "--max-retries", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vqaudit",
+            "--quiet",
+            "run",
+            str(bench),
+            "--model",
+            spec,
+            "--out",
+            str(out),
+            "--concurrency",
+            "3",
+            "--api-key-env",
+            KEY_ENV,
+            "--max-retries",
+            "2",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 60
         while fake_server._seen < 8 + 3:

@@ -111,9 +111,7 @@ def test_openai_run_under_faults_records_one_response_per_view(
     assert again == RunSummary(n_views=9, n_cached=9, n_asked=0, n_errors=2, out_dir=out)
     assert fake_server.snapshot() == {}
     # ... and an explicit retry asks exactly the errored views once, replacing their rows
-    retried = run_benchmark(
-        bench, spec, out, concurrency=4, retry_errors=True, progress=False, options=_options()
-    )
+    retried = run_benchmark(bench, spec, out, concurrency=4, retry_errors=True, progress=False, options=_options())
     assert retried == RunSummary(n_views=9, n_cached=7, n_asked=2, n_errors=0, out_dir=out)
     assert fake_server.snapshot() == {sha["g1-v1"]: 1, sha["g1-v2"]: 1}
     rows = read_rows(out)
@@ -127,9 +125,7 @@ def test_fatal_error_stops_the_run(
     bench = make_bench()
     fake_server.faults = {v.image_sha256: ["401"] for v in load_benchmark(bench).views}
     with pytest.raises(VqauditError, match="HTTP 401"):
-        run_benchmark(
-            bench, f"openai:m@{fake_server.url}", tmp_path / "run", progress=False, options=_options()
-        )
+        run_benchmark(bench, f"openai:m@{fake_server.url}", tmp_path / "run", progress=False, options=_options())
     assert read_rows(tmp_path / "run") == []
 
 

@@ -72,8 +72,13 @@ def test_shards_split_the_views_and_merge_back_to_the_whole_run(
         score_run(runs[0], n_draws=10)
 
     summary = merge_runs(runs, tmp_path / "merged")
-    assert (summary.n_runs, summary.n_rows, summary.n_duplicates, summary.n_views, summary.n_errors) == (3, 18, 0,
-                                                                                                        18, 0)
+    assert (summary.n_runs, summary.n_rows, summary.n_duplicates, summary.n_views, summary.n_errors) == (
+        3,
+        18,
+        0,
+        18,
+        0,
+    )
     merged = load_responses(tmp_path / "merged")
     expected = load_responses(whole)
     assert {v: r.text for v, r in merged.items()} == {v: r.text for v, r in expected.items()}
@@ -102,9 +107,7 @@ def test_merge_drops_duplicates_and_prefers_a_reply_to_an_error(
     assert len(read_rows(tmp_path / "m")) == 6
 
 
-def test_merge_conflict_names_the_key_and_writes_nothing(
-    make_bench: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_merge_conflict_names_the_key_and_writes_nothing(make_bench: Callable[..., Path], tmp_path: Path) -> None:
     bench = make_bench(2, 3)
     a, b = tmp_path / "a", tmp_path / "b"
     run_benchmark(bench, "reference:gold", a, progress=False)
@@ -152,8 +155,9 @@ def test_cli_shard_and_merge(make_bench: Callable[..., Path], tmp_path: Path) ->
     bench = make_bench(3, 2)
     runner = CliRunner()
     for i in (1, 2):
-        result = runner.invoke(app, ["run", str(bench), "--model", "reference:gold", "--out", str(tmp_path / f"s{i}"),
-                                     "--shard", f"{i}/2"])
+        result = runner.invoke(
+            app, ["run", str(bench), "--model", "reference:gold", "--out", str(tmp_path / f"s{i}"), "--shard", f"{i}/2"]
+        )
         assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
@@ -164,8 +168,10 @@ def test_cli_shard_and_merge(make_bench: Callable[..., Path], tmp_path: Path) ->
 def test_merge_refuses_a_run_still_being_written(make_bench: Callable[..., Path], tmp_path: Path) -> None:
     bench = make_bench()
     runs = _shard_runs(bench, tmp_path, 2)
-    with folder_lock(runs[1], "vqaudit run --model reference:gold"), pytest.raises(VqauditError,
-                                                                                   match="vqaudit run --model"):
+    with (
+        folder_lock(runs[1], "vqaudit run --model reference:gold"),
+        pytest.raises(VqauditError, match="vqaudit run --model"),
+    ):
         merge_runs(runs, tmp_path / "m")
     assert not (tmp_path / "m").exists()
     assert merge_runs(runs, tmp_path / "m").n_views == 9  # once the run is done
@@ -204,8 +210,22 @@ def test_merge_refuses_a_killed_shard_and_merges_once_it_is_rerun(
     bench = make_bench(4, 5)  # 20 views
     spec = f"openai:m@{fake_server.url}"
     env = {**os.environ, "VQAUDIT_TEST_KEY": "sk-test-merge"}
-    command = [sys.executable, "-m", "vqaudit", "--quiet", "run", str(bench), "--model", spec, "--concurrency", "1",
-               "--api-key-env", "VQAUDIT_TEST_KEY", "--max-retries", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "vqaudit",
+        "--quiet",
+        "run",
+        str(bench),
+        "--model",
+        spec,
+        "--concurrency",
+        "1",
+        "--api-key-env",
+        "VQAUDIT_TEST_KEY",
+        "--max-retries",
+        "0",
+    ]
     s1, s2 = tmp_path / "s1", tmp_path / "s2"
     assert subprocess.run([*command, "--out", str(s1), "--shard", "1/2"], env=env, timeout=120).returncode == 0
     fake_server.stall_after(2)  # shard 2 gets 2 replies, then the server holds its calls: killed part way
@@ -224,13 +244,19 @@ def test_merge_refuses_a_killed_shard_and_merges_once_it_is_rerun(
     n_shard2 = 20 - len(load_responses(s1))  # the views of shard 2: those shard 1 did not ask
     with pytest.raises(VqauditError) as refused:
         merge_runs([s1, s2], tmp_path / "m")
-    assert str(refused.value).startswith(f"{s2}: the run of shard 2/2 did not finish ({n_shard2 - 2} of {n_shard2} "
-                                         "views have no reply: killed or stopped part way); rerun that shard with "
-                                         f"the same command (`vqaudit run {bench.resolve()} --model {spec} --out "
-                                         f"{s2} --shard 2/2`")
+    assert str(refused.value).startswith(
+        f"{s2}: the run of shard 2/2 did not finish ({n_shard2 - 2} of {n_shard2} "
+        "views have no reply: killed or stopped part way); rerun that shard with "
+        f"the same command (`vqaudit run {bench.resolve()} --model {spec} --out "
+        f"{s2} --shard 2/2`"
+    )
     assert not (tmp_path / "m").exists()
-    cli = subprocess.run([sys.executable, "-m", "vqaudit", "merge", str(s1), str(s2), "--out", str(tmp_path / "m")],
-                         capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [sys.executable, "-m", "vqaudit", "merge", str(s1), str(s2), "--out", str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (cli.returncode, cli.stderr) == (2, f"error: {refused.value}\n")
     fake_server.unstall()
     assert subprocess.run([*command, "--out", str(s2), "--shard", "2/2"], env=env, timeout=120).returncode == 0

@@ -18,8 +18,9 @@ Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 
 
 def _response(key: str, text: str | None, error: str | None = None) -> Response:
-    return Response(view_id=f"v-{key}", model="m", prompt_id="p", params={}, text=text, error=error, latency_s=0.0,
-                    cache_key=key)
+    return Response(
+        view_id=f"v-{key}", model="m", prompt_id="p", params={}, text=text, error=error, latency_s=0.0, cache_key=key
+    )
 
 
 def test_put_many_one_row_per_key(tmp_path: Path) -> None:
@@ -43,8 +44,9 @@ def test_replies_received_before_a_fatal_error_are_stored(
     fake_server.faults = {sha: ["401"] for sha in fatal}
     options = ModelOptions(max_retries=0, timeout_s=5.0)  # one attempt in flight: none is cut off by the stop
     with pytest.raises(VqauditError, match="HTTP 401"):
-        run_benchmark(bench, f"openai:m@{fake_server.url}", tmp_path / "run", concurrency=1, progress=False,
-                      options=options)
+        run_benchmark(
+            bench, f"openai:m@{fake_server.url}", tmp_path / "run", concurrency=1, progress=False, options=options
+        )
     hits = fake_server.snapshot()
     answered = sum(n for sha, n in hits.items() if sha not in fatal)
     assert answered > 0

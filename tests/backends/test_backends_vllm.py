@@ -25,40 +25,83 @@ from vqaudit.suites.registry import prompt_for
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 NO_VLLM = "vllm is not importable here (it needs the [vllm] extra and a GPU: vLLM's VLM path does not run on CPU)"
 
+
 def model_options(args: dict[str, str] | None = None) -> ModelOptions:
     """The ModelOptions of ``--model-arg`` pairs ``args``."""
     return ModelOptions(args=tuple((args or {}).items()))
 
 
-
 def _view() -> View:
-    return View(view_id="v", group_id="g", source="charts", state="original", image="i.png", image_sha256="0" * 64,
-                question="q", obligation=Obligation(kind="abstain"))
+    return View(
+        view_id="v",
+        group_id="g",
+        source="charts",
+        state="original",
+        image="i.png",
+        image_sha256="0" * 64,
+        question="q",
+        obligation=Obligation(kind="abstain"),
+    )
 
 
 def test_options_become_engine_arguments() -> None:
-    args = {"tensor_parallel_size": "2", "dtype": "bfloat16", "gpu_memory_utilization": "0.5", "seed": "0",
-            "max_model_len": "4096", "enforce_eager": "true", "revision": "abc", "batch_size": "16"}
+    args = {
+        "tensor_parallel_size": "2",
+        "dtype": "bfloat16",
+        "gpu_memory_utilization": "0.5",
+        "seed": "0",
+        "max_model_len": "4096",
+        "enforce_eager": "true",
+        "revision": "abc",
+        "batch_size": "16",
+    }
     options = VLLMOptions.from_args(ModelArgs("vllm:m", args, ()))
-    assert options.engine == {"tensor_parallel_size": 2, "dtype": "bfloat16", "gpu_memory_utilization": 0.5,
-                              "seed": 0, "max_model_len": 4096, "enforce_eager": True, "revision": "abc",
-                              "trust_remote_code": False, "limit_mm_per_prompt": {"image": 1}}
+    assert options.engine == {
+        "tensor_parallel_size": 2,
+        "dtype": "bfloat16",
+        "gpu_memory_utilization": 0.5,
+        "seed": 0,
+        "max_model_len": 4096,
+        "enforce_eager": True,
+        "revision": "abc",
+        "trust_remote_code": False,
+        "limit_mm_per_prompt": {"image": 1},
+    }
     assert options.batch_size == 16
-    for bad, message in [({"tensor_parallel_size": "0"}, "tensor_parallel_size='0'"),
-                         ({"gpu_memory_utilization": "1.5"}, "gpu_memory_utilization='1.5'"),
-                         ({"dtype": "int4"}, "dtype='int4'"), ({"device": "cpu"}, "unknown --model-arg device")]:
+    for bad, message in [
+        ({"tensor_parallel_size": "0"}, "tensor_parallel_size='0'"),
+        ({"gpu_memory_utilization": "1.5"}, "gpu_memory_utilization='1.5'"),
+        ({"dtype": "int4"}, "dtype='int4'"),
+        ({"device": "cpu"}, "unknown --model-arg device"),
+    ]:
         with pytest.raises(VqauditError, match=message):
             VLLMOptions.from_args(ModelArgs("vllm:m", bad, ()))
 
 
 def test_conversation_carries_the_image_as_a_data_url() -> None:
-    request = Request(request_id=_view().view_id, prompt_id="p", prompt="What is shown?", image=b"\x89PNGxyz",
-                      image_mime="image/png", params=GenerationParams())
+    request = Request(
+        request_id=_view().view_id,
+        prompt_id="p",
+        prompt="What is shown?",
+        image=b"\x89PNGxyz",
+        image_mime="image/png",
+        params=GenerationParams(),
+    )
     url = "data:image/png;base64," + base64.b64encode(b"\x89PNGxyz").decode()
-    assert conversation(request) == [{"role": "user", "content": [
-        {"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": "What is shown?"}]}]
-    text_only = Request(request_id=_view().view_id, prompt_id="p", prompt="Judge this.", image=None, image_mime=None,
-                        params=GenerationParams())
+    assert conversation(request) == [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": "What is shown?"}],
+        }
+    ]
+    text_only = Request(
+        request_id=_view().view_id,
+        prompt_id="p",
+        prompt="Judge this.",
+        image=None,
+        image_mime=None,
+        params=GenerationParams(),
+    )
     assert conversation(text_only) == [{"role": "user", "content": [{"type": "text", "text": "Judge this."}]}]
 
 
@@ -82,12 +125,17 @@ def test_missing_extra_hides_nothing_behind_an_import(monkeypatch: pytest.Monkey
 @pytest.mark.skipif(not HAS_VLLM, reason=NO_VLLM)
 def test_vllm_runs_the_tiny_llava(tiny_llava: Path, tiny_chart_bench: Path, tmp_path: Path) -> None:
     spec = f"vllm:{tiny_llava}"
-    args = {"max_new_tokens": "24", "gpu_memory_utilization": "0.2", "max_model_len": "1024", "seed": "0",
-            "enforce_eager": "true"}
-    summary = run_benchmark(tiny_chart_bench, spec, tmp_path / "run", concurrency=32, progress=False,
-                            options=model_options(args))
-    assert summary == RunSummary(n_views=20, n_cached=0, n_asked=summary.n_asked, n_errors=0,
-                                 out_dir=tmp_path / "run")
+    args = {
+        "max_new_tokens": "24",
+        "gpu_memory_utilization": "0.2",
+        "max_model_len": "1024",
+        "seed": "0",
+        "enforce_eager": "true",
+    }
+    summary = run_benchmark(
+        tiny_chart_bench, spec, tmp_path / "run", concurrency=32, progress=False, options=model_options(args)
+    )
+    assert summary == RunSummary(n_views=20, n_cached=0, n_asked=summary.n_asked, n_errors=0, out_dir=tmp_path / "run")
     replies = {k: r.text for k, r in load_responses(tmp_path / "run").items()}
     assert len(replies) == 20 and all(replies.values())
     gc.collect()  # free the run's engine before starting another
@@ -98,9 +146,16 @@ def test_vllm_runs_the_tiny_llava(tiny_llava: Path, tiny_chart_bench: Path, tmp_
     for view in views:
         prompt_id, prompt = prompt_for(view)
         data = (tiny_chart_bench / view.image).read_bytes()
-        requests.append(Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=data,
-                                image_mime=image_mime(data, Path(view.image)),
-                                params=GenerationParams(max_tokens=24)))  # the run's --model-arg max_new_tokens
+        requests.append(
+            Request(
+                request_id=view.view_id,
+                prompt_id=prompt_id,
+                prompt=prompt,
+                image=data,
+                image_mime=image_mime(data, Path(view.image)),
+                params=GenerationParams(max_tokens=24),
+            )
+        )  # the run's --model-arg max_new_tokens
     backend = load_backend(spec, model_options(args))
 
     async def ask() -> tuple[list[str], list[str]]:

@@ -35,7 +35,8 @@ def _keys(run_dir: Path) -> set[str]:
 
 
 def test_blind_run_sends_no_image_and_keys_apart_from_the_sighted_run(
-        fake_server: Any, make_bench: Callable[..., Path], tmp_path: Path) -> None:
+    fake_server: Any, make_bench: Callable[..., Path], tmp_path: Path
+) -> None:
     bench_dir = make_bench(n_groups=2, views_per_group=2)
     spec = f"openai:test-model@{fake_server.url}"
     blind = run_benchmark(bench_dir, spec, tmp_path / "blind", options=_options(), blind=True, progress=False)

@@ -32,10 +32,21 @@ FIXTURE = FIXTURE / "OECD_DEATHS_FROM_CANCER_COL_CRI_SVN_000015.png"
 
 def _world(kind: str = "vbar") -> World:
     f = Fraction
-    return World(table="unemployment", kind=kind, title="Unemployment", category_label="Month", value_label="Rate",
-                 unit="%", categories=("Jan", "Feb", "Mar", "Apr"), series=("1950", "1975"),
-                 values=((f(4), f(11, 2), f(7), f(3)), (f(6), f(2), f(19, 2), f(12))), axis_lo=f(0), axis_hi=f(12),
-                 grid_step=f(1, 2), tick_step=f(2))
+    return World(
+        table="unemployment",
+        kind=kind,
+        title="Unemployment",
+        category_label="Month",
+        value_label="Rate",
+        unit="%",
+        categories=("Jan", "Feb", "Mar", "Apr"),
+        series=("1950", "1975"),
+        values=((f(4), f(11, 2), f(7), f(3)), (f(6), f(2), f(19, 2), f(12))),
+        axis_lo=f(0),
+        axis_hi=f(12),
+        grid_step=f(1, 2),
+        tick_step=f(2),
+    )
 
 
 def test_parse_lookup_every_split() -> None:
@@ -68,8 +79,13 @@ def test_parse_number_exact() -> None:
 
 def test_fit_axis_hand_computed_and_robust_to_a_misread_label() -> None:
     # ticks every 26 px from row 365 (value 0) up to row 287 (value 30); value = (365 - row) * 10 / 26
-    points = [(365.0, Fraction(0)), (339.0, Fraction(10)), (313.0, Fraction(20)), (287.0, Fraction(30)),
-              (313.0, Fraction(301))]  # OCR read "30" plus a tick mark as "301" at the wrong tick
+    points = [
+        (365.0, Fraction(0)),
+        (339.0, Fraction(10)),
+        (313.0, Fraction(20)),
+        (287.0, Fraction(30)),
+        (313.0, Fraction(301)),
+    ]  # OCR read "30" plus a tick mark as "301" at the wrong tick
     axis = _fit_axis(points, 26.0)
     assert axis is not None
     assert axis.b == pytest.approx(-10 / 26) and axis.a == pytest.approx(3650 / 26)
@@ -112,10 +128,24 @@ def test_frame_ticks_and_mask_from_pixels(kind: str) -> None:
 
 
 def _request(prompt: str, image: bytes | None, prompt_id: str = ANSWERABILITY_PROMPT_ID) -> Request:
-    view = View(view_id="v", group_id="g", source="charts", state="original", image="i.png", image_sha256="0" * 64,
-                question="q", obligation=Obligation(kind="abstain"))
-    return Request(request_id=view.view_id, prompt_id=prompt_id, prompt=prompt, image=image,
-                   image_mime=None if image is None else "image/png", params=GenerationParams())
+    view = View(
+        view_id="v",
+        group_id="g",
+        source="charts",
+        state="original",
+        image="i.png",
+        image_sha256="0" * 64,
+        question="q",
+        obligation=Obligation(kind="abstain"),
+    )
+    return Request(
+        request_id=view.view_id,
+        prompt_id=prompt_id,
+        prompt=prompt,
+        image=image,
+        image_mime=None if image is None else "image/png",
+        params=GenerationParams(),
+    )
 
 
 def test_backend_spec_and_refusals() -> None:
@@ -147,15 +177,22 @@ def test_backend_reads_a_rendered_chart_exactly() -> None:
     png = png_bytes(render(world))
     asked = {("1950", "Feb"): "5.5", ("1975", "Mar"): "9.5", ("1975", "Apr"): "12"}  # the world's own cells
     for (series, cat), gold in asked.items():
-        reply = json.loads(asyncio.run(backend.complete(
-            _request(answerability_prompt(f"What is the value of {series} for {cat}, in %?"), png))))
+        reply = json.loads(
+            asyncio.run(
+                backend.complete(_request(answerability_prompt(f"What is the value of {series} for {cat}, in %?"), png))
+            )
+        )
         assert reply["answerable"] is True and reply["answer"] == gold, reply
     masked = png_bytes(apply_mask(render(world), category_mask(world, 1, "slot")))
-    reply = json.loads(asyncio.run(backend.complete(
-        _request(answerability_prompt("What is the value of 1950 for Feb, in %?"), masked))))
+    reply = json.loads(
+        asyncio.run(
+            backend.complete(_request(answerability_prompt("What is the value of 1950 for Feb, in %?"), masked))
+        )
+    )
     assert reply == {"answerable": False, "answer": None, "reason": "the mark of 1950 at Feb is covered by a mask"}
-    reply = json.loads(asyncio.run(backend.complete(
-        _request(answerability_prompt("What is the value of 1950 for Dec, in %?"), png))))
+    reply = json.loads(
+        asyncio.run(backend.complete(_request(answerability_prompt("What is the value of 1950 for Dec, in %?"), png)))
+    )
     assert reply["answerable"] is False and "not among" in reply["reason"]
 
 
@@ -182,6 +219,7 @@ def test_run_refuses_a_non_chart_benchmark_before_asking(tmp_path: Path) -> None
     build_scenes(bench, n_groups=1, seed=0)
     with pytest.raises(VqauditError) as info:
         run_benchmark(bench, "baseline:chart-reader", tmp_path / "run", progress=False)
-    assert str(info.value) == (f"model spec 'baseline:chart-reader' answers only charts views; {bench} holds "
-                               "scenes views")
+    assert str(info.value) == (
+        f"model spec 'baseline:chart-reader' answers only charts views; {bench} holds scenes views"
+    )
     assert not (tmp_path / "run").exists()

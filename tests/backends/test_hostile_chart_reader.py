@@ -42,10 +42,14 @@ def test_a_chart_whose_tick_labels_are_erased_is_abstained_on() -> None:
 def test_a_blank_image_is_abstained_on() -> None:
     pytest.importorskip("rapidocr")
     backend = load_backend("baseline:chart-reader")
-    reply = _ask(backend, "What is the value of 1950 for Feb, in %?",
-                 png_bytes(np.full((480, 640, 3), 255, dtype=np.uint8)))
-    assert reply == {"answerable": False, "answer": None,
-                     "reason": "cannot read the value axis (no plot frame (axis lines) found)"}
+    reply = _ask(
+        backend, "What is the value of 1950 for Feb, in %?", png_bytes(np.full((480, 640, 3), 255, dtype=np.uint8))
+    )
+    assert reply == {
+        "answerable": False,
+        "answer": None,
+        "reason": "cannot read the value axis (no plot frame (axis lines) found)",
+    }
 
 
 @pytest.mark.slow
@@ -59,5 +63,7 @@ def test_the_seed_12_horizontal_bar_chart(tmp_path: Path) -> None:
     backend = load_backend("baseline:chart-reader")
     views = [v for v in loaded.views if v.group_id == group.group_id]
     replies = {v.state: _ask(backend, v.question, (bench / v.image).read_bytes()) for v in views}
-    assert replies == {state: {"answerable": False, "answer": None, "reason": AXIS_PROBLEM}
-                       for state in ("original", "S", "C", "M", "I")}
+    assert replies == {
+        state: {"answerable": False, "answer": None, "reason": AXIS_PROBLEM}
+        for state in ("original", "S", "C", "M", "I")
+    }

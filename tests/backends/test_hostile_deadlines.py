@@ -42,16 +42,18 @@ def test_attempt_limits_by_hand() -> None:
 def _requests(bench: Path, n: int) -> tuple[list[View], list[Request]]:
     loaded = load_benchmark(bench)
     views = list(loaded.views)[:n]
-    reqs = [Request(v, "p", v.question, loaded.image_path(v).read_bytes(), "image/png", GenerationParams())
-            for v in views]
+    reqs = [
+        Request(v, "p", v.question, loaded.image_path(v).read_bytes(), "image/png", GenerationParams()) for v in views
+    ]
     return views, reqs
 
 
 def test_a_hung_attempt_is_cut_at_the_adapted_limit(make_bench: Callable[..., Path], hostile: Any) -> None:
     views, reqs = _requests(make_bench(6, 3), 18)
     hostile.faults = {views[16].image_sha256: ["hang"]}
-    backend = load_backend(f"openai:m@{hostile.url}",
-                           ModelOptions(max_retries=0, timeout_s=60.0, attempt_floor_s=0.2, concurrency=4))
+    backend = load_backend(
+        f"openai:m@{hostile.url}", ModelOptions(max_retries=0, timeout_s=60.0, attempt_floor_s=0.2, concurrency=4)
+    )
 
     async def go() -> str:
         try:
@@ -71,16 +73,23 @@ def test_a_hung_attempt_is_cut_at_the_adapted_limit(make_bench: Callable[..., Pa
     assert 0.2 <= float(match[1]) <= 5.0
 
 
-def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(make_bench: Callable[..., Path],
-                                                                      tmp_path: Path, hostile: Any) -> None:
+def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(
+    make_bench: Callable[..., Path], tmp_path: Path, hostile: Any
+) -> None:
     bench = make_bench(10, 3)  # 30 views
     first = load_benchmark(bench).views[0]
     hostile.faults = {first.image_sha256: ["hang"]}
-    options: dict[str, Any] = {"max_retries": 1, "backoff_base_s": 0.001, "timeout_s": 60.0, "attempt_floor_s": 0.2,
-               "request_deadline_s": 20.0}
+    options: dict[str, Any] = {
+        "max_retries": 1,
+        "backoff_base_s": 0.001,
+        "timeout_s": 60.0,
+        "attempt_floor_s": 0.2,
+        "request_deadline_s": 20.0,
+    }
     out = tmp_path / "run"
-    summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, concurrency=2, progress=False,
-                            options=ModelOptions(**options))
+    summary = run_benchmark(
+        bench, f"openai:m@{hostile.url}", out, concurrency=2, progress=False, options=ModelOptions(**options)
+    )
     # without the re-read limit the hung attempt would run to the 20 s request deadline and the view would fail
     assert summary.n_errors == 0
     assert hostile.snapshot()[first.image_sha256] == 2
@@ -90,8 +99,9 @@ def test_a_call_that_hung_first_is_cut_once_the_others_show_the_pace(make_bench:
 def test_the_request_deadline_bounds_all_attempts(make_bench: Callable[..., Path], hostile: Any) -> None:
     views, reqs = _requests(make_bench(1, 1), 1)
     hostile.default = "hang"
-    backend = load_backend(f"openai:m@{hostile.url}", ModelOptions(max_retries=5, timeout_s=60.0,
-                                                                request_deadline_s=0.5))
+    backend = load_backend(
+        f"openai:m@{hostile.url}", ModelOptions(max_retries=5, timeout_s=60.0, request_deadline_s=0.5)
+    )
 
     async def go() -> str:
         try:
@@ -101,20 +111,21 @@ def test_the_request_deadline_bounds_all_attempts(make_bench: Callable[..., Path
         finally:
             await backend.aclose()
 
-    assert asyncio.run(go()) == ("no reply within the request deadline of 0.5 s (1 attempts; last: timeout after "
-                                 "0.5 s)")
+    assert asyncio.run(go()) == (
+        "no reply within the request deadline of 0.5 s (1 attempts; last: timeout after 0.5 s)"
+    )
     assert hostile.snapshot() == {views[0].image_sha256: 1}
 
 
-def test_a_retry_wait_does_not_hold_the_slot(make_bench: Callable[..., Path], tmp_path: Path,
-                                             hostile: Any) -> None:
+def test_a_retry_wait_does_not_hold_the_slot(make_bench: Callable[..., Path], tmp_path: Path, hostile: Any) -> None:
     bench = make_bench(2, 2)
     views = load_benchmark(bench).views
     hostile.faults = {views[0].image_sha256: ["429"]}
     options: dict[str, Any] = {"max_retries": 1, "backoff_base_s": 2.0, "timeout_s": 30.0}  # the retry waits 1 to 2 s
     out = tmp_path / "run"
-    summary = run_benchmark(bench, f"openai:m@{hostile.url}", out, concurrency=1, progress=False,
-                            options=ModelOptions(**options))
+    summary = run_benchmark(
+        bench, f"openai:m@{hostile.url}", out, concurrency=1, progress=False, options=ModelOptions(**options)
+    )
     assert (summary.n_asked, summary.n_errors) == (4, 0)
     sha = [v.image_sha256 for v in views]
     # with one slot, the other three views were asked while the first waited; it was asked again last

@@ -28,8 +28,7 @@ def _hashed(bench: Path) -> Path:
 
 def _regold(bench: Path, gold: str) -> list[View]:
     views = read_jsonl(bench / "views.jsonl", View)
-    views[0] = views[0].model_copy(update={"obligation": Obligation(kind="answer", gold=(gold,),
-                                                                    answer_type="number")})
+    views[0] = views[0].model_copy(update={"obligation": Obligation(kind="answer", gold=(gold,), answer_type="number")})
     return views
 
 
@@ -88,9 +87,11 @@ def test_manifest_must_be_an_object_with_an_object_of_files(make_bench: Callable
 
 def test_sigterm_during_a_build_leaves_no_building_folder(tmp_path: Path) -> None:
     out = tmp_path / "bench"
-    code = ("import sys, time; from pathlib import Path; from vqaudit.files import staged_folder\n"
-            "with staged_folder(Path(sys.argv[1])) as tmp:\n"
-            "    (tmp / 'views.jsonl').write_text('x'); print('building', flush=True); time.sleep(600)")
+    code = (
+        "import sys, time; from pathlib import Path; from vqaudit.files import staged_folder\n"
+        "with staged_folder(Path(sys.argv[1])) as tmp:\n"
+        "    (tmp / 'views.jsonl').write_text('x'); print('building', flush=True); time.sleep(600)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "building\n"

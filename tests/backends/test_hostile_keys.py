@@ -67,19 +67,35 @@ def test_key_across_the_300_character_cut_is_not_recorded(
     assert hostile.auth_headers[0] == f"Bearer {KEY}"  # the key was really sent
 
 
-def test_fatal_401_echo_printed_by_the_cli_holds_no_key(make_bench: Callable[..., Path], tmp_path: Path,
-                                                        hostile: Any) -> None:
+def test_fatal_401_echo_printed_by_the_cli_holds_no_key(
+    make_bench: Callable[..., Path], tmp_path: Path, hostile: Any
+) -> None:
     bench = make_bench(1, 1)
     hostile.echo_pad = 300 - 20 - len('{"error": "') - len('", "authorization": "Bearer ')
     hostile.default = "echo401"
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "vqaudit", "run", str(bench), "--model", f"openai:m@{hostile.url}",
-                           "--out", str(out), "--api-key-env", KEY_ENV], capture_output=True, text=True,
-                          env={**os.environ, KEY_ENV: KEY}, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vqaudit",
+            "run",
+            str(bench),
+            "--model",
+            f"openai:m@{hostile.url}",
+            "--out",
+            str(out),
+            "--api-key-env",
+            KEY_ENV,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, KEY_ENV: KEY},
+        timeout=300,
+    )
     assert proc.returncode == 2
     assert "HTTP 401" in proc.stderr and "Bearer ***" in proc.stderr
     assert leaked(proc.stderr) == [] and leaked(proc.stdout) == []
     for path in out.rglob("*"):
         if path.is_file():
             assert leaked(path.read_bytes()) == [], path
-

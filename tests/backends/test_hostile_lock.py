@@ -26,8 +26,19 @@ Rows = Callable[[Path], list[tuple[str, str | None, str | None]]]
 
 
 def _cli_run(bench: Path, model: str, out: Path) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "vqaudit", "run", str(bench), "--model", model, "--out", str(out),
-            "--concurrency", "1"]
+    args = [
+        sys.executable,
+        "-m",
+        "vqaudit",
+        "run",
+        str(bench),
+        "--model",
+        model,
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+    ]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -48,8 +59,9 @@ def _wait_for_lock(out: Path, proc: subprocess.Popen[str]) -> dict[str, Any]:
         time.sleep(0.01)
 
 
-def test_second_run_on_a_busy_folder_is_refused(make_bench: Callable[..., Path], tmp_path: Path,
-                                                fake_server: Any) -> None:
+def test_second_run_on_a_busy_folder_is_refused(
+    make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any
+) -> None:
     # 9 views at concurrency 1: the first run takes about 7 s, so the second (a new process, importing vqaudit)
     # starts while it runs even on a loaded machine (at 0.3 s per view, load 8 let the first finish first)
     fake_server.delay_s = 0.8
@@ -75,8 +87,7 @@ def test_second_run_on_a_busy_folder_is_refused(make_bench: Callable[..., Path],
     assert fake_server.models == {"model-a"}  # the refused run never asked the server
 
 
-def test_two_runs_started_together_never_mix(make_bench: Callable[..., Path], tmp_path: Path,
-                                             fake_server: Any) -> None:
+def test_two_runs_started_together_never_mix(make_bench: Callable[..., Path], tmp_path: Path, fake_server: Any) -> None:
     fake_server.delay_s = 0.05
     bench = make_bench()
     out = tmp_path / "run"
@@ -95,8 +106,10 @@ def test_two_runs_started_together_never_mix(make_bench: Callable[..., Path], tm
 
 def test_stale_lock_of_a_killed_process_is_taken_over(make_bench: Callable[..., Path], tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code = ("import sys, time; from pathlib import Path; from vqaudit.folder_lock import folder_lock\n"
-            "with folder_lock(Path(sys.argv[1]), 'holder'):\n    print('locked', flush=True); time.sleep(600)")
+    code = (
+        "import sys, time; from pathlib import Path; from vqaudit.folder_lock import folder_lock\n"
+        "with folder_lock(Path(sys.argv[1]), 'holder'):\n    print('locked', flush=True); time.sleep(600)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
@@ -113,8 +126,7 @@ def test_stale_lock_of_a_killed_process_is_taken_over(make_bench: Callable[..., 
     assert json.loads((out / LOCK_FILE).read_text())["pid"] == os.getpid()
 
 
-def test_lock_is_released_after_a_run_and_after_a_failed_check(make_bench: Callable[..., Path],
-                                                               tmp_path: Path) -> None:
+def test_lock_is_released_after_a_run_and_after_a_failed_check(make_bench: Callable[..., Path], tmp_path: Path) -> None:
     bench, out = make_bench(), tmp_path / "run"
     run_benchmark(bench, "reference:gold", out, progress=False)
     with pytest.raises(VqauditError, match="already holds a run of model 'reference:gold'"):

@@ -92,8 +92,9 @@ def test_replay_file_with_raw_and_escaped_surrogates(make_bench: Callable[..., P
     assert outcomes["g0-v1"].invalid_reason == "no JSON object in the reply"
 
 
-def test_a_surrogate_pair_is_the_character_it_encodes(make_bench: Callable[..., Path], tmp_path: Path,
-                                                      hostile: Any, hostile_module: ModuleType) -> None:
+def test_a_surrogate_pair_is_the_character_it_encodes(
+    make_bench: Callable[..., Path], tmp_path: Path, hostile: Any, hostile_module: ModuleType
+) -> None:
     # CESU-8 (as Java writes): U+1F600 as the two 3-byte surrogates ED A0 BD, ED B8 80; then a lone U+D800
     bench = make_bench(1, 1)
     view = load_benchmark(bench).views[0]
@@ -120,11 +121,18 @@ def test_a_surrogate_reply_goes_through_run_score_report_and_eval(tmp_path: Path
     view_ids = [json.loads(line)["view_id"] for line in (bench / "views.jsonl").read_text().splitlines()]
     abstain = '{"answerable": false, "answer": null, "reason": "r\ud800"}'
     replay = tmp_path / "replay.jsonl"
-    replay.write_text("".join(json.dumps({"view_id": v, "text": "\ud800" if i == 0 else abstain}) + "\n"
-                              for i, v in enumerate(view_ids)), encoding="utf-8")
+    replay.write_text(
+        "".join(
+            json.dumps({"view_id": v, "text": "\ud800" if i == 0 else abstain}) + "\n" for i, v in enumerate(view_ids)
+        ),
+        encoding="utf-8",
+    )
     run = tmp_path / "run"
-    for args in (("run", str(bench), "--model", f"replay:{replay}", "--out", str(run)),
-                 ("score", str(run)), ("report", str(run), "--out", str(tmp_path / "report"))):
+    for args in (
+        ("run", str(bench), "--model", f"replay:{replay}", "--out", str(run)),
+        ("score", str(run)),
+        ("report", str(run), "--out", str(tmp_path / "report")),
+    ):
         done = _cli(*args)
         assert done.returncode == 0, (args, done.stderr)
     assert b'"raw":"\\ud800"' in (run / "outcomes.jsonl").read_bytes()

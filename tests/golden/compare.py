@@ -33,8 +33,10 @@ def _compact(value: Any) -> str:
 def _dump(value: Any, depth: int, indent: str) -> str:
     inner = indent + " "
     if depth > 0 and isinstance(value, dict) and value:
-        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_dump(value[k], depth - 1, inner)}"
-                 for k in sorted(value)]
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_dump(value[k], depth - 1, inner)}"
+            for k in sorted(value)
+        ]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
     if depth > 0 and isinstance(value, list) and value and any(isinstance(v, dict | list) for v in value):
         return "[\n" + ",\n".join(inner + _compact(v) for v in value) + "\n" + indent + "]"
@@ -61,10 +63,14 @@ def assert_golden(name: str, value: Any, depth: int = 4) -> None:
     expected = path.read_text(encoding="utf-8")
     if actual == expected:
         return
-    diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(), f"golden/{name}", "actual",
-                                     lineterm="", n=1))
+    diff = list(
+        difflib.unified_diff(expected.splitlines(), actual.splitlines(), f"golden/{name}", "actual", lineterm="", n=1)
+    )
     changed = sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
     shown = "\n".join(diff[:SHOWN_DIFF_LINES])
     more = f"\n... {len(diff) - SHOWN_DIFF_LINES} more diff lines" if len(diff) > SHOWN_DIFF_LINES else ""
-    pytest.fail(f"{path} differs ({changed} changed lines); if the change is deliberate, rerun with "
-                f"{UPDATE_ENV}=1 and review git diff\n{shown}{more}", pytrace=False)
+    pytest.fail(
+        f"{path} differs ({changed} changed lines); if the change is deliberate, rerun with "
+        f"{UPDATE_ENV}=1 and review git diff\n{shown}{more}",
+        pytrace=False,
+    )

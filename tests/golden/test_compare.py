@@ -14,11 +14,11 @@ from golden.compare import assert_golden, golden_text
 def test_layout_expands_objects_and_puts_each_row_on_one_line() -> None:
     value = {"rows": [{"b": 1, "a": [1, 2]}, {"a": None}], "report": {"n": 2, "x": 0.1}, "k": [1, 2]}
     assert golden_text(value) == (
-        '{\n'
+        "{\n"
         ' "k": [1, 2],\n'  # a list of scalars stays on one line
         ' "report": {\n  "n": 2,\n  "x": 0.1\n },\n'
         ' "rows": [\n  {"a": [1, 2], "b": 1},\n  {"a": null}\n ]\n'  # keys sorted, one row per line
-        '}\n'
+        "}\n"
     )
     assert golden_text([[1, "é"], [math.nan]], depth=1) == '[\n [1, "é"],\n [NaN]\n]\n'
     assert golden_text({}) == "{}\n"

@@ -48,8 +48,9 @@ def write_vlmevalkit_tsv(export: Path, replies: Mapping[str, str], out: Path) ->
 def write_table(out: Path, header: list[str], rows: list[list[str]]) -> Path:
     """A sheet as VLMEvalKit's ``dump`` writes it: every field quoted; tab-separated for .tsv, else commas."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t" if out.suffix == ".tsv" else ",", quoting=csv.QUOTE_ALL,
-                        lineterminator="\n")
+    writer = csv.writer(
+        buffer, delimiter="\t" if out.suffix == ".tsv" else ",", quoting=csv.QUOTE_ALL, lineterminator="\n"
+    )
     writer.writerow(header)
     writer.writerows(rows)
     out.write_text(buffer.getvalue(), encoding="utf-8")
@@ -82,20 +83,39 @@ def write_lmms_nested(export: Path, replies: Mapping[str, str], out: Path) -> Pa
     lines = []
     for doc_id, doc in enumerate(lmms_docs(export)):
         text = replies[str(doc["view_id"])]
-        lines.append({"doc_id": doc_id, "doc": doc, "target": doc["view_id"], "arguments": [doc["prompt"]],
-                      "resps": [[text]], "filtered_resps": [text], "replied": 1.0, "doc_hash": "x"})
+        lines.append(
+            {
+                "doc_id": doc_id,
+                "doc": doc,
+                "target": doc["view_id"],
+                "arguments": [doc["prompt"]],
+                "resps": [[text]],
+                "filtered_resps": [text],
+                "replied": 1.0,
+                "doc_hash": "x",
+            }
+        )
     out.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return out
 
 
-def write_lmms_flat(export: Path, replies: Mapping[str, str], out: Path,
-                    keep: Callable[[int], bool] = lambda _i: True) -> Path:
+def write_lmms_flat(
+    export: Path, replies: Mapping[str, str], out: Path, keep: Callable[[int], bool] = lambda _i: True
+) -> Path:
     lines = []
     for doc_id, doc in enumerate(lmms_docs(export)):
         if keep(doc_id):
             text = replies[str(doc["view_id"])]
-            lines.append({"doc_id": doc_id, "target": doc["view_id"], "filtered_resps": text, "replied": 1.0,
-                          "doc_hash": "x", "input": doc["prompt"]})
+            lines.append(
+                {
+                    "doc_id": doc_id,
+                    "target": doc["view_id"],
+                    "filtered_resps": text,
+                    "replied": 1.0,
+                    "doc_hash": "x",
+                    "input": doc["prompt"],
+                }
+            )
     out.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return out
 
@@ -110,9 +130,18 @@ def write_inspect_json(export: Path, replies: Mapping[str, str | None], out: Pat
         for s in inspect_samples(export):
             text = replies[str(s["id"])]
             error = None if text is not None else {"message": "RuntimeError: boom", "traceback": ""}
-            samples.append({"id": s["id"], "epoch": epoch, "input": s["input"], "target": s["target"],
-                            "metadata": s["metadata"], "messages": [], "error": error,
-                            "output": {"model": "m", "choices": [], "completion": text or ""}})
+            samples.append(
+                {
+                    "id": s["id"],
+                    "epoch": epoch,
+                    "input": s["input"],
+                    "target": s["target"],
+                    "metadata": s["metadata"],
+                    "messages": [],
+                    "error": error,
+                    "output": {"model": "m", "choices": [], "completion": text or ""},
+                }
+            )
     log = {"version": 2, "status": "success", "eval": {"task": "t", "model": "openai-api/vq/m"}, "samples": samples}
     out.write_text(json.dumps(log), encoding="utf-8")
     return out
@@ -134,15 +163,29 @@ def write_tiny_benchmark(root: Path, n_groups: int = 2) -> Path:
         for k in range(3):
             view_id, data = f"g{g}-v{k}", tiny_png(3 * g + k)
             (root / "images" / f"{view_id}.png").write_bytes(data)
-            obligation = (Obligation(kind="answer", gold=(str(10 * g),), answer_type="number") if k == 0
-                          else Obligation(kind="abstain"))
-            views.append(View(view_id=view_id, group_id=f"g{g}", source="charts", state="original" if k == 0 else "M",
-                              image=f"images/{view_id}.png", image_sha256=sha256_bytes(data),
-                              question=f"What is bar {g}?", obligation=obligation))
+            obligation = (
+                Obligation(kind="answer", gold=(str(10 * g),), answer_type="number")
+                if k == 0
+                else Obligation(kind="abstain")
+            )
+            views.append(
+                View(
+                    view_id=view_id,
+                    group_id=f"g{g}",
+                    source="charts",
+                    state="original" if k == 0 else "M",
+                    image=f"images/{view_id}.png",
+                    image_sha256=sha256_bytes(data),
+                    question=f"What is bar {g}?",
+                    obligation=obligation,
+                )
+            )
             ids.append(view_id)
         groups.append(Group(group_id=f"g{g}", source="charts", question=f"What is bar {g}?", view_ids=tuple(ids)))
     write_jsonl(root / "views.jsonl", views)
     write_jsonl(root / "groups.jsonl", groups)
-    write_json(root / "manifest.json", {"format": "vqaudit-benchmark/1", "source": "charts", "n_views": len(views),
-                                        "n_groups": len(groups)})
+    write_json(
+        root / "manifest.json",
+        {"format": "vqaudit-benchmark/1", "source": "charts", "n_views": len(views), "n_groups": len(groups)},
+    )
     return root

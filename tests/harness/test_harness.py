@@ -38,11 +38,17 @@ def synth_replies(bench_dir: Path) -> dict[str, str]:
         if view.options:  # UPD: the gold letter / the abstention option / a fixed letter / a refusal
             out[view.view_id] = [ob.gold[0] if ob.gold else "None of the above", "A", "I cannot answer."][i % 3]
             continue
-        right = (json.dumps({"answerable": True, "answer": ob.gold[0], "reason": TRICKY}) if ob.gold
-                 else json.dumps({"answerable": False, "answer": None, "reason": TRICKY}))
-        out[view.view_id] = [right, json.dumps({"answerable": True, "answer": "0", "reason": "guess"}),
-                             json.dumps({"answerable": False, "answer": None, "reason": "hidden"}),
-                             "no JSON here"][i % 4]
+        right = (
+            json.dumps({"answerable": True, "answer": ob.gold[0], "reason": TRICKY})
+            if ob.gold
+            else json.dumps({"answerable": False, "answer": None, "reason": TRICKY})
+        )
+        out[view.view_id] = [
+            right,
+            json.dumps({"answerable": True, "answer": "0", "reason": "guess"}),
+            json.dumps({"answerable": False, "answer": None, "reason": "hidden"}),
+            "no JSON here",
+        ][i % 4]
     return out
 
 
@@ -67,8 +73,9 @@ def upd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def replay_run(bench: Path, replies: dict[str, str], root: Path) -> Path:
     replay = root / "replies.jsonl"
-    replay.write_text("".join(json.dumps({"view_id": k, "text": v}) + "\n" for k, v in replies.items()),
-                      encoding="utf-8")
+    replay.write_text(
+        "".join(json.dumps({"view_id": k, "text": v}) + "\n" for k, v in replies.items()), encoding="utf-8"
+    )
     run_benchmark(bench, f"replay:{replay}", root / "replay-run", progress=False)
     score_run(root / "replay-run", n_draws=DRAWS)
     return root / "replay-run"
@@ -86,8 +93,9 @@ WRITERS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("bench_name", ["charts", "upd"])
 @pytest.mark.parametrize("writer", list(WRITERS))
-def test_import_of_each_harness_format_scores_as_replay(request: pytest.FixtureRequest, tmp_path: Path,
-                                                        bench_name: str, writer: str) -> None:
+def test_import_of_each_harness_format_scores_as_replay(
+    request: pytest.FixtureRequest, tmp_path: Path, bench_name: str, writer: str
+) -> None:
     bench: Path = request.getfixturevalue(bench_name)
     harness, file_name, write = WRITERS[writer]
     replies = synth_replies(bench)
@@ -110,8 +118,9 @@ def test_import_of_each_harness_format_scores_as_replay(request: pytest.FixtureR
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bench_name", ["charts", "upd"])
-def test_exported_images_are_the_benchmark_bytes(request: pytest.FixtureRequest, tmp_path: Path,
-                                                  bench_name: str) -> None:
+def test_exported_images_are_the_benchmark_bytes(
+    request: pytest.FixtureRequest, tmp_path: Path, bench_name: str
+) -> None:
     bench_dir: Path = request.getfixturevalue(bench_name)
     views = {v.view_id: v for v in load_benchmark(bench_dir).views}
     for harness in ("vlmevalkit", "lmms-eval", "inspect"):
@@ -121,8 +130,9 @@ def test_exported_images_are_the_benchmark_bytes(request: pytest.FixtureRequest,
         for row in helpers.read_tsv(tsv):
             seen["vlmevalkit"][row["view_id"]] = sha256_bytes(base64.b64decode(row["image"], validate=True))
     for doc in helpers.lmms_docs(tmp_path / "lmms-eval"):
-        seen["lmms-eval"][str(doc["view_id"])] = sha256_bytes((tmp_path / "lmms-eval/images" / str(doc["image"]))
-                                                              .read_bytes())
+        seen["lmms-eval"][str(doc["view_id"])] = sha256_bytes(
+            (tmp_path / "lmms-eval/images" / str(doc["image"])).read_bytes()
+        )
     for sample in helpers.inspect_samples(tmp_path / "inspect"):
         url = sample["input"][0]["content"][0]["image"]  # type: ignore[index]
         head, _, data = url.partition(",")
@@ -153,16 +163,18 @@ def test_exports_ask_with_vqaudits_prompts(tmp_path: Path, charts: Path, upd: Pa
     by_id = {v.view_id: v for v in load_benchmark(upd).views}
     for row in helpers.read_tsv(tmp_path / "vu" / "my_upd_MCQ.tsv"):
         view = by_id[row["view_id"]]
-        assert [row[k] for k in "ABCDEFGHIJ"[:len(view.options)]] == list(view.options)
-        assert all(row[k] == "" for k in "ABCDEFGHIJ"[len(view.options):] if k in row)
+        assert [row[k] for k in "ABCDEFGHIJ"[: len(view.options)]] == list(view.options)
+        assert all(row[k] == "" for k in "ABCDEFGHIJ"[len(view.options) :] if k in row)
         # VLMEvalKit writes hint, question and options itself: the question cell keeps only the setting line
         setting, variant = view.meta["setting"], view.meta["variant"]
         expected = {"base": view.question, "instruction": f"{view.question}\n{INSTRUCTION[variant]}"}.get(
-            setting, f"{view.question}\nAnswer with the option's letter from the given choices directly.")
+            setting, f"{view.question}\nAnswer with the option's letter from the given choices directly."
+        )
         assert row["question"] == expected
 
 
 # --- hostile logs, on a tiny hand-written benchmark (fast) -------------------------------------------------------
+
 
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
@@ -176,8 +188,19 @@ def _tiny_replies(bench: Path) -> dict[str, str]:
 def test_a_view_without_a_prediction_is_recorded_and_reported_never_dropped(tmp_path: Path, tiny: Path) -> None:
     export_benchmark(tiny, "lmms-eval", tmp_path / "ex")
     pred = helpers.write_lmms_flat(tmp_path / "ex", _tiny_replies(tiny), tmp_path / "s.jsonl", keep=lambda i: i != 4)
-    result = CliRunner().invoke(app, ["import-predictions", str(pred), "--bench", str(tiny), "--format",
-                                      "lmms-eval", "--out", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "import-predictions",
+            str(pred),
+            "--bench",
+            str(tiny),
+            "--format",
+            "lmms-eval",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 1  # like a run that ends with recorded errors
     assert "g1-v1" in result.output
     info = RunFolder(tmp_path / "run").read_info()
@@ -216,8 +239,9 @@ def test_vlmevalkit_rows_map_by_index_and_a_disagreeing_index_is_refused(tmp_pat
     replies = _tiny_replies(tiny)
     header, rows = helpers.vlmevalkit_rows(tmp_path / "ex", replies)
     keep = [header.index("index"), header.index("prediction")]
-    only_index = helpers.write_table(tmp_path / "only_index.csv", [header[i] for i in keep],
-                                     [[r[i] for i in keep] for r in rows])
+    only_index = helpers.write_table(
+        tmp_path / "only_index.csv", [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+    )
     import_predictions(only_index, tiny, "vlmevalkit", tmp_path / "run")
     assert {k: r.text for k, r in load_responses(tmp_path / "run").items()} == replies
     rows[2][header.index("index")] = "5"
@@ -298,6 +322,7 @@ def test_unreadable_prediction_files_name_the_file(tmp_path: Path, tiny: Path) -
 
 # --- the exports load as the harnesses load them (their loaders' own calls, the harnesses not installed) ---------
 
+
 def _load_task_yaml(path: Path) -> dict[str, object]:
     """lmms-eval's ``utils.load_yaml_config``: YAML with ``!function module.name`` resolved beside the file."""
     import importlib.util
@@ -326,11 +351,16 @@ def test_the_lmms_task_loads_and_its_hooks_give_vqaudits_inputs(tmp_path: Path, 
     export_benchmark(tiny, "lmms-eval", tmp_path / "ex")
     config = _load_task_yaml(tmp_path / "ex" / "vqaudit_charts.yaml")
     assert config["dataset_path"] == "json" and config["test_split"] == "test"
-    assert config["dataset_kwargs"] == {"data_files": {"test": str((tmp_path / "ex" / "vqaudit_charts.jsonl")
-                                                                    .resolve())}}
+    assert config["dataset_kwargs"] == {
+        "data_files": {"test": str((tmp_path / "ex" / "vqaudit_charts.jsonl").resolve())}
+    }
     assert config["output_type"] == "generate_until"
-    assert config["generation_kwargs"] == {"max_new_tokens": 512, "temperature": 0, "do_sample": False,
-                                           "until": ["<|vqaudit-no-stop|>"]}
+    assert config["generation_kwargs"] == {
+        "max_new_tokens": 512,
+        "temperature": 0,
+        "do_sample": False,
+        "until": ["<|vqaudit-no-stop|>"],
+    }
     bench = load_benchmark(tiny)
     for doc, view in zip(helpers.lmms_docs(tmp_path / "ex"), bench.views, strict=True):
         (image,) = config["doc_to_visual"](doc)  # type: ignore[operator]
@@ -350,8 +380,9 @@ def test_vlmevalkit_reads_the_tsv_as_the_exported_values(tmp_path: Path, charts:
     export_benchmark(upd, "vlmevalkit", tmp_path / "u")
     vqa = pd.read_csv(tmp_path / "c" / "vqaudit_charts.tsv", sep="\t")
     assert not ("A" in vqa and "B" in vqa)  # a custom VQA dataset: the question is sent as it is
-    assert vqa["index"].dtype.kind == "i" and list(vqa["question"]) == [prompt_for(v)[1] for v in
-                                                                         load_benchmark(charts).views]
+    assert vqa["index"].dtype.kind == "i" and list(vqa["question"]) == [
+        prompt_for(v)[1] for v in load_benchmark(charts).views
+    ]
     mcq = pd.read_csv(tmp_path / "u" / "vqaudit_upd_MCQ.tsv", sep="\t")
     assert "A" in mcq and "B" in mcq and mcq["index"].dtype.kind == "i"  # a custom MCQ dataset
     for (_, row), view in zip(mcq.iterrows(), load_benchmark(upd).views, strict=True):
@@ -359,11 +390,15 @@ def test_vlmevalkit_reads_the_tsv_as_the_exported_values(tmp_path: Path, charts:
         assert options == list(view.options) and row["view_id"] == view.view_id
 
 
-@pytest.mark.parametrize(("harness", "said"), [("vlmevalkit", "re-encode every image as JPEG"),
-                                               ("lmms-eval", "as PNG (lossless)"),
-                                               ("inspect", "the file's bytes as they are")])
-def test_export_prints_what_the_harness_does_to_the_images(tmp_path: Path, tiny: Path, harness: str,
-                                                           said: str) -> None:
+@pytest.mark.parametrize(
+    ("harness", "said"),
+    [
+        ("vlmevalkit", "re-encode every image as JPEG"),
+        ("lmms-eval", "as PNG (lossless)"),
+        ("inspect", "the file's bytes as they are"),
+    ],
+)
+def test_export_prints_what_the_harness_does_to_the_images(tmp_path: Path, tiny: Path, harness: str, said: str) -> None:
     # VLMEvalKit's API models send every image as Pillow's default JPEG (vlmeval/smp/vlm.py
     # encode_image_to_base64, fmt='JPEG'; benchmarks/bench_jpeg.py: 34 of 50 chart-reader replies change);
     # lmms-eval's openai model sends PNG (models/chat/openai.py, LMMS_IMAGE_ENCODE_FORMAT default "PNG");

@@ -48,8 +48,24 @@ def _replies(bench: Path) -> dict[str, str]:
 
 
 def _import(pred: Path, bench: Path, fmt: str, out: Path) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-m", "vqaudit", "import-predictions", str(pred), "--bench", str(bench),
-                           "--format", fmt, "--out", str(out)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vqaudit",
+            "import-predictions",
+            str(pred),
+            "--bench",
+            str(bench),
+            "--format",
+            fmt,
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return done.returncode, done.stderr
 
 
@@ -78,8 +94,7 @@ def test_a_vlmevalkit_sheet_with_swapped_options_or_another_question_is_refused(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
-def test_a_sheet_written_by_pandas_as_vlmevalkit_writes_it_is_accepted(tmp_path: Path, upd: Path,
-                                                                         suffix: str) -> None:
+def test_a_sheet_written_by_pandas_as_vlmevalkit_writes_it_is_accepted(tmp_path: Path, upd: Path, suffix: str) -> None:
     import pandas as pd  # vlmeval/inference.py: dataset.data (pd.read_csv of the TSV) minus image, plus prediction
 
     export_benchmark(upd, "vlmevalkit", tmp_path / "ex")
@@ -103,8 +118,9 @@ def test_the_two_rewrites_pandas_makes_are_not_differences() -> None:
 
     cells = ["None", "3", "NA", "a b", "3"]  # a hand-made row; column E holds only numbers and an empty cell
     sheet = io.StringIO()
-    csv.writer(sheet, delimiter="\t", quoting=csv.QUOTE_ALL).writerows([["A", "B", "C", "D", "E"], cells,
-                                                                        ["x", "y", "z", "w", ""]])
+    csv.writer(sheet, delimiter="\t", quoting=csv.QUOTE_ALL).writerows(
+        [["A", "B", "C", "D", "E"], cells, ["x", "y", "z", "w", ""]]
+    )
     frame = pd.read_csv(io.StringIO(sheet.getvalue()), sep="\t")  # E: float64 (3.0, NaN)
     back = io.StringIO()
     frame.to_csv(back, sep="\t", index=False, quoting=csv.QUOTE_ALL)
@@ -147,8 +163,7 @@ def _flat(tmp_path: Path, tiny: Path, name: str, edit: dict[str, object]) -> Pat
     return pred
 
 
-def test_lmms_null_filtered_resps_falls_back_to_resps_and_two_replies_are_refused(tmp_path: Path,
-                                                                                  tiny: Path) -> None:
+def test_lmms_null_filtered_resps_falls_back_to_resps_and_two_replies_are_refused(tmp_path: Path, tiny: Path) -> None:
     pred = _flat(tmp_path, tiny, "null.jsonl", {"filtered_resps": None, "resps": [["B"]]})
     import_predictions(pred, tiny, "lmms-eval", tmp_path / "run")
     assert load_responses(tmp_path / "run")["g0-v0"].text == "B"  # was '' before
@@ -173,8 +188,11 @@ def test_a_json_list_named_jsonl_is_read_as_the_list(tmp_path: Path, tiny: Path)
     import_predictions(listed, tiny, "lmms-eval", tmp_path / "run")
     assert {k: r.text for k, r in load_responses(tmp_path / "run").items()} == replies
     listed.write_text(listed.read_text()[:-3])
-    with pytest.raises(VqauditError, match=r"not valid JSON \(the file starts with '\[': one JSON list, not JSON "
-                                           r"Lines\)"):
+    with pytest.raises(
+        VqauditError,
+        match=r"not valid JSON \(the file starts with '\[': one JSON list, not JSON "
+        r"Lines\)",
+    ):
         import_predictions(listed, tiny, "lmms-eval", tmp_path / "run2")
 
 
@@ -188,8 +206,9 @@ def test_score_warns_about_views_with_only_a_recorded_error(tmp_path: Path, tiny
     scored = runner.invoke(app, ["score", str(tmp_path / "run"), "--draws", "10"])
     assert scored.exit_code == 0  # README: exit 1 is for a run that left errors, not for scoring it
     (line,) = [x for x in scored.stderr.splitlines() if x.startswith("warning:")]
-    assert line.startswith("warning: 2 of 6 views have no reply, only a recorded error (first: g1-v1); they are "
-                           "scored as failures")
+    assert line.startswith(
+        "warning: 2 of 6 views have no reply, only a recorded error (first: g1-v1); they are scored as failures"
+    )
     assert f"--out {tmp_path / 'run'} --retry-errors" in line
     outcomes = [json.loads(x) for x in (tmp_path / "run" / "outcomes.jsonl").read_text().splitlines()]
     assert [o["view_id"] for o in outcomes if o["decision"] == "invalid" and o["error"]] == ["g1-v1", "g1-v2"]
@@ -200,8 +219,10 @@ def test_score_warns_about_views_with_only_a_recorded_error(tmp_path: Path, tiny
     assert scored.exit_code == 0 and "warning: 1 of 6 views have no reply" in scored.stderr
     assert "vqaudit import-predictions" in scored.stderr
     replay.write_text("".join(json.dumps({"view_id": v.view_id, "text": "x"}) + "\n" for v in views))
-    assert runner.invoke(app, ["run", str(tiny), "--model", f"replay:{replay}", "--out", str(tmp_path / "full")]
-                         ).exit_code == 0
+    assert (
+        runner.invoke(app, ["run", str(tiny), "--model", f"replay:{replay}", "--out", str(tmp_path / "full")]).exit_code
+        == 0
+    )
     clean = runner.invoke(app, ["score", str(tmp_path / "full"), "--draws", "10"])
     assert clean.exit_code == 0 and "warning:" not in clean.stderr
 
@@ -216,19 +237,31 @@ def test_an_xlsx_sheet_given_as_an_lmms_eval_log_is_named_for_what_it_is(tmp_pat
     book.add_worksheet().write_row(0, 0, ["index", "prediction"])
     book.close()
     assert sheet.read_bytes()[:4] == b"PK\x03\x04"
-    with pytest.raises(VqauditError, match=r"m_vqaudit_charts\.xlsx: a zip archive \(an \.xlsx sheet\?\), not an "
-                                           r"lmms-eval log of JSON samples; a VLMEvalKit result sheet is read with "
-                                           r"--format vlmevalkit$"):
+    with pytest.raises(
+        VqauditError,
+        match=r"m_vqaudit_charts\.xlsx: a zip archive \(an \.xlsx sheet\?\), not an "
+        r"lmms-eval log of JSON samples; a VLMEvalKit result sheet is read with "
+        r"--format vlmevalkit$",
+    ):
         import_predictions(sheet, tiny, "lmms-eval", tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("name,content", [("0-bytes.jsonl", ""), ("blank.jsonl", "\n  \n\n"),
-                                          ("list.jsonl", "[]"), ("logs.jsonl", '{"logs": []}'),
-                                          ("0-bytes.json", ""), ("list.json", "[ ]\n"),
-                                          ("logs.json", '{\n  "logs": []\n}\n')])
-def test_an_empty_lmms_eval_log_is_refused_and_writes_nothing(tmp_path: Path, tiny: Path, name: str,
-                                                              content: str) -> None:
+@pytest.mark.parametrize(
+    "name,content",
+    [
+        ("0-bytes.jsonl", ""),
+        ("blank.jsonl", "\n  \n\n"),
+        ("list.jsonl", "[]"),
+        ("logs.jsonl", '{"logs": []}'),
+        ("0-bytes.json", ""),
+        ("list.json", "[ ]\n"),
+        ("logs.json", '{\n  "logs": []\n}\n'),
+    ],
+)
+def test_an_empty_lmms_eval_log_is_refused_and_writes_nothing(
+    tmp_path: Path, tiny: Path, name: str, content: str
+) -> None:
     # A log caught while lmms-eval is still starting (0 bytes, blank lines, [] or
     # {"logs": []}) made a run folder of 6 error replies, one per view, instead of being refused.
     pred = tmp_path / name

@@ -31,8 +31,10 @@ INSPECT = Path(sys.executable).parent / "inspect"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None or importlib.util.find_spec("openai") is None,
-                       reason="inspect_ai not installed: pip install 'vqaudit[inspect]'"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("inspect_ai") is None or importlib.util.find_spec("openai") is None,
+        reason="inspect_ai not installed: pip install 'vqaudit[inspect]'",
+    ),
 ]
 
 
@@ -52,10 +54,19 @@ def server() -> Iterator[object]:
 def _offline_env(tmp: Path, base_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     (tmp / "tiktoken").mkdir()
-    env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
-                "ALL_PROXY": "http://127.0.0.1:9", "NO_PROXY": "127.0.0.1,localhost",
-                "TIKTOKEN_CACHE_DIR": str(tmp / "tiktoken"), "HF_HUB_OFFLINE": "1",
-                "VQ_BASE_URL": base_url, "VQ_API_KEY": "none", "INSPECT_DISPLAY": "plain"})
+    env.update(
+        {
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "ALL_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "TIKTOKEN_CACHE_DIR": str(tmp / "tiktoken"),
+            "HF_HUB_OFFLINE": "1",
+            "VQ_BASE_URL": base_url,
+            "VQ_API_KEY": "none",
+            "INSPECT_DISPLAY": "plain",
+        }
+    )
     return env
 
 
@@ -66,21 +77,42 @@ def test_a_real_inspect_eval_imports_and_scores_as_replay(tmp_path: Path, server
     build_charts(bench, 2, 5, workers=1)
     export_benchmark(bench, "inspect", tmp_path / "export")
     env = _offline_env(tmp_path, server.url)  # type: ignore[attr-defined]
-    done = subprocess.run([str(INSPECT), "eval", "task.py", "--model", "openai-api/vq/fake", "--log-dir",
-                           str(tmp_path / "logs"), "--display", "plain"],
-                          env=env, cwd=tmp_path / "export", capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(INSPECT),
+            "eval",
+            "task.py",
+            "--model",
+            "openai-api/vq/fake",
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--display",
+            "plain",
+        ],
+        env=env,
+        cwd=tmp_path / "export",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (log,) = (tmp_path / "logs").glob("*.eval")
-    converted = subprocess.run([str(INSPECT), "log", "convert", str(log), "--to", "json", "--output-dir",
-                                str(tmp_path / "json")], env=env, capture_output=True, text=True, timeout=300)
+    converted = subprocess.run(
+        [str(INSPECT), "log", "convert", str(log), "--to", "json", "--output-dir", str(tmp_path / "json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert converted.returncode == 0, converted.stderr[-3000:]
     (json_log,) = (tmp_path / "json").glob("*.json")
 
     views = load_benchmark(bench).views
     reply_text = _server_module().reply_text
     replay = tmp_path / "replies.jsonl"
-    replay.write_text("".join(json.dumps({"view_id": v.view_id, "text": reply_text(v.image_sha256)}) + "\n"
-                              for v in views))
+    replay.write_text(
+        "".join(json.dumps({"view_id": v.view_id, "text": reply_text(v.image_sha256)}) + "\n" for v in views)
+    )
     run_benchmark(bench, f"replay:{replay}", tmp_path / "replay-run", progress=False)
     expected = score_run(tmp_path / "replay-run", n_draws=200)
     for name, path in (("eval", log), ("json", json_log)):

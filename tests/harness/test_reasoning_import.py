@@ -44,24 +44,29 @@ def _final(gold: tuple[str, ...], k: int) -> str:
 
 def _thinking(final: str, k: int) -> str:
     draft = "\nThe answer is (B). No, look again.\n"
-    return [f"<think>{draft}</think>\n\n{final}", f"{draft}</think>\n\n{final}",
-            f"\u25c1think\u25b7{draft}\u25c1/think\u25b7{final}",
-            f"<think>{draft}</think><answer><|begin_of_box|>{final}<|end_of_box|></answer>"][k % 4]
+    return [
+        f"<think>{draft}</think>\n\n{final}",
+        f"{draft}</think>\n\n{final}",
+        f"\u25c1think\u25b7{draft}\u25c1/think\u25b7{final}",
+        f"<think>{draft}</think><answer><|begin_of_box|>{final}<|end_of_box|></answer>",
+    ][k % 4]
 
 
 def _replay_run(bench: Path, replies: dict[str, str], root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     replay = root / "replies.jsonl"
-    replay.write_text("".join(json.dumps({"view_id": k, "text": v}) + "\n" for k, v in replies.items()),
-                      encoding="utf-8")
+    replay.write_text(
+        "".join(json.dumps({"view_id": k, "text": v}) + "\n" for k, v in replies.items()), encoding="utf-8"
+    )
     run_benchmark(bench, f"replay:{replay}", root / "run", progress=False)
     score_run(root / "run", n_draws=20)
     return root / "run"
 
 
 @pytest.mark.parametrize("harness", list(WRITERS))
-def test_a_thinking_reply_is_stored_as_written_and_scored_by_its_final_answer(tmp_path: Path, upd: Path,
-                                                                              harness: str) -> None:
+def test_a_thinking_reply_is_stored_as_written_and_scored_by_its_final_answer(
+    tmp_path: Path, upd: Path, harness: str
+) -> None:
     views = load_benchmark(upd, check_images=False).views
     plain = {v.view_id: _final(v.obligation.gold, k) for k, v in enumerate(views)}
     thinking = {v.view_id: _thinking(plain[v.view_id], k) for k, v in enumerate(views)}

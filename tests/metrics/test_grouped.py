@@ -32,8 +32,17 @@ def _designed() -> list[Outcome]:
         for state, obligation in LAYOUTS["charts"]:
             decision = "answer" if obligation == "answer" or (g == "charts-2" and state == "M") else "abstain"
             right = not (g == "charts-3" and state == "C")
-            out.append(make_outcome(f"{g}-{state}", g, state, obligation, decision,  # type: ignore[arg-type]
-                                    answer="7" if decision == "answer" else None, answer_correct=right))
+            out.append(
+                make_outcome(
+                    f"{g}-{state}",
+                    g,
+                    state,
+                    obligation,
+                    decision,  # type: ignore[arg-type]
+                    answer="7" if decision == "answer" else None,
+                    answer_correct=right,
+                )
+            )
     return out
 
 
@@ -51,8 +60,9 @@ def test_hand_computed_strata_by_chart_kind() -> None:
 
 
 def test_hand_computed_strata_by_state() -> None:
-    table = grouped(("Jk", "Bk", "Ebal"), _designed(), by=lambda o: o.state,
-                    order=("original", "S", "C", "M", "I"), n_draws=0)
+    table = grouped(
+        ("Jk", "Bk", "Ebal"), _designed(), by=lambda o: o.state, order=("original", "S", "C", "M", "I"), n_draws=0
+    )
     assert [s.key for s in table.strata] == ["original", "S", "C", "M", "I"]
     # per state, Jk and Bk are over each group's view in that state: C has 4 right decisions and 3 right
     # answers; M has 3 abstentions of 4. Ebal needs both obligations, which no single state holds.
@@ -105,7 +115,10 @@ def test_refusals() -> None:
     with pytest.raises(VqauditError, match="non-empty string"):
         grouped("Jk", outcomes, by=lambda o: "", n_draws=0)
     with pytest.raises(VqauditError, match="one source at a time"):
-        grouped("Jk", [*outcomes, make_outcome("p-M", "p", "M", "abstain", "abstain", source="photos")],
-                by=lambda o: o.state)
+        grouped(
+            "Jk",
+            [*outcomes, make_outcome("p-M", "p", "M", "abstain", "abstain", source="photos")],
+            by=lambda o: o.state,
+        )
     with pytest.raises(VqauditError, match="undefined in stratum 'M'"):
         grouped("Ebal", outcomes, by=lambda o: o.state, n_draws=0).difference("M", "C", "Ebal")

@@ -19,8 +19,10 @@ from .conftest import make_outcome
 
 def _group(gid: str, chars: int | None, *, m_decision: str = "abstain") -> list[Outcome]:
     """A group of one supported view (answered right) and one negative M view, each thinking ``chars``."""
-    views = [make_outcome(f"{gid}-a", gid, "original", "answer", "answer", answer="1", answer_correct=True),
-             make_outcome(f"{gid}-m", gid, "M", "abstain", m_decision)]  # type: ignore[arg-type]
+    views = [
+        make_outcome(f"{gid}-a", gid, "original", "answer", "answer", answer="1", answer_correct=True),
+        make_outcome(f"{gid}-m", gid, "M", "abstain", m_decision),
+    ]  # type: ignore[arg-type]
     return [o.model_copy(update={"reasoning_chars": chars}) for o in views]
 
 
@@ -38,8 +40,12 @@ def test_tied_lengths_leave_quartiles_empty() -> None:
 
 def test_no_reasoning_is_no_summary_and_upd_has_no_quartiles() -> None:
     assert reasoning_summary(_group("g1", None)) == {}
-    upd = [make_outcome(f"u-{i}", "u", "standard", "answer", "answer", answer="A", answer_correct=True,
-                        source="upd").model_copy(update={"reasoning_chars": 10 * i}) for i in (1, 2, 3)]
+    upd = [
+        make_outcome(
+            f"u-{i}", "u", "standard", "answer", "answer", answer="A", answer_correct=True, source="upd"
+        ).model_copy(update={"reasoning_chars": 10 * i})
+        for i in (1, 2, 3)
+    ]
     s = reasoning_summary(upd, quartiles=False)["upd"]
     # lengths 10, 20, 30: median 20, p90 at rank 0.9 * 2 = 1.8: 20 + 0.8 * 10 = 28
     assert (s.n_reasoning, s.n_finished, s.median_chars, s.quartiles) == (3, 3, 20.0, ())
@@ -50,7 +56,8 @@ def test_no_reasoning_is_no_summary_and_upd_has_no_quartiles() -> None:
 
 def test_unfinished_reply_counts_as_reasoning_but_not_finished() -> None:
     cut = make_outcome("g1-m", "g1", "M", "abstain", "invalid").model_copy(
-        update={"invalid_reason": NOT_FINISHED, "reasoning_chars": None, "draft_decision": "answer"})
+        update={"invalid_reason": NOT_FINISHED, "reasoning_chars": None, "draft_decision": "answer"}
+    )
     s = reasoning_summary([_group("g1", 10)[0], cut], n_draws=0)["charts"]
     assert (s.n_reasoning, s.n_finished, s.n_drafts, s.n_overruled) == (2, 1, 0, 0)
     assert s.median_chars == 10.0  # the cut reply recorded no length

@@ -8,16 +8,19 @@ import pytest
 from vqaudit.parsing.choice import declarations, match_declaration
 
 
-@pytest.mark.parametrize(("reply", "letter"), [
-    ("\\boxed{C}", "C"),
-    ("So the final answer is $\\boxed{(B)}$.", "B"),
-    ("\\boxed{\\text{D}}", "D"),
-    ("\\boxed{A}, no wait: \\boxed{D}", "D"),  # the last declaration decides
-    ("\\boxed{12}", None),  # a number: no label
-    ("\\boxed{Cat}", None),  # a word starting with a capital letter: no label
-    ("The answer is not \\boxed{A}", None),  # negated
-    ("\\boxed{E}", None),  # not an option of A-D
-])
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [
+        ("\\boxed{C}", "C"),
+        ("So the final answer is $\\boxed{(B)}$.", "B"),
+        ("\\boxed{\\text{D}}", "D"),
+        ("\\boxed{A}, no wait: \\boxed{D}", "D"),  # the last declaration decides
+        ("\\boxed{12}", None),  # a number: no label
+        ("\\boxed{Cat}", None),  # a word starting with a capital letter: no label
+        ("The answer is not \\boxed{A}", None),  # negated
+        ("\\boxed{E}", None),  # not an option of A-D
+    ],
+)
 def test_boxed_label(reply: str, letter: str | None) -> None:
     found = match_declaration(reply, "ABCD")
     assert (found.letter if found else None) == letter

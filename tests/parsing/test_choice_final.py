@@ -109,8 +109,11 @@ def test_against_can_infer_on_the_verbose_replies() -> None:
     for row in rows:
         found = can_infer(str(row["reply"]), dict(row["options"]))  # type: ignore[call-overload]
         theirs.append("abstain" if found == "Z" else found)
-    wrong_theirs = {str(row["reply"]): (row["expected"], t) for row, t in zip(rows, theirs, strict=True)
-                    if t is not None and t != row["expected"]}
+    wrong_theirs = {
+        str(row["reply"]): (row["expected"], t)
+        for row, t in zip(rows, theirs, strict=True)
+        if t is not None and t != row["expected"]
+    }
     assert wrong_theirs == {
         "The answer is A or B.": (None, "A"),
         "I do not think the answer is B.": (None, "B"),

@@ -55,9 +55,9 @@ def test_unclosed_fence_followed_by_whitespace() -> None:
 def test_fenced_blocks_in_one_scan() -> None:
     assert fenced_blocks("a ```json\n{1}\n``` b ```\n 2 ``` c ```py") == ["{1}", "2"]
     assert fenced_blocks("``````") == [""]
-    assert fenced_blocks("```json{\"a\": 1}```") == ['{"a": 1}']
+    assert fenced_blocks('```json{"a": 1}```') == ['{"a": 1}']
     assert fenced_blocks("```" * 5) == ["", ""]  # pairs in order; the fifth opens a fence that never closes
-    assert extract_json_object("```json\n{\"a\": 1}\n``` and ```{\"b\": 2}```") == {"a": 1}
+    assert extract_json_object('```json\n{"a": 1}\n``` and ```{"b": 2}```') == {"a": 1}
 
 
 def test_decodes_are_bounded_for_nested_unclosed_objects(counting: type[CountingDecoder]) -> None:

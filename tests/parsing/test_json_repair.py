@@ -20,8 +20,12 @@ from vqaudit.parsing.answerability import REPAIRED, extract_json_object_repaired
         # a double quote inside a single-quoted string stays one character
         ("{'answerable': true, 'answer': 'the \"A\" bar', 'reason': 'r'}", "answer", 'the "A" bar', "r"),
         # typographic quotes as delimiters; the straight quotes and the comma inside are content
-        ('{\u201canswerable\u201d: true, \u201canswer\u201d: \u201c5\u201d, \u201creason\u201d: '
-         '\u201ca, "b"\u201d}', "answer", "5", 'a, "b"'),
+        (
+            '{\u201canswerable\u201d: true, \u201canswer\u201d: \u201c5\u201d, \u201creason\u201d: \u201ca, "b"\u201d}',
+            "answer",
+            "5",
+            'a, "b"',
+        ),
         # a string that looks like a repair target is copied unchanged: ",}" and "True" inside strings
         ('{"answerable": true, "answer": "a,}", "reason": "True, None",}', "answer", "a,}", "True, None"),
         # in a fence after prose

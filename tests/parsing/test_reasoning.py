@@ -26,30 +26,41 @@ ABSTAIN = '{"answerable": false, "answer": null, "reason": "the bar is covered"}
 ANSWER7 = '{"answerable": true, "answer": "7", "reason": "guess"}'
 
 
-@pytest.mark.parametrize(("reply", "final", "fmt", "finished"), [
-    # Qwen3-VL Thinking, both tags in the reply
-    ("<think>\nThe bar for 2019 reads 42.\n</think>\n\n42", "42", "think", True),
-    # Qwen3 / DeepSeek-R1: the chat template opened the span; only the closing tag is in the reply
-    ("The bar for 2019 reads 42.\n</think>\n\n42", "42", "think", True),
-    # GLM-4.5V: answer box inside the answer wrapper
-    ("<think>Counting the bars: 7.</think><answer>There are <|begin_of_box|>7<|end_of_box|> bars.</answer>",
-     "7", "think", True),
-    # Kimi-VL-Thinking
-    ("\u25c1think\u25b7Looking at the legend...\u25c1/think\u25b7B", "B", "kimi", True),
-    # Sky-T1 / OpenThoughts: the solution block is the answer
-    ("<|begin_of_thought|>A or B? B.<|end_of_thought|>\n\n<|begin_of_solution|>\nB\n<|end_of_solution|>",
-     "B", "thought", True),
-    ("<thinking>It is 3.</thinking>3", "3", "thinking", True),
-    ("<reasoning>It is 3.</reasoning> 3 ", "3", "reasoning", True),
-    # tags are case-insensitive for the <word> spellings
-    ("<THINK>x</THINK>y", "y", "think", True),
-    # several spans: the final answer is after the last closing tag
-    ("<think>a</think>draft<think>b</think>final", "final", "think", True),
-    # budget ran out while thinking: never scored from the content
-    (f"<think>A draft: {ANSWER7}", None, "think", False),
-    (f"\u25c1think\u25b7{ANSWER7}", None, "kimi", False),
-    ("<think>a</think>B<think>wait, maybe", None, "think", False),
-])
+@pytest.mark.parametrize(
+    ("reply", "final", "fmt", "finished"),
+    [
+        # Qwen3-VL Thinking, both tags in the reply
+        ("<think>\nThe bar for 2019 reads 42.\n</think>\n\n42", "42", "think", True),
+        # Qwen3 / DeepSeek-R1: the chat template opened the span; only the closing tag is in the reply
+        ("The bar for 2019 reads 42.\n</think>\n\n42", "42", "think", True),
+        # GLM-4.5V: answer box inside the answer wrapper
+        (
+            "<think>Counting the bars: 7.</think><answer>There are <|begin_of_box|>7<|end_of_box|> bars.</answer>",
+            "7",
+            "think",
+            True,
+        ),
+        # Kimi-VL-Thinking
+        ("\u25c1think\u25b7Looking at the legend...\u25c1/think\u25b7B", "B", "kimi", True),
+        # Sky-T1 / OpenThoughts: the solution block is the answer
+        (
+            "<|begin_of_thought|>A or B? B.<|end_of_thought|>\n\n<|begin_of_solution|>\nB\n<|end_of_solution|>",
+            "B",
+            "thought",
+            True,
+        ),
+        ("<thinking>It is 3.</thinking>3", "3", "thinking", True),
+        ("<reasoning>It is 3.</reasoning> 3 ", "3", "reasoning", True),
+        # tags are case-insensitive for the <word> spellings
+        ("<THINK>x</THINK>y", "y", "think", True),
+        # several spans: the final answer is after the last closing tag
+        ("<think>a</think>draft<think>b</think>final", "final", "think", True),
+        # budget ran out while thinking: never scored from the content
+        (f"<think>A draft: {ANSWER7}", None, "think", False),
+        (f"\u25c1think\u25b7{ANSWER7}", None, "kimi", False),
+        ("<think>a</think>B<think>wait, maybe", None, "think", False),
+    ],
+)
 def test_documented_formats(reply: str, final: str | None, fmt: str, finished: bool) -> None:
     split = split_reasoning(reply)
     assert (split.final, split.format, split.finished) == (final, fmt, finished)
@@ -80,6 +91,7 @@ def test_server_reasoning_is_reasoning_and_null_content_is_unfinished() -> None:
 
 
 # --- the answerability contract reads only the final answer (replies measured with thinking models) ---
+
 
 def test_a_contradicting_draft_in_the_thinking_does_not_decide() -> None:
     reply = f"<think>A draft: {ANSWER7}. But the bar is covered, so I abstain.</think>{ABSTAIN}"
@@ -124,16 +136,23 @@ def test_a_final_answer_too_long_is_too_long_but_long_thinking_is_not() -> None:
 
 def test_draft_decision_takes_the_last_valid_object() -> None:
     assert draft_decision(f"first {ABSTAIN} then {ANSWER7}") == "answer"
-    assert draft_decision(f"first {ANSWER7} then {{\"answerable\": 1}}") == "answer"  # an invalid draft decides nothing
+    assert draft_decision(f'first {ANSWER7} then {{"answerable": 1}}') == "answer"  # an invalid draft decides nothing
     assert draft_decision("no object") is None
     assert draft_decision(None) is None
 
 
 def test_hostile_replies_never_raise_and_take_linear_time() -> None:
     # many openers and closers interleaved, lone surrogates, nested tags: every call returns
-    replies = ["<think>" * 5_000, "</think>" * 5_000, "<think></think>" * 5_000 + "x", "\ud800<think>\udfff",
-               "<|begin_of_solution|>" * 100, "<answer>" * 1000 + "</answer>", json.dumps({"a": "<think>"}),
-               "\u25c1think\u25b7" * 3000 + "\u25c1/think\u25b7"]
+    replies = [
+        "<think>" * 5_000,
+        "</think>" * 5_000,
+        "<think></think>" * 5_000 + "x",
+        "\ud800<think>\udfff",
+        "<|begin_of_solution|>" * 100,
+        "<answer>" * 1000 + "</answer>",
+        json.dumps({"a": "<think>"}),
+        "\u25c1think\u25b7" * 3000 + "\u25c1/think\u25b7",
+    ]
     for reply in replies:
         split = split_reasoning(reply)
         assert split.final is None or isinstance(split.final, str)
@@ -141,6 +160,7 @@ def test_hostile_replies_never_raise_and_take_linear_time() -> None:
 
 
 # --- rule 5: a span the chat template opens ---------------------------------------------------------------------
+
 
 def test_a_template_opened_run_is_detected_from_one_reply() -> None:
     from vqaudit.parsing.reasoning import effective_format, opened_by_template

@@ -21,8 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
+_REFUSALS = (
+    "Sorry, I can't help with images of people yet.",
+    "I can't process this file.",
+    "I'm sorry, but without the image provided",
+    "Cannot determine the answer",
+)
 _VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 
 

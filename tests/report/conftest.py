@@ -31,8 +31,15 @@ from vqaudit.score import score_run
 from vqaudit.store import load_benchmark
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 HOSTILE_ANSWER = '<img src=x onerror="document.body.dataset.pwned=1">'
 HOSTILE_REASON = "<script>document.title='pwned';window.__pwned=1</script>"
 INVALID_REPLY = "<script>window.__pwned=2</script> I refuse <b>bold</b>"
@@ -63,8 +70,9 @@ def _replies(bench: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     group_ids = [g.group_id for g in b.groups]
     special = dict(zip(("HOSTILE", "WRONG", "ACCEPTS", "INVALID", "NOREPLY"), group_ids[:5], strict=True))
     crafted = {
-        (special["HOSTILE"], "original"): json.dumps({"answerable": True, "answer": HOSTILE_ANSWER,
-                                                      "reason": HOSTILE_REASON}),
+        (special["HOSTILE"], "original"): json.dumps(
+            {"answerable": True, "answer": HOSTILE_ANSWER, "reason": HOSTILE_REASON}
+        ),
         (special["WRONG"], "C"): json.dumps({"answerable": True, "answer": "-1", "reason": "the bar"}),
         (special["ACCEPTS"], "M"): json.dumps({"answerable": True, "answer": "12", "reason": "a guess"}),
         (special["INVALID"], "S"): INVALID_REPLY,

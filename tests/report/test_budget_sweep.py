@@ -82,16 +82,25 @@ class BudgetServer(fake_openai_server().FakeOpenAIServer):  # type: ignore[misc]
             self.bodies.append(request)
         budget = request["max_tokens"]
         cut = budget < 256 or (budget < 1024 and view.state == "M" and view.group_id in CUT_AT_256)
-        message: dict[str, Any] = {"role": "assistant", "content": (
-            "<think>The chart shows a masked region, so I should" if cut
-            else f"<think>Reading the chart carefully.</think>{_gold(view)}")}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": (
+                "<think>The chart shows a masked region, so I should"
+                if cut
+                else f"<think>Reading the chart carefully.</think>{_gold(view)}"
+            ),
+        }
         if cut and view.state == "original":
             message = {"role": "assistant", "content": None, "reasoning_content": "The chart shows, so I should"}
         choice = {"index": 0, "message": message, "finish_reason": "length" if cut else "stop"}
-        usage = {"prompt_tokens": 100, "completion_tokens": budget if cut else 40,
-                 "completion_tokens_details": {"reasoning_tokens": budget if cut else 30}}
-        return 200, json.dumps({"id": "x", "model": "fake", "created": 0, "object": "chat.completion",
-                                "choices": [choice], "usage": usage}).encode()
+        usage = {
+            "prompt_tokens": 100,
+            "completion_tokens": budget if cut else 40,
+            "completion_tokens_details": {"reasoning_tokens": budget if cut else 30},
+        }
+        return 200, json.dumps(
+            {"id": "x", "model": "fake", "created": 0, "object": "chat.completion", "choices": [choice], "usage": usage}
+        ).encode()
 
 
 @dataclass(frozen=True)
@@ -105,8 +114,9 @@ class Swept:
 
 def _vqaudit(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "400"}
-    return subprocess.run([sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=600,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "vqaudit", *args], capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +128,22 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swept]:
     assert len(views) == 20  # every view has its own image, so each is one request
     server = BudgetServer(views).start()
     try:
-        done = _vqaudit("eval", "charts", "--bench", str(bench), "--out", str(root / "out"), "--model",
-                        f"openai:fake@{server.url}", "--budgets", "1024,64,256", "--draws", "2000",
-                        "--max-retries", "0")
+        done = _vqaudit(
+            "eval",
+            "charts",
+            "--bench",
+            str(bench),
+            "--out",
+            str(root / "out"),
+            "--model",
+            f"openai:fake@{server.url}",
+            "--budgets",
+            "1024,64,256",
+            "--draws",
+            "2000",
+            "--max-retries",
+            "0",
+        )
         assert done.returncode == 0, done.stderr
         yield Swept(root / "out", done.stdout, list(server.bodies))
     finally:
@@ -146,19 +169,31 @@ def test_sweep_json_has_the_hand_computed_metrics(swept: Swept) -> None:
     assert sweep["reference"] == 1024 and sweep["n_groups"] == 4 and sweep["n_draws"] == 2000
     points = {p["budget"]: p for p in sweep["points"]}
     assert [p["budget"] for p in sweep["points"]] == [64, 256, 1024]  # increasing, whatever order was given
-    expected = {64: {"Ebal": 1.0, "EU": 1.0, "EM": 1.0, "Jk": 0.0, "Bk": 0.0},
-                256: {"Ebal": 0.125, "EU": 0.25, "EM": 0.5, "Jk": 0.5, "Bk": 0.5},
-                1024: {"Ebal": 0.0, "EU": 0.0, "EM": 0.0, "Jk": 1.0, "Bk": 1.0}}
+    expected = {
+        64: {"Ebal": 1.0, "EU": 1.0, "EM": 1.0, "Jk": 0.0, "Bk": 0.0},
+        256: {"Ebal": 0.125, "EU": 0.25, "EM": 0.5, "Jk": 0.5, "Bk": 0.5},
+        1024: {"Ebal": 0.0, "EU": 0.0, "EM": 0.0, "Jk": 1.0, "Bk": 1.0},
+    }
     for budget, values in expected.items():
         assert points[budget]["metrics"] == values
     assert (points[64]["n_unfinished"], points[256]["n_unfinished"], points[1024]["n_unfinished"]) == (20, 2, 0)
     assert [points[b]["n_reasoning"] for b in BUDGETS] == [20, 20, 20]
     # degenerate intervals where every group is alike; the full binomial ranges at 256 (module docstring)
     assert points[64]["ci"]["Jk"] == [0.0, 0.0] and points[1024]["ci"]["Ebal"] == [0.0, 0.0]
-    assert points[256]["ci"] == {"Ebal": [0.0, 0.25], "EU": [0.0, 0.5], "EM": [0.0, 1.0], "Jk": [0.0, 1.0],
-                                 "Bk": [0.0, 1.0]}
-    assert points[64]["diff"] == {"Ebal": [1.0, 1.0, 1.0], "EU": [1.0, 1.0, 1.0], "EM": [1.0, 1.0, 1.0],
-                                  "Jk": [-1.0, -1.0, -1.0], "Bk": [-1.0, -1.0, -1.0]}
+    assert points[256]["ci"] == {
+        "Ebal": [0.0, 0.25],
+        "EU": [0.0, 0.5],
+        "EM": [0.0, 1.0],
+        "Jk": [0.0, 1.0],
+        "Bk": [0.0, 1.0],
+    }
+    assert points[64]["diff"] == {
+        "Ebal": [1.0, 1.0, 1.0],
+        "EU": [1.0, 1.0, 1.0],
+        "EM": [1.0, 1.0, 1.0],
+        "Jk": [-1.0, -1.0, -1.0],
+        "Bk": [-1.0, -1.0, -1.0],
+    }
     assert points[256]["diff"]["Jk"] == [-0.5, -1.0, 0.0] and points[256]["diff"]["EU"] == [0.25, 0.0, 0.5]
     assert points[1024]["diff"]["Jk"] == [0.0, 0.0, 0.0]
 
@@ -166,29 +201,47 @@ def test_sweep_json_has_the_hand_computed_metrics(swept: Swept) -> None:
 def test_markdown_report_and_stdout_show_the_sweep(swept: Swept) -> None:
     report = (swept.out / "report" / "report.md").read_text()
     assert "## Token-budget sweep" in report and "### charts: Δ against max_tokens = 1024" in report
-    row_64 = ("| 64 | budget-64 | 20 of 20 | 100.0 [100.0, 100.0] | +100.0 [+100.0, +100.0] | 100.0 [100.0, 100.0] | "
-              "+100.0 [+100.0, +100.0] | 100.0 [100.0, 100.0] | +100.0 [+100.0, +100.0] | 0.0 [0.0, 0.0] | "
-              "-100.0 [-100.0, -100.0] | 0.0 [0.0, 0.0] | -100.0 [-100.0, -100.0] |")
-    row_256 = ("| 256 | budget-256 | 2 of 20 | 12.5 [0.0, 25.0] | +12.5 [+0.0, +25.0] | 25.0 [0.0, 50.0] | "
-               "+25.0 [+0.0, +50.0] | 50.0 [0.0, 100.0] | +50.0 [+0.0, +100.0] | 50.0 [0.0, 100.0] | "
-               "-50.0 [-100.0, +0.0] | 50.0 [0.0, 100.0] | -50.0 [-100.0, +0.0] |")
+    row_64 = (
+        "| 64 | budget-64 | 20 of 20 | 100.0 [100.0, 100.0] | +100.0 [+100.0, +100.0] | 100.0 [100.0, 100.0] | "
+        "+100.0 [+100.0, +100.0] | 100.0 [100.0, 100.0] | +100.0 [+100.0, +100.0] | 0.0 [0.0, 0.0] | "
+        "-100.0 [-100.0, -100.0] | 0.0 [0.0, 0.0] | -100.0 [-100.0, -100.0] |"
+    )
+    row_256 = (
+        "| 256 | budget-256 | 2 of 20 | 12.5 [0.0, 25.0] | +12.5 [+0.0, +25.0] | 25.0 [0.0, 50.0] | "
+        "+25.0 [+0.0, +50.0] | 50.0 [0.0, 100.0] | +50.0 [+0.0, +100.0] | 50.0 [0.0, 100.0] | "
+        "-50.0 [-100.0, +0.0] | 50.0 [0.0, 100.0] | -50.0 [-100.0, +0.0] |"
+    )
     assert row_64 in report.splitlines() and row_256 in report.splitlines()
     assert row_256 in swept.stdout and f"sweep: {swept.out / 'sweep.json'}" in swept.stdout
     # the runs held reasoning, so the reasoning section is there too: at 64 no reply finished; token usage
     assert "| budget-64 | charts | 20 | 20 | 0 of 20 (0.0%) |" in report
-    for row in ("| budget-64 | 20 | 2,000 | 1,280 | 1,280 |", "| budget-256 | 20 | 2,000 | 1,232 | 1,052 |",
-                "| budget-1024 | 20 | 2,000 | 800 | 600 |"):
+    for row in (
+        "| budget-64 | 20 | 2,000 | 1,280 | 1,280 |",
+        "| budget-256 | 20 | 2,000 | 1,232 | 1,052 |",
+        "| budget-1024 | 20 | 2,000 | 800 | 600 |",
+    ):
         assert row in report.splitlines()
 
 
 def test_budgets_refusals(tmp_path: Path) -> None:
     cases = [
-        (["--model", "openai:a@http://127.0.0.1:9/v1", "--model", "openai:b@http://127.0.0.1:9/v1",
-          "--budgets", "64,128"], "give exactly one --model"),
+        (
+            [
+                "--model",
+                "openai:a@http://127.0.0.1:9/v1",
+                "--model",
+                "openai:b@http://127.0.0.1:9/v1",
+                "--budgets",
+                "64,128",
+            ],
+            "give exactly one --model",
+        ),
         (["--model", "openai:a@http://127.0.0.1:9/v1", "--budgets", "64,64"], "two or more distinct budgets"),
         (["--model", "openai:a@http://127.0.0.1:9/v1", "--budgets", "64,x"], "comma-separated token budgets"),
-        (["--model", "openai:a@http://127.0.0.1:9/v1", "--budgets", "64,128", "--model-arg", "max_tokens=5"],
-         "drop --model-arg max_tokens"),
+        (
+            ["--model", "openai:a@http://127.0.0.1:9/v1", "--budgets", "64,128", "--model-arg", "max_tokens=5"],
+            "drop --model-arg max_tokens",
+        ),
         (["--model", "replay:nothing.jsonl", "--budgets", "64,128"], "takes no such generation setting"),
     ]
     for args, message in cases:

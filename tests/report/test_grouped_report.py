@@ -32,8 +32,7 @@ def _expected_by_kind(crafted: Crafted) -> dict[str, tuple[int, str, str]]:
     n = Counter(kinds.values())
     task = Counter(kinds[crafted.groups[name]] for name in TASK_FAILS)
     decision = Counter(kinds[crafted.groups[name]] for name in DECISION_FAILS)
-    return {k: (n[k], f"{100 * (n[k] - task[k]) / n[k]:.1f}", f"{100 * (n[k] - decision[k]) / n[k]:.1f}")
-            for k in n}
+    return {k: (n[k], f"{100 * (n[k] - task[k]) / n[k]:.1f}", f"{100 * (n[k] - decision[k]) / n[k]:.1f}") for k in n}
 
 
 def _markdown_rows(text: str, heading: str) -> dict[str, list[str]]:
@@ -71,8 +70,7 @@ def test_markdown_report_has_the_grouped_tables(crafted: Crafted, tmp_path: Path
         assert (jk_cell.split()[0], bk_cell.split()[0]) == (jk, bk), kind
         assert ebal_cell.split()[0] != "n/a"  # a chart kind holds supported and negative views
     gold = _markdown_rows(text, "### gold: charts per chart kind")
-    assert all(row[2:] == ["100.0 [100.0, 100.0]", "100.0 [100.0, 100.0]", "0.0 [0.0, 0.0]"]
-               for row in gold.values())
+    assert all(row[2:] == ["100.0 [100.0, 100.0]", "100.0 [100.0, 100.0]", "0.0 [0.0, 0.0]"] for row in gold.values())
 
 
 def test_html_report_has_the_grouped_tables(crafted: Crafted) -> None:

@@ -25,22 +25,36 @@ ROWS = [  # (bucket, subtype, official, canonical, judge)
 def audit_folder(root: Path, judge: bool = True) -> Path:
     folder = root / "audit"
     folder.mkdir(parents=True)
-    lines = [json.dumps({"qid": str(i), "bucket": b, "subtype": s, "official": o, "canonical": c, "judge": j})
-             for i, (b, s, o, c, j) in enumerate(ROWS)]
+    lines = [
+        json.dumps({"qid": str(i), "bucket": b, "subtype": s, "official": o, "canonical": c, "judge": j})
+        for i, (b, s, o, c, j) in enumerate(ROWS)
+    ]
     (folder / "rows.jsonl").write_text("\n".join(lines) + "\n")
-    report = {"benchmark": "textvqa", "model": "m <script>x</script>", "metric": "vqa_accuracy", "variant": "official",
-              "scores": {"Overall": 30.0}, "canonical_scores": {"Overall": 60.0},
-              "contract_mix": {"scalar": {"n": 1, "share": 20.0, "official": 50.0, "canonical": 100.0},
-                               "identifier": {"n": 4, "share": 80.0, "official": 25.0, "canonical": 50.0}},
-              "judge": {"spec": "replay:judge.jsonl"} if judge else None}
+    report = {
+        "benchmark": "textvqa",
+        "model": "m <script>x</script>",
+        "metric": "vqa_accuracy",
+        "variant": "official",
+        "scores": {"Overall": 30.0},
+        "canonical_scores": {"Overall": 60.0},
+        "contract_mix": {
+            "scalar": {"n": 1, "share": 20.0, "official": 50.0, "canonical": 100.0},
+            "identifier": {"n": 4, "share": 80.0, "official": 25.0, "canonical": 50.0},
+        },
+        "judge": {"spec": "replay:judge.jsonl"} if judge else None,
+    }
     (folder / "report.json").write_text(json.dumps(report))
     return folder
 
 
 def test_table8_by_hand(tmp_path: Path) -> None:
     lines = {(r.parent, r.subtype): r for r in subtype_table(load_audit(audit_folder(tmp_path)))}
-    assert list(lines) == [("scalar", None), ("identifier", None), ("identifier", "alnum code"),
-                           ("identifier", "short upper")]
+    assert list(lines) == [
+        ("scalar", None),
+        ("identifier", None),
+        ("identifier", "alnum code"),
+        ("identifier", "short upper"),
+    ]
     # alnum code: official (0 + 0 + 1) / 3, canonical (1 + 0 + 1) / 3 -> +33.3 pp; 2 official errors, 1 accepted
     alnum = lines[("identifier", "alnum code")]
     assert (alnum.n, alnum.errors, alnum.judge_accepted) == (3, 2, 1)

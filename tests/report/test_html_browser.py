@@ -103,7 +103,8 @@ def test_hostile_replies_are_text_and_run_nothing(browser: Any, crafted: Crafted
         texts = page.locator(".view pre.raw").all_inner_texts()
         if name == "HOSTILE":
             assert {"answerable": True, "answer": HOSTILE_ANSWER, "reason": HOSTILE_REASON} in [
-                json.loads(t) for t in texts]
+                json.loads(t) for t in texts
+            ]
             answers = page.locator(".view .kv").all_inner_texts()
             assert f"answer: {HOSTILE_ANSWER}" in answers and f"reason: {HOSTILE_REASON}" in answers
         else:

@@ -48,10 +48,15 @@ def test_data_files_are_json_literals_without_markup(crafted: Crafted) -> None:
     page = (crafted.report / "samples" / "page-00000.js").read_text(encoding="utf-8")
     prefix = "vqauditPage(0,"
     assert page.startswith(prefix) and page.endswith(");\n")
-    rows = json.loads(page[len(prefix):-3])
+    rows = json.loads(page[len(prefix) : -3])
     assert len(rows) == 2 * crafted.n_groups
-    hostile = next(v for r in rows if r["group"] == crafted.groups["HOSTILE"] and r["run"] == 1 for v in r["views"]
-                   if v["state"] == "original")
+    hostile = next(
+        v
+        for r in rows
+        if r["group"] == crafted.groups["HOSTILE"] and r["run"] == 1
+        for v in r["views"]
+        if v["state"] == "original"
+    )
     # the reply round-trips exactly, parsed beside it
     assert json.loads(hostile["raw"]) == {"answerable": True, "answer": HOSTILE_ANSWER, "reason": HOSTILE_REASON}
     assert (hostile["decision"], hostile["answer"], hostile["reason"]) == ("answer", HOSTILE_ANSWER, HOSTILE_REASON)
@@ -66,7 +71,7 @@ def test_pages_split_by_page_size(crafted: Crafted, tmp_path: Path, monkeypatch:
     names = sorted(p.name for p in (tmp_path / "r" / "samples").glob("page-*.js"))
     assert names == [f"page-{i:05d}.js" for i in range(5)]  # 48 rows, 10 per page
     index = (tmp_path / "r" / "samples" / "index.js").read_text()
-    meta = json.loads(index[len("vqauditIndex("):-3])
+    meta = json.loads(index[len("vqauditIndex(") : -3])
     assert [row[1] for row in meta["rows"]] == [i // 10 for i in range(48)]
     assert meta["states"] == ["original", "S", "C", "M", "I"]
 
@@ -74,8 +79,17 @@ def test_pages_split_by_page_size(crafted: Crafted, tmp_path: Path, monkeypatch:
 def test_image_links_stay_relative_and_plain(tmp_path: Path) -> None:
     out, bench = tmp_path / "report", tmp_path / "bench"
     assert image_url(out, bench, "images/a b.png") == "../bench/images/a%20b.png"
-    for bad in ("../x.png", "/etc/passwd", "javascript:alert(1)", "images/a#b.png", "images/\"x.png", "",
-                "images/a.png\n", "images/../../x.png", "a\\b.png"):
+    for bad in (
+        "../x.png",
+        "/etc/passwd",
+        "javascript:alert(1)",
+        "images/a#b.png",
+        'images/"x.png',
+        "",
+        "images/a.png\n",
+        "images/../../x.png",
+        "a\\b.png",
+    ):
         assert image_url(out, bench, bad) is None, bad
 
 
@@ -107,39 +121,67 @@ def test_unscored_or_malformed_runs_are_user_errors(crafted: Crafted, tmp_path: 
 
 
 @pytest.mark.slow
-def test_report_command_writes_the_html_beside_the_markdown(crafted: Crafted, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_writes_the_html_beside_the_markdown(
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rep"
     assert run_cli(monkeypatch, "report", str(crafted.gold_run), str(crafted.replay_run), "--out", str(out)) == 0
     assert f"HTML report: {out / 'index.html'}" in capsys.readouterr().out
-    for name in ("report.md", "index.html", "samples.html", "assets/browser.js", "assets/report.css",
-                 "samples/index.js"):
+    for name in (
+        "report.md",
+        "index.html",
+        "samples.html",
+        "assets/browser.js",
+        "assets/report.css",
+        "samples/index.js",
+    ):
         assert (out / name).is_file(), name
     assert 'href="report.md"' in (out / "index.html").read_text()
 
 
 def test_run_labels_are_short_and_distinct() -> None:
     assert run_labels([Path("/x/a/runs/gold"), Path("/x/b/runs/gold"), Path("/x/other")]) == [
-        "a/runs/gold", "b/runs/gold", "other"]
+        "a/runs/gold",
+        "b/runs/gold",
+        "other",
+    ]
     assert run_labels([Path("/x/gold"), Path("/x/gold")]) == ["gold (1)", "gold (2)"]
 
 
 def _view(state: str, kind: str, meta: dict[str, object]) -> View:
     gold = {"gold": ("5",), "answer_type": "number"} if kind == "answer" else {}
-    return View(view_id=f"g-{state}", group_id="g", source="charts", state=state, image="images/x.png",
-                image_sha256="0" * 64, question="q", obligation=Obligation(kind=kind, **gold), meta=meta)
+    return View(
+        view_id=f"g-{state}",
+        group_id="g",
+        source="charts",
+        state=state,
+        image="images/x.png",
+        image_sha256="0" * 64,
+        question="q",
+        obligation=Obligation(kind=kind, **gold),
+        meta=meta,
+    )
 
 
 def test_certificates_witness_proof_and_broken_files(tmp_path: Path) -> None:
     (tmp_path / "certificates").mkdir()
-    witness = {"format": "vqaudit-chart-witness/1", "answer_a": "45", "answer_b": "0",
-               "hidden_cells": [["s", "c2"]], "mask": {"name": "slot", "rect_px": [1, 2, 3, 4]},
-               "world_a": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "45"]]},
-               "world_b": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "0"]]},
-               "answerability": {"status": "ambiguous", "method": "z3"}}
-    proof = {"format": "vqaudit-chart-determined/1", "answer": "7", "mask": {"name": "slot", "rect_px": [5, 6, 7, 8]},
-             "world": {}, "answerability": {"status": "determined", "method": "enumeration"}}
+    witness = {
+        "format": "vqaudit-chart-witness/1",
+        "answer_a": "45",
+        "answer_b": "0",
+        "hidden_cells": [["s", "c2"]],
+        "mask": {"name": "slot", "rect_px": [1, 2, 3, 4]},
+        "world_a": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "45"]]},
+        "world_b": {"series": ["s"], "categories": ["c1", "c2"], "values": [["1", "0"]]},
+        "answerability": {"status": "ambiguous", "method": "z3"},
+    }
+    proof = {
+        "format": "vqaudit-chart-determined/1",
+        "answer": "7",
+        "mask": {"name": "slot", "rect_px": [5, 6, 7, 8]},
+        "world": {},
+        "answerability": {"status": "determined", "method": "enumeration"},
+    }
     (tmp_path / "certificates" / "m.json").write_text(json.dumps(witness))
     (tmp_path / "certificates" / "d.json").write_text(json.dumps(proof))
     (tmp_path / "certificates" / "bad.json").write_text("{not json")
@@ -148,8 +190,15 @@ def test_certificates_witness_proof_and_broken_files(tmp_path: Path) -> None:
     assert m is not None and m["cells"] == [["s", "c2", "45", "0"]] and m["answers"] == ["45", "0"]
     assert m["rect"] == [1, 2, 3, 4] and m["certifier"] == "ambiguous z3"
     d = html_samples._certificate(tmp_path, _view("D", "answer", {"certificate": "certificates/d.json"}))
-    assert d == {"kind": "determined", "file": "certificates/d.json", "format": "vqaudit-chart-determined/1",
-                 "answers": ["7"], "rect": [5, 6, 7, 8], "mask": "slot", "certifier": "determined enumeration"}
+    assert d == {
+        "kind": "determined",
+        "file": "certificates/d.json",
+        "format": "vqaudit-chart-determined/1",
+        "answers": ["7"],
+        "rect": [5, 6, 7, 8],
+        "mask": "slot",
+        "certifier": "determined enumeration",
+    }
     bad = html_samples._certificate(tmp_path, _view("M", "abstain", {"certificate": "certificates/bad.json"}))
     assert bad is not None and "unreadable" in bad["problem"]
     # a certificate path outside the benchmark is never read

@@ -26,20 +26,41 @@ def outcome(group: str, state: str, decision: str, answer_ok: bool = False, erro
     decision_ok = decision == ("answer" if obligation == "answer" else "abstain")
     answer_correct = obligation == "answer" and decision == "answer" and answer_ok
     task_ok = answer_correct if obligation == "answer" else decision_ok
-    return Outcome(view_id=f"{group}-{state}", group_id=group, source="charts", state=state, obligation=obligation,
-                   decision=decision, answer="1" if decision == "answer" else None, decision_correct=decision_ok,
-                   answer_correct=answer_correct, task_correct=task_ok, error=error)
+    return Outcome(
+        view_id=f"{group}-{state}",
+        group_id=group,
+        source="charts",
+        state=state,
+        obligation=obligation,
+        decision=decision,
+        answer="1" if decision == "answer" else None,
+        decision_correct=decision_ok,
+        answer_correct=answer_correct,
+        task_correct=task_ok,
+        error=error,
+    )
 
 
 def groups() -> list[Outcome]:
     """g1: decisions S-wrong-answer, C abstains, M answers, I invalid (backend error); g2 perfect; g3 every decision
     right but C answered wrongly."""
-    g1 = [outcome("g1", "original", "answer", True), outcome("g1", "S", "answer", False),
-          outcome("g1", "C", "abstain"), outcome("g1", "M", "answer"), outcome("g1", "I", "invalid", error="boom")]
+    g1 = [
+        outcome("g1", "original", "answer", True),
+        outcome("g1", "S", "answer", False),
+        outcome("g1", "C", "abstain"),
+        outcome("g1", "M", "answer"),
+        outcome("g1", "I", "invalid", error="boom"),
+    ]
     g2 = [outcome("g2", s, "answer", True) for s in ("original", "S", "C")] + [
-        outcome("g2", s, "abstain") for s in ("M", "I")]
-    g3 = [outcome("g3", "original", "answer", True), outcome("g3", "S", "answer", True),
-          outcome("g3", "C", "answer", False), outcome("g3", "M", "abstain"), outcome("g3", "I", "abstain")]
+        outcome("g2", s, "abstain") for s in ("M", "I")
+    ]
+    g3 = [
+        outcome("g3", "original", "answer", True),
+        outcome("g3", "S", "answer", True),
+        outcome("g3", "C", "answer", False),
+        outcome("g3", "M", "abstain"),
+        outcome("g3", "I", "abstain"),
+    ]
     return g1 + g2 + g3
 
 
@@ -107,19 +128,27 @@ def test_residual_cue_rows_and_malformed_entries() -> None:
     part = {"n_groups": 4, "n_views": 12, "Jk": 0.5}
     diag = {"photos": {"residual_cues": {"spatial_answer": {"all": part, "without": part, "only": None}}}}
     rows = residual_cue_rows(diag)
-    assert [(r.stratum, r.part, r.n_groups) for r in rows] == [("spatial_answer", "all", 4),
-                                                               ("spatial_answer", "without", 4)]
+    assert [(r.stratum, r.part, r.n_groups) for r in rows] == [
+        ("spatial_answer", "all", 4),
+        ("spatial_answer", "without", 4),
+    ]
     assert residual_cue_rows({"charts": {}}) == []
     with pytest.raises(VqauditError, match="spatial_answer.all"):
         residual_cue_rows({"photos": {"residual_cues": {"spatial_answer": {"all": {"n_groups": "4"}}}}})
 
 
 def test_upd_ability_tables_in_table_a_order() -> None:
-    per = {"ocr": {"ability_index": 1, "standard": 0.5, "upd": 0.25, "dual": 0.25, "n_items": 4},
-           "image_style": {"ability_index": 18, "standard": 1.0, "upd": None, "dual": None, "n_items": 2},
-           "celebrity_recognition": {"ability_index": 2, "standard": 0.0, "upd": 1.0, "dual": 0.0, "n_items": 1}}
-    metrics = {"configs": {"ivqd/base": {"variant": "ivqd", "setting": "base", "per_ability": per},
-                           "aad/option": {"variant": "aad", "setting": "option", "per_ability": per}}}
+    per = {
+        "ocr": {"ability_index": 1, "standard": 0.5, "upd": 0.25, "dual": 0.25, "n_items": 4},
+        "image_style": {"ability_index": 18, "standard": 1.0, "upd": None, "dual": None, "n_items": 2},
+        "celebrity_recognition": {"ability_index": 2, "standard": 0.0, "upd": 1.0, "dual": 0.0, "n_items": 1},
+    }
+    metrics = {
+        "configs": {
+            "ivqd/base": {"variant": "ivqd", "setting": "base", "per_ability": per},
+            "aad/option": {"variant": "aad", "setting": "option", "per_ability": per},
+        }
+    }
     tables = upd_ability_tables(metrics)
     assert [(t.variant, t.setting) for t in tables] == [("aad", "option"), ("ivqd", "base")]
     t = tables[0]

@@ -75,10 +75,17 @@ def _reply(view: Any) -> str:
             return "<think>" + _thought(600, ABSTAIN_DRAFT)  # never closed
         return f"<think>{_thought(500 if state == 'C' else 400)}</think>{_gold(view)}"
     length = {"charts-00000": 100, "charts-00001": 200, "charts-00002": 300}[group]
-    drafts = {("charts-00001", "S"): ABSTAIN_DRAFT, ("charts-00001", "M"): ANSWER_DRAFT,
-              ("charts-00001", "I"): ABSTAIN_DRAFT, ("charts-00002", "M"): ABSTAIN_DRAFT}
-    final = (json.dumps({"answerable": True, "answer": "12", "reason": "a guess"})
-             if (group, state) == ("charts-00002", "M") else _gold(view))
+    drafts = {
+        ("charts-00001", "S"): ABSTAIN_DRAFT,
+        ("charts-00001", "M"): ANSWER_DRAFT,
+        ("charts-00001", "I"): ABSTAIN_DRAFT,
+        ("charts-00002", "M"): ABSTAIN_DRAFT,
+    }
+    final = (
+        json.dumps({"answerable": True, "answer": "12", "reason": "a guess"})
+        if (group, state) == ("charts-00002", "M")
+        else _gold(view)
+    )
     return f"<think>{_thought(length, drafts.get((group, state)))}</think>{final}"
 
 
@@ -111,8 +118,12 @@ def test_summary_numbers(runs: tuple[Path, Path]) -> None:
     assert s.finished_share == pytest.approx(18 / 19)
     assert s.median_chars == 200.0 and s.p90_chars == pytest.approx(420.0)
     assert (s.n_drafts, s.n_overruled, s.overruled_share) == (4, 3, 0.75)
-    assert [(q.n_groups, q.lo_chars, q.hi_chars) for q in s.quartiles] == [(1, 100.0, 100.0), (1, 200.0, 200.0),
-                                                                           (1, 300.0, 300.0), (1, 380.0, 380.0)]
+    assert [(q.n_groups, q.lo_chars, q.hi_chars) for q in s.quartiles] == [
+        (1, 100.0, 100.0),
+        (1, 200.0, 200.0),
+        (1, 300.0, 300.0),
+        (1, 380.0, 380.0),
+    ]
     right = {"Jk": 1.0, "Bk": 1.0, "Ebal": 0.0, "EU": 0.0, "EM": 0.0}
     wrong_m = {"Jk": 0.0, "Bk": 0.0, "Ebal": 0.25, "EU": 0.5, "EM": 1.0}
     assert [q.metrics for q in s.quartiles] == [right, right, wrong_m, wrong_m]
@@ -150,9 +161,14 @@ def test_html_reasoning_section(runs: tuple[Path, Path], tmp_path: Path) -> None
     assert '<table class="reasoning-table" data-source="charts">' in page
     table = page.split('<table class="reasoning-table" data-source="charts">', 1)[1].split("</table>", 1)[0]
     row = table.split('<tr data-run="thinking">', 1)[1].split("</tr>", 1)[0]
-    for cell in ('<td data-field="finished">18 of 19 (94.7%)</td>', '<td data-field="median">200</td>',
-                 '<td data-field="p90">420</td>', '<td data-field="overruled">3 of 4 (75.0%)</td>',
-                 "<td>12,000</td>", "<td>2,345</td>"):
+    for cell in (
+        '<td data-field="finished">18 of 19 (94.7%)</td>',
+        '<td data-field="median">200</td>',
+        '<td data-field="p90">420</td>',
+        '<td data-field="overruled">3 of 4 (75.0%)</td>',
+        "<td>12,000</td>",
+        "<td>2,345</td>",
+    ):
         assert cell in row
     q3 = page.split('<tr data-run="thinking" data-quartile="Q3">', 1)[1].split("</tr>", 1)[0]
     assert '<td data-metric="EM">100.0<span class="ci">[100.0, 100.0]</span></td>' in q3
@@ -173,8 +189,10 @@ def test_upd_runs_get_shares_and_lengths(tmp_path: Path) -> None:
     build_upd(bench, tsv=None, variant="aad", setting="base", seed=0, max_items=4)
     views = load_benchmark(bench, check_images=False).views
     assert len(views) == 26
-    rows = [{"view_id": v.view_id, "text": "<think>" + "y" * (10 * (i + 1)) + ("</think>A" if i < 25 else "")}
-            for i, v in enumerate(views)]
+    rows = [
+        {"view_id": v.view_id, "text": "<think>" + "y" * (10 * (i + 1)) + ("</think>A" if i < 25 else "")}
+        for i, v in enumerate(views)
+    ]
     replay = tmp_path / "upd.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = tmp_path / "thinking"

@@ -53,7 +53,8 @@ def test_report_refuses_a_run_whose_replies_changed_since_score(chart_bench: Pat
     # a new replay file is a new model identity: every view was asked again, 120 rows written since `score`
     assert stale.returncode == 2
     assert stale.stderr.strip().splitlines() == [
-        f"error: {run}: replies changed since `vqaudit score` (120 new); run `vqaudit score {run}` first"]
+        f"error: {run}: replies changed since `vqaudit score` (120 new); run `vqaudit score {run}` first"
+    ]
     assert not (tmp_path / "rep1").exists()  # refused before anything was written
 
     assert vqaudit("score", str(run), "--draws", "50").returncode == 0
@@ -96,8 +97,11 @@ def _can_mount_read_only() -> bool:
 
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"],
-                           capture_output=True, timeout=60)
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"],
+        capture_output=True,
+        timeout=60,
+    )
     return probe.returncode == 0
 
 
@@ -116,9 +120,11 @@ def test_a_scored_run_on_a_read_only_disk_still_reports(chart_bench: Path, tmp_p
     assert vqaudit("score", str(run), "--draws", "50").returncode == 0
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     mounted.mkdir(parents=True)
-    script = (f"mount --bind '{run}' '{mounted}' && mount -o remount,ro,bind '{mounted}' && "
-              f"! touch '{mounted}/probe' 2>/dev/null && "
-              f"'{sys.executable}' -m vqaudit report '{mounted}' --out '{tmp_path / 'rep'}'")
+    script = (
+        f"mount --bind '{run}' '{mounted}' && mount -o remount,ro,bind '{mounted}' && "
+        f"! touch '{mounted}/probe' 2>/dev/null && "
+        f"'{sys.executable}' -m vqaudit report '{mounted}' --out '{tmp_path / 'rep'}'"
+    )
     done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     cells = _overview_row(tmp_path / "rep" / "report.md")

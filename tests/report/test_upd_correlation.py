@@ -39,7 +39,7 @@ from vqaudit.store import load_benchmark
 from vqaudit.suites.upd.build import build_upd
 
 DESIGN = {"m1": ({1, 2}, {1}), "m2": ({1, 2, 3}, {1, 2, 4}), "m3": ({1, 2, 3, 4}, {1, 2})}
-ROOT3_2 = 3 ** 0.5 / 2
+ROOT3_2 = 3**0.5 / 2
 
 
 def _cfg(std: float, upd: float | None, dual: float | None) -> dict[str, Any]:
@@ -55,8 +55,10 @@ def test_coefficients_by_hand() -> None:
 
 
 def test_standard_correlation_rows() -> None:
-    runs = [(f"m{i}", {"configs": {"aad/base": _cfg(s, u, d), "aad/option": _cfg(s, u, d)}})
-            for i, (s, u, d) in enumerate([(0.5, 0.1, 0.1), (0.6, 0.2, 0.2), (0.7, 0.9, 0.6)])]
+    runs = [
+        (f"m{i}", {"configs": {"aad/base": _cfg(s, u, d), "aad/option": _cfg(s, u, d)}})
+        for i, (s, u, d) in enumerate([(0.5, 0.1, 0.1), (0.6, 0.2, 0.2), (0.7, 0.9, 0.6)])
+    ]
     rows = standard_correlation(runs)
     assert [(r["setting"], r["x_from"], r["n"]) for r in rows] == [("base", "standard", 3), ("option", "standard", 3)]
     assert rows[0]["pearson_upd"] == pytest.approx(0.08 / (0.02 * 0.38) ** 0.5)
@@ -73,8 +75,19 @@ def test_standard_correlation_rows() -> None:
 @pytest.fixture(scope="module")
 def designed(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
     root = tmp_path_factory.mktemp("upd-corr")
-    tsv = write_tsv(root / "four.tsv", [row(i, f"Which colour is shape {i}?", ["red", "green", "blue", "grey"],
-                                            "ABCD"[i - 1], "attribute_recognition") for i in range(1, 5)])
+    tsv = write_tsv(
+        root / "four.tsv",
+        [
+            row(
+                i,
+                f"Which colour is shape {i}?",
+                ["red", "green", "blue", "grey"],
+                "ABCD"[i - 1],
+                "attribute_recognition",
+            )
+            for i in range(1, 5)
+        ],
+    )
     bench = root / "bench"
     build_upd(bench, tsv=tsv, variant="aad", setting="original,base", seed=0)
     views = load_benchmark(bench).views
@@ -130,7 +143,15 @@ def test_html_scatter_in_chromium(browser: Any, designed: tuple[list[Path], Path
     page.goto((report / "index.html").as_uri())
     cells = page.locator("#upd-correlation-table tr[data-config='aad/base'] td")
     assert [cells.nth(i).inner_text() for i in range(8)] == [
-        "AAD", "base", "Original Standard", "3", "0.500", "0.500", "0.866", "0.866"]
+        "AAD",
+        "base",
+        "Original Standard",
+        "3",
+        "0.500",
+        "0.500",
+        "0.866",
+        "0.866",
+    ]
     img = page.locator("img.upd-scatter[data-variant='AAD']")
     assert img.evaluate("i => i.complete && i.naturalWidth > 300 && i.naturalHeight > 300")
     img.scroll_into_view_if_needed()
@@ -145,7 +166,8 @@ def test_html_scatter_in_chromium(browser: Any, designed: tuple[list[Path], Path
         marks = page.eval_on_selector_all(
             f"#points-aad-base-{key} use",
             "us => us.map(u => { const b = u.getBoundingClientRect(); "
-            "return [b.x + b.width / 2, b.y + b.height / 2]; })")
+            "return [b.x + b.width / 2, b.y + b.height / 2]; })",
+        )
         assert len(marks) == 3
         xs, ys = [m[0] for m in marks], [m[1] for m in marks]
         assert xs[0] < xs[1] < xs[2]  # Standard 50 < 75 < 100 percent, left to right

@@ -25,11 +25,50 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shortanswer"))
 from test_fast_path import METRICS, Row, _load  # noqa: E402  (the fixture loader of the fast-path tests)
 
 HOSTILE = [
-    "", ".", "..", " . ", "a.", "A.", "the.", "The cat.", "U.S. .", "x U.S. .", "it is .", "Two dogs.",
-    "see the.", "  spaced out.  ", "tab\tend.", "new\nline.", "a-b- .", "a-b-.", "1,234.", "0,1.", "12,34.",
-    "3.", ".5.", "x" + "." * 40, "a." * 40, "\u2212 5.", "caf\u00e9 au lait.", "\u0130stanbul.", "\u00bd.",
-    "\"quoted.\"", "*bold*.", "`code`.", "It is red.", "The answer is 42.", "so the answer is B.",
-    "[Austria, Chile].", "Procter and Gamble.", "dont.", "twas.", "none.", "an.", "\\boxed{7}.", "(!).", "ab." * 33,
+    "",
+    ".",
+    "..",
+    " . ",
+    "a.",
+    "A.",
+    "the.",
+    "The cat.",
+    "U.S. .",
+    "x U.S. .",
+    "it is .",
+    "Two dogs.",
+    "see the.",
+    "  spaced out.  ",
+    "tab\tend.",
+    "new\nline.",
+    "a-b- .",
+    "a-b-.",
+    "1,234.",
+    "0,1.",
+    "12,34.",
+    "3.",
+    ".5.",
+    "x" + "." * 40,
+    "a." * 40,
+    "\u2212 5.",
+    "caf\u00e9 au lait.",
+    "\u0130stanbul.",
+    "\u00bd.",
+    '"quoted."',
+    "*bold*.",
+    "`code`.",
+    "It is red.",
+    "The answer is 42.",
+    "so the answer is B.",
+    "[Austria, Chile].",
+    "Procter and Gamble.",
+    "dont.",
+    "twas.",
+    "none.",
+    "an.",
+    "\\boxed{7}.",
+    "(!).",
+    "ab." * 33,
 ]
 
 
@@ -109,12 +148,18 @@ def test_batch_by_hand_and_bad_input() -> None:
 def test_ra_eval_layer_equals_the_row_rule(rows: dict[str, list[Row]]) -> None:
     for part in rows.values():
         official = [0.0 if i % 3 else (1.0 if i % 2 else 0.5) for i in range(len(part))]
-        expected = [ra_eval_recovered(p, a) if s < 1.0 and not is_multiple_choice(q, a) else None
-                    for (q, p, a, _), s in zip(part, official, strict=True)]
+        expected = [
+            ra_eval_recovered(p, a) if s < 1.0 and not is_multiple_choice(q, a) else None
+            for (q, p, a, _), s in zip(part, official, strict=True)
+        ]
         got = ra_eval_layer([r[1] for r in part], [r[2] for r in part], [r[0] for r in part], official)
         assert got == expected
     # By hand (seed 002 section 3.3): "septra" (6 > 3 characters) occurs at word boundaries; a correct row and a
     # multiple-choice row are not tested.
     q_mc = "Which drug? A. Septra B. Bactrim"
-    assert ra_eval_layer(["The medication is SEPTRA.", "septra", "septra"], [["septra"]] * 3,
-                         ["What drug?", "What drug?", q_mc], [0.0, 1.0, 0.0]) == [True, None, None]
+    assert ra_eval_layer(
+        ["The medication is SEPTRA.", "septra", "septra"],
+        [["septra"]] * 3,
+        ["What drug?", "What drug?", q_mc],
+        [0.0, 1.0, 0.0],
+    ) == [True, None, None]

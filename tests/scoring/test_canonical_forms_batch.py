@@ -23,12 +23,88 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shortanswer"))
 from test_fast_path import Row, _load  # noqa: E402  (the fixture loader of the fast-path tests)
 
 _PIECES = [
-    "a", "A", "the", "The", "an", "two", "Two", "none", "dont", "twas", "somebody'd", "U.S.", "e.g.", "x", "Ab",
-    "answer is", "The answer is", "answer:", "It is", "it's", "its", "so the answer is", "Thus the final answer is",
-    "\\boxed{", "}", "{", "(", ")", "[", "]", "1", "12", "1,234", "0,1", "3.5", ".5", "45%", "percent", "$", "-",
-    "\u2212", "\u2013", "and", "&", "/", ";", ",", ".", "..", "!", "?", ":", "\"", "'", "`", "*", " ", "  ", "\t",
-    "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\u2028", "\u2029", "\u00a0", "\u3000",
-    "\x00", "\u03a3", "\u03c3", "\u0130", "\u017f", "\u212a", "\ufb01", "\u00bd", "caf\u00e9", "\U0001f600",
+    "a",
+    "A",
+    "the",
+    "The",
+    "an",
+    "two",
+    "Two",
+    "none",
+    "dont",
+    "twas",
+    "somebody'd",
+    "U.S.",
+    "e.g.",
+    "x",
+    "Ab",
+    "answer is",
+    "The answer is",
+    "answer:",
+    "It is",
+    "it's",
+    "its",
+    "so the answer is",
+    "Thus the final answer is",
+    "\\boxed{",
+    "}",
+    "{",
+    "(",
+    ")",
+    "[",
+    "]",
+    "1",
+    "12",
+    "1,234",
+    "0,1",
+    "3.5",
+    ".5",
+    "45%",
+    "percent",
+    "$",
+    "-",
+    "\u2212",
+    "\u2013",
+    "and",
+    "&",
+    "/",
+    ";",
+    ",",
+    ".",
+    "..",
+    "!",
+    "?",
+    ":",
+    '"',
+    "'",
+    "`",
+    "*",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x1f",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\u00a0",
+    "\u3000",
+    "\x00",
+    "\u03a3",
+    "\u03c3",
+    "\u0130",
+    "\u017f",
+    "\u212a",
+    "\ufb01",
+    "\u00bd",
+    "caf\u00e9",
+    "\U0001f600",
 ]
 
 
@@ -59,8 +135,29 @@ def strings(rows: dict[str, list[Row]]) -> list[str]:
     out.update(_hostile(random.Random(7), 20_000))
     out.update(["", " ", ".", "\n", "a\nb.", "x.\n", "The answer is 4.\n", "\u03a3\n\u03a3.", "\u0130."])
     # one final period after a letter or digit, lone or not (strip_trailing keeps an abbreviation's period)
-    out.update(["ab.", "a.", "1.", "x1.", "_a.", " a.", "a b.", "U.S.", "e.g.", "x y.", "x_.", "a-b.", "1a.", "'a.",
-                "ab..", "a. .", "12.5.", "A.B.", "it is x."])
+    out.update(
+        [
+            "ab.",
+            "a.",
+            "1.",
+            "x1.",
+            "_a.",
+            " a.",
+            "a b.",
+            "U.S.",
+            "e.g.",
+            "x y.",
+            "x_.",
+            "a-b.",
+            "1a.",
+            "'a.",
+            "ab..",
+            "a. .",
+            "12.5.",
+            "A.B.",
+            "it is x.",
+        ]
+    )
     return sorted(out)
 
 
@@ -81,7 +178,7 @@ def test_forms_many_in_pieces_and_with_a_memo(strings: list[str]) -> None:
     memo: dict[str, str] = {}
     whole = canonical_forms.forms_many(sample + sample[:100], True, fast_vqaeval_process, memo)
     for start in range(0, len(sample), 7):
-        part = canonical_forms.forms_many(sample[start:start + 7], True, fast_vqaeval_process, memo)
+        part = canonical_forms.forms_many(sample[start : start + 7], True, fast_vqaeval_process, memo)
         assert all(part[s] == whole[s] for s in part)
     assert all(memo[s] == canonical_text._vqaeval(s) for s in memo)
 
@@ -118,9 +215,9 @@ def _variant(rng: random.Random, text: str) -> str:
     if choice == 0:
         return text.upper()
     if choice == 1:
-        return text + rng.choice([".", " .", "!", "\"", " ", "%"])
+        return text + rng.choice([".", " .", "!", '"', " ", "%"])
     if choice == 2:
-        return rng.choice(["The answer is ", "It is ", "\"", "*", " "]) + text
+        return rng.choice(["The answer is ", "It is ", '"', "*", " "]) + text
     if choice == 3:
         return text.replace(" ", ", ")
     if choice == 4:
@@ -143,7 +240,11 @@ def test_form_length_bounds_hold(strings: list[str]) -> None:
     # By hand: strong characters "bd" "$15555" in 2 words, plus the letters u g e t of the long piece "budget";
     # "M" "Lld" "2" "cp" in 4 words, plus o s of "Lloyd's" (the apostrophe is not counted).
     assert canonical_forms.form_length_bounds(["The budget is $15,555.", "the a an", "", "Mr. Lloyd's 2 cups"]) == [
-        8 + 1 + 4, 0, 0, 8 + 3 + 2]
+        8 + 1 + 4,
+        0,
+        0,
+        8 + 3 + 2,
+    ]
 
 
 def test_step_texts_equal_the_rules(strings: list[str]) -> None:
@@ -156,5 +257,6 @@ def test_step_texts_equal_the_rules(strings: list[str]) -> None:
 
 def test_strong_bounds_are_smaller(strings: list[str]) -> None:
     _, t4s = canonical_forms.step_texts([s for s in strings if s.isascii()])
-    assert all(a <= b for a, b in zip(canonical_forms.strong_bounds(t4s), canonical_forms.form_length_bounds(t4s),
-                                      strict=True))
+    assert all(
+        a <= b for a, b in zip(canonical_forms.strong_bounds(t4s), canonical_forms.form_length_bounds(t4s), strict=True)
+    )

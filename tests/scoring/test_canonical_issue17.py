@@ -29,8 +29,14 @@ def test_an_article_or_letter_that_is_the_whole_answer_is_kept() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("1,234,567", "1234567"), ("0,1", "0, 1"), ("12,34", "12, 34"), ("1,2345", "1, 2345"), ("red, blue", "red, blue"),
-     ("1,000 and 2,5", "1000 and 2, 5")],
+    [
+        ("1,234,567", "1234567"),
+        ("0,1", "0, 1"),
+        ("12,34", "12, 34"),
+        ("1,2345", "1, 2345"),
+        ("red, blue", "red, blue"),
+        ("1,000 and 2,5", "1000 and 2, 5"),
+    ],
 )
 def test_digit_commas(text: str, expected: str) -> None:
     assert separate_digit_commas(text) == expected
@@ -52,8 +58,10 @@ def test_zero_comma_one_and_zero_one_differ() -> None:
         ("The tallest bar is 2014, so the answer is 2014.", "2014"),
         ("Thus the final answer is blue", "blue"),
         ("\\boxed{42}", "42"),
-        ("I think the answer is wrong. It is hard to say! Something else", "I think the answer is wrong. It is hard "
-         "to say! Something else"),  # no closing declaration at the end: unchanged
+        (
+            "I think the answer is wrong. It is hard to say! Something else",
+            "I think the answer is wrong. It is hard to say! Something else",
+        ),  # no closing declaration at the end: unchanged
         ("red", "red"),
     ],
 )
@@ -63,8 +71,18 @@ def test_wrappers(text: str, plain: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("$1,200", 1200.0), ("1.2 million", 1_200_000.0), ("approximately 12", 12.0), ("about 12", 12.0),
-     ("~12", 12.0), ("12 (twelve)", 12.0), ("\\boxed{12}", 12.0), ("3/4", 0.75), ("-1/2", -0.5), ("2 billion", 2e9)],
+    [
+        ("$1,200", 1200.0),
+        ("1.2 million", 1_200_000.0),
+        ("approximately 12", 12.0),
+        ("about 12", 12.0),
+        ("~12", 12.0),
+        ("12 (twelve)", 12.0),
+        ("\\boxed{12}", 12.0),
+        ("3/4", 0.75),
+        ("-1/2", -0.5),
+        ("2 billion", 2e9),
+    ],
 )
 def test_number_formats(text: str, value: float) -> None:
     parsed = parse_number(text)

@@ -95,4 +95,5 @@ def test_vqa_accuracy_row_gains_under_the_unicode_label_of_its_other_references(
     assert canonical_score("\uff11\uff12", answers, "vqa_accuracy")[1] == "exact"
     assert gain_kind("\uff11\uff12", answers, "vqa_accuracy") == "unicode-nfkc"
     assert "unicode-dashes" in FAULT_KINDS and FAULT_KINDS.index("unicode-nfkc") + 1 == FAULT_KINDS.index(
-        "unicode-dashes")
+        "unicode-dashes"
+    )

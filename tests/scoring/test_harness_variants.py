@@ -23,8 +23,9 @@ from vqaudit.scoring.vqa_normalize import vqaeval_process
         ("0", ["0"], 1.0, 1.0),  # a zero target: string equality in both
     ],
 )
-def test_relaxed_accuracy_before_and_after_677e30a5(prediction: str, gold: list[str], before: float,
-                                                    after: float) -> None:
+def test_relaxed_accuracy_before_and_after_677e30a5(
+    prediction: str, gold: list[str], before: float, after: float
+) -> None:
     assert relaxed_accuracy(prediction, gold, variant="vlmevalkit") == before
     assert relaxed_accuracy(prediction, gold, variant="vlmevalkit_677e30a5") == after
 
@@ -49,9 +50,18 @@ def test_chartqa_after_the_fix_moves_six_rows_and_keeps_42_88() -> None:
     sheet = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer" / "vila15_13b_chartqa_test.xlsx"
     before = run_audit(sheet, "chartqa", variant="vlmevalkit")
     after = run_audit(sheet, "chartqa", variant="vlmevalkit_677e30a5")
-    moved = {a.qid: (a.official, b.official) for a, b in zip(before.rows, after.rows, strict=True)
-             if a.official != b.official}
-    assert moved == {"328": (1.0, 0.0), "724": (1.0, 0.0), "1990": (1.0, 0.0),
-                     "797": (0.0, 1.0), "992": (0.0, 1.0), "1505": (0.0, 1.0)}
+    moved = {
+        a.qid: (a.official, b.official)
+        for a, b in zip(before.rows, after.rows, strict=True)
+        if a.official != b.official
+    }
+    assert moved == {
+        "328": (1.0, 0.0),
+        "724": (1.0, 0.0),
+        "1990": (1.0, 0.0),
+        "797": (0.0, 1.0),
+        "992": (0.0, 1.0),
+        "1505": (0.0, 1.0),
+    }
     assert after.scores["test_human"] == before.scores["test_human"] == 42.88
     assert after.scores["test_augmented"] == before.scores["test_augmented"] == 74.56

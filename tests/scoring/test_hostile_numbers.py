@@ -20,9 +20,20 @@ ONE = Obligation(kind="answer", gold=("1",), answer_type="number")
 TEXT_ONE = Obligation(kind="answer", gold=("1",), answer_type="text")
 
 
-@pytest.mark.parametrize("text", ["1e100000000", "1E+100000000", "-1e100000000", "1e-100000000", ".5e99999999",
-                                  "1e401", "1e-401", "1e0000000000000000000000000000401",
-                                  "1e\u0661\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660"])  # Arabic-Indic digits
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e100000000",
+        "1E+100000000",
+        "-1e100000000",
+        "1e-100000000",
+        ".5e99999999",
+        "1e401",
+        "1e-401",
+        "1e0000000000000000000000000000401",
+        "1e\u0661\u0660\u0660\u0660\u0660\u0660\u0660\u0660\u0660",
+    ],
+)  # Arabic-Indic digits
 def test_exponent_beyond_the_limit_is_not_a_number(text: str) -> None:
     assert parse_number(text) is None
     assert not answer_matches(text, ONE)
@@ -45,8 +56,16 @@ def test_long_digit_strings_are_not_numbers() -> None:
 
 
 def test_score_view_of_a_huge_exponent_is_a_wrong_answer() -> None:
-    view = View(view_id="v", group_id="g", source="charts", state="original", image="i.png", image_sha256="0" * 64,
-                question="q?", obligation=ONE)
+    view = View(
+        view_id="v",
+        group_id="g",
+        source="charts",
+        state="original",
+        image="i.png",
+        image_sha256="0" * 64,
+        question="q?",
+        obligation=ONE,
+    )
     for answer in ("1e100000000", 1e300, "1" + "0" * 5000):
         reply = json.dumps({"answerable": True, "answer": answer, "reason": "r"})
         outcome = score_view(view, Response(view_id="v", model="m", prompt_id="p", text=reply))

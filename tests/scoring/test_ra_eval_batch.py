@@ -42,17 +42,83 @@ def _reference_recovered(prediction: str, answers: Sequence[str]) -> bool:
     return False
 
 
-def _reference_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
-                     official: Sequence[float]) -> list[bool | None]:
-    return [None if s >= 1.0 or _reference_multiple_choice(q) else _reference_recovered(p, a)
-            for p, a, q, s in zip(predictions, answers, questions, official, strict=True)]
+def _reference_layer(
+    predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str], official: Sequence[float]
+) -> list[bool | None]:
+    return [
+        None if s >= 1.0 or _reference_multiple_choice(q) else _reference_recovered(p, a)
+        for p, a, q, s in zip(predictions, answers, questions, official, strict=True)
+    ]
 
 
-_PIECES = ["", " ", "  ", "\t", "\n", "\x1c", "\x85", "\u2028", "\u00a0", "\u3000", ".", "..", ",", "1,000", "3.5",
-           "-", "/", "(", ")", "[", "]", '"', "'", "`", "_", "?", "!", ":", "A.", "B)", "(C)", "Options:", "the", "an",
-           "a", "two", "ten", "none", "dont", "twas", "yall'd've", "red", "blue", "septra", "SEPTRA", "Septra",
-           "\u0130stanbul", "\u017fun", "\u212aelvin", "caf\u00e9", "\u03a3\u039f\u03a3", "x_y", "x-y", "42", "4 2",
-           "1,2,3", "100%", "$5", "\x00", "\ufffd", "\u0301", "t-shirt", "U.S.A", "no", "yes", "unanswerable"]
+_PIECES = [
+    "",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\x1c",
+    "\x85",
+    "\u2028",
+    "\u00a0",
+    "\u3000",
+    ".",
+    "..",
+    ",",
+    "1,000",
+    "3.5",
+    "-",
+    "/",
+    "(",
+    ")",
+    "[",
+    "]",
+    '"',
+    "'",
+    "`",
+    "_",
+    "?",
+    "!",
+    ":",
+    "A.",
+    "B)",
+    "(C)",
+    "Options:",
+    "the",
+    "an",
+    "a",
+    "two",
+    "ten",
+    "none",
+    "dont",
+    "twas",
+    "yall'd've",
+    "red",
+    "blue",
+    "septra",
+    "SEPTRA",
+    "Septra",
+    "\u0130stanbul",
+    "\u017fun",
+    "\u212aelvin",
+    "caf\u00e9",
+    "\u03a3\u039f\u03a3",
+    "x_y",
+    "x-y",
+    "42",
+    "4 2",
+    "1,2,3",
+    "100%",
+    "$5",
+    "\x00",
+    "\ufffd",
+    "\u0301",
+    "t-shirt",
+    "U.S.A",
+    "no",
+    "yes",
+    "unanswerable",
+]
 
 
 def _hostile(rng: random.Random) -> str:
@@ -70,14 +136,32 @@ def _hostile_rows(seed: int, n: int) -> tuple[list[str], list[tuple[str, ...]], 
     golds = [_hostile(rng) for _ in range(40)]
     predictions, answers, questions, official = [], [], [], []
     for _ in range(n):
-        refs = tuple(rng.choice(golds) if rng.random() < 0.7 else _hostile(rng) for _ in range(rng.choice(
-            [0, 1, 1, 2, 3, 10])))
-        p = rng.choice([_hostile(rng), " ".join(refs), rng.choice(refs) if refs else "", "The answer is " + (
-            refs[0] if refs else "") + "."])
+        refs = tuple(
+            rng.choice(golds) if rng.random() < 0.7 else _hostile(rng) for _ in range(rng.choice([0, 1, 1, 2, 3, 10]))
+        )
+        p = rng.choice(
+            [
+                _hostile(rng),
+                " ".join(refs),
+                rng.choice(refs) if refs else "",
+                "The answer is " + (refs[0] if refs else "") + ".",
+            ]
+        )
         predictions.append(p)
         answers.append(refs)
-        questions.append(rng.choice(["What is it?", "Which? A. red B. blue", "Options: x", _hostile(rng),
-                                     "Is A. one?", "(A) x (B) y", "A) x"]))
+        questions.append(
+            rng.choice(
+                [
+                    "What is it?",
+                    "Which? A. red B. blue",
+                    "Options: x",
+                    _hostile(rng),
+                    "Is A. one?",
+                    "(A) x (B) y",
+                    "A) x",
+                ]
+            )
+        )
         official.append(rng.choice([0.0, 0.0, 0.3, 1.0, 1.5, -0.0, math.nan, 0.9999]))
     return predictions, answers, questions, official
 
@@ -119,7 +203,20 @@ def test_multiple_choice_shortcut_equals_the_patterns() -> None:
     rng = random.Random(7)
     questions = {q for part in _load().values() for q, *_ in part}
     questions.update(_hostile(rng) for _ in range(20_000))
-    questions.update(["A. x B. y", "A) x B) y", "(A) x (B) y", "A: x B: y", "Options:", "choices :", "A x B y",
-                      "A . x", "CHOICES: a", "\u017fomething A. x B. y", "A.\u2028x B.\u2028y"])
+    questions.update(
+        [
+            "A. x B. y",
+            "A) x B) y",
+            "(A) x (B) y",
+            "A: x B: y",
+            "Options:",
+            "choices :",
+            "A x B y",
+            "A . x",
+            "CHOICES: a",
+            "\u017fomething A. x B. y",
+            "A.\u2028x B.\u2028y",
+        ]
+    )
     for q in questions:
         assert is_multiple_choice(q) == _reference_multiple_choice(q), q

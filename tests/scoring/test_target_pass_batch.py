@@ -30,12 +30,60 @@ Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction
 # Letters of both cases (the dotted capital I and the capital sigma change length or form when lower-cased),
 # digits, every mark the rules read, ASCII and Unicode whitespace and line breaks (\x1c-\x1f, \x85 and \u2028
 # split lines for str.splitlines and are whitespace to str.split), dashes, a newline inside the text.
-HOSTILE = ("aAbBsSxXyZ Iye0123456789.,;:!?'\"`*-/&[]()%$#_@+=<>{}\\\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u00a0"
-           "\u2028\u2029\u2212\u2013\u0130\u03a3\u03c3\u00e9\u00df")
-WORDS = ["the", "a", "an", "two", "none", "ten", "dont", "it's", "dog's", "The answer is", "The answer is:",
-         "Answer:", "It is", "so the answer is", "\\boxed{7}", "yes", "No.", "Yes,", "and", "&", "1,000", "3/4",
-         "C-5", "A12", "5kg", "USA", "[A, B]", "50 percent", "45%", "$3.50", "U.S.", "'quoted'", "*bold*", "\u2013",
-         "x.", "xy.", "ab.", "\u03a3\u03a3.", "Jan 12, 2020", "Jr.", "Inc.", ":", "...", "?", "!", " ", "\n", "ΑΣ"]
+HOSTILE = (
+    "aAbBsSxXyZ Iye0123456789.,;:!?'\"`*-/&[]()%$#_@+=<>{}\\\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u00a0"
+    "\u2028\u2029\u2212\u2013\u0130\u03a3\u03c3\u00e9\u00df"
+)
+WORDS = [
+    "the",
+    "a",
+    "an",
+    "two",
+    "none",
+    "ten",
+    "dont",
+    "it's",
+    "dog's",
+    "The answer is",
+    "The answer is:",
+    "Answer:",
+    "It is",
+    "so the answer is",
+    "\\boxed{7}",
+    "yes",
+    "No.",
+    "Yes,",
+    "and",
+    "&",
+    "1,000",
+    "3/4",
+    "C-5",
+    "A12",
+    "5kg",
+    "USA",
+    "[A, B]",
+    "50 percent",
+    "45%",
+    "$3.50",
+    "U.S.",
+    "'quoted'",
+    "*bold*",
+    "\u2013",
+    "x.",
+    "xy.",
+    "ab.",
+    "\u03a3\u03a3.",
+    "Jan 12, 2020",
+    "Jr.",
+    "Inc.",
+    ":",
+    "...",
+    "?",
+    "!",
+    " ",
+    "\n",
+    "ΑΣ",
+]
 
 
 def _random_strings(seed: int, n: int, alphabet: str = HOSTILE, longest: int = 12) -> list[str]:
@@ -50,8 +98,26 @@ def _wordy_strings(seed: int, n: int) -> list[str]:
 
 def _hostile_strings() -> list[str]:
     out = _random_strings(1, 6000) + _wordy_strings(2, 6000)
-    out += ["", " ", "\n", "a" * 5000, "The answer is " + "x " * 2000 + ".", "1,234,567.", "0.5", ".5", "5.",
-            "12345", "007", "9" * 30, "\u0130" * 30, "\u03a3", "A\u03a3", "A\u03a3 b", "a\nb", "a\u2028b"]
+    out += [
+        "",
+        " ",
+        "\n",
+        "a" * 5000,
+        "The answer is " + "x " * 2000 + ".",
+        "1,234,567.",
+        "0.5",
+        ".5",
+        "5.",
+        "12345",
+        "007",
+        "9" * 30,
+        "\u0130" * 30,
+        "\u03a3",
+        "A\u03a3",
+        "A\u03a3 b",
+        "a\nb",
+        "a\u2028b",
+    ]
     return out
 
 
@@ -89,8 +155,9 @@ def _scoring_rows(rows: dict[str, list[Row]], strings: list[str], ten: bool) -> 
 
 
 @pytest.mark.parametrize(("metric", "variant"), [(m, v) for m, vs in METRIC_VARIANTS.items() for v in vs])
-def test_official_scores_equal_the_per_row_scorer(rows: dict[str, list[Row]], strings: list[str], metric: str,
-                                                  variant: str) -> None:
+def test_official_scores_equal_the_per_row_scorer(
+    rows: dict[str, list[Row]], strings: list[str], metric: str, variant: str
+) -> None:
     cases = _scoring_rows(rows, strings, ten=variant == "mmf_textvqa")
     if metric == "relaxed_accuracy" or metric == "containment":
         cases = cases[::4]
@@ -103,8 +170,9 @@ def test_official_scores_equal_the_per_row_scorer(rows: dict[str, list[Row]], st
     assert again == [scorer(predictions[k], answers[k]) for k in picks]
 
 
-@pytest.mark.parametrize(("metric", "variant"), [("vqa_accuracy", "mmf_textvqa"), ("anls", "paper"),
-                                                 ("relaxed_accuracy", "pix2struct")])
+@pytest.mark.parametrize(
+    ("metric", "variant"), [("vqa_accuracy", "mmf_textvqa"), ("anls", "paper"), ("relaxed_accuracy", "pix2struct")]
+)
 def test_official_scores_raise_the_per_row_errors(metric: str, variant: str) -> None:
     good = ("a",) * 10
     for bad in [(), ("a",) * 9, ["a"] * 9, ("a", 3) * 5]:
@@ -120,15 +188,31 @@ def test_official_scores_raise_the_per_row_errors(metric: str, variant: str) -> 
         official_scores(["a"], [], metric, variant)
 
 
-def _classify_rows(rows: dict[str, list[Row]], strings: list[str]) -> list[tuple[str, tuple[str, ...],
-                                                                                  str | None, tuple[str, ...]]]:
+def _classify_rows(
+    rows: dict[str, list[Row]], strings: list[str]
+) -> list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]]:
     rng = random.Random(5)
     out: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...]]] = [
-        (q, a, None, ocr) for part in rows.values() for q, _, a, ocr in part]
+        (q, a, None, ocr) for part in rows.values() for q, _, a, ocr in part
+    ]
     questions = ["what is the name of the shop?", "who wrote this?", "how many?", "", "What does it say?"]
     types = [None, "single span", "multi-span", "question span", "single span, multi-span"]
-    golds = strings[::3] + ["USA", "C-5", "5kg", "B12", "yes", "No.", "Jan 12, 2020", "a/b", "3/25", "x and y",
-                            "[1, 2, 3]", "", "a, b, c", "Walter F. Wrenn, Jr."]
+    golds = strings[::3] + [
+        "USA",
+        "C-5",
+        "5kg",
+        "B12",
+        "yes",
+        "No.",
+        "Jan 12, 2020",
+        "a/b",
+        "3/25",
+        "x and y",
+        "[1, 2, 3]",
+        "",
+        "a, b, c",
+        "Walter F. Wrenn, Jr.",
+    ]
     for _ in range(8000):
         answers = tuple(rng.choice(golds) for _ in range(rng.choice([1, 1, 2, 3, 10])))
         ocr = tuple(rng.sample(golds, 4)) + (answers[0],) if rng.random() < 0.4 else ()
@@ -139,11 +223,17 @@ def _classify_rows(rows: dict[str, list[Row]], strings: list[str]) -> list[tuple
 def test_classify_many_equals_classify(rows: dict[str, list[Row]], strings: list[str]) -> None:
     cases = _classify_rows(rows, strings)
     expected = [classify(q, a, answer_type=t, ocr_tokens=o) for q, a, t, o in cases]
-    assert classify_many([c[0] for c in cases], [c[1] for c in cases], [c[2] for c in cases],
-                         [c[3] for c in cases]) == expected
+    assert (
+        classify_many([c[0] for c in cases], [c[1] for c in cases], [c[2] for c in cases], [c[3] for c in cases])
+        == expected
+    )
     picks = [random.Random(6).randrange(len(cases)) for _ in range(5000)]  # the same objects again
-    assert classify_many([cases[k][0] for k in picks], [cases[k][1] for k in picks], [cases[k][2] for k in picks],
-                         [cases[k][3] for k in picks]) == [expected[k] for k in picks]
+    assert classify_many(
+        [cases[k][0] for k in picks],
+        [cases[k][1] for k in picks],
+        [cases[k][2] for k in picks],
+        [cases[k][3] for k in picks],
+    ) == [expected[k] for k in picks]
     plain = [(q, a) for q, a, _, _ in cases[:3000]]
     assert classify_many([q for q, _ in plain], [a for _, a in plain]) == [classify(q, a) for q, a in plain]
     assert classify_many([], []) == []
@@ -171,21 +261,30 @@ def test_repair_outputs_equal_repair_output(rows: dict[str, list[Row]], strings:
     assert repair_outputs(predictions, buckets) == list(map(repair_output, predictions, buckets))
     for bucket in BUCKETS:
         assert repair_outputs(predictions[::3], [bucket] * len(predictions[::3])) == [
-            repair_output(p, bucket) for p in predictions[::3]]
+            repair_output(p, bucket) for p in predictions[::3]
+        ]
 
 
-SCORERS = [("anls", "paper", "docvqa"), ("anls", "pix2struct", "docvqa"), ("vqa_accuracy", "mmf_textvqa", "textvqa"),
-           ("vqa_accuracy", "vqaeval", "textvqa"), ("relaxed_accuracy", "pix2struct", "chartqa"),
-           ("anls", "vlmevalkit", "docvqa")]
+SCORERS = [
+    ("anls", "paper", "docvqa"),
+    ("anls", "pix2struct", "docvqa"),
+    ("vqa_accuracy", "mmf_textvqa", "textvqa"),
+    ("vqa_accuracy", "vqaeval", "textvqa"),
+    ("relaxed_accuracy", "pix2struct", "chartqa"),
+    ("anls", "vlmevalkit", "docvqa"),
+]
 
 
 @pytest.mark.parametrize(("metric", "variant", "dataset"), SCORERS)
 def test_repair_scores_with_given_official_scores_and_overlays_equal_repair_row(
-        rows: dict[str, list[Row]], metric: str, variant: str, dataset: str) -> None:
+    rows: dict[str, list[Row]], metric: str, variant: str, dataset: str
+) -> None:
     part = rows[dataset]
     rng = random.Random(9)
-    extra = [("what share?", rng.choice(_wordy_strings(10, 50)) * rng.randint(1, 6), row[2], row[3])
-             for row in rng.sample(part, 300)]
+    extra = [
+        ("what share?", rng.choice(_wordy_strings(10, 50)) * rng.randint(1, 6), row[2], row[3])
+        for row in rng.sample(part, 300)
+    ]
     extra += [("", "\u0130" * 40, ("\u0130",) * len(part[0][2]), ()), ("", "x" * 60, ("ab",) * len(part[0][2]), ())]
     part = part + extra + part[:50]
     scorer = official_scorer(metric, variant)
@@ -193,14 +292,27 @@ def test_repair_scores_with_given_official_scores_and_overlays_equal_repair_row(
     found = classify_many(questions, answers, None, [r[3] for r in part])
     official = official_scores(predictions, answers, metric, variant)
     overlays = reference_overlays(answers, found, questions)
-    expected = [repair_row(p, a, q, c, metric, variant, scorer, VARIANTS, o)
-                for p, a, q, c, o in zip(predictions, answers, questions, found, overlays, strict=True)]
+    expected = [
+        repair_row(p, a, q, c, metric, variant, scorer, VARIANTS, o)
+        for p, a, q, c, o in zip(predictions, answers, questions, found, overlays, strict=True)
+    ]
     for given in (None, overlays):
-        got = repair_scores(predictions, answers, questions, found, metric, variant, scorer, VARIANTS,
-                            official=official, overlays_given=given)
+        got = repair_scores(
+            predictions,
+            answers,
+            questions,
+            found,
+            metric,
+            variant,
+            scorer,
+            VARIANTS,
+            official=official,
+            overlays_given=given,
+        )
         assert list(zip(*(got[v] for v in VARIANTS), strict=True)) == expected
-    only = repair_scores(predictions, answers, questions, found, metric, variant, scorer, ("bidirectional",),
-                         official=official)
+    only = repair_scores(
+        predictions, answers, questions, found, metric, variant, scorer, ("bidirectional",), official=official
+    )
     assert only["bidirectional"] == [e[2] for e in expected]
 
 

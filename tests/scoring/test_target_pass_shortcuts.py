@@ -44,8 +44,31 @@ def _random_strings(seed: int, n: int, alphabet: str, longest: int = 10) -> list
 # Letters, digits, every punctuation mark the rules read, ASCII and Unicode whitespace (\x1c is whitespace to
 # str.split but not to most regex engines), a dash, the dotted capital I (lower-cases to two characters).
 HOSTILE = "aAbSsT 0123456789.,;:!?'\"`*-/&[]()%$\t\n\x1c\u00a0\u2028\u2212\u0130"
-WORDY = ["the", "a", "an", "two", "none", "dont", "it's", "answer is", "The answer is:", "yes", "No.", "and", "&",
-         "1,000", "3/4", "C-5", "[A, B]", "50 percent", "'s", " ", "\u2013", "U.S.", "ten"]
+WORDY = [
+    "the",
+    "a",
+    "an",
+    "two",
+    "none",
+    "dont",
+    "it's",
+    "answer is",
+    "The answer is:",
+    "yes",
+    "No.",
+    "and",
+    "&",
+    "1,000",
+    "3/4",
+    "C-5",
+    "[A, B]",
+    "50 percent",
+    "'s",
+    " ",
+    "\u2013",
+    "U.S.",
+    "ten",
+]
 
 
 def _wordy_strings(seed: int, n: int) -> list[str]:
@@ -139,7 +162,8 @@ def test_process_punctuation_equals_the_script_loop() -> None:
         for period in (vqa_normalize.PERIOD_STRIP, vqa_normalize.PERIOD_STRIP_928A95B0):
             for s in strings:
                 assert vqa_normalize.process_punctuation(s, comma, period) == _reference_process_punctuation(
-                    s, comma, period), s
+                    s, comma, period
+                ), s
     assert vqa_normalize.process_punctuation("1,000-2") == "10002"  # the digit comma switches all to deletion
     assert vqa_normalize.process_punctuation("a" + "." * 40) == "a" + "." * 8  # at most 32 periods go
 
@@ -163,8 +187,9 @@ def test_representative_gold_equals_its_rule_on_random_annotator_lists() -> None
     assert representative_gold(()) == ""
 
 
-def _reference_classify(question: str, answers: Sequence[str], answer_type: str | None,
-                        ocr_tokens: Sequence[str]) -> Contract:
+def _reference_classify(
+    question: str, answers: Sequence[str], answer_type: str | None, ocr_tokens: Sequence[str]
+) -> Contract:
     # contracts.classify_item at d489e72: every rule in priority order, no prefilter.
     gold = representative_gold(answers)
     if contracts.is_scalar_answer(gold):
@@ -243,8 +268,26 @@ def _reference_overlay_one(ref: str, bucket: str, question: str) -> tuple[str, .
 
 def _golds(rows: dict[str, list[Row]]) -> list[str]:
     out = _random_strings(11, 10_000, HOSTILE, 8) + _wordy_strings(12, 4000)
-    out += ["web ", "  plan b  ", "u.s.a ", "ab ", "a ", "99999999999999999999", "12345", "0.5", "007", "1,234,567",
-            "-1,234.5%", "45 PERCENT", "$ 146.93", "a/b", "x, y and z", "C-5", "'quoted'", "*bold*"]
+    out += [
+        "web ",
+        "  plan b  ",
+        "u.s.a ",
+        "ab ",
+        "a ",
+        "99999999999999999999",
+        "12345",
+        "0.5",
+        "007",
+        "1,234,567",
+        "-1,234.5%",
+        "45 PERCENT",
+        "$ 146.93",
+        "a/b",
+        "x, y and z",
+        "C-5",
+        "'quoted'",
+        "*bold*",
+    ]
     out += [a for part in rows.values() for _, _, answers, _ in part for a in answers]
     return list(dict.fromkeys(out))
 
@@ -274,8 +317,15 @@ def test_number_prefilter_never_drops_a_number() -> None:
             assert repair._may_be_number(text), text
 
 
-def _reference_repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str,
-                          variant: str, scorer: Callable[[str, Sequence[str]], float]) -> tuple[float, ...]:
+def _reference_repair_row(
+    pred: str,
+    refs: Sequence[str],
+    question: str,
+    contract: Contract,
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+) -> tuple[float, ...]:
     # repair.repair_row at d489e72: the overlay is built for every row the plain comparison does not accept.
     repaired = repair_output(pred, contract.bucket)
     values = []
@@ -286,33 +336,44 @@ def _reference_repair_row(pred: str, refs: Sequence[str], question: str, contrac
         target = pred if v == "reference-only" else repaired
         base = scorer(target, refs)
         overlay = tuple(_reference_overlay_one(a, contract.bucket, question) for a in refs)
-        values.append(base if base >= 1.0 else repair.score_with_overlay(target, refs, overlay, metric, variant,
-                                                                          scorer))
+        values.append(
+            base if base >= 1.0 else repair.score_with_overlay(target, refs, overlay, metric, variant, scorer)
+        )
     return tuple(values)
 
 
-SCORERS = [("anls", "paper", "docvqa"), ("anls", "pix2struct", "docvqa"), ("anls", "mmf_stvqa", "docvqa"),
-           ("anls", "vlmevalkit", "docvqa"), ("vqa_accuracy", "mmf_textvqa", "textvqa"),
-           ("vqa_accuracy", "vlmevalkit", "textvqa"), ("vqa_accuracy", "vqaeval", "textvqa"),
-           ("relaxed_accuracy", "pix2struct", "chartqa")]
+SCORERS = [
+    ("anls", "paper", "docvqa"),
+    ("anls", "pix2struct", "docvqa"),
+    ("anls", "mmf_stvqa", "docvqa"),
+    ("anls", "vlmevalkit", "docvqa"),
+    ("vqa_accuracy", "mmf_textvqa", "textvqa"),
+    ("vqa_accuracy", "vlmevalkit", "textvqa"),
+    ("vqa_accuracy", "vqaeval", "textvqa"),
+    ("relaxed_accuracy", "pix2struct", "chartqa"),
+]
 
 
 @pytest.mark.parametrize(("metric", "variant", "dataset"), SCORERS)
-def test_repair_scores_equal_the_repair_that_always_builds_the_overlay(rows: dict[str, list[Row]], metric: str,
-                                                                       variant: str, dataset: str) -> None:
+def test_repair_scores_equal_the_repair_that_always_builds_the_overlay(
+    rows: dict[str, list[Row]], metric: str, variant: str, dataset: str
+) -> None:
     part = rows[dataset][::2]
     rng = random.Random(14)
     # Hostile rows: short and long outputs around the ANLS length bound, non-ASCII golds, repeated rows.
-    extra = [("what share?", rng.choice(_wordy_strings(15, 50)) * rng.randint(1, 6), row[2], ())
-             for row in rng.sample(part, 300)]
+    extra = [
+        ("what share?", rng.choice(_wordy_strings(15, 50)) * rng.randint(1, 6), row[2], ())
+        for row in rng.sample(part, 300)
+    ]
     extra += [("", "\u0130" * 40, ("\u0130",), ()), ("", "x" * 60, ("ab",), ()), ("", "ab " * 9, ("ab",), ())]
     if metric == "vqa_accuracy" and variant == "mmf_textvqa":
         extra = [r for r in extra if len(r[2]) == 10]
     part = part + extra + part[:50]
     scorer = official_scorer(metric, variant)
     found = [classify_item(q, a, ocr_tokens=ocr) for q, _, a, ocr in part]
-    got = repair_scores([r[1] for r in part], [r[2] for r in part], [r[0] for r in part], found, metric, variant,
-                        scorer)
+    got = repair_scores(
+        [r[1] for r in part], [r[2] for r in part], [r[0] for r in part], found, metric, variant, scorer
+    )
     for i, (q, p, a, _) in enumerate(part):
         expected = _reference_repair_row(p, a, q, found[i], metric, variant, scorer)
         assert tuple(got[v][i] for v in VARIANTS) == expected, (p, a)
@@ -321,6 +382,13 @@ def test_repair_scores_equal_the_repair_that_always_builds_the_overlay(rows: dic
     plain = official_scorer(metric, variant, memo=0)
     unknown: Callable[[str, Sequence[str]], float] = lambda p, a: plain(p, a)  # noqa: E731
     assert scorer_identity(unknown) is None
-    again = repair_scores([r[1] for r in part[:400]], [r[2] for r in part[:400]], [r[0] for r in part[:400]],
-                          found[:400], metric, variant, unknown)
+    again = repair_scores(
+        [r[1] for r in part[:400]],
+        [r[2] for r in part[:400]],
+        [r[0] for r in part[:400]],
+        found[:400],
+        metric,
+        variant,
+        unknown,
+    )
     assert {v: got[v][:400] for v in VARIANTS} == again

@@ -51,8 +51,9 @@ def test_punctuation_replaced_per_mark_equals_one_translation() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(marks + "a1 .") for _ in range(rng.randint(0, 12)))
         digit_comma = vqa_normalize.VQAEVAL_COMMA_CONDITION.search(text) is not None
-        table = {ord(p): "" if digit_comma or p + " " in text or " " + p in text else " "
-                 for p in set(text) & set(marks)}
+        table = {
+            ord(p): "" if digit_comma or p + " " in text or " " + p in text else " " for p in set(text) & set(marks)
+        }
         translated = text.translate(table)
         expected = vqa_normalize.PERIOD_STRIP.sub("", translated, count=32)
         assert vqa_normalize.process_punctuation(text) == expected, repr(text)

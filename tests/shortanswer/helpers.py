@@ -57,8 +57,15 @@ def load_fixture_rows() -> dict[str, list[FixtureRow]]:
     with gzip.open(FIXTURE_DIR / "textvqa_val_gold.json.gz", "rt", encoding="utf-8") as f:
         gold = {g["question_id"]: g for g in json.load(f)["data"]}
     with gzip.open(FIXTURE_DIR / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
-        textvqa = [(gold[r["textvqa_question_id"]]["question"], r["prediction"], tuple(r["gt_answers"]),
-                    tuple(gold[r["textvqa_question_id"]]["ocr_tokens"])) for r in map(json.loads, f)]
+        textvqa = [
+            (
+                gold[r["textvqa_question_id"]]["question"],
+                r["prediction"],
+                tuple(r["gt_answers"]),
+                tuple(gold[r["textvqa_question_id"]]["ocr_tokens"]),
+            )
+            for r in map(json.loads, f)
+        ]
     with gzip.open(FIXTURE_DIR / "vila15_13b_chartqa_test.jsonl.gz", "rt", encoding="utf-8") as f:
         chartqa = [("", r["prediction"] or "", (r["answer"],), ()) for r in map(json.loads, f)]
     with gzip.open(FIXTURE_DIR / "mocr_mplugowl_docvqa_val.json.gz", "rt", encoding="utf-8") as f:
@@ -69,8 +76,13 @@ def load_fixture_rows() -> dict[str, list[FixtureRow]]:
 DOC_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
 
 
-def gap_perturb_args(tmp: Path, *, missing: Sequence[tuple[str, int]] = (("Base", 0), ("A1", 1)),
-                     wrong: Sequence[tuple[str, int]] = (("A1", 0),), out: str = "p6") -> list[str]:
+def gap_perturb_args(
+    tmp: Path,
+    *,
+    missing: Sequence[tuple[str, int]] = (("Base", 0), ("A1", 1)),
+    wrong: Sequence[tuple[str, int]] = (("A1", 0),),
+    out: str = "p6",
+) -> list[str]:
     """The new-user trial's perturb run: 8 DocVQA questions q0-q7 (gold ``DOC_WORDS``), variants Base, A1, B1.
 
     A replay file answers every (variant, question) with the gold word, except the ``missing`` pairs (no reply)
@@ -80,26 +92,53 @@ def gap_perturb_args(tmp: Path, *, missing: Sequence[tuple[str, int]] = (("Base"
     preds, replay = [], []
     for i, word in enumerate(DOC_WORDS):
         (tmp / "imgs" / f"d{i}.png").write_bytes(b"\x89PNG" + bytes([i]))
-        preds.append({"qid": f"q{i}", "prediction": word, "answers": [word], "image": f"d{i}.png",
-                      "question": f"What is word {i}?"})
+        preds.append(
+            {
+                "qid": f"q{i}",
+                "prediction": word,
+                "answers": [word],
+                "image": f"d{i}.png",
+                "question": f"What is word {i}?",
+            }
+        )
         for v in ("Base", "A1", "B1"):
             if (v, i) not in missing:
                 replay.append({"view_id": f"{v}:q{i}", "text": "zzzzzz" if (v, i) in wrong else word})
     (tmp / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds))
     (tmp / "replay_gap.jsonl").write_text("".join(json.dumps(r) + "\n" for r in replay))
-    return ["perturb", str(tmp / "preds.jsonl"), "--benchmark", "docvqa", "--model",
-            f"replay:{tmp / 'replay_gap.jsonl'}", "--images", str(tmp / "imgs"), "--variants", "Base,A1,B1",
-            "--out", str(tmp / out)]
+    return [
+        "perturb",
+        str(tmp / "preds.jsonl"),
+        "--benchmark",
+        "docvqa",
+        "--model",
+        f"replay:{tmp / 'replay_gap.jsonl'}",
+        "--images",
+        str(tmp / "imgs"),
+        "--variants",
+        "Base,A1,B1",
+        "--out",
+        str(tmp / out),
+    ]
 
 
 @contextmanager
 def audit_folder_held(out: Path, command: str) -> Iterator[None]:
     """Another process holds ``out``'s audit-folder lock (as a running ``command`` would) inside the block."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from vqaudit.folder_lock import folder_lock\n"
-                               "with folder_lock(Path(sys.argv[1]), sys.argv[2], kind='audit folder'):\n"
-                               "    print('locked', flush=True); time.sleep(60)", str(out), command],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; "
+            "from vqaudit.folder_lock import folder_lock\n"
+            "with folder_lock(Path(sys.argv[1]), sys.argv[2], kind='audit folder'):\n"
+            "    print('locked', flush=True); time.sleep(60)",
+            str(out),
+            command,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         yield
@@ -114,8 +153,13 @@ def bucket_counts(contracts: Sequence[Contract]) -> dict[str, int]:
     return {b: counts.get(b, 0) for b in BUCKETS}
 
 
-def canonical_changes(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
-                      kinds_of_rows: Sequence[str | None], metric: str) -> tuple[dict[str, int], int, dict[str, int]]:
+def canonical_changes(
+    rows: Sequence[AuditRow],
+    official: Sequence[float],
+    canonical: Sequence[float],
+    kinds_of_rows: Sequence[str | None],
+    metric: str,
+) -> tuple[dict[str, int], int, dict[str, int]]:
     """The gained rows' fault kinds, the lost rows and their causes, as the audit counts them.
 
     ``count_changes`` of ``canonical_change_labels`` (:mod:`vqaudit.shortanswer.audit_columns`).

@@ -44,10 +44,17 @@ def _by_split(rows: Sequence[AuditRow], values: Sequence[float]) -> dict[str, fl
     return out
 
 
-def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tuple[float, str | None]],
-               contracts: list[Contract], overlays: list[tuple[tuple[str, ...], ...]],
-               repaired_rows: list[tuple[float, ...]], ra: list[bool | None], verdicts: list[bool | None],
-               metric: str) -> dict[str, object]:
+def _reference(
+    rows: Sequence[AuditRow],
+    official: list[float],
+    canon: list[tuple[float, str | None]],
+    contracts: list[Contract],
+    overlays: list[tuple[tuple[str, ...], ...]],
+    repaired_rows: list[tuple[float, ...]],
+    ra: list[bool | None],
+    verdicts: list[bool | None],
+    metric: str,
+) -> dict[str, object]:
     """The figures as audit_rows computed them before (copied from its code at commit 3e7146b)."""
     repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
     counts = bucket_counts(contracts)
@@ -58,10 +65,13 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
         rows_of[contract.bucket].append(i)
     for bucket in BUCKETS:
         idx = rows_of[bucket]
-        mix[bucket] = {"n": counts[bucket], "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
-                       "errors": sum(1 for i in idx if official[i] < 1.0),
-                       "official": _mean100([official[i] for i in idx]),
-                       "canonical": _mean100([canon[i][0] for i in idx])}
+        mix[bucket] = {
+            "n": counts[bucket],
+            "share": 100.0 * counts[bucket] / len(rows) if rows else math.nan,
+            "errors": sum(1 for i in idx if official[i] < 1.0),
+            "official": _mean100([official[i] for i in idx]),
+            "canonical": _mean100([canon[i][0] for i in idx]),
+        }
         by_bucket[bucket] = {v: _mean100([repaired[v][i] for i in idx]) - mix[bucket]["official"] for v in VARIANTS}
     kinds = dict.fromkeys(GAIN_KINDS, 0)
     causes = dict.fromkeys(REFUSAL_CAUSES, 0)
@@ -72,8 +82,9 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
         gained_of.append(None)
         lost_of.append(None)
         if c > s:
-            named = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
-                     if kind == "exact" else kind)
+            named = (
+                PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric) if kind == "exact" else kind
+            )
             kinds[named] += 1
             gained_of[-1] = named
         elif c < s:
@@ -85,41 +96,79 @@ def _reference(rows: Sequence[AuditRow], official: list[float], canon: list[tupl
     zero = [i for i in errors if official[i] == 0.0 and ra[i] is not None]
     partial = [i for i in errors if official[i] > 0.0 and ra[i] is not None]
     recovered = sum(1 for i in zero if ra[i])
-    ra_info = {"errors": float(len(errors)), "recovered": float(recovered),
-               "share": 100.0 * recovered / len(zero) if zero else math.nan,
-               "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
-               "partial_credit_matched": float(sum(1 for i in partial if ra[i])),
-               "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
-               "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)])}
+    ra_info = {
+        "errors": float(len(errors)),
+        "recovered": float(recovered),
+        "share": 100.0 * recovered / len(zero) if zero else math.nan,
+        "zero_credit_errors": float(len(zero)),
+        "partial_credit_rows": float(len(partial)),
+        "partial_credit_matched": float(sum(1 for i in partial if ra[i])),
+        "multiple_choice_skipped": float(sum(1 for i in errors if ra[i] is None)),
+        "score": _mean100([1.0 if ra[i] else s for i, s in enumerate(official)]),
+    }
     results = tuple(
-        RowResult(r.qid, r.split, official[i], canon[i][0], canon[i][1], gained_of[i], lost_of[i], contracts[i].bucket,
-                  contracts[i].subtype, overlays[i], dict(zip(VARIANTS, repaired_rows[i], strict=True)), ra[i],
-                  verdicts[i])
-        for i, r in enumerate(rows))
-    return {"mix": mix, "by_bucket": by_bucket, "kinds": kinds, "lost": lost, "causes": causes, "ra": ra_info,
-            "rows": results, "scores": _by_split(rows, official) if rows else {},
-            "canonical": _by_split(rows, [c[0] for c in canon]) if rows else {}}
+        RowResult(
+            r.qid,
+            r.split,
+            official[i],
+            canon[i][0],
+            canon[i][1],
+            gained_of[i],
+            lost_of[i],
+            contracts[i].bucket,
+            contracts[i].subtype,
+            overlays[i],
+            dict(zip(VARIANTS, repaired_rows[i], strict=True)),
+            ra[i],
+            verdicts[i],
+        )
+        for i, r in enumerate(rows)
+    )
+    return {
+        "mix": mix,
+        "by_bucket": by_bucket,
+        "kinds": kinds,
+        "lost": lost,
+        "causes": causes,
+        "ra": ra_info,
+        "rows": results,
+        "scores": _by_split(rows, official) if rows else {},
+        "canonical": _by_split(rows, [c[0] for c in canon]) if rows else {},
+    }
 
 
-def _columns(rows: Sequence[AuditRow], official: list[float], canon: list[tuple[float, str | None]],
-             contracts: list[Contract], overlays: list[tuple[tuple[str, ...], ...]],
-             repaired_rows: list[tuple[float, ...]], ra: list[bool | None], verdicts: list[bool | None],
-             metric: str) -> dict[str, object]:
+def _columns(
+    rows: Sequence[AuditRow],
+    official: list[float],
+    canon: list[tuple[float, str | None]],
+    contracts: list[Contract],
+    overlays: list[tuple[tuple[str, ...], ...]],
+    repaired_rows: list[tuple[float, ...]],
+    ra: list[bool | None],
+    verdicts: list[bool | None],
+    metric: str,
+) -> dict[str, object]:
     """The same figures from audit_columns, called the way audit_rows calls them."""
     repaired = {v: [x[k] for x in repaired_rows] for k, v in enumerate(VARIANTS)}
     canonical = [c for c, _ in canon]
     mix, by_bucket = audit_columns.bucket_tables([c.bucket for c in contracts], official, canonical, repaired)
     gained, lost_of = audit_columns.canonical_change_labels(rows, official, canonical, [k for _, k in canon], metric)
     kinds, lost, causes = audit_columns.count_changes(gained, lost_of)
-    assert (kinds, lost, causes) == canonical_changes(rows, official, canonical, [k for _, k in canon],
-                                                                    metric)
+    assert (kinds, lost, causes) == canonical_changes(rows, official, canonical, [k for _, k in canon], metric)
     splits = [r.split for r in rows]
-    return {"mix": mix, "by_bucket": by_bucket, "kinds": kinds, "lost": lost, "causes": causes,
-            "ra": audit_columns.ra_eval_info(official, ra),
-            "rows": audit_columns.row_results(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts,
-                                              gained=gained, lost=lost_of),
-            "scores": audit_columns.by_split(splits, official) if rows else {},
-            "canonical": audit_columns.by_split(splits, canonical) if rows else {}}
+    return {
+        "mix": mix,
+        "by_bucket": by_bucket,
+        "kinds": kinds,
+        "lost": lost,
+        "causes": causes,
+        "ra": audit_columns.ra_eval_info(official, ra),
+        "rows": audit_columns.row_results(
+            rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained=gained, lost=lost_of
+        ),
+        "scores": audit_columns.by_split(splits, official) if rows else {},
+        "canonical": audit_columns.by_split(splits, canonical) if rows else {},
+    }
 
 
 def _plain(value: object) -> object:
@@ -141,18 +190,38 @@ def _assert_same(got: dict[str, object], want: dict[str, object]) -> None:
 
 
 _SCORES = [0.0, 1.0, 0.3, 0.5, 2 / 3, 1e-300, -0.0, 1.5, math.nan, 0.9999999999999999, 1, 0]
-_TEXTS = ["", "42", "1,000", "The answer is 7.", "[a, b]", "3.0", "yes", "no", "2019", "0042", "5 %", "a", "1e3",
-          "0.05"]
+_TEXTS = [
+    "",
+    "42",
+    "1,000",
+    "The answer is 7.",
+    "[a, b]",
+    "3.0",
+    "yes",
+    "no",
+    "2019",
+    "0042",
+    "5 %",
+    "a",
+    "1e3",
+    "0.05",
+]
 
 
 def _random_columns(rng: random.Random, n: int) -> tuple[list[AuditRow], ...]:
     splits = rng.choice([["val"], ["", "val"], ["test_human", "test_augmented", ""], [""]])
     buckets = rng.sample(BUCKETS, rng.randint(1, len(BUCKETS)))
-    rows = [AuditRow(f"q{i}", "What?", rng.choice(_TEXTS), tuple(rng.sample(_TEXTS, rng.randint(1, 3))), "b",
-                     rng.choice(splits)) for i in range(n)]
+    rows = [
+        AuditRow(
+            f"q{i}", "What?", rng.choice(_TEXTS), tuple(rng.sample(_TEXTS, rng.randint(1, 3))), "b", rng.choice(splits)
+        )
+        for i in range(n)
+    ]
     official = [rng.choice(_SCORES) for _ in range(n)]
-    canon = [(rng.choice([s, s, rng.choice(_SCORES)]), rng.choice([None, "exact", "sentence-wrapper", "numeric-equal"]))
-             for s in official]
+    canon = [
+        (rng.choice([s, s, rng.choice(_SCORES)]), rng.choice([None, "exact", "sentence-wrapper", "numeric-equal"]))
+        for s in official
+    ]
     contracts = [Contract(b, rng.choice([None, "alnum code"]), "rule") for b in rng.choices(buckets, k=n)]
     overlays = [tuple(rng.sample([("a",), ("b", "c"), ()], rng.randint(0, 2))) for _ in range(n)]
     repaired_rows = [tuple(rng.choice(_SCORES) for _ in VARIANTS) for _ in range(n)]
@@ -172,10 +241,13 @@ def test_columns_equal_the_per_row_definitions_on_hostile_columns(seed: int) -> 
 @pytest.mark.parametrize("dataset", sorted(METRICS))
 def test_columns_equal_the_per_row_definitions_on_the_fixture_rows(dataset: str) -> None:
     metric, variant = METRICS[dataset]
-    rows = [AuditRow(f"q{i}", q, p, a, dataset, "val" if i % 7 else "test", ocr_tokens=ocr)
-            for i, (q, p, a, ocr) in enumerate(_load()[dataset])]
-    official, canon, contracts, overlays, repaired_rows, ra = _layers(rows, official_scorer(metric, variant), metric,
-                                                                      variant)
+    rows = [
+        AuditRow(f"q{i}", q, p, a, dataset, "val" if i % 7 else "test", ocr_tokens=ocr)
+        for i, (q, p, a, ocr) in enumerate(_load()[dataset])
+    ]
+    official, canon, contracts, overlays, repaired_rows, ra = _layers(
+        rows, official_scorer(metric, variant), metric, variant
+    )
     verdicts: list[bool | None] = [None if i % 3 else bool(i % 2) for i in range(len(rows))]
     cols = (rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts)
     _assert_same(_columns(*cols, metric), _reference(*cols, metric))
@@ -183,10 +255,33 @@ def test_columns_equal_the_per_row_definitions_on_the_fixture_rows(dataset: str)
 
 def test_row_results_are_real_records() -> None:
     rows = [AuditRow("q", "What?", "7", ("7",), "b", "val")]
-    (got,) = audit_columns.row_results(rows, [1.0], [(1.0, "exact")], [Contract("scalar", None, "r")], [()],
-                                       [(1.0, 0.5, 0.0)], [None], [True], gained=[None], lost=[None])
-    want = RowResult("q", "val", 1.0, 1.0, "exact", None, None, "scalar", None, (),
-                     dict(zip(VARIANTS, (1.0, 0.5, 0.0), strict=True)), None, True)
+    (got,) = audit_columns.row_results(
+        rows,
+        [1.0],
+        [(1.0, "exact")],
+        [Contract("scalar", None, "r")],
+        [()],
+        [(1.0, 0.5, 0.0)],
+        [None],
+        [True],
+        gained=[None],
+        lost=[None],
+    )
+    want = RowResult(
+        "q",
+        "val",
+        1.0,
+        1.0,
+        "exact",
+        None,
+        None,
+        "scalar",
+        None,
+        (),
+        dict(zip(VARIANTS, (1.0, 0.5, 0.0), strict=True)),
+        None,
+        True,
+    )
     assert type(got) is RowResult and got == want and repr(got) == repr(want)
     assert dataclasses.asdict(got) == dataclasses.asdict(want) and vars(got) == vars(want)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -196,8 +291,18 @@ def test_row_results_are_real_records() -> None:
 def test_mismatched_columns_are_refused() -> None:
     rows = [AuditRow("q", "What?", "7", ("7",), "b", "val")]
     with pytest.raises(ValueError):
-        audit_columns.row_results(rows, [1.0, 0.0], [(1.0, None)], [Contract("scalar", None, "r")], [()],
-                                  [(1.0, 0.5, 0.0)], [None], [None], gained=[None], lost=[None])
+        audit_columns.row_results(
+            rows,
+            [1.0, 0.0],
+            [(1.0, None)],
+            [Contract("scalar", None, "r")],
+            [()],
+            [(1.0, 0.5, 0.0)],
+            [None],
+            [None],
+            gained=[None],
+            lost=[None],
+        )
     with pytest.raises(ValueError):
         audit_columns.by_split(["val"], [1.0, 0.0])
     with pytest.raises(ValueError):

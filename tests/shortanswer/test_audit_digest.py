@@ -49,9 +49,16 @@ from vqaudit.shortanswer.audit import AuditResult, run_audit
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "textvqa": ("llava15_13b_textvqa_answers.jsonl.gz", "textvqa",
-                {"gold": FIXTURES / "textvqa_val_gold.json.gz", "join_on": "image-question", "id_field": "row",
-                 "image_field": "question_id"}),
+    "textvqa": (
+        "llava15_13b_textvqa_answers.jsonl.gz",
+        "textvqa",
+        {
+            "gold": FIXTURES / "textvqa_val_gold.json.gz",
+            "join_on": "image-question",
+            "id_field": "row",
+            "image_field": "question_id",
+        },
+    ),
     "chartqa": ("vila15_13b_chartqa_test.xlsx", "chartqa", {"variant": "vlmevalkit"}),
     "docvqa": ("mocr_mplugowl_docvqa_val.json.gz", "docvqa", {}),
 }

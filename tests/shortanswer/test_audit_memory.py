@@ -27,9 +27,16 @@ from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "textvqa": ("llava15_13b_textvqa_answers.jsonl.gz", "textvqa",
-                {"gold": FIXTURES / "textvqa_val_gold.json.gz", "join_on": "image-question", "id_field": "row",
-                 "image_field": "question_id"}),
+    "textvqa": (
+        "llava15_13b_textvqa_answers.jsonl.gz",
+        "textvqa",
+        {
+            "gold": FIXTURES / "textvqa_val_gold.json.gz",
+            "join_on": "image-question",
+            "id_field": "row",
+            "image_field": "question_id",
+        },
+    ),
     "chartqa": ("vila15_13b_chartqa_test.xlsx", "chartqa", {"variant": "vlmevalkit"}),
     "docvqa": ("mocr_mplugowl_docvqa_val.json.gz", "docvqa", {}),
 }
@@ -37,6 +44,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 def _text(result: AuditResult) -> str:
     """The report and every record as JSON text, floats by ``repr``."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, float):
             return repr(value)
@@ -61,8 +69,10 @@ def test_chunked_layers_equal_one_pass(name: str, monkeypatch: pytest.MonkeyPatc
 
 
 def test_row_records_are_built_equal_and_read_like_a_tuple() -> None:
-    rows = (AuditRow("q1", "What?", "7", ("7",) * 10, "textvqa", "val"),
-            AuditRow("q2", "What?", "six", ("8",) * 10, "textvqa", "val"))
+    rows = (
+        AuditRow("q1", "What?", "7", ("7",) * 10, "textvqa", "val"),
+        AuditRow("q2", "What?", "six", ("8",) * 10, "textvqa", "val"),
+    )
     result = audit_rows(JoinReport(rows, gold_source="embedded"), "textvqa")
     records = result.rows
     assert len(records) == 2 and records[-1] == records[1] and records[0:2] == (records[0], records[1])

@@ -35,9 +35,13 @@ FILES = ("report.json", "report.md", "rows.jsonl")
 
 def _preds(path: Path, rows: list[tuple[str, list[str]]] = THREE, first_id: int = 1) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps({"question_id": first_id + i, "question": f"q{i}?", "prediction": p,
-                                        "gt_answers": g}) + "\n" for i, (p, g) in enumerate(rows)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"question_id": first_id + i, "question": f"q{i}?", "prediction": p, "gt_answers": g}) + "\n"
+            for i, (p, g) in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -52,8 +56,9 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 # 5. An interrupted re-run never leaves a folder mixing two audits -------------------------------------------------
 
 
-def test_a_sigterm_while_rendering_leaves_the_previous_audit_whole(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sigterm_while_rendering_leaves_the_previous_audit_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The trial: SIGTERM after rows.jsonl was replaced and before report.json was (6 s apart at 107k rows) left
     # the new rows beside the old report (exit 143). Here SIGTERM arrives while report.json is being rendered.
     out = tmp_path / "mix"
@@ -73,8 +78,9 @@ def test_a_sigterm_while_rendering_leaves_the_previous_audit_whole(tmp_path: Pat
     assert _snapshot(out) == before  # the first audit, byte for byte, and no temporary file left behind
 
 
-def test_a_sigterm_during_the_renames_waits_until_the_new_set_is_complete(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sigterm_during_the_renames_waits_until_the_new_set_is_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "mix"
     write_audit_report(run_audit(_preds(tmp_path / "a.jsonl"), "textvqa", model="m"), out)
     second = run_audit(_preds(tmp_path / "b.jsonl", [("x", CAT10)] * 3), "textvqa", model="m")
@@ -96,8 +102,9 @@ def test_a_sigterm_during_the_renames_waits_until_the_new_set_is_complete(tmp_pa
     assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == sorted(FILES)
 
 
-def test_a_writer_stopped_between_two_renames_leaves_no_report_json(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_writer_stopped_between_two_renames_leaves_no_report_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # SIGKILL cannot be held back; a failure at the second rename stands in for it. The old report.json is
     # removed before the first rename, so the folder is visibly incomplete, not the new rows beside the old report.
     out = tmp_path / "mix"
@@ -122,8 +129,9 @@ def test_a_writer_stopped_between_two_renames_leaves_no_report_json(tmp_path: Pa
 # 6. The overwrite guard uses the model name report.json stores, and the prediction file ------------------------
 
 
-def test_rerunning_a_dotted_file_into_its_folder_is_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_rerunning_a_dotted_file_into_its_folder_is_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Before: the guard cut at the first dot ('llava-v1') while report.json stores 'llava-v1.5-13b': refused.
     preds, out = _preds(tmp_path / "llava-v1.5-13b.jsonl"), tmp_path / "X"
     assert _audit(monkeypatch, preds, out) == 0
@@ -133,7 +141,8 @@ def test_rerunning_a_dotted_file_into_its_folder_is_allowed(tmp_path: Path, monk
 
 
 def test_an_audit_into_a_folder_another_audit_is_writing_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Two audits of different models started together into one --out once both passed the guard,
     # both exited 0, and only the later audit survived. Now the folder is locked from the guard to the last write.
     out = tmp_path / "X"
@@ -145,8 +154,9 @@ def test_an_audit_into_a_folder_another_audit_is_writing_is_refused(
     assert _audit(monkeypatch, _preds(tmp_path / "m.jsonl"), out) == 0  # the lock went with its process
 
 
-def test_another_model_whose_name_shares_the_first_dot_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_another_model_whose_name_shares_the_first_dot_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "X"
     assert _audit(monkeypatch, _preds(tmp_path / "llava-v1.jsonl"), out) == 0
     before = _snapshot(out)
@@ -157,9 +167,9 @@ def test_another_model_whose_name_shares_the_first_dot_is_refused(tmp_path: Path
     assert _snapshot(out) == before
 
 
-def test_the_same_model_name_from_another_file_is_refused_unless_named(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_same_model_name_from_another_file_is_refused_unless_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     step1 = _preds(tmp_path / "runs" / "step1000" / "predictions.jsonl")
     step2 = _preds(tmp_path / "runs" / "step2000" / "predictions.jsonl", [("x", CAT10)])
     out = tmp_path / "X"
@@ -179,8 +189,9 @@ def test_the_same_model_name_from_another_file_is_refused_unless_named(tmp_path:
     assert json.loads((out / "report.json").read_text())["predictions_file"] == str(step2.resolve())
 
 
-def test_a_report_json_without_predictions_file_keeps_the_old_rule(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_json_without_predictions_file_keeps_the_old_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # report.json of an earlier vqaudit (no predictions_file): same model and benchmark may rewrite, as before
     out = tmp_path / "X"
     assert _audit(monkeypatch, _preds(tmp_path / "a" / "p.jsonl"), out) == 0
@@ -193,17 +204,25 @@ def test_a_report_json_without_predictions_file_keeps_the_old_rule(tmp_path: Pat
 # 7. Files the audit did not write are never overwritten ------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("report.md", "# My notes\n", "report.md: exists and was not written by `vqaudit audit`"),
-    ("rows.jsonl", "a,b\n1,2\n", "rows.jsonl: exists and was not written by `vqaudit audit`"),
-    ("rows.jsonl", '{"id": 1}\n', "rows.jsonl: exists and was not written by `vqaudit audit`"),
-    ("report.json", '{"title": "mine"}\n', "report.json: exists and is not the report.json of a `vqaudit audit`"),
-    ("report.json", "[1, 2]\n", "report.json: exists and is not the report.json of a `vqaudit audit`"),
-    ("report.json", "not json\n", "report.json: exists and is not the report.json of a `vqaudit audit`"),
-])
-def test_a_folder_holding_the_users_own_files_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str], name: str, text: str,
-                                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("report.md", "# My notes\n", "report.md: exists and was not written by `vqaudit audit`"),
+        ("rows.jsonl", "a,b\n1,2\n", "rows.jsonl: exists and was not written by `vqaudit audit`"),
+        ("rows.jsonl", '{"id": 1}\n', "rows.jsonl: exists and was not written by `vqaudit audit`"),
+        ("report.json", '{"title": "mine"}\n', "report.json: exists and is not the report.json of a `vqaudit audit`"),
+        ("report.json", "[1, 2]\n", "report.json: exists and is not the report.json of a `vqaudit audit`"),
+        ("report.json", "not json\n", "report.json: exists and is not the report.json of a `vqaudit audit`"),
+    ],
+)
+def test_a_folder_holding_the_users_own_files_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    text: str,
+    message: str,
+) -> None:
     # Before: only report.json was checked (and a foreign one read "holds the audit of None on None").
     out = tmp_path / "X"
     out.mkdir()
@@ -214,8 +233,9 @@ def test_a_folder_holding_the_users_own_files_is_refused(tmp_path: Path, monkeyp
     assert _snapshot(out) == {name: text.encode()}
 
 
-def test_an_audit_folder_without_its_report_json_may_be_rewritten(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_audit_folder_without_its_report_json_may_be_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # what a writer killed between two renames leaves (report.md and rows.jsonl of an audit, no report.json)
     out = tmp_path / "X"
     assert _audit(monkeypatch, _preds(tmp_path / "p.jsonl"), out) == 0
@@ -251,15 +271,20 @@ def _old_report(result: Any) -> dict[str, Any]:
     if data["answerability"] is None:  # added later, written only where it applies (VizWiz): old reports unchanged
         data.pop("answerability")
     join = data.pop("join")
-    data["join"] = {"joined": len(join["rows"]), "predictions_without_gold": join["predictions_without_gold"],
-                    "gold_without_predictions": join["gold_without_predictions"],
-                    "gold_source": join["gold_source"], "notes": join["notes"]}
+    data["join"] = {
+        "joined": len(join["rows"]),
+        "predictions_without_gold": join["predictions_without_gold"],
+        "gold_without_predictions": join["gold_without_predictions"],
+        "gold_source": join["gold_source"],
+        "notes": join["notes"],
+    }
     old: dict[str, Any] = json_ready(data)
     return old
 
 
-@pytest.mark.parametrize(("name", "bench"), [("vila15_13b_chartqa_test.xlsx", "chartqa"),
-                                                 ("mocr_mplugowl_docvqa_val.json.gz", "docvqa")])
+@pytest.mark.parametrize(
+    ("name", "bench"), [("vila15_13b_chartqa_test.xlsx", "chartqa"), ("mocr_mplugowl_docvqa_val.json.gz", "docvqa")]
+)
 def test_rows_and_report_are_the_bytes_of_the_old_formula(tmp_path: Path, name: str, bench: str) -> None:
     result = run_audit(FIXTURES / name, bench)
     write_audit_report(result, tmp_path)
@@ -273,10 +298,13 @@ def test_rows_and_report_are_the_bytes_of_the_old_formula(tmp_path: Path, name: 
 
 def test_rows_with_nan_scores_and_odd_text_match_the_old_formula(tmp_path: Path) -> None:
     # NaN becomes null, lone surrogates and non-ASCII text as before; more rows than one write chunk
-    result = run_audit(_preds(tmp_path / "p.jsonl", [("caf\u00e9 \ud800", CAT10), ("dog", CAT10)] * 6000),
-                       "textvqa", model="m")
-    rows = tuple(dataclasses.replace(r, official=float("nan"), repaired={**r.repaired, "x": float("nan")})
-                 if i % 7 == 0 else r for i, r in enumerate(result.rows))
+    result = run_audit(
+        _preds(tmp_path / "p.jsonl", [("caf\u00e9 \ud800", CAT10), ("dog", CAT10)] * 6000), "textvqa", model="m"
+    )
+    rows = tuple(
+        dataclasses.replace(r, official=float("nan"), repaired={**r.repaired, "x": float("nan")}) if i % 7 == 0 else r
+        for i, r in enumerate(result.rows)
+    )
     result = dataclasses.replace(result, rows=rows)
     write_audit_report(result, tmp_path / "out")
     expected = _old_rows_jsonl(result).replace("\ud800", "\\ud800").encode("utf-8")  # atomic_write_text's rule
@@ -289,13 +317,19 @@ def test_rows_with_nan_scores_and_odd_text_match_the_old_formula(tmp_path: Path)
 def test_report_md_says_scores_are_points(tmp_path: Path) -> None:
     text = report_module.render_markdown(run_audit(_preds(tmp_path / "p.jsonl"), "textvqa", model="m"))
     # (1 + 0.3 + 0) / 3 = 0.4333 (hand computation, module docstring) -> 43.33 points
-    assert ("Scores in points: the mean per-row VQA accuracy (0 to 1) x 100 (Overall 43.33 = mean VQA accuracy "
-            "0.4333).") in text
+    assert (
+        "Scores in points: the mean per-row VQA accuracy (0 to 1) x 100 (Overall 43.33 = mean VQA accuracy 0.4333)."
+    ) in text
     assert "| official | 43.33 |" in text  # the numbers themselves unchanged
     # ANLS, the trial's case: 1 exact answer of 4, the others at normalized distance 1 -> mean ANLS 0.25
     anls = tmp_path / "d.jsonl"
-    anls.write_text("".join(json.dumps({"questionId": i, "prediction": p, "answers": ["abc"]}) + "\n"
-                            for i, p in enumerate(["abc", "xyz", "xyz", "xyz"], start=1)), encoding="utf-8")
+    anls.write_text(
+        "".join(
+            json.dumps({"questionId": i, "prediction": p, "answers": ["abc"]}) + "\n"
+            for i, p in enumerate(["abc", "xyz", "xyz", "xyz"], start=1)
+        ),
+        encoding="utf-8",
+    )
     text = report_module.render_markdown(run_audit(anls, "docvqa", model="m"))
     assert "Scores in points: the mean per-row ANLS (0 to 1) x 100 (Overall 25.00 = mean ANLS 0.25)." in text
 
@@ -312,18 +346,23 @@ def test_the_html_report_shows_the_digits_of_report_md(tmp_path: Path, monkeypat
 # 4. Gold questions without a prediction ---------------------------------------------------------------------------
 
 
-def test_missing_predictions_print_a_warning_and_exit_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_predictions_print_a_warning_and_exit_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     gold = tmp_path / "gold.json"
-    gold.write_text(json.dumps({"data": [{"question_id": i, "question": f"q{i - 1}?", "answers": CAT10}
-                                         for i in (1, 2, 3)]}), encoding="utf-8")
+    gold.write_text(
+        json.dumps({"data": [{"question_id": i, "question": f"q{i - 1}?", "answers": CAT10} for i in (1, 2, 3)]}),
+        encoding="utf-8",
+    )
     preds = tmp_path / "p.jsonl"
-    preds.write_text("".join(json.dumps({"question_id": i, "prediction": "cat"}) + "\n" for i in (1, 2)),
-                     encoding="utf-8")
+    preds.write_text(
+        "".join(json.dumps({"question_id": i, "prediction": "cat"}) + "\n" for i in (1, 2)), encoding="utf-8"
+    )
     assert _audit(monkeypatch, preds, tmp_path / "X", "--gold", str(gold)) == 0  # LLaVA's script does the same
     captured = capsys.readouterr()
-    assert (f"warning: 1 gold question of {gold} has no prediction in {preds}; the scores average the 2 joined "
-            "rows only\n") in captured.err
+    assert (
+        f"warning: 1 gold question of {gold} has no prediction in {preds}; the scores average the 2 joined rows only\n"
+    ) in captured.err
     assert "| official | 100.00 |" in captured.out
     # all gold answered: no warning
     assert _audit(monkeypatch, _preds(tmp_path / "q.jsonl"), tmp_path / "Y") == 0
@@ -333,13 +372,20 @@ def test_missing_predictions_print_a_warning_and_exit_0(tmp_path: Path, monkeypa
 # 17. --help --------------------------------------------------------------------------------------------------------
 
 
-def test_audit_help_says_columns_default_out_units_and_xlsx_gz(monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_audit_help_says_columns_default_out_units_and_xlsx_gz(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     assert run_cli(monkeypatch, "audit", "--help") == 0
     text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", capsys.readouterr().out).split())
-    for said in ("question_id, questionId", "prediction, pred, text", "gt_answers, answers",
-                 "beside the prediction file", "Scores are in points", ".xlsx (each optionally .gz)"):
+    for said in (
+        "question_id, questionId",
+        "prediction, pred, text",
+        "gt_answers, answers",
+        "beside the prediction file",
+        "Scores are in points",
+        ".xlsx (each optionally .gz)",
+    ):
         assert said in text
     for name in ("textvqa", "docvqa", "infovqa", "chartqa-human", "chartqa-machine", "mathvista"):
         assert re.search(rf"(^|[ ,:]){re.escape(name)}[,;]", text), name  # whole, not wrapped mid-word
@@ -348,8 +394,9 @@ def test_audit_help_says_columns_default_out_units_and_xlsx_gz(monkeypatch: pyte
     assert "`vqaudit audit` folders appear in index.html only" in text
 
 
-def test_the_multiple_choice_branch_keeps_the_same_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_multiple_choice_branch_keeps_the_same_guard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Before: `audit --benchmark mmbench` checked nothing and overwrote any report.md / rows.jsonl / report.json.
     sheet = tmp_path / "mc.csv"
     sheet.write_text("index,question,A,B,answer,prediction\n1,q,x,y,A,A\n2,q,x,y,B,A\n", encoding="utf-8")

@@ -75,8 +75,14 @@ main()
 
 
 def _preds(path: Path, prediction: str) -> Path:
-    path.write_text("".join(json.dumps({"question_id": i, "question": f"q{i}?", "prediction": prediction,
-                                        "gt_answers": ["cat"] * 10}) + "\n" for i in (1, 2)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"question_id": i, "question": f"q{i}?", "prediction": prediction, "gt_answers": ["cat"] * 10})
+            + "\n"
+            for i in (1, 2)
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -86,8 +92,13 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 def _child(where: str, preds: Path, out: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", CHILD, where, str(preds), str(out)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, where, str(preds), str(out)],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _earlier_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, bytes]]:
@@ -100,13 +111,16 @@ def _earlier_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pat
 
 
 def test_a_sigterm_held_during_the_renames_ends_with_exit_0_and_says_the_report_is_complete(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     preds, out, _ = _earlier_audit(tmp_path, monkeypatch)
     child = _child("renames", preds, out)
     stdout, stderr = child.communicate(timeout=60)
     assert child.returncode == 0, stderr  # before: 143, "terminated (SIGTERM); rerun the same command to resume"
-    assert stderr == (f"stopped by SIGTERM after the audit was completely written to {out} (report.md, "
-                      "report.json, rows.jsonl): nothing was lost\n")
+    assert stderr == (
+        f"stopped by SIGTERM after the audit was completely written to {out} (report.md, "
+        "report.json, rows.jsonl): nothing was lost\n"
+    )
     assert stdout == ""  # stopped as asked: report.md is not printed
     assert json.loads((out / "report.json").read_text())["scores"]["Overall"] == 100.0  # the new audit, whole
     assert (out / "rows.jsonl").read_text().count('"official": 1.0') == 2
@@ -114,7 +128,8 @@ def test_a_sigterm_held_during_the_renames_ends_with_exit_0_and_says_the_report_
 
 
 def test_a_sigterm_before_the_renames_still_stops_with_143_and_keeps_the_earlier_audit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     preds, out, before = _earlier_audit(tmp_path, monkeypatch)
     child = _child("rendering", preds, out)
     stdout, stderr = child.communicate(timeout=60)
@@ -141,8 +156,10 @@ def test_a_sigterm_after_report_written_is_a_clean_exit(tmp_path: Path, where: s
     child.send_signal(signal.SIGTERM)
     stdout, rest = child.communicate(timeout=60)
     assert child.returncode == 0, rest
-    note = (f"stopped by SIGTERM after the audit was completely written to {out} (report.md, report.json, "
-            "rows.jsonl): nothing was lost\n")
+    note = (
+        f"stopped by SIGTERM after the audit was completely written to {out} (report.md, report.json, "
+        "rows.jsonl): nothing was lost\n"
+    )
     assert rest == (note if where == "printed" else "")
     assert "| official | 100.00 |" in stdout  # report.md was printed in full before the stop
     assert json.loads((out / "report.json").read_text())["scores"]["Overall"] == 100.0

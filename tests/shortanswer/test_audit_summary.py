@@ -28,8 +28,7 @@ from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audi
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "shortanswer"
-QUESTIONS = {"s": ("How many cats?", "4"), "o": ("What colour is the car?", "blue"),
-             "i": ("Where is the gym?", "C-5")}
+QUESTIONS = {"s": ("How many cats?", "4"), "o": ("What colour is the car?", "blue"), "i": ("Where is the gym?", "C-5")}
 
 
 def _norm(text: str) -> str:
@@ -42,8 +41,11 @@ def _field(prompt: str, name: str) -> str:
 
 def judge_one(request: Request) -> str:
     """Accepts when the gold (letters and digits only) occurs in the output: wrappers, case, "C5"."""
-    return "yes" if _norm(_field(request.prompt, "Reference answer(s)")) in _norm(
-        _field(request.prompt, "Model answer")) else "no"
+    return (
+        "yes"
+        if _norm(_field(request.prompt, "Reference answer(s)")) in _norm(_field(request.prompt, "Model answer"))
+        else "no"
+    )
 
 
 def judge_two(request: Request) -> str:
@@ -61,17 +63,27 @@ AUDITS = {
 
 
 def _rows(kinds: str, preds: list[str], bench: str) -> tuple[AuditRow, ...]:
-    return tuple(AuditRow(f"{k}{i}", QUESTIONS[k][0], p, (QUESTIONS[k][1],), bench)
-                 for i, (k, p) in enumerate(zip(kinds, preds, strict=True)))
+    return tuple(
+        AuditRow(f"{k}{i}", QUESTIONS[k][0], p, (QUESTIONS[k][1],), bench)
+        for i, (k, p) in enumerate(zip(kinds, preds, strict=True))
+    )
 
 
 def _audit(tmp: Path, model: str, bench: str, kinds: str, preds: list[str], *, judge: bool = True) -> Path:
     out = tmp / f"{model}-{bench}"
-    result = audit_rows(JoinReport(_rows(kinds, preds, bench)), bench, model=model, metric="exact_match",
-                        variant="pix2struct", judge="scripted:one" if judge else None, cache_dir=out,
-                        judge_backend=ScriptedBackend(judge_one),
-                        second_judge="scripted:two" if judge else None,
-                        second_backend=ScriptedBackend(judge_two, spec="scripted:two"), n_draws=20)
+    result = audit_rows(
+        JoinReport(_rows(kinds, preds, bench)),
+        bench,
+        model=model,
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:one" if judge else None,
+        cache_dir=out,
+        judge_backend=ScriptedBackend(judge_one),
+        second_judge="scripted:two" if judge else None,
+        second_backend=ScriptedBackend(judge_two, spec="scripted:two"),
+        n_draws=20,
+    )
     write_audit_report(result, out)
     return out
 
@@ -115,9 +127,11 @@ def test_table3_official_judge_delta_and_accepted_errors(folders: list[Path]) ->
 def test_table5_counts_and_table4_pooled_rates(folders: list[Path]) -> None:
     s = summarize_audits([read_audit(f) for f in folders])
     zero = {"readout": 0, "multi-span": 0}
-    assert s.table5 == {"docvqa": {"total": 6, "scalar": 3, "identifier": 0, "other-open": 3, **zero},
-                        "infovqa": {"total": 4, "scalar": 2, "identifier": 0, "other-open": 2, **zero},
-                        "stvqa": {"total": 3, "scalar": 1, "identifier": 1, "other-open": 1, **zero}}
+    assert s.table5 == {
+        "docvqa": {"total": 6, "scalar": 3, "identifier": 0, "other-open": 3, **zero},
+        "infovqa": {"total": 4, "scalar": 2, "identifier": 0, "other-open": 2, **zero},
+        "stvqa": {"total": 3, "scalar": 1, "identifier": 1, "other-open": 1, **zero},
+    }
     assert not any("Table 5" in n for n in s.notes)  # m1 and m2 audited the same docvqa gold
     t4 = s.table4
     # Judge FN, scalar: errors 2 + 1 + 2 + 1 = 6, accepted 1 + 0 + 1 + 0 = 2 -> 33.3% pooled; the mean of the
@@ -181,8 +195,13 @@ def test_table2_cross_judge_pearson_and_pooled_agreement(folders: list[Path]) ->
     assert math.isnan(pearson_r([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
 
 
-def _perturb_folder(tmp: Path, model: str, bench: str, rows: list[AuditRow], replies: dict[str, dict[str, str]],
-                    ) -> Path:
+def _perturb_folder(
+    tmp: Path,
+    model: str,
+    bench: str,
+    rows: list[AuditRow],
+    replies: dict[str, dict[str, str]],
+) -> Path:
     images = tmp / "images"
     images.mkdir(exist_ok=True)
     for row in rows:
@@ -194,30 +213,57 @@ def _perturb_folder(tmp: Path, model: str, bench: str, rows: list[AuditRow], rep
         variant, _, qid = request.request_id.partition(":")
         return replies[variant][qid]
 
-    summary, _ = run_perturbation_audit(rows, bench, "scripted:test", images, out / "c.sqlite",
-                                        variants=tuple(replies), metric="exact_match", variant="pix2struct",
-                                        backend=ScriptedBackend(reply))
-    write_json(out / "perturbations.json", perturbation_json(
-        summary, benchmark=bench, model=model, model_spec="scripted:test", metric="exact_match",
-        variant="pix2struct", variants=tuple(replies), n_questions=len(rows)))
+    summary, _ = run_perturbation_audit(
+        rows,
+        bench,
+        "scripted:test",
+        images,
+        out / "c.sqlite",
+        variants=tuple(replies),
+        metric="exact_match",
+        variant="pix2struct",
+        backend=ScriptedBackend(reply),
+    )
+    write_json(
+        out / "perturbations.json",
+        perturbation_json(
+            summary,
+            benchmark=bench,
+            model=model,
+            model_spec="scripted:test",
+            metric="exact_match",
+            variant="pix2struct",
+            variants=tuple(replies),
+            n_questions=len(rows),
+        ),
+    )
     return out
 
 
 def test_perturbation_runs_give_table4_delta_true_and_table6(folders: list[Path], tmp_path: Path) -> None:
     car, sky = ("What colour is the car?", "blue"), ("What colour is the sky?", "blue")
-    p1 = _perturb_folder(tmp_path, "m1", "docvqa",
-                         [AuditRow("s", "How many cats?", "", ("4",), "docvqa", image="s"),
-                          AuditRow("o", car[0], "", (car[1],), "docvqa", image="o")],
-                         {"Base": {"s": "4", "o": "blue"}, "A1": {"s": "The answer is 4.", "o": "red"},
-                          "B1": {"s": "4", "o": "Blue"}})
-    p2 = _perturb_folder(tmp_path, "m1", "stvqa",
-                         [AuditRow("s", "How many cats?", "", ("4",), "stvqa", image="s"),
-                          AuditRow("car", car[0], "", (car[1],), "stvqa", image="car"),
-                          AuditRow("sky", sky[0], "", (sky[1],), "stvqa", image="sky")],
-                         {"Base": {"s": "4", "car": "blue", "sky": "blue"},
-                          "A1": {"s": "5", "car": "red", "sky": "red"}})
-    s = summarize_audits([read_audit(f) for f in folders],
-                         [read_perturbation(p1), read_perturbation(p2)])
+    p1 = _perturb_folder(
+        tmp_path,
+        "m1",
+        "docvqa",
+        [
+            AuditRow("s", "How many cats?", "", ("4",), "docvqa", image="s"),
+            AuditRow("o", car[0], "", (car[1],), "docvqa", image="o"),
+        ],
+        {"Base": {"s": "4", "o": "blue"}, "A1": {"s": "The answer is 4.", "o": "red"}, "B1": {"s": "4", "o": "Blue"}},
+    )
+    p2 = _perturb_folder(
+        tmp_path,
+        "m1",
+        "stvqa",
+        [
+            AuditRow("s", "How many cats?", "", ("4",), "stvqa", image="s"),
+            AuditRow("car", car[0], "", (car[1],), "stvqa", image="car"),
+            AuditRow("sky", sky[0], "", (sky[1],), "stvqa", image="sky"),
+        ],
+        {"Base": {"s": "4", "car": "blue", "sky": "blue"}, "A1": {"s": "5", "car": "red", "sky": "red"}},
+    )
+    s = summarize_audits([read_audit(f) for f in folders], [read_perturbation(p1), read_perturbation(p2)])
     # Delta True (canonical, mean over the benign variants run) per bucket:
     # run 1 scalar: A1 wrapper is canonically right (0), B1 0 -> 0 (n 1); run 2 scalar: "5" -> -100 (n 1);
     # pooled (0 - 100) / 2 = -50. other-open: run 1: A1 "red" -100, B1 "Blue" 0 -> -50 (n 1); run 2: -100 (n 2);
@@ -235,7 +281,8 @@ def test_perturbation_runs_give_table4_delta_true_and_table6(folders: list[Path]
 
 
 def test_tables_4_and_6_take_the_paired_deltas_of_a_run_with_missing_replies(
-        folders: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folders: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The new-user trial's run (8 DocVQA questions; no Base reply for q0, no A1 reply for q1, A1 wrong on q0)
     # with B1 also wrong on q7; all 8 are other-open. Paired: A1 vs Base over q2-q7: 0 flips of 6, delta 0;
     # B1 vs Base over q1-q7: 1 flip of 7, delta 6/7 - 7/7 = -14.29 pp (unpaired: A1 6/7 - 7/7 = -14.29,
@@ -264,9 +311,9 @@ def test_table5_mismatch_and_missing_judge_are_noted(tmp_path: Path) -> None:
     assert "no audit ran a second judge" in s.table2["reason"]
 
 
-def test_cli_writes_both_files_and_refuses_bad_folders(folders: list[Path], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_writes_both_files_and_refuses_bad_folders(
+    folders: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "summary"
     assert run_cli(monkeypatch, "audit-summary", *map(str, folders), "--out", str(out)) == 0
     md = (out / "summary.md").read_text()
@@ -332,16 +379,27 @@ def test_table2_human_label_validation_is_pooled_from_confusion_counts(tmp_path:
     # yes, no, no, yes -> tp 1, fp 1, fn 1, tn 1 (kappa 0). m1 infovqa errors s0, s1, o2, o3: judge yes, no, yes,
     # yes; labels the same -> tp 3, tn 1 (kappa 1). Pooled: tp 4, fp 1, fn 1, tn 2: precision = recall = 4/5,
     # p_o = 6/8, p_e = (5*5 + 3*3)/64 = 34/64, kappa = (48 - 34)/(64 - 34) = 7/15 (the mean of the kappas is 0.5).
-    labels = {"docvqa": "question_id,label\ns1,yes\ns2,no\no4,no\no5,yes\n",
-              "infovqa": "question_id,label\ns0,yes\ns1,no\no2,yes\no3,yes\n"}
+    labels = {
+        "docvqa": "question_id,label\ns1,yes\ns2,no\no4,no\no5,yes\n",
+        "infovqa": "question_id,label\ns0,yes\ns1,no\no2,yes\no3,yes\n",
+    }
     folders = []
     for bench, text in labels.items():
         kinds, preds = AUDITS[("m1", bench)]
         out = tmp_path / bench
         (tmp_path / f"{bench}.csv").write_text(text)
-        result = audit_rows(JoinReport(_rows(kinds, preds, bench)), bench, model="m1", metric="exact_match",
-                            variant="pix2struct", judge="scripted:one", cache_dir=out,
-                            judge_backend=ScriptedBackend(judge_one), labels=tmp_path / f"{bench}.csv", n_draws=20)
+        result = audit_rows(
+            JoinReport(_rows(kinds, preds, bench)),
+            bench,
+            model="m1",
+            metric="exact_match",
+            variant="pix2struct",
+            judge="scripted:one",
+            cache_dir=out,
+            judge_backend=ScriptedBackend(judge_one),
+            labels=tmp_path / f"{bench}.csv",
+            n_draws=20,
+        )
         write_audit_report(result, out)
         folders.append(out)
     v = summarize_audits([read_audit(f) for f in folders]).table2["validation"]

@@ -43,8 +43,11 @@ def test_undecodable_files_name_the_file(tmp_path: Path) -> None:
         ("question_id,prediction,answer\n1,a,a\n2,b\n", r"row 3, field 'answer': missing \(the row has fewer"),
         ("question_id,prediction,answer\n1,a,a,extra\n", r"row 2: 4 fields where the header has 3"),
         # An unterminated quote would swallow the rest of the file into one field: refused where it opens.
-        ('question_id,prediction,answer\n1,"a,a\n', r"preds\.csv: row 2 \(line 2\), field 'prediction': a quoted "
-         "field starts here and is never closed"),
+        (
+            'question_id,prediction,answer\n1,"a,a\n',
+            r"preds\.csv: row 2 \(line 2\), field 'prediction': a quoted "
+            "field starts here and is never closed",
+        ),
         ("", r"preds\.csv: no prediction rows in the file"),
     ],
 )
@@ -95,20 +98,36 @@ def test_vqa_accuracy_on_single_answers_is_noted() -> None:
     assert gold_shape_notes(rows, "chartqa", "relaxed_accuracy") == []
 
 
-def test_audit_never_overwrites_another_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_audit_never_overwrites_another_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "audit"
     sheet = str(FIXTURES / "vila15_13b_chartqa_test.xlsx")
-    assert run_cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila",
-                   "--out", str(out)) == 0
+    assert (
+        run_cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila", "--out", str(out)) == 0
+    )
     before = (out / "report.json").read_bytes()
     docvqa = str(FIXTURES / "mocr_mplugowl_docvqa_val.json.gz")
     assert run_cli(monkeypatch, "audit", docvqa, "--benchmark", "docvqa", "--out", str(out)) == 2
     assert "holds the audit of 'vila' on 'chartqa'" in capsys.readouterr().err
     assert (out / "report.json").read_bytes() == before  # untouched
     # The same audit again (e.g. after a judge outage) may rewrite its own folder.
-    assert run_cli(monkeypatch, "audit", sheet, "--benchmark", "chartqa", "--model-name", "vila", "--out", str(out),
-                "--metric-variant", "vlmevalkit") == 0
+    assert (
+        run_cli(
+            monkeypatch,
+            "audit",
+            sheet,
+            "--benchmark",
+            "chartqa",
+            "--model-name",
+            "vila",
+            "--out",
+            str(out),
+            "--metric-variant",
+            "vlmevalkit",
+        )
+        == 0
+    )
     row = json.loads((out / "rows.jsonl").read_text().splitlines()[0])
     assert row["prediction"] and row["question"] and row["answers"] == ["14"]  # what the model said, beside gold
     assert json.loads((out / "report.json").read_text())["scores"]["test_human"] == 42.88

@@ -62,18 +62,32 @@ def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
 
 
 def test_a_toy_ten_answer_benchmark_is_one_loader_and_one_row(
-        toy_loader: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    toy_loader: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     register_benchmark(BenchmarkSpec("toyten", "vqa_accuracy", "vqaeval", loader="toy_tenqa:load", answers=10))
     gold = tmp_path / "toy_gold.json"
-    gold.write_text(json.dumps([{"id": 1, "q": "colour?", "refs": ["red"] * 10},
-                                {"id": 2, "q": "animal?", "refs": ["cat"] * 2 + ["dog"] * 8},
-                                {"id": 3, "q": "paint?", "refs": ["blue"] + ["green"] * 9}]), encoding="utf-8")
-    preds = _write_jsonl(tmp_path / "toy_preds.jsonl", [{"question_id": 1, "prediction": "red"},
-                                                        {"question_id": 2, "prediction": "cat"},
-                                                        {"question_id": 3, "prediction": "purple"}])
+    gold.write_text(
+        json.dumps(
+            [
+                {"id": 1, "q": "colour?", "refs": ["red"] * 10},
+                {"id": 2, "q": "animal?", "refs": ["cat"] * 2 + ["dog"] * 8},
+                {"id": 3, "q": "paint?", "refs": ["blue"] + ["green"] * 9},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    preds = _write_jsonl(
+        tmp_path / "toy_preds.jsonl",
+        [
+            {"question_id": 1, "prediction": "red"},
+            {"question_id": 2, "prediction": "cat"},
+            {"question_id": 3, "prediction": "purple"},
+        ],
+    )
     out = tmp_path / "audit"
-    assert run_cli(monkeypatch, "audit", str(preds), "--benchmark", "toyten", "--gold", str(gold), "--out",
-                   str(out)) == 0
+    assert (
+        run_cli(monkeypatch, "audit", str(preds), "--benchmark", "toyten", "--gold", str(gold), "--out", str(out)) == 0
+    )
     report = json.loads((out / "report.json").read_text())
     # VQA accuracy with 10 references, m of them matching: (m min(1, (m-1)/3) + (10-m) min(1, m/3)) / 10:
     # m=10 -> 1, m=2 -> (2/3 + 16/3) / 10 = 0.6, m=0 -> 0; mean (1 + 0.6 + 0) / 3, in points.
@@ -94,15 +108,34 @@ def _answers(*pairs: tuple[str, int]) -> list[dict[str, str]]:
 
 
 VIZWIZ_GOLD = [
-    {"image": "VizWiz_val_00000001.jpg", "question": "What is this?", "answers": _answers(("unanswerable", 10)),
-     "answer_type": "unanswerable", "answerable": 0},
-    {"image": "VizWiz_val_00000002.jpg", "question": "What drink is this?",
-     "answers": _answers(("coca cola", 4), ("coke", 3), ("soda", 2), ("unanswerable", 1)), "answer_type": "other",
-     "answerable": 1},
-    {"image": "VizWiz_val_00000003.jpg", "question": "Is it on?", "answers": _answers(("yes", 10)),
-     "answer_type": "yes/no", "answerable": 1},
-    {"image": "VizWiz_val_00000004.jpg", "question": "What colour is the shirt?",
-     "answers": _answers(("unanswerable", 6), ("blue", 4)), "answer_type": "unanswerable", "answerable": 0},
+    {
+        "image": "VizWiz_val_00000001.jpg",
+        "question": "What is this?",
+        "answers": _answers(("unanswerable", 10)),
+        "answer_type": "unanswerable",
+        "answerable": 0,
+    },
+    {
+        "image": "VizWiz_val_00000002.jpg",
+        "question": "What drink is this?",
+        "answers": _answers(("coca cola", 4), ("coke", 3), ("soda", 2), ("unanswerable", 1)),
+        "answer_type": "other",
+        "answerable": 1,
+    },
+    {
+        "image": "VizWiz_val_00000003.jpg",
+        "question": "Is it on?",
+        "answers": _answers(("yes", 10)),
+        "answer_type": "yes/no",
+        "answerable": 1,
+    },
+    {
+        "image": "VizWiz_val_00000004.jpg",
+        "question": "What colour is the shirt?",
+        "answers": _answers(("unanswerable", 6), ("blue", 4)),
+        "answer_type": "unanswerable",
+        "answerable": 0,
+    },
 ]
 # LLaVA-1.5 answers "Unanswerable" capitalised; "Coke." with its period; "Yes" capitalised.
 VIZWIZ_PREDICTIONS = [
@@ -146,8 +179,22 @@ def test_vizwiz_audit_vqa_accuracy_and_answerability(tmp_path: Path, monkeypatch
     gold.write_text(json.dumps(VIZWIZ_GOLD), encoding="utf-8")
     preds = _write_jsonl(tmp_path / "llava_vizwiz_val.jsonl", VIZWIZ_PREDICTIONS)
     out = tmp_path / "audit"
-    assert run_cli(monkeypatch, "audit", str(preds), "--benchmark", "vizwiz", "--gold", str(gold), "--id-field",
-                   "image", "--out", str(out)) == 0
+    assert (
+        run_cli(
+            monkeypatch,
+            "audit",
+            str(preds),
+            "--benchmark",
+            "vizwiz",
+            "--gold",
+            str(gold),
+            "--id-field",
+            "image",
+            "--out",
+            str(out),
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert (report["metric"], report["variant"]) == ("vqa_accuracy", "vizwiz")
     # Per row, the prediction normalized (lower-cased, periods dropped) against the references as written:
@@ -163,8 +210,24 @@ def test_vizwiz_audit_vqa_accuracy_and_answerability(tmp_path: Path, monkeypatch
     text = (out / "report.md").read_text()
     assert "## Answerability" in text and "| 50.00 | 50.00 | 50.00 | 83.33 | 1 | 1 | 1 |" in text
     # Under vqaEval.py's rule the unanimous rows 1 and 3 score 0: (0 + 0.9 + 0 + 1) / 4.
-    assert run_cli(monkeypatch, "audit", str(preds), "--benchmark", "vizwiz", "--gold", str(gold), "--id-field",
-                   "image", "--metric-variant", "vqaeval", "--out", str(tmp_path / "vqaeval")) == 0
+    assert (
+        run_cli(
+            monkeypatch,
+            "audit",
+            str(preds),
+            "--benchmark",
+            "vizwiz",
+            "--gold",
+            str(gold),
+            "--id-field",
+            "image",
+            "--metric-variant",
+            "vqaeval",
+            "--out",
+            str(tmp_path / "vqaeval"),
+        )
+        == 0
+    )
     other = json.loads((tmp_path / "vqaeval" / "report.json").read_text())
     assert other["scores"]["Overall"] == pytest.approx(100 * 1.9 / 4)
 

@@ -23,8 +23,9 @@ def test_memoized_vqa_scorers_equal_the_official_function_bit_for_bit() -> None:
     for variant in ("mmf_textvqa", "vlmevalkit", "vqaeval"):
         fast = official_scorer("vqa_accuracy", variant)
         for r in rows:
-            assert fast(r["prediction"], r["gt_answers"]) == vqa_accuracy(r["prediction"], r["gt_answers"],
-                                                                         variant=variant)  # type: ignore[arg-type]
+            assert fast(r["prediction"], r["gt_answers"]) == vqa_accuracy(
+                r["prediction"], r["gt_answers"], variant=variant
+            )  # type: ignore[arg-type]
     # The 10-answer assertion of m4c_evaluators.py is kept.
     with pytest.raises(ValueError, match="exactly 10"):
         official_scorer("vqa_accuracy", "mmf_textvqa")("a", ["a"] * 9)

@@ -105,8 +105,10 @@ def test_failure_note_heuristics() -> None:
     from vqaudit.shortanswer.failures import failure_notes, formatting_kinds, is_truncated
 
     assert is_truncated("The total revenue in 2019 was") is False  # short: not at the token limit
-    assert is_truncated("The chart shows that the value rose sharply between 2010 and 2015 while the other series "
-                        "stayed flat and then the")  # 21 words, no final punctuation
+    assert is_truncated(
+        "The chart shows that the value rose sharply between 2010 and 2015 while the other series "
+        "stayed flat and then the"
+    )  # 21 words, no final punctuation
     assert is_truncated("Austria (and")
     assert formatting_kinds("The answer is 42.") == ("wrapper",)
     assert formatting_kinds("**42**") == ("markdown",)
@@ -119,8 +121,16 @@ def test_failure_note_heuristics() -> None:
     "gold",
     # Real DocVQA val golds (tests/fixtures/shortanswer/mocr_mplugowl_docvqa_val.json.gz) whose commas punctuate
     # one entity: a name or company suffix, a date, an address, a city with its state code.
-    ["Walter F. Wrenn, Jr.", "THE NUTRITION FOUNDATION, INC.", "Michael F. Jacobson, Ph.D.", "SATURDAY, JUNE 8, 1968",
-     "Monday, May 10", "Atlanta, Georgia 30301", "P. O. Box 32, Fremont", "Lexington, KY"],
+    [
+        "Walter F. Wrenn, Jr.",
+        "THE NUTRITION FOUNDATION, INC.",
+        "Michael F. Jacobson, Ph.D.",
+        "SATURDAY, JUNE 8, 1968",
+        "Monday, May 10",
+        "Atlanta, Georgia 30301",
+        "P. O. Box 32, Fremont",
+        "Lexington, KY",
+    ],
 )
 def test_single_entities_are_not_lists(gold: str) -> None:
     assert multispan_subtype(gold) is None

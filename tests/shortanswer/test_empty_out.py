@@ -17,25 +17,40 @@ from shortanswer.helpers import run_cli
 
 
 def _preds(path: Path) -> Path:
-    path.write_text(json.dumps({"question_id": 1, "question": "q?", "prediction": "cat", "gt_answers": ["cat"] * 10})
-                    + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"question_id": 1, "question": "q?", "prediction": "cat", "gt_answers": ["cat"] * 10}) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
 @pytest.mark.parametrize("out", ["", " ", "\t "])
 @pytest.mark.parametrize("command", ["audit", "perturb", "audit-summary"])
-def test_an_empty_out_is_refused_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str], command: str, out: str) -> None:
+def test_an_empty_out_is_refused_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str, out: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     preds = _preds(tmp_path / "p.jsonl")
-    args = {"audit": ["audit", str(preds), "--benchmark", "textvqa"],
-            "perturb": ["perturb", str(preds), "--benchmark", "textvqa", "--model", "openai:m@http://127.0.0.1:9/v1",
-                        "--images", str(tmp_path)],
-            "audit-summary": ["audit-summary", str(tmp_path)]}[command]
+    args = {
+        "audit": ["audit", str(preds), "--benchmark", "textvqa"],
+        "perturb": [
+            "perturb",
+            str(preds),
+            "--benchmark",
+            "textvqa",
+            "--model",
+            "openai:m@http://127.0.0.1:9/v1",
+            "--images",
+            str(tmp_path),
+        ],
+        "audit-summary": ["audit-summary", str(tmp_path)],
+    }[command]
     assert run_cli(monkeypatch, *args, "--out", out) == 2  # before: 0 for audit, the report in the current folder
     err = capsys.readouterr().err
-    assert err == (f"error: Invalid value for '--out': {out!r} names no folder (an empty path would mean the "
-                   "current folder); give the output folder's name\n")
+    assert err == (
+        f"error: Invalid value for '--out': {out!r} names no folder (an empty path would mean the "
+        "current folder); give the output folder's name\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]  # nothing written
 
 

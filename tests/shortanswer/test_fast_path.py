@@ -54,8 +54,11 @@ from vqaudit.shortanswer import failures
 
 Row = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (question, prediction, answers, ocr tokens)
 
-METRICS = {"textvqa": ("vqa_accuracy", "mmf_textvqa"), "chartqa": ("relaxed_accuracy", "vlmevalkit"),
-           "docvqa": ("anls", "paper")}
+METRICS = {
+    "textvqa": ("vqa_accuracy", "mmf_textvqa"),
+    "chartqa": ("relaxed_accuracy", "vlmevalkit"),
+    "docvqa": ("anls", "paper"),
+}
 
 
 def _load() -> dict[str, list[Row]]:
@@ -82,23 +85,33 @@ def _results(part: Sequence[Row], metric: str, variant: str) -> list[object]:
     """Every layer's result per row, in a JSON-serialisable form."""
     scorer = official_scorer(metric, variant)
     contracts = [classify(q, a, ocr_tokens=ocr) for q, _, a, ocr in part]
-    repaired = repair_scores([r[1] for r in part], [r[2] for r in part], [r[0] for r in part], contracts, metric,
-                             variant, scorer)
-    raw = {"vqa_accuracy": (official.vqa_accuracy, official.VQA_VARIANTS),
-           "anls": (official.anls, official.ANLS_VARIANTS),
-           "relaxed_accuracy": (official.relaxed_accuracy, official.RELAXED_VARIANTS)}[metric]
+    repaired = repair_scores(
+        [r[1] for r in part], [r[2] for r in part], [r[0] for r in part], contracts, metric, variant, scorer
+    )
+    raw = {
+        "vqa_accuracy": (official.vqa_accuracy, official.VQA_VARIANTS),
+        "anls": (official.anls, official.ANLS_VARIANTS),
+        "relaxed_accuracy": (official.relaxed_accuracy, official.RELAXED_VARIANTS),
+    }[metric]
     out: list[object] = []
     for i, (q, p, a, _) in enumerate(part):
         c = contracts[i]
-        out.append([scorer(p, a), [raw[0](p, a, variant=v) for v in raw[1]],  # type: ignore[operator]
-                    [c.bucket, c.subtype, c.rule], repair_output(p, c.bucket), reference_overlay(a, c, q),
-                    [repaired[v][i] for v in sorted(repaired)], canonical_score(p, a, metric)])
+        out.append(
+            [
+                scorer(p, a),
+                [raw[0](p, a, variant=v) for v in raw[1]],  # type: ignore[operator]
+                [c.bucket, c.subtype, c.rule],
+                repair_output(p, c.bucket),
+                reference_overlay(a, c, q),
+                [repaired[v][i] for v in sorted(repaired)],
+                canonical_score(p, a, metric),
+            ]
+        )
     return out
 
 
 @pytest.mark.parametrize("dataset", sorted(METRICS))
-def test_every_layer_gives_the_recorded_results_on_every_fixture_row(rows: dict[str, list[Row]],
-                                                                      dataset: str) -> None:
+def test_every_layer_gives_the_recorded_results_on_every_fixture_row(rows: dict[str, list[Row]], dataset: str) -> None:
     metric, variant = METRICS[dataset]
     # One row per line (the row order of _load), as a JSON round trip: tuples are written as lists.
     assert_golden(f"fast_path_{dataset}.json", _results(rows[dataset], metric, variant), depth=1)
@@ -193,7 +206,7 @@ def test_word_boundary_search_equals_its_regex(strings: list[str]) -> None:
     for _ in range(20_000):
         text = rng.choice(strings)
         start = rng.randrange(len(text)) if text else 0
-        part = text[start:start + rng.randint(1, 4)] or "a"
+        part = text[start : start + rng.randint(1, 4)] or "a"
         pairs.append((text, part))
         pairs.append((rng.choice(strings), part))
     for text, part in pairs:
@@ -202,8 +215,19 @@ def test_word_boundary_search_equals_its_regex(strings: list[str]) -> None:
 
 
 def test_unanswerable_shortcut_equals_the_normalizer(strings: list[str]) -> None:
-    samples = [*strings, "Unanswerable.", "unanswerable", "UNANSWERABLE!", "the unanswerable", "un-answerable",
-               "un-answerable -", "unanswer,able", "unanswerable\tno", "not unanswerable", "\"Unanswerable\""]
+    samples = [
+        *strings,
+        "Unanswerable.",
+        "unanswerable",
+        "UNANSWERABLE!",
+        "the unanswerable",
+        "un-answerable",
+        "un-answerable -",
+        "unanswer,able",
+        "unanswerable\tno",
+        "not unanswerable",
+        '"Unanswerable"',
+    ]
     for s in samples:
         assert failures.is_unanswerable(s) == (vqa_normalize.vqaeval_process(s) == "unanswerable"), s
     assert failures.is_unanswerable("Unanswerable.") and failures.is_unanswerable("un-answerable -")

@@ -18,26 +18,82 @@ import pytest
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.benchmarks import detect_layout, get_layout, load_gold
 
-TEXTVQA = {"dataset_name": "textvqa", "dataset_split": "val", "data": [
-    {"question_id": 34602, "question": "what is the brand of this camera?", "image_id": "003a8ae2ef43b901",
-     "answers": ["nous les gosses", "dakota", "clos culombu", "dakota", "dakota", "dakota", "dakota", "dakota",
-                 "dakota", "dakota"]}]}
-STVQA = {"data": [{"question_id": 7, "question": "What number is on the bus?", "answers": ["54"],
-                   "file_name": "COCO_train2014_000000000009.jpg",
-                   "file_path": "coco-text/COCO_train2014_000000000009.jpg"}]}
-DOCVQA = {"data": [{"questionId": 337, "question": "what is the date mentioned in this letter?",
-                    "answers": ["1/8/93"], "image": "documents/xnbl0037_1.png", "docId": 279}]}
-INFOVQA = {"data": [{"questionId": 65718, "question": "Which social platform has the most users?",
-                     "answers": ["facebook"], "answer_type": ["single span"],
-                     "image_local_name": "37313.jpeg"}]}
-VIZWIZ = [{"image": "VizWiz_val_00000000.jpg", "question": "What is this?", "answer_type": "other", "answerable": 1,
-           "answers": [{"answer": "soup", "answer_confidence": "yes"}] * 10}]
+TEXTVQA = {
+    "dataset_name": "textvqa",
+    "dataset_split": "val",
+    "data": [
+        {
+            "question_id": 34602,
+            "question": "what is the brand of this camera?",
+            "image_id": "003a8ae2ef43b901",
+            "answers": [
+                "nous les gosses",
+                "dakota",
+                "clos culombu",
+                "dakota",
+                "dakota",
+                "dakota",
+                "dakota",
+                "dakota",
+                "dakota",
+                "dakota",
+            ],
+        }
+    ],
+}
+STVQA = {
+    "data": [
+        {
+            "question_id": 7,
+            "question": "What number is on the bus?",
+            "answers": ["54"],
+            "file_name": "COCO_train2014_000000000009.jpg",
+            "file_path": "coco-text/COCO_train2014_000000000009.jpg",
+        }
+    ]
+}
+DOCVQA = {
+    "data": [
+        {
+            "questionId": 337,
+            "question": "what is the date mentioned in this letter?",
+            "answers": ["1/8/93"],
+            "image": "documents/xnbl0037_1.png",
+            "docId": 279,
+        }
+    ]
+}
+INFOVQA = {
+    "data": [
+        {
+            "questionId": 65718,
+            "question": "Which social platform has the most users?",
+            "answers": ["facebook"],
+            "answer_type": ["single span"],
+            "image_local_name": "37313.jpeg",
+        }
+    ]
+}
+VIZWIZ = [
+    {
+        "image": "VizWiz_val_00000000.jpg",
+        "question": "What is this?",
+        "answer_type": "other",
+        "answerable": 1,
+        "answers": [{"answer": "soup", "answer_confidence": "yes"}] * 10,
+    }
+]
 CHARTQA = [{"imgname": "41699051005347.png", "query": "How many food item is shown in the bar graph?", "label": "14"}]
 
-FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA,
-         "vizwiz": VIZWIZ}
-FIRST_QID = {"textvqa": "34602", "stvqa": "7", "docvqa": "337", "infovqa": "65718", "chartqa": "test_augmented:1",
-             "vizwiz": "VizWiz_val_00000000.jpg"}
+FILES = {"textvqa": TEXTVQA, "stvqa": STVQA, "docvqa": DOCVQA, "infovqa": INFOVQA, "chartqa": CHARTQA, "vizwiz": VIZWIZ}
+FIRST_QID = {
+    "textvqa": "34602",
+    "stvqa": "7",
+    "docvqa": "337",
+    "infovqa": "65718",
+    "chartqa": "test_augmented:1",
+    "vizwiz": "VizWiz_val_00000000.jpg",
+}
 
 
 def _write(tmp_path: Path, layout: str) -> Path:
@@ -55,9 +111,11 @@ def test_each_layout_is_recognised_and_loads_with_its_own_loader(tmp_path: Path,
     assert item.qid == FIRST_QID[layout] and item.benchmark == layout
 
 
-@pytest.mark.parametrize(("layout", "wanted"),
-                         [(f, b) for f in sorted(FILES) for b in sorted(FILES) if f != b]
-                         + [("docvqa", "chartqa-human"), ("textvqa", "chartqa-machine")])
+@pytest.mark.parametrize(
+    ("layout", "wanted"),
+    [(f, b) for f in sorted(FILES) for b in sorted(FILES) if f != b]
+    + [("docvqa", "chartqa-human"), ("textvqa", "chartqa-machine")],
+)
 def test_another_benchmarks_gold_file_is_refused(tmp_path: Path, layout: str, wanted: str) -> None:
     # ("benchmark" is a pytest-benchmark fixture name, hence "wanted")
     path = _write(tmp_path, layout)
@@ -86,8 +144,9 @@ def test_a_row_that_tells_nothing_is_accepted_by_either_vqa_loader(tmp_path: Pat
     assert detect_layout(json.loads(path.read_text())) is None
     assert [i.qid for i in load_gold(path, "textvqa")] == [i.qid for i in load_gold(path, "stvqa")] == ["1"]
     # ... unless the file says which dataset it is.
-    path.write_text(json.dumps({"dataset_name": "ST-VQA", "data": [{"question_id": 1, "question": "q",
-                                                                    "answers": ["a"]}]}))
+    path.write_text(
+        json.dumps({"dataset_name": "ST-VQA", "data": [{"question_id": 1, "question": "q", "answers": ["a"]}]})
+    )
     with pytest.raises(VqauditError, match=r"looks like a ST-VQA gold file \(its 'dataset_name' is 'ST-VQA'\)"):
         load_gold(path, "textvqa")
 
@@ -100,13 +159,28 @@ def test_audit_command_refuses_a_docvqa_gold_file_for_infovqa(
     gold = _write(tmp_path, "docvqa")
     preds = tmp_path / "preds.jsonl"
     preds.write_text('{"question_id": 337, "prediction": "1/8/93"}\n')
-    monkeypatch.setattr(sys, "argv", ["vqaudit", "audit", str(preds), "--benchmark", "infovqa", "--gold", str(gold),
-                                      "--out", str(tmp_path / "audit")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "vqaudit",
+            "audit",
+            str(preds),
+            "--benchmark",
+            "infovqa",
+            "--gold",
+            str(gold),
+            "--out",
+            str(tmp_path / "audit"),
+        ],
+    )
     with pytest.raises(SystemExit) as info:
         main()
     err = capsys.readouterr().err
     assert info.value.code == 2 and "Traceback" not in err
-    assert err == (f"error: {gold}: looks like a DocVQA gold file (row 1 has 'questionId' and no 'answer_type'), "
-                   "not the InfographicVQA layout expected (a 'data' list of rows with 'questionId', 'question', "
-                   "'answers' and 'answer_type'); give the InfographicVQA gold file, or --benchmark docvqa for this "
-                   "one\n")
+    assert err == (
+        f"error: {gold}: looks like a DocVQA gold file (row 1 has 'questionId' and no 'answer_type'), "
+        "not the InfographicVQA layout expected (a 'data' list of rows with 'questionId', 'question', "
+        "'answers' and 'answer_type'); give the InfographicVQA gold file, or --benchmark docvqa for this "
+        "one\n"
+    )

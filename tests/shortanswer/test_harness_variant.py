@@ -40,24 +40,45 @@ def test_a_vlmevalkit_sheet_under_the_default_variant_shows_vlmevalkit_s_number(
     assert result.variant == "pix2struct" and result.scores["Overall"] == pytest.approx(50.0)
     # vlmevalkit: rows 1, 2, 4 = 75.00; vlmevalkit_677e30a5 puts the arguments back in order (50.00, the same as
     # the default), so it is not listed
-    assert result.harness_scores == {"harness": "vlmevalkit", "default_variant": "pix2struct",
-                                     "variants": {"vlmevalkit": {"test_human": 75.0, "Overall": 75.0}}}
+    assert result.harness_scores == {
+        "harness": "vlmevalkit",
+        "default_variant": "pix2struct",
+        "variants": {"vlmevalkit": {"test_human": 75.0, "Overall": 75.0}},
+    }
 
 
 def test_the_report_names_the_variant_and_a_chosen_variant_shows_nothing_more(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     sheet = _sheet(tmp_path)
-    assert run_cli(monkeypatch, "--quiet", "audit", str(sheet), "--benchmark", "chartqa", "--out",
-                   str(tmp_path / "a")) == 0
+    assert (
+        run_cli(monkeypatch, "--quiet", "audit", str(sheet), "--benchmark", "chartqa", "--out", str(tmp_path / "a"))
+        == 0
+    )
     md = (tmp_path / "a" / "report.md").read_text(encoding="utf-8")
-    assert ("This file was read as VLMEvalKit's output and scored under the default variant `pix2struct` (50.00); "
-            "VLMEvalKit's own rules give another number: `--metric-variant vlmevalkit` 75.00.") in md
+    assert (
+        "This file was read as VLMEvalKit's output and scored under the default variant `pix2struct` (50.00); "
+        "VLMEvalKit's own rules give another number: `--metric-variant vlmevalkit` 75.00."
+    ) in md
     assert "| official, `--metric-variant vlmevalkit` | 75.00 | 75.00 |" in md
     report = json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))
     assert report["harness_scores"]["variants"] == {"vlmevalkit": {"test_human": 75.0, "Overall": 75.0}}
     capsys.readouterr()
-    assert run_cli(monkeypatch, "--quiet", "audit", str(sheet), "--benchmark", "chartqa", "--metric-variant",
-                   "vlmevalkit", "--out", str(tmp_path / "b")) == 0
+    assert (
+        run_cli(
+            monkeypatch,
+            "--quiet",
+            "audit",
+            str(sheet),
+            "--benchmark",
+            "chartqa",
+            "--metric-variant",
+            "vlmevalkit",
+            "--out",
+            str(tmp_path / "b"),
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "b" / "report.json").read_text(encoding="utf-8"))
     assert "harness_scores" not in report and report["scores"]["Overall"] == pytest.approx(75.0)
     assert "own rules give another number" not in (tmp_path / "b" / "report.md").read_text(encoding="utf-8")
@@ -65,8 +86,10 @@ def test_the_report_names_the_variant_and_a_chosen_variant_shows_nothing_more(
 
 def test_a_generic_file_shows_no_harness_number(tmp_path: Path) -> None:
     path = tmp_path / "preds.jsonl"
-    path.write_text("".join(json.dumps({"question_id": str(r[0]), "answer": r[2], "prediction": r[3]}) + "\n"
-                            for r in _ROWS), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"question_id": str(r[0]), "answer": r[2], "prediction": r[3]}) + "\n" for r in _ROWS),
+        encoding="utf-8",
+    )
     assert run_audit(path, "chartqa").harness_scores is None
 
 
@@ -77,4 +100,7 @@ def test_the_vila_sheet_default_42_56_beside_vlmevalkit_s_42_88() -> None:
     theirs = result.harness_scores["variants"]["vlmevalkit"]
     # VLMEvalKit's own result file beside the sheet: 42.88 / 74.56 / 58.72
     assert (round(theirs["test_human"], 2), round(theirs["test_augmented"], 2), round(theirs["Overall"], 2)) == (
-        42.88, 74.56, 58.72)
+        42.88,
+        74.56,
+        58.72,
+    )

@@ -26,8 +26,16 @@ ROWS = (
 
 def _audit(tmp_path: Path, reply: object) -> object:
     backend = ScriptedBackend(reply)  # type: ignore[arg-type]
-    return audit_rows(JoinReport(ROWS), "docvqa", metric="exact_match", variant="pix2struct", judge="scripted:test",
-                      cache_dir=tmp_path, judge_backend=backend, n_draws=50)
+    return audit_rows(
+        JoinReport(ROWS),
+        "docvqa",
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:test",
+        cache_dir=tmp_path,
+        judge_backend=backend,
+        n_draws=50,
+    )
 
 
 def test_all_undecided_fails(tmp_path: Path) -> None:

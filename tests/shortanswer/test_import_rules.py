@@ -34,8 +34,12 @@ def _lines(path: Path, *records: object) -> Path:
 def test_a_row_without_its_id_is_refused_not_numbered(tmp_path: Path) -> None:
     # The trial's case: DocVQA predictions keyed by questionId, row 2 without one. Before the fix row 2 got the
     # id "2" and was scored against another question's gold.
-    path = _lines(tmp_path / "p.jsonl", {"questionId": 7, "prediction": "a"}, {"prediction": "b"},
-                  {"questionId": 9, "prediction": "c"})
+    path = _lines(
+        tmp_path / "p.jsonl",
+        {"questionId": 7, "prediction": "a"},
+        {"prediction": "b"},
+        {"questionId": 9, "prediction": "c"},
+    )
     with pytest.raises(VqauditError, match=r"p\.jsonl: row 2, field 'questionId': missing"):
         read_predictions(path)
     # a null id is no id either
@@ -62,9 +66,12 @@ def test_row_numbers_stand_in_only_when_the_file_has_no_id_field(tmp_path: Path)
 
 def test_numbers_keep_their_written_text_and_missing_values_are_empty(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
-    path.write_text('{"id": 1, "prediction": 1.50}\n{"id": 2, "prediction": 1e3}\n{"id": 3, "prediction": 12}\n'
-                    '{"id": 4, "prediction": null}\n{"id": 6, "prediction": " x "}\n'
-                    '{"id": 7, "prediction": -0.0}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": 1, "prediction": 1.50}\n{"id": 2, "prediction": 1e3}\n{"id": 3, "prediction": 12}\n'
+        '{"id": 4, "prediction": null}\n{"id": 6, "prediction": " x "}\n'
+        '{"id": 7, "prediction": -0.0}\n',
+        encoding="utf-8",
+    )
     # as written: "1.50" (not repr "1.5"), "1e3" (not "1000.0"); an int's digits; null -> ""; text as is
     assert [p.prediction for p in read_predictions(path)] == ["1.50", "1e3", "12", "", " x ", "-0.0"]
     table = tmp_path / "p.csv"
@@ -72,12 +79,21 @@ def test_numbers_keep_their_written_text_and_missing_values_are_empty(tmp_path: 
     assert [p.prediction for p in read_predictions(table)] == ["", "1.50"]
 
 
-@pytest.mark.parametrize(("value", "shown"), [("true", "boolean true"), ("false", "boolean false"),
-                                              ("1e999", "non-finite number 1e999"),
-                                              ("-1e999", "non-finite number -1e999"),
-                                              ("Infinity", "non-finite number inf"),
-                                              ("NaN", r"non-finite number NaN \(write the prediction as a string "
-                                                      r"\(or null for a missing one\)\)")])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("true", "boolean true"),
+        ("false", "boolean false"),
+        ("1e999", "non-finite number 1e999"),
+        ("-1e999", "non-finite number -1e999"),
+        ("Infinity", "non-finite number inf"),
+        (
+            "NaN",
+            r"non-finite number NaN \(write the prediction as a string "
+            r"\(or null for a missing one\)\)",
+        ),
+    ],
+)
 def test_booleans_and_non_finite_numbers_are_refused(tmp_path: Path, value: str, shown: str) -> None:
     # Before the fix: true -> "True", 1e999 -> "inf", exit 0; NaN -> "" (an empty reply) while inf was refused.
     path = tmp_path / "p.jsonl"
@@ -100,11 +116,17 @@ def test_embedded_gold_answers_follow_the_prediction_rule(tmp_path: Path) -> Non
     path = _lines(tmp_path / "g.jsonl", {"id": 1, "prediction": "a", "answers": ["a"]})
     path.write_text(path.read_text() + '{"id": 2, "prediction": "1.5", "answers": [1.50, 7]}\n', encoding="utf-8")
     assert [p.gold for p in read_predictions(path)] == [("a",), ("1.50", "7")]
-    for value, shown in (("true", "boolean true"), ("[\"a\", false]", "boolean false"),
-                         ("1e999", "non-finite number 1e999")):
+    for value, shown in (
+        ("true", "boolean true"),
+        ('["a", false]', "boolean false"),
+        ("1e999", "non-finite number 1e999"),
+    ):
         path.write_text(f'{{"id": 1, "prediction": "a", "answers": {value}}}\n', encoding="utf-8")
-        with pytest.raises(VqauditError, match=rf"g\.jsonl: row 1, field 'answers': expected text, got the {shown} "
-                                               r"\(write the gold answer as a string\)"):
+        with pytest.raises(
+            VqauditError,
+            match=rf"g\.jsonl: row 1, field 'answers': expected text, got the {shown} "
+            r"\(write the gold answer as a string\)",
+        ):
             read_predictions(path)
 
 
@@ -136,10 +158,16 @@ def test_a_leading_bom_is_dropped_from_every_text_input(tmp_path: Path) -> None:
 
 def test_a_duplicate_id_names_the_id_field_used(tmp_path: Path) -> None:
     # A VLMEvalKit sheet keyed by 'index' (sheet rows 2 and 3 hold index 4): the message said 'question_id'.
-    sheet = write_xlsx(tmp_path / "m_ChartQA_TEST.xlsx", ["index", "question", "answer", "prediction"],
-                       [["4", "q1?", "1", "1"], ["4", "q2?", "2", "2"]])
-    with pytest.raises(VqauditError, match=r"m_ChartQA_TEST\.xlsx: row 3, field 'index': duplicate id '4' "
-                                           r"\(first at row 2\)"):
+    sheet = write_xlsx(
+        tmp_path / "m_ChartQA_TEST.xlsx",
+        ["index", "question", "answer", "prediction"],
+        [["4", "q1?", "1", "1"], ["4", "q2?", "2", "2"]],
+    )
+    with pytest.raises(
+        VqauditError,
+        match=r"m_ChartQA_TEST\.xlsx: row 3, field 'index': duplicate id '4' "
+        r"\(first at row 2\)",
+    ):
         read_predictions(sheet)
 
 
@@ -147,12 +175,22 @@ def test_a_gold_the_metric_refuses_names_the_gold_file_and_row(tmp_path: Path) -
     # ChartQA label "[]" expands (VLMEvalKit's list-literal rule) to no reference at all: the scorer refuses it.
     # Before the fix the message was "joined row 2 (question id 'test_human:2'), field 'answers'", no file.
     gold = tmp_path / "test_human.json"
-    gold.write_text(json.dumps([{"imgname": "a.png", "query": "q1?", "label": "3"},
-                                {"imgname": "b.png", "query": "q2?", "label": "[]"}]), encoding="utf-8")
-    preds = _lines(tmp_path / "p.jsonl", {"question_id": "test_human:1", "prediction": "3"},
-                   {"question_id": "test_human:2", "prediction": "4"})
-    with pytest.raises(VqauditError, match=r"test_human\.json: row 2 \(question id 'test_human:2'\), field "
-                                           r"'answers': at least one reference answer is required"):
+    gold.write_text(
+        json.dumps(
+            [{"imgname": "a.png", "query": "q1?", "label": "3"}, {"imgname": "b.png", "query": "q2?", "label": "[]"}]
+        ),
+        encoding="utf-8",
+    )
+    preds = _lines(
+        tmp_path / "p.jsonl",
+        {"question_id": "test_human:1", "prediction": "3"},
+        {"question_id": "test_human:2", "prediction": "4"},
+    )
+    with pytest.raises(
+        VqauditError,
+        match=r"test_human\.json: row 2 \(question id 'test_human:2'\), field "
+        r"'answers': at least one reference answer is required",
+    ):
         run_audit(preds, "chartqa", gold=gold, variant="vlmevalkit")
 
 
@@ -161,11 +199,20 @@ def test_a_gold_the_metric_refuses_names_the_gold_file_and_row(tmp_path: Path) -
 
 def test_zero_based_chartqa_ids_are_refused(tmp_path: Path) -> None:
     gold = tmp_path / "test_human.json"
-    gold.write_text(json.dumps([{"imgname": "a.png", "query": "q1?", "label": "3"},
-                                {"imgname": "b.png", "query": "q2?", "label": "5"}]), encoding="utf-8")
+    gold.write_text(
+        json.dumps(
+            [{"imgname": "a.png", "query": "q1?", "label": "3"}, {"imgname": "b.png", "query": "q2?", "label": "5"}]
+        ),
+        encoding="utf-8",
+    )
     items = load_chartqa(gold)
-    preds = read_predictions(_lines(tmp_path / "p.jsonl", {"question_id": "test_human:0", "prediction": "3"},
-                                    {"question_id": "test_human:1", "prediction": "5"}))
+    preds = read_predictions(
+        _lines(
+            tmp_path / "p.jsonl",
+            {"question_id": "test_human:0", "prediction": "3"},
+            {"question_id": "test_human:1", "prediction": "5"},
+        )
+    )
     # 0-based numbering would join "5" (row 2's answer) to row 1's gold "3": refused, naming the row with id 0
     with pytest.raises(VqauditError, match=r"p\.jsonl: row 1, id 'test_human:0': ChartQA ids are 1-based"):
         join_predictions(preds, items, benchmark="chartqa")

@@ -69,15 +69,22 @@ def test_multimodalocr_answer_is_the_prediction_when_gt_answers_exist() -> None:
 
 def test_lmms_eval_sample_log(tmp_path: Path) -> None:
     log = [
-        {"doc_id": 0, "doc": {"question_id": 34602, "question": "what?", "answers": ["a", "b"]},
-         "target": "a", "resps": [["raw"]], "filtered_resps": ["Dakota"]},
+        {
+            "doc_id": 0,
+            "doc": {"question_id": 34602, "question": "what?", "answers": ["a", "b"]},
+            "target": "a",
+            "resps": [["raw"]],
+            "filtered_resps": ["Dakota"],
+        },
         {"doc_id": 1, "doc": {"question": "q2"}, "target": "['x', 'y']", "resps": [["only raw"]]},
     ]
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in log))
     preds = read_predictions(path)
     assert [(p.qid, p.prediction, p.gold) for p in preds] == [
-        ("34602", "Dakota", ("a", "b")), ("1", "only raw", ("x", "y"))]
+        ("34602", "Dakota", ("a", "b")),
+        ("1", "only raw", ("x", "y")),
+    ]
     assert read_predictions(_write(tmp_path / "s.json", {"logs": log}))[0].qid == "34602"
 
 
@@ -100,21 +107,36 @@ def test_errors_name_file_row_and_field(tmp_path: Path) -> None:
 
 
 def test_gold_loaders_for_each_layout(tmp_path: Path) -> None:
-    textvqa = _write(tmp_path / "TextVQA_0.5.1_val.json", {"data": [
-        {"question_id": 1, "question": "what brand?", "answers": ["nike"] * 10, "ocr_tokens": ["NIKE", "air"]}]})
+    textvqa = _write(
+        tmp_path / "TextVQA_0.5.1_val.json",
+        {
+            "data": [
+                {"question_id": 1, "question": "what brand?", "answers": ["nike"] * 10, "ocr_tokens": ["NIKE", "air"]}
+            ]
+        },
+    )
     (item,) = load_textvqa(textvqa)
     assert (item.qid, len(item.answers), item.ocr_tokens) == ("1", 10, ("NIKE", "air"))
     stvqa = _write(tmp_path / "st.json", {"data": [{"question_id": 9, "question": "q", "answers": ["a"]}]})
     assert load_gold(stvqa, "stvqa")[0].benchmark == "stvqa"
     docvqa = _write(tmp_path / "val_v1.0.json", {"data": [{"questionId": 5, "question": "q", "answers": ["x"]}]})
     assert load_docvqa(docvqa)[0].qid == "5"
-    info = _write(tmp_path / "infographicsVQA_val_v1.0.json", {"data": [
-        {"questionId": 6, "question": "q", "answers": ["a, b"], "answer_type": ["multi-span"]}]})
+    info = _write(
+        tmp_path / "infographicsVQA_val_v1.0.json",
+        {"data": [{"questionId": 6, "question": "q", "answers": ["a, b"], "answer_type": ["multi-span"]}]},
+    )
     assert load_infovqa(info)[0].answer_type == "multi-span"
     chart = load_chartqa(FIXTURES / "chartqa_test_human_slice.json")
     assert len(chart) == 60 and chart[0].qid == "test_human:1" and chart[0].answers == ("14",)
-    bad = _write(tmp_path / "bad.json", {"data": [{"question_id": 1, "question": "q", "answers": ["a"]},
-                                                  {"question_id": 2, "question": "q", "answers": []}]})
+    bad = _write(
+        tmp_path / "bad.json",
+        {
+            "data": [
+                {"question_id": 1, "question": "q", "answers": ["a"]},
+                {"question_id": 2, "question": "q", "answers": []},
+            ]
+        },
+    )
     with pytest.raises(VqauditError, match=r"bad\.json: row 2, field 'answers'"):
         load_textvqa(bad)
     dup = _write(tmp_path / "dup.json", {"data": [{"question_id": 1, "question": "q", "answers": ["a"]}] * 2})
@@ -127,8 +149,12 @@ def test_gold_loaders_for_each_layout(tmp_path: Path) -> None:
 
 
 def test_join_reports_what_does_not_join(tmp_path: Path) -> None:
-    gold = load_textvqa(_write(tmp_path / "g.json", {"data": [
-        {"question_id": i, "question": f"q{i}", "answers": ["a"] * 10} for i in (1, 2, 3)]}))
+    gold = load_textvqa(
+        _write(
+            tmp_path / "g.json",
+            {"data": [{"question_id": i, "question": f"q{i}", "answers": ["a"] * 10} for i in (1, 2, 3)]},
+        )
+    )
     (tmp_path / "p.jsonl").write_text('{"question_id": 2, "prediction": "a"}\n{"question_id": 9, "prediction": "b"}\n')
     report = join_predictions(read_predictions(tmp_path / "p.jsonl"), gold, benchmark="textvqa")
     assert [r.qid for r in report.rows] == ["2"]

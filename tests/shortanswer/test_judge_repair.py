@@ -59,8 +59,16 @@ def _rows() -> list[AuditRow]:
 def test_judge_sees_text_only_runs_on_the_error_pool_and_is_cached(tmp_path: Path) -> None:
     backend = ScriptedBackend(lambda r: "yes" if "SEPTRA" in r.prompt or "C-5" in r.prompt else "no")
     join = JoinReport(tuple(_rows()))
-    result = audit_rows(join, "docvqa", metric="exact_match", variant="pix2struct", judge="scripted:test",
-                        cache_dir=tmp_path, judge_backend=backend, n_draws=200)
+    result = audit_rows(
+        join,
+        "docvqa",
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:test",
+        cache_dir=tmp_path,
+        judge_backend=backend,
+        n_draws=200,
+    )
     asked = {r.request_id.removeprefix("judge:") for r in backend.requests}
     assert asked == {"1", "3", "4"}  # row 2 is officially correct: never judged
     assert all(r.image is None and r.image_mime is None for r in backend.requests)  # seed 002 §3.3: text only
@@ -80,13 +88,32 @@ def test_judge_validation_and_second_judge(tmp_path: Path) -> None:
     labels.write_text("question_id,label\n1,yes\n3,no\n4,no\n")
     first = ScriptedBackend(lambda r: "yes" if "SEPTRA" in r.prompt or "C-5" in r.prompt else "no")
     second = ScriptedBackend(lambda r: "yes", spec="scripted:other")
-    result = audit_rows(JoinReport(tuple(_rows())), "docvqa", metric="exact_match", variant="pix2struct",
-                        judge="scripted:test", cache_dir=tmp_path, judge_backend=first, labels=labels,
-                        second_judge="scripted:other", second_backend=second, n_draws=100)
+    result = audit_rows(
+        JoinReport(tuple(_rows())),
+        "docvqa",
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:test",
+        cache_dir=tmp_path,
+        judge_backend=first,
+        labels=labels,
+        second_judge="scripted:other",
+        second_backend=second,
+        n_draws=100,
+    )
     assert result.judge is not None
     # judge: 1 yes, 3 yes, 4 no; human: 1 yes, 3 no, 4 no -> tp 1, fp 1, tn 1: precision 0.5, recall 1.0.
-    assert result.judge.validation == {"n": 3, "precision": 0.5, "recall": 1.0, "agreement": pytest.approx(2 / 3),
-                                       "kappa": pytest.approx(0.4), "tp": 1, "fp": 1, "fn": 0, "tn": 1}
+    assert result.judge.validation == {
+        "n": 3,
+        "precision": 0.5,
+        "recall": 1.0,
+        "agreement": pytest.approx(2 / 3),
+        "kappa": pytest.approx(0.4),
+        "tp": 1,
+        "fp": 1,
+        "fn": 0,
+        "tn": 1,
+    }
     assert result.judge.second is not None and result.judge.second["agreement"] == pytest.approx(2 / 3)
     assert read_labels(labels) == {"1": True, "3": False, "4": False}
 

@@ -17,11 +17,11 @@ from vqaudit.shortanswer.records import AuditRow, JoinReport
     [
         ("Yes.", True),
         ("**No** - different", False),
-        ("```json\n{\"verdict\": \"equivalent\"}\n```", True),  # fenced JSON
-        ("```\n{\"equivalent\": false}\n```", False),
-        ("{\"verdict\": \"not equivalent\"}", False),
-        ("{\"verdict\": true, \"reason\": \"same value\"}", True),
-        ("Sure: {\"equivalent\": true}", True),  # an inline object
+        ('```json\n{"verdict": "equivalent"}\n```', True),  # fenced JSON
+        ('```\n{"equivalent": false}\n```', False),
+        ('{"verdict": "not equivalent"}', False),
+        ('{"verdict": true, "reason": "same value"}', True),
+        ('Sure: {"equivalent": true}', True),  # an inline object
         ("Equivalent.", True),
         ("Not equivalent: 12 vs 13", False),  # "not equivalent" is read before the word "equivalent"
         ("```\nno\n```", False),  # a fenced word
@@ -34,7 +34,7 @@ from vqaudit.shortanswer.records import AuditRow, JoinReport
         ("Nothing matches", None),
         ("maybe", None),
         ("", None),
-        ("{\"verdict\": 3}", None),
+        ('{"verdict": 3}', None),
         ("yes " * 2000, None),  # over 4,096 characters: undecided, not read
     ],
 )
@@ -60,8 +60,16 @@ def test_undecided_verdicts_leave_the_judged_score_and_the_share(tmp_path: Path)
         prompt = str(r.prompt)
         return "yes" if "SEPTRA" in prompt else "I am not sure" if "C-5" in prompt else "no"
 
-    result = audit_rows(JoinReport(tuple(_rows())), "docvqa", metric="exact_match", variant="pix2struct",
-                        judge="scripted:test", cache_dir=tmp_path, judge_backend=ScriptedBackend(reply), n_draws=200)
+    result = audit_rows(
+        JoinReport(tuple(_rows())),
+        "docvqa",
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:test",
+        cache_dir=tmp_path,
+        judge_backend=ScriptedBackend(reply),
+        n_draws=200,
+    )
     judge = result.judge
     assert judge is not None
     assert (judge.pool, judge.accepted, judge.undecided) == (3, 1, 1)

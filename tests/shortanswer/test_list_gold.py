@@ -29,8 +29,11 @@ def sheet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
     path = tmp_path_factory.mktemp("sheet") / "llava_TextVQA_VAL.xlsx"
-    return write_xlsx(path, ["index", "question", "answer", "prediction"],
-                      [[r["textvqa_question_id"], "q", str(r["gt_answers"]), r["prediction"]] for r in rows])
+    return write_xlsx(
+        path,
+        ["index", "question", "answer", "prediction"],
+        [[r["textvqa_question_id"], "q", str(r["gt_answers"]), r["prediction"]] for r in rows],
+    )
 
 
 @pytest.mark.slow
@@ -46,8 +49,11 @@ def test_textvqa_sheet_with_list_string_gold_reproduces_61_25(sheet: Path) -> No
 
 def test_only_lists_of_strings_are_expanded(tmp_path: Path) -> None:
     path = tmp_path / "p.csv"
-    path.write_text('index,question,answer,prediction\n1,q,"[\'a\', \'b\']",a\n2,q,"[2014, 2016]",2014\n'
-                    '3,q,"[Gambia, Niger]",x\n4,q,"[__import__(\'os\')]",x\n', encoding="utf-8")
+    path.write_text(
+        "index,question,answer,prediction\n1,q,\"['a', 'b']\",a\n2,q,\"[2014, 2016]\",2014\n"
+        '3,q,"[Gambia, Niger]",x\n4,q,"[__import__(\'os\')]",x\n',
+        encoding="utf-8",
+    )
     golds = [p.gold for p in read_predictions(path, "vlmevalkit")]
     # ChartQA's numeric and unquoted lists stay one string (the relaxed-accuracy variants decide); a call is
     # not a literal and is never evaluated.
@@ -56,8 +62,11 @@ def test_only_lists_of_strings_are_expanded(tmp_path: Path) -> None:
 
 def test_json_object_keyed_by_question_id_reads_like_a_list(tmp_path: Path) -> None:
     path = tmp_path / "output.json"
-    path.write_text(json.dumps({"7": {"response": "12", "answer": "12"}, "9": {"pid": "9", "response": "x",
-                                                                              "answer": "y", "id": "nine"}}))
+    path.write_text(
+        json.dumps(
+            {"7": {"response": "12", "answer": "12"}, "9": {"pid": "9", "response": "x", "answer": "y", "id": "nine"}}
+        )
+    )
     preds = read_predictions(path)
     assert [(p.qid, p.prediction, p.gold) for p in preds] == [("7", "12", ("12",)), ("nine", "x", ("y",))]
     bad = tmp_path / "bad.json"

@@ -64,49 +64,77 @@ def test_a_vlmevalkit_mmmu_sheet_is_read_and_its_defective_row_left_out(tmp_path
     assert (summary["choice"]["rows"], summary["choice"]["correct"]) == (2, 1)
     assert (summary["open"]["rows"], summary["open"]["correct"]) == (2, 1)
     assert summary["overall"] == {"rows": 4, "correct": 2, "accuracy": 0.5}
-    assert summary["defects"] == {"excluded": 1, "of": 5, "rows": [
-        {"file": f"VILA_MMMU_DEV_VAL{suffix}", "row": 2, "id": "2", "field": "answer",
-         "reason": "the gold D is not among the options (A, B, C): option D is empty or missing"}]}
+    assert summary["defects"] == {
+        "excluded": 1,
+        "of": 5,
+        "rows": [
+            {
+                "file": f"VILA_MMMU_DEV_VAL{suffix}",
+                "row": 2,
+                "id": "2",
+                "field": "answer",
+                "reason": "the gold D is not among the options (A, B, C): option D is empty or missing",
+            }
+        ],
+    }
     assert [r["id"] for r in rows] == ["1", "3", "4", "5"]
     assert {r["id"]: r["extracted"] for r in rows}["3"] == "24 dollars | 24.0"
 
 
 def test_the_cli_warns_once_reports_the_defect_and_exits_0_and_strict_refuses(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     sheet = _sheet(tmp_path, ".xlsx")
     res = CliRunner().invoke(app, ["audit", str(sheet), "--benchmark", "mmmu", "--out", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output
     warnings = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
-    assert warnings == [f"warning: 1 of 5 rows of {sheet} excluded as defective (first: row 2, field 'answer': the "
-                        "gold D is not among the options (A, B, C): option D is empty or missing); listed in "
-                        f"{tmp_path / 'a' / 'report.md'}; --strict refuses the file instead"]
+    assert warnings == [
+        f"warning: 1 of 5 rows of {sheet} excluded as defective (first: row 2, field 'answer': the "
+        "gold D is not among the options (A, B, C): option D is empty or missing); listed in "
+        f"{tmp_path / 'a' / 'report.md'}; --strict refuses the file instead"
+    ]
     md = (tmp_path / "a" / "report.md").read_text()
     assert "**1 of 5 rows excluded as defective**" in md
     assert "| VILA_MMMU_DEV_VAL.xlsx | 2 | 2 | answer | the gold D is not among the options" in md
     assert "Overall accuracy (choice and open rows together, the benchmark's headline): 50.00 (2 of 4)" in md
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     assert report["defects"]["rows"][0]["row"] == 2
-    assert run_cli(monkeypatch, "audit", str(sheet), "--benchmark", "mmmu", "--strict", "--out",
-                   str(tmp_path / "b")) == 2
+    assert (
+        run_cli(monkeypatch, "audit", str(sheet), "--benchmark", "mmmu", "--strict", "--out", str(tmp_path / "b")) == 2
+    )
     assert capsys.readouterr().err.strip() == (
         f"error: {sheet}: row 2, field 'answer': the gold D is not among the options (A, B, C): option D "
-        "is empty or missing")
+        "is empty or missing"
+    )
 
 
 def test_mmmu_output_json_counts_rows_as_the_sheet_does(tmp_path: Path) -> None:
     four = ["A", "B", "C", "D"]
     records = [
-        {"id": "v_1", "question_type": "multiple-choice", "answer": "A", "all_choices": four,
-         "index2ans": {c: f"t{c}" for c in four}, "response": "A"},
+        {
+            "id": "v_1",
+            "question_type": "multiple-choice",
+            "answer": "A",
+            "all_choices": four,
+            "index2ans": {c: f"t{c}" for c in four},
+            "response": "A",
+        },
         # the gold option's text is empty: defective, data row 2 as in the sheet
-        {"id": "v_2", "question_type": "multiple-choice", "answer": "D", "all_choices": four,
-         "index2ans": {"A": "1", "B": "2", "C": "3", "D": ""}, "response": "D"},
+        {
+            "id": "v_2",
+            "question_type": "multiple-choice",
+            "answer": "D",
+            "all_choices": four,
+            "index2ans": {"A": "1", "B": "2", "C": "3", "D": ""},
+            "response": "D",
+        },
     ]
     path = tmp_path / "output.json"
     path.write_text(json.dumps(records), encoding="utf-8")
     read = read_mc_file(path, "mmmu")
     assert [(d.row, d.qid, d.field, d.reason) for d in read.defects] == [
-        (2, "v_2", "answer", "the gold D names option D, which is empty")]
+        (2, "v_2", "answer", "the gold D names option D, which is empty")
+    ]
     with pytest.raises(VqauditError, match=r"output.json: row 2, field 'answer': the gold D names option D"):
         read_mc_file(path, "mmmu", strict=True)
 
@@ -114,9 +142,12 @@ def test_mmmu_output_json_counts_rows_as_the_sheet_does(tmp_path: Path) -> None:
 def test_an_open_question_as_vlmevalkit_s_mmmu_preproc_rewrote_it_is_read_back_as_open(tmp_path: Path) -> None:
     # VLMEvalKit's evaluated sheet: A = the open answer's text, B = "Other Answers", the answer cell "A"
     path = tmp_path / "MMMU_result.tsv"
-    path.write_text("index\tquestion\tA\tB\tC\tanswer\tprediction\n"
-                    "1\tHow far?\t3.5\tOther Answers\t\tA\tThe distance is 3.50 km.\n"
-                    "2\tWhich?\tx\ty\tz\tC\tC\n", encoding="utf-8")
+    path.write_text(
+        "index\tquestion\tA\tB\tC\tanswer\tprediction\n"
+        "1\tHow far?\t3.5\tOther Answers\t\tA\tThe distance is 3.50 km.\n"
+        "2\tWhich?\tx\ty\tz\tC\tC\n",
+        encoding="utf-8",
+    )
     summary, rows = run_mc_audit(path, "mmmu")
     # row 1: open, gold 3.5; "the distance is 3.50 km" -> "3.50 km" and 3.5 = 3.5: right; row 2 a choice, right
     assert (summary["open"]["rows"], summary["open"]["correct"]) == (1, 1)
@@ -127,15 +158,24 @@ def test_an_open_question_as_vlmevalkit_s_mmmu_preproc_rewrote_it_is_read_back_a
 def test_a_sheet_of_another_layout_under_mmmu_points_to_mc(tmp_path: Path) -> None:
     path = tmp_path / "other.tsv"
     path.write_text("index\tquestion\tanswer\tprediction\n1\tq\tB\tB\n", encoding="utf-8")
-    with pytest.raises(VqauditError, match=r"other.tsv: row 1, field 'A': neither an MMMU output.json record .*"
-                                           r"use --benchmark mc"):
+    with pytest.raises(
+        VqauditError,
+        match=r"other.tsv: row 1, field 'A': neither an MMMU output.json record .*"
+        r"use --benchmark mc",
+    ):
         read_mc_file(path, "mmmu")
 
 
 def _mathvista(tmp_path: Path) -> Path:
     def row(pid: str, **kw: object) -> dict[str, object]:
-        base: dict[str, object] = {"pid": pid, "question": "q", "choices": None, "question_type": "free_form",
-                                   "answer_type": "integer", "precision": None}
+        base: dict[str, object] = {
+            "pid": pid,
+            "question": "q",
+            "choices": None,
+            "question_type": "free_form",
+            "answer_type": "integer",
+            "precision": None,
+        }
         return {**base, **kw}
 
     mc: dict[str, object] = {"question_type": "multi_choice", "answer_type": "text"}
@@ -147,12 +187,19 @@ def _mathvista(tmp_path: Path) -> Path:
         # integer: "1,000 g" -> 1000 (units and commas dropped) = "1000"; the extraction "1000" too
         "3": row("3", answer="1000", response="The cup holds 1,000 g.", extraction="1000"),
         # float at 2 places: 1.249 -> str(round(1.249, 2)) = "1.25" = the gold, both ways
-        "4": row("4", answer="1.25", answer_type="float", precision=2, response="So the ratio is 1.249.",
-                 extraction="1.249"),
+        "4": row(
+            "4", answer="1.25", answer_type="float", precision=2, response="So the ratio is 1.249.", extraction="1.249"
+        ),
         # choice: the reply says (B) smaller, the upstream extraction says "larger" (nearest choice: A): right from
         # the response, wrong from the extraction
-        "5": row("5", choices=["larger", "smaller"], answer="smaller", response="The answer is (B) smaller.",
-                 extraction="larger", **mc),
+        "5": row(
+            "5",
+            choices=["larger", "smaller"],
+            answer="smaller",
+            response="The answer is (B) smaller.",
+            extraction="larger",
+            **mc,
+        ),
         # list: the bracketed list "[1, 2]" = the gold, both ways
         "6": row("6", answer="[1, 2]", answer_type="list", response="The roots are [1, 2].", extraction="[1, 2]"),
         # no reply: no answer, wrong
@@ -170,9 +217,15 @@ def test_mathvista_reads_the_raw_response_by_default_and_the_extraction_on_reque
     # response: choice rows 1, 5 right; free-form 3, 4, 6 right, 7 not; overall 5 of 6 (row 2 defective)
     assert (summary["choice"]["correct"], summary["open"]["correct"], summary["open"]["rows"]) == (2, 3, 4)
     assert summary["overall"] == {"rows": 6, "correct": 5, "accuracy": 5 / 6}
-    assert summary["defects"]["rows"] == [{"file": "output_model.json", "row": 2, "id": "2", "field": "answer",
-                                           "reason": "the gold 'red' is the text of options A, C (duplicate "
-                                                     "choices)"}]
+    assert summary["defects"]["rows"] == [
+        {
+            "file": "output_model.json",
+            "row": 2,
+            "id": "2",
+            "field": "answer",
+            "reason": "the gold 'red' is the text of options A, C (duplicate choices)",
+        }
+    ]
     assert {r["id"]: r["extracted"] for r in rows}["4"] == "1.25"
     summary, rows = run_mc_audit(path, "mathvista", read="extraction")
     assert summary["read_field"] == "extraction"
@@ -184,15 +237,21 @@ def test_mathvista_reads_the_raw_response_by_default_and_the_extraction_on_reque
 
 
 def test_mathvista_cli_names_the_field_read_and_read_is_refused_elsewhere(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _mathvista(tmp_path)
-    res = CliRunner().invoke(app, ["audit", str(path), "--benchmark", "mathvista", "--read", "extraction",
-                                   "--out", str(tmp_path / "a")])
+    res = CliRunner().invoke(
+        app, ["audit", str(path), "--benchmark", "mathvista", "--read", "extraction", "--out", str(tmp_path / "a")]
+    )
     assert res.exit_code == 0, res.output
     assert "Replies read from the field `extraction` (MathVista's own extracted answer" in res.stdout
     assert "Overall accuracy (choice and open rows together, the benchmark's headline): 66.67 (4 of 6)" in res.stdout
-    assert run_cli(monkeypatch, "audit", str(path), "--benchmark", "mc", "--read", "extraction", "--out",
-                   str(tmp_path / "b")) == 2
+    assert (
+        run_cli(
+            monkeypatch, "audit", str(path), "--benchmark", "mc", "--read", "extraction", "--out", str(tmp_path / "b")
+        )
+        == 2
+    )
     assert "--read applies only to --benchmark mathvista (not --benchmark mc)" in capsys.readouterr().err
 
 
@@ -203,8 +262,10 @@ def test_mathvista_answer_type_rules() -> None:
     assert mathvista_from_reply("\\boxed{12} apples, not 13", answer_type="integer", precision=None) == "12"
     assert mathvista_from_reply("I cannot tell.", answer_type="integer", precision=None) is None
     # the extraction is read as MathVista reads it: "1,000" is no float there, so no answer
-    assert mathvista_from_extraction("1,000", choices=(), gold="1000", answer_type="integer",
-                                     precision=None) == (None, False)
+    assert mathvista_from_extraction("1,000", choices=(), gold="1000", answer_type="integer", precision=None) == (
+        None,
+        False,
+    )
     assert mathvista_choice("(c) blue", ["red", "green", "blue"]) == (2, True)
     assert mathvista_choice("gren", ["red", "green", "blue"]) == (1, False)  # edit distance 1
     assert edit_distance("kitten", "sitting") == 3
@@ -231,18 +292,25 @@ def test_a_gap_in_the_options_is_a_defect_and_a_file_of_defects_only_is_refused(
     read = read_mc_file(gap, "mc")
     assert [r.qid for r in read.rows] == ["2"]
     assert [(d.row, d.field, d.reason) for d in read.defects] == [
-        (1, "B", "option B is empty but a later option is set")]
+        (1, "B", "option B is empty but a later option is set")
+    ]
     only = tmp_path / "only.csv"
     only.write_text("index,question,A,B,C,answer,prediction\n1,q,x,,z,A,A\n", encoding="utf-8")
-    with pytest.raises(VqauditError, match=r"only.csv: row 1, field 'B': option B is empty but a later option is "
-                                           r"set; the file's only row is defective: nothing to score"):
+    with pytest.raises(
+        VqauditError,
+        match=r"only.csv: row 1, field 'B': option B is empty but a later option is "
+        r"set; the file's only row is defective: nothing to score",
+    ):
         read_mc_file(only, "mc")
 
 
 def test_strict_and_read_are_refused_by_a_short_answer_audit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"question_id": "1", "prediction": "a", "answer": "a"}) + "\n", encoding="utf-8")
-    assert run_cli(monkeypatch, "audit", str(path), "--benchmark", "chartqa", "--strict", "--out",
-                   str(tmp_path / "a")) == 2
+    assert (
+        run_cli(monkeypatch, "audit", str(path), "--benchmark", "chartqa", "--strict", "--out", str(tmp_path / "a"))
+        == 2
+    )
     assert "--strict applies only to a multiple-choice audit" in capsys.readouterr().err

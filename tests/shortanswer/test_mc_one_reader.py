@@ -84,17 +84,36 @@ def read_both_ways(tmp_path_factory: pytest.TempPathFactory) -> Read:
     views = [v for v in load_benchmark(tmp / "bench").views if v.state == "standard"]
     assert len(views) == len(REPLIES) == 36
     replay = tmp / "replies.jsonl"
-    replay.write_text("".join(json.dumps({"view_id": v.view_id, "text": reply}) + "\n"
-                              for v, (reply, _) in zip(views, REPLIES, strict=True)), encoding="utf-8")
+    replay.write_text(
+        "".join(
+            json.dumps({"view_id": v.view_id, "text": reply}) + "\n"
+            for v, (reply, _) in zip(views, REPLIES, strict=True)
+        ),
+        encoding="utf-8",
+    )
     mc = tmp / "predictions.jsonl"
-    mc.write_text("".join(json.dumps({"id": v.view_id, "question": v.question,
-                                      **dict(zip("ABCD", v.options, strict=True)),
-                                      "answer": v.obligation.gold[0], "prediction": reply}) + "\n"
-                          for v, (reply, _) in zip(views, REPLIES, strict=True)), encoding="utf-8")
+    mc.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": v.view_id,
+                    "question": v.question,
+                    **dict(zip("ABCD", v.options, strict=True)),
+                    "answer": v.obligation.gold[0],
+                    "prediction": reply,
+                }
+            )
+            + "\n"
+            for v, (reply, _) in zip(views, REPLIES, strict=True)
+        ),
+        encoding="utf-8",
+    )
     monkeypatch = pytest.MonkeyPatch()
     try:
-        assert run_cli(monkeypatch, "run", str(tmp / "bench"), "--model", f"replay:{replay}", "--out",
-                       str(tmp / "run")) == 0
+        assert (
+            run_cli(monkeypatch, "run", str(tmp / "bench"), "--model", f"replay:{replay}", "--out", str(tmp / "run"))
+            == 0
+        )
         assert run_cli(monkeypatch, "score", str(tmp / "run"), "--draws", "10") == 0
         assert run_cli(monkeypatch, "audit", str(mc), "--benchmark", "mc", "--out", str(tmp / "audit")) == 0
     finally:
@@ -120,8 +139,12 @@ def test_score_and_the_mc_audit_read_every_reply_alike(read_both_ways: Read) -> 
         outcome, record = outcomes[view_id], audit[view_id]
         by_score = outcome["answer"] if outcome["decision"] == "answer" else None
         want = _expected(k, options[view_id])
-        assert (by_score, record["extracted"]) == (want, want), (k, REPLIES[k][0], outcome["decided_by"],
-                                                                 record["extracted_by"])
+        assert (by_score, record["extracted"]) == (want, want), (
+            k,
+            REPLIES[k][0],
+            outcome["decided_by"],
+            record["extracted_by"],
+        )
         assert record["correct"] is outcome["task_correct"]  # and both score it alike
 
 
@@ -149,8 +172,10 @@ def test_the_deciding_rule_is_recorded(read_both_ways: Read) -> None:
 
 def test_the_thinking_would_change_the_letter_if_it_were_read() -> None:
     # Not vacuous: read whole (--reasoning-format none), these replies name the thinking's letter or none at all.
-    rows = [MCRow(str(k), str(k), "Which animal?", tuple(ANIMALS), "B", REPLIES[k][0], "choice", None, "", f"f:{k}")
-            for k in (20, 23, 26, 27)]
+    rows = [
+        MCRow(str(k), str(k), "Which animal?", tuple(ANIMALS), "B", REPLIES[k][0], "choice", None, "", f"f:{k}")
+        for k in (20, 23, 26, 27)
+    ]
     split = [v.extracted for v in extract_choices(rows)]
     whole = [v.extracted for v in extract_choices(rows, reasoning_format="none")]
     assert split == ["A", "A", None, None]
@@ -172,13 +197,19 @@ def test_the_hand_checked_verbose_replies_are_read_alike_by_score_and_the_audit(
     path = Path(__file__).resolve().parents[1] / "fixtures" / "upd" / "verbose_choice_replies.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert len(records) >= 150
-    rows = [MCRow(f"q{k}", f"q{k}", "Which one?", tuple(r["options"].values()), "A", r["reply"], "choice", None, "",
-                  f"f:{k}") for k, r in enumerate(records)]
+    rows = [
+        MCRow(
+            f"q{k}", f"q{k}", "Which one?", tuple(r["options"].values()), "A", r["reply"], "choice", None, "", f"f:{k}"
+        )
+        for k, r in enumerate(records)
+    ]
     audit = [v.extracted for v in extract_choices(rows)]
     views = [_view(r) for r in rows]
     responses = {r.qid: Response(view_id=r.qid, model="m", prompt_id="p", text=r.reply) for r in rows}
-    scored = [o.answer if o.decision == "answer" else None
-              for o in score_upd_views(views, responses, run_dir=tmp_path, judge=None)]
+    scored = [
+        o.answer if o.decision == "answer" else None
+        for o in score_upd_views(views, responses, run_dir=tmp_path, judge=None)
+    ]
     assert audit == scored
     # against the hand reading (a letter, or none for an abstention or an undecided reply): no letter differs from
     # the hand's, no letter is read where the hand reads none, and 10 letters the hand reads are left undecided

@@ -23,8 +23,9 @@ from vqaudit.folder_lock import LOCK_FILE
 
 
 def _sheet(path: Path, replies: tuple[str, str]) -> Path:
-    path.write_text("index,question,A,B,answer,prediction\n"
-                    f"1,q1,x,y,A,{replies[0]}\n2,q2,x,y,B,{replies[1]}\n", encoding="utf-8")
+    path.write_text(
+        f"index,question,A,B,answer,prediction\n1,q1,x,y,A,{replies[0]}\n2,q2,x,y,B,{replies[1]}\n", encoding="utf-8"
+    )
     return path
 
 
@@ -46,7 +47,8 @@ def _first_audit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path,
 
 
 def test_a_failure_while_writing_the_second_file_leaves_the_previous_audit_whole(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Before: report.json was replaced first, so a failure writing rows.jsonl left the new report.json beside the
     # old rows.jsonl and report.md (exit 2, and the guard then took the folder for the new audit).
     sheet, out, before = _first_audit(monkeypatch, tmp_path)
@@ -72,7 +74,8 @@ def test_a_failure_while_writing_the_second_file_leaves_the_previous_audit_whole
 
 
 def test_renames_put_report_json_last_and_a_stop_between_them_leaves_none(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # SIGKILL between two renames cannot be held back; a failure at the second rename stands in for it. The old
     # report.json is removed before the first rename: the folder is visibly incomplete, never the old report.json
     # beside the new rows (before: report.json, the file the guard reads, was the first file replaced).
@@ -106,7 +109,8 @@ def test_report_json_keeps_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_a_multiple_choice_audit_into_a_folder_another_audit_is_writing_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Two audits into one --out: the second stops at once naming the first (the lock of the short-answer branch,
     # taken in `audit` before the two branches part).
     out = tmp_path / "X"
@@ -120,8 +124,9 @@ def test_a_multiple_choice_audit_into_a_folder_another_audit_is_writing_is_refus
     assert _mc(monkeypatch, sheet, out) == 0  # the lock went with its process
 
 
-def test_a_sigterm_held_during_the_renames_is_a_clean_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_sigterm_held_during_the_renames_is_a_clean_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # As the short-answer branch (test_audit_sigterm.py, in a real process): the set is whole, so exit 0 and a
     # line saying so; before: 143, "terminated (SIGTERM); rerun the same command to resume".
     sheet, out, _ = _first_audit(monkeypatch, tmp_path)
@@ -136,20 +141,25 @@ def test_a_sigterm_held_during_the_renames_is_a_clean_stop(tmp_path: Path, monke
     capsys.readouterr()
     assert _mc(monkeypatch, sheet, out) == 0
     captured = capsys.readouterr()
-    assert captured.err == (f"stopped by SIGTERM after the audit was completely written to {out} (report.md, "
-                            "report.json, rows.jsonl): nothing was lost\n")
+    assert captured.err == (
+        f"stopped by SIGTERM after the audit was completely written to {out} (report.md, "
+        "report.json, rows.jsonl): nothing was lost\n"
+    )
     assert captured.out == ""
     assert json.loads((out / "report.json").read_text())["choice"]["correct"] == 0  # the second sheet, whole
 
 
-def test_another_prediction_file_of_the_same_name_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_another_prediction_file_of_the_same_name_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Re-trial: `audit mcb/preds.tsv --out mcx` silently replaced the audit of mca/preds.tsv (exit 0), because the
     # multiple-choice report.json named the file by its name only; the short-answer branch refused the same case.
     (tmp_path / "mca").mkdir()
     (tmp_path / "mcb").mkdir()
-    first, second = _sheet(tmp_path / "mca" / "preds.csv", ("A", "B")), _sheet(tmp_path / "mcb" / "preds.csv",
-                                                                              ("B", "A"))
+    first, second = (
+        _sheet(tmp_path / "mca" / "preds.csv", ("A", "B")),
+        _sheet(tmp_path / "mcb" / "preds.csv", ("B", "A")),
+    )
     out = tmp_path / "mcx"
     assert _mc(monkeypatch, first, out) == 0
     before = _snapshot(out)
@@ -158,6 +168,7 @@ def test_another_prediction_file_of_the_same_name_is_refused(tmp_path: Path, mon
     assert _mc(monkeypatch, second, out) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"error: {out}: holds the multiple-choice audit of {first.resolve()} on 'mmbench'; this one reads another "
-        f"file of the same name ({second.resolve()}) and would overwrite it: choose another --out"]
+        f"file of the same name ({second.resolve()}) and would overwrite it: choose another --out"
+    ]
     assert _snapshot(out) == before
     assert _mc(monkeypatch, first, out) == 0  # the same file again may rewrite its own audit

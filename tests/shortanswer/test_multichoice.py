@@ -40,17 +40,46 @@ def test_cli_reproduces_the_published_mmbench_circular_67_7(tmp_path: Path) -> N
 def _mmmu(tmp_path: Path) -> Path:
     nine = {c: f"option {c}" for c in "ABCDEFGHI"}
     records = [
-        {"id": "v_1", "question_type": "multiple-choice", "answer": "I", "all_choices": list(nine),
-         "index2ans": nine, "response": "I"},  # strict, right
-        {"id": "v_2", "question_type": "multiple-choice", "answer": "B", "all_choices": ["A", "B", "C", "D"],
-         "index2ans": {c: f"t{c}" for c in "ABCD"},
-         "response": "Looking at the graph, A seems low. The answer is (B)."},  # final-answer, right
-        {"id": "v_3", "question_type": "multiple-choice", "answer": "C", "all_choices": ["A", "B", "C"],
-         "index2ans": {"A": "cat", "B": "dog", "C": "bird"}, "response": "I cannot tell from this image."},
-        {"id": "v_4", "question_type": "multiple-choice", "answer": "A", "all_choices": ["A", "B"],
-         "index2ans": {"A": "yes", "B": "no"}, "response": "Final answer: B"},  # final-answer, wrong
-        {"id": "v_5", "question_type": "multiple-choice", "answer": "A", "all_choices": ["A", "B"],
-         "index2ans": {"A": "yes", "B": "no"}, "response": "maybe"},  # unparsed, not a refusal
+        {
+            "id": "v_1",
+            "question_type": "multiple-choice",
+            "answer": "I",
+            "all_choices": list(nine),
+            "index2ans": nine,
+            "response": "I",
+        },  # strict, right
+        {
+            "id": "v_2",
+            "question_type": "multiple-choice",
+            "answer": "B",
+            "all_choices": ["A", "B", "C", "D"],
+            "index2ans": {c: f"t{c}" for c in "ABCD"},
+            "response": "Looking at the graph, A seems low. The answer is (B).",
+        },  # final-answer, right
+        {
+            "id": "v_3",
+            "question_type": "multiple-choice",
+            "answer": "C",
+            "all_choices": ["A", "B", "C"],
+            "index2ans": {"A": "cat", "B": "dog", "C": "bird"},
+            "response": "I cannot tell from this image.",
+        },
+        {
+            "id": "v_4",
+            "question_type": "multiple-choice",
+            "answer": "A",
+            "all_choices": ["A", "B"],
+            "index2ans": {"A": "yes", "B": "no"},
+            "response": "Final answer: B",
+        },  # final-answer, wrong
+        {
+            "id": "v_5",
+            "question_type": "multiple-choice",
+            "answer": "A",
+            "all_choices": ["A", "B"],
+            "index2ans": {"A": "yes", "B": "no"},
+            "response": "maybe",
+        },  # unparsed, not a refusal
         {"id": "v_6", "question_type": "open", "answer": "12.5", "response": "The length is 12.50 cm."},
         {"id": "v_7", "question_type": "open", "answer": ["Paris", "paris, france"], "response": "London"},
     ]
@@ -78,15 +107,46 @@ def test_mmmu_raw_replies_accuracy_over_all_and_parsed_rows(tmp_path: Path) -> N
 
 def test_mathvista_pid_keyed_json(tmp_path: Path) -> None:
     data = {
-        "1": {"pid": "1", "question": "Which is larger?", "choices": ["larger than", "equal to", "smaller than"],
-              "answer": "equal to", "question_type": "multi_choice", "answer_type": "text", "precision": None,
-              "response": "(B) equal to"},  # strict letter prefix, right
-        "2": {"pid": "2", "question": "Volume?", "choices": None, "answer": "1000", "question_type": "free_form",
-              "answer_type": "integer", "precision": None, "response": "The cup holds 1,000 g."},
-        "3": {"pid": "3", "question": "d?", "choices": None, "answer": "1.2", "question_type": "free_form",
-              "answer_type": "float", "precision": 1.0, "response": "d = 1.23 m"},  # 1.23 -> 1.2 at 1 place
-        "4": {"pid": "4", "question": "x?", "choices": None, "answer": "3", "question_type": "free_form",
-              "answer_type": "integer", "precision": None, "response": "Sorry, I can't see the figure."},
+        "1": {
+            "pid": "1",
+            "question": "Which is larger?",
+            "choices": ["larger than", "equal to", "smaller than"],
+            "answer": "equal to",
+            "question_type": "multi_choice",
+            "answer_type": "text",
+            "precision": None,
+            "response": "(B) equal to",
+        },  # strict letter prefix, right
+        "2": {
+            "pid": "2",
+            "question": "Volume?",
+            "choices": None,
+            "answer": "1000",
+            "question_type": "free_form",
+            "answer_type": "integer",
+            "precision": None,
+            "response": "The cup holds 1,000 g.",
+        },
+        "3": {
+            "pid": "3",
+            "question": "d?",
+            "choices": None,
+            "answer": "1.2",
+            "question_type": "free_form",
+            "answer_type": "float",
+            "precision": 1.0,
+            "response": "d = 1.23 m",
+        },  # 1.23 -> 1.2 at 1 place
+        "4": {
+            "pid": "4",
+            "question": "x?",
+            "choices": None,
+            "answer": "3",
+            "question_type": "free_form",
+            "answer_type": "integer",
+            "precision": None,
+            "response": "Sorry, I can't see the figure.",
+        },
     }
     path = tmp_path / "output_bard.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -96,8 +156,9 @@ def test_mathvista_pid_keyed_json(tmp_path: Path) -> None:
 
 
 def test_an_answer_that_is_no_option_names_file_row_and_field(tmp_path: Path) -> None:
-    data = {"1": {"question": "q", "choices": ["a", "b"], "answer": "c", "question_type": "multi_choice",
-                  "response": "A"}}
+    data = {
+        "1": {"question": "q", "choices": ["a", "b"], "answer": "c", "question_type": "multi_choice", "response": "A"}
+    }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(VqauditError, match=r"bad.json: row 1, field 'answer': 'c' is neither a letter"):
@@ -134,8 +195,13 @@ class _Judge:
 
 def test_the_judge_sees_only_what_the_rules_cannot_decide(tmp_path: Path) -> None:
     judge = _Judge()
-    summary, rows = run_mc_audit(_mmmu(tmp_path), "mmmu", judge="stub:judge", judge_backend=judge,  # type: ignore[arg-type]
-                                 cache_dir=tmp_path / "cache")
+    summary, rows = run_mc_audit(
+        _mmmu(tmp_path),
+        "mmmu",
+        judge="stub:judge",
+        judge_backend=judge,  # type: ignore[arg-type]
+        cache_dir=tmp_path / "cache",
+    )
     # only v_5: v_3 ("I cannot tell from this image.") is an abstention the rules read (the abstention
     # phrases of docs/upd.md), and v_1, v_2, v_4 and the open rows are decided before any judge
     assert judge.asked == ["v_5"]

@@ -17,8 +17,9 @@ from shortanswer.helpers import gap_perturb_args, run_cli
 from vqaudit.metrics.flips import paired_delta, summarize_perturbations
 
 
-def test_the_trials_run_has_no_change_over_the_questions_both_answered(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_trials_run_has_no_change_over_the_questions_both_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run_cli(monkeypatch, *gap_perturb_args(tmp_path)) == 0
     s = json.loads((tmp_path / "p6" / "perturbations.json").read_text())["summary"]
     # A1 and Base both answered q2-q7 (6), all right on both sides: 0 flips of 6, delta 6/6 - 6/6 = 0.
@@ -29,11 +30,17 @@ def test_the_trials_run_has_no_change_over_the_questions_both_answered(tmp_path:
     assert s["family_official_delta"] == {"A": 0.0, "B": 0.0} and s["mean_benign_official_delta"] == 0.0
     assert s["benign_bucket_canonical_delta"]["other-open"] == 0.0
     notes = s["notes"]
-    assert "Base: replies for 7 of 8 questions; every flip rate and delta compares only questions Base " \
-           "answered too" in notes
-    assert any(n.startswith("A1: replies for 7 of 8 questions, 6 of them also answered under Base; its flip rate "
-                            "and official/canonical deltas (per bucket too) compare those 6 questions only")
-               for n in notes)
+    assert (
+        "Base: replies for 7 of 8 questions; every flip rate and delta compares only questions Base "
+        "answered too" in notes
+    )
+    assert any(
+        n.startswith(
+            "A1: replies for 7 of 8 questions, 6 of them also answered under Base; its flip rate "
+            "and official/canonical deltas (per bucket too) compare those 6 questions only"
+        )
+        for n in notes
+    )
     assert any("each over its own questions (n: A1 6, B1 7)" in n for n in notes)
     md = (tmp_path / "p6" / "perturbations.md").read_text()
     assert "| A1 | 6 | 0.0 | +0.00 | +0.00 |" in md and "| B1 | 7 | 0.0 | +0.00 | +0.00 |" in md
@@ -55,9 +62,11 @@ def test_a_nonzero_paired_delta_through_the_command(tmp_path: Path, monkeypatch:
 def test_paired_deltas_families_and_buckets_hand_computed() -> None:
     # Base misses q5, A1 misses q1; A2 answers all. Buckets: q1, q2 scalar; q3-q5 readout.
     buckets = {"1": "scalar", "2": "scalar", "3": "readout", "4": "readout", "5": "readout"}
-    official = {"Base": {"1": 1.0, "2": 0.0, "3": 1.0, "4": 1.0},
-                "A1": {"2": 1.0, "3": 0.0, "4": 0.0, "5": 1.0},
-                "A2": {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0, "5": 1.0}}
+    official = {
+        "Base": {"1": 1.0, "2": 0.0, "3": 1.0, "4": 1.0},
+        "A1": {"2": 1.0, "3": 0.0, "4": 0.0, "5": 1.0},
+        "A2": {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0, "5": 1.0},
+    }
     canonical = {k: dict(v) for k, v in official.items()}
     canonical["A1"]["3"] = 1.0  # A1's q3 is a realization drift: canonically still right
     s = summarize_perturbations(official, canonical, buckets, n_questions=5)
@@ -86,8 +95,12 @@ def test_a_variant_with_replies_but_none_paired_is_left_out_of_the_means() -> No
     assert math.isnan(s.flip_rates["B1"]) and math.isnan(s.official_delta["B1"]) and s.paired["B1"] == 0
     assert s.mean_benign_official_delta == -100.0  # A1 alone: 0 - 1
     assert math.isnan(s.family_official_delta["B"])
-    assert any(n.startswith("B1: replies for 1 of 2 questions, none of them also answered under Base; so it has "
-                            "no flip rate or delta") for n in s.notes)
+    assert any(
+        n.startswith(
+            "B1: replies for 1 of 2 questions, none of them also answered under Base; so it has no flip rate or delta"
+        )
+        for n in s.notes
+    )
     assert math.isnan(paired_delta({"1": 1.0}, {}))
 
 
@@ -109,8 +122,15 @@ def test_a_server_whose_calls_fail_now_and_then_gets_paired_deltas(tmp_path: Pat
             raise BackendCallError("HTTP 500 after 6 attempts: overloaded")
         return "zzzzzz" if (variant, qid) == ("A1", "q0") else DOC_WORDS[int(qid[1:])]
 
-    s, replies = run_perturbation_audit(rows, "docvqa", "scripted:test", tmp_path / "imgs", tmp_path / "c.sqlite",
-                                        variants=("Base", "A1", "B1"), backend=ScriptedBackend(reply))
+    s, replies = run_perturbation_audit(
+        rows,
+        "docvqa",
+        "scripted:test",
+        tmp_path / "imgs",
+        tmp_path / "c.sqlite",
+        variants=("Base", "A1", "B1"),
+        backend=ScriptedBackend(reply),
+    )
     assert replies["Base"]["q0"] is None and replies["A1"]["q1"] is None
     # As the replay run: A1 pairs with Base on q2-q7, no flip, delta 0 (unpaired it was 6/7 - 7/7 = -14.29).
     assert (s.paired["A1"], s.flip_rates["A1"], s.official_delta["A1"], s.canonical_delta["A1"]) == (6, 0.0, 0.0, 0.0)

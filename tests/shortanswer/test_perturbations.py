@@ -21,9 +21,11 @@ def test_prompt_texts_are_the_papers() -> None:
     assert [v.variant_id for v in PERTURBATIONS] == ["Base", "A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3"]
     assert get_variant("Base").render("What is 2+2?") == (
         "Answer the following question based on the image. Give a short exact answer only.\n"
-        "Question: What is 2+2? Answer:")
+        "Question: What is 2+2? Answer:"
+    )
     assert get_variant("A3").template.startswith(
-        "Based on the image, provide the exact answer below in as few words as possible.")
+        "Based on the image, provide the exact answer below in as few words as possible."
+    )
     assert get_variant("B1").render("Q?") == "Q? Answer in one word or number."
     assert get_variant("B2").render("Q?") == "Q? Give only the final short answer."
     assert get_variant("B3").render("Q?") == "Q?."
@@ -38,23 +40,37 @@ def test_run_perturbations_through_a_backend_is_cached(tmp_path: Path) -> None:
         return "3 cats" if request.prompt_id.endswith("A1") else ("3" if "cats" in request.prompt else "red")
 
     backend = ScriptedBackend(reply)
-    out = ask_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
-                            tmp_path / "p.sqlite", variants=("Base", "A1"), backend=backend).replies
+    out = ask_perturbations(
+        rows,
+        lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"),
+        "scripted:test",
+        tmp_path / "p.sqlite",
+        variants=("Base", "A1"),
+        backend=backend,
+    ).replies
     assert out == {"Base": {"1": "3", "2": "red"}, "A1": {"1": "3 cats", "2": "3 cats"}}
     assert len(backend.requests) == 4 and backend.requests[0].image == b"\x89PNG-1"
     again = ScriptedBackend(lambda r: "never")
-    ask_perturbations(rows, lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"), "scripted:test",
-                      tmp_path / "p.sqlite", variants=("Base", "A1"), backend=again)
+    ask_perturbations(
+        rows,
+        lambda r: (b"\x89PNG-" + r.qid.encode(), "image/png"),
+        "scripted:test",
+        tmp_path / "p.sqlite",
+        variants=("Base", "A1"),
+        backend=again,
+    )
     assert again.requests == []
 
 
 def test_flip_rates_and_family_deltas_hand_computed() -> None:
     base = {"1": 1.0, "2": 1.0, "3": 0.0, "4": 0.0}
-    official = {"Base": base,
-                "A1": {"1": 0.0, "2": 1.0, "3": 0.0, "4": 0.0},  # 1 flip of 4 -> 0.25; mean 25 vs 50: -25 pp
-                "A2": {"1": 1.0, "2": 1.0, "3": 1.0, "4": 0.0},  # 1 flip -> 0.25; +25 pp
-                "B1": {"1": 0.0, "2": 0.0, "3": 1.0, "4": 1.0},  # 4 flips -> 1.0; 0 pp
-                "B3": {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.0}}  # control: 2 flips -> 0.5, kept apart
+    official = {
+        "Base": base,
+        "A1": {"1": 0.0, "2": 1.0, "3": 0.0, "4": 0.0},  # 1 flip of 4 -> 0.25; mean 25 vs 50: -25 pp
+        "A2": {"1": 1.0, "2": 1.0, "3": 1.0, "4": 0.0},  # 1 flip -> 0.25; +25 pp
+        "B1": {"1": 0.0, "2": 0.0, "3": 1.0, "4": 1.0},  # 4 flips -> 1.0; 0 pp
+        "B3": {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.0},
+    }  # control: 2 flips -> 0.5, kept apart
     canonical = {k: dict(v) for k, v in official.items()}
     canonical["A1"]["1"] = 1.0  # the A1 flip is a realization drift: canonical layer keeps the row correct
     s = summarize_perturbations(official, canonical)
@@ -75,8 +91,10 @@ def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
     images.mkdir()
     for name in ("a.jpg", "b.jpg"):
         (images / name).write_bytes(b"\xff\xd8" + name.encode())
-    rows = [AuditRow("1", "How many cats?", "3", ("3",), "chartqa", image="a"),
-            AuditRow("2", "What colour?", "red", ("red",), "chartqa", image="b.jpg")]
+    rows = [
+        AuditRow("1", "How many cats?", "3", ("3",), "chartqa", image="a"),
+        AuditRow("2", "What colour?", "red", ("red",), "chartqa", image="b.jpg"),
+    ]
 
     def reply(request: Request) -> str:
         if request.prompt_id.endswith("B1"):  # B1 wraps the answer: official flip, canonical keeps it
@@ -85,8 +103,15 @@ def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
             return "4" if "cats" in request.prompt else "red"
         return "3" if "cats" in request.prompt else "red"
 
-    summary, replies = run_perturbation_audit(rows, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
-                                              variants=("Base", "A1", "B1"), backend=ScriptedBackend(reply))
+    summary, replies = run_perturbation_audit(
+        rows,
+        "chartqa",
+        "scripted:test",
+        images,
+        tmp_path / "c.sqlite",
+        variants=("Base", "A1", "B1"),
+        backend=ScriptedBackend(reply),
+    )
     assert replies["A1"] == {"1": "4", "2": "red"}
     assert summary.flip_rates == {"A1": 0.5, "B1": 1.0}
     assert summary.official_delta == {"A1": -50.0, "B1": -100.0}
@@ -94,8 +119,15 @@ def test_perturbation_audit_over_a_prediction_set(tmp_path: Path) -> None:
     assert "| A1 | 2 | 50.0 | -50.00 | -50.00 |" in summary_markdown(summary)
     missing = [AuditRow("3", "q", "", ("x",), "chartqa", image="nope")]
     with pytest.raises(VqauditError, match=r"question '3', field 'image'"):
-        run_perturbation_audit(missing, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
-                               variants=("Base", "A1"), backend=ScriptedBackend(reply))
+        run_perturbation_audit(
+            missing,
+            "chartqa",
+            "scripted:test",
+            images,
+            tmp_path / "c.sqlite",
+            variants=("Base", "A1"),
+            backend=ScriptedBackend(reply),
+        )
 
 
 def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
@@ -109,17 +141,33 @@ def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png",
-                                 "question": "How many?"}) + "\n")
+    preds.write_text(
+        json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png", "question": "How many?"}) + "\n"
+    )
     replay = tmp_path / "replay.jsonl"
-    replay.write_text(json.dumps({"view_id": "Base:1", "text": "3"}) + "\n"
-                      + json.dumps({"view_id": "A1:1", "text": "three"}) + "\n")
+    replay.write_text(
+        json.dumps({"view_id": "Base:1", "text": "3"}) + "\n" + json.dumps({"view_id": "A1:1", "text": "three"}) + "\n"
+    )
     app = typer.Typer()
     app.command("perturb")(perturb_cmd)
     app.command("noop")(lambda: None)
-    res = CliRunner().invoke(app, ["perturb", str(preds), "--benchmark", "chartqa", "--model", f"replay:{replay}",
-                                   "--images", str(tmp_path / "img"), "--variants", "Base,A1",
-                                   "--out", str(tmp_path / "out")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "perturb",
+            str(preds),
+            "--benchmark",
+            "chartqa",
+            "--model",
+            f"replay:{replay}",
+            "--images",
+            str(tmp_path / "img"),
+            "--variants",
+            "Base,A1",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     # "three" fails relaxed accuracy against "3" (a flip); the canonical layer's both-sided vqaEval normalization
     # maps the number word to "3", so the canonical delta is 0.
@@ -129,12 +177,18 @@ def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
 def test_bucket_deltas_and_variants_without_replies_hand_computed() -> None:
     # Questions 1, 2 scalar, 3 readout. A1 has replies for all, A2 for none (asked, nothing came back), B1 for 2.
     buckets = {"1": "scalar", "2": "scalar", "3": "readout"}
-    official = {"Base": {"1": 1.0, "2": 1.0, "3": 1.0},
-                "A1": {"1": 0.0, "2": 1.0, "3": 1.0},  # scalar mean 50 vs 100 -> -50; readout 0
-                "A2": {},
-                "B1": {"1": 1.0, "3": 0.0}}  # scalar 100 vs 100 -> 0 over question 1; readout -100
-    canonical = {"Base": dict(official["Base"]), "A1": {"1": 1.0, "2": 1.0, "3": 1.0}, "A2": {},
-                 "B1": {"1": 1.0, "3": 1.0}}
+    official = {
+        "Base": {"1": 1.0, "2": 1.0, "3": 1.0},
+        "A1": {"1": 0.0, "2": 1.0, "3": 1.0},  # scalar mean 50 vs 100 -> -50; readout 0
+        "A2": {},
+        "B1": {"1": 1.0, "3": 0.0},
+    }  # scalar 100 vs 100 -> 0 over question 1; readout -100
+    canonical = {
+        "Base": dict(official["Base"]),
+        "A1": {"1": 1.0, "2": 1.0, "3": 1.0},
+        "A2": {},
+        "B1": {"1": 1.0, "3": 1.0},
+    }
     s = summarize_perturbations(official, canonical, buckets, n_questions=3)
     assert s.bucket_n == {"scalar": 2, "readout": 1, "identifier": 0, "multi-span": 0, "other-open": 0}
     assert s.bucket_official_delta["A1"]["scalar"] == -50.0 and s.bucket_official_delta["B1"]["readout"] == -100.0
@@ -159,27 +213,60 @@ def _perturb_files(tmp_path: Path, replay_lines: list[dict[str, str]], out: str 
     (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")
     (tmp_path / "img" / "y.png").write_bytes(b"\x89PNG-y")
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png",
-                                 "question": "How many?"}) + "\n"
-                     + json.dumps({"qid": "2", "prediction": "[a, b]", "answer": "[Austria, Chile]",
-                                   "image": "y.png", "question": "Which two countries?"}) + "\n")
+    preds.write_text(
+        json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png", "question": "How many?"})
+        + "\n"
+        + json.dumps(
+            {
+                "qid": "2",
+                "prediction": "[a, b]",
+                "answer": "[Austria, Chile]",
+                "image": "y.png",
+                "question": "Which two countries?",
+            }
+        )
+        + "\n"
+    )
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in replay_lines))
-    return ["perturb", str(preds), "--benchmark", "chartqa", "--model", f"replay:{replay}",
-            "--images", str(tmp_path / "img"), "--variants", "Base,A1", "--out", str(tmp_path / out)]
+    return [
+        "perturb",
+        str(preds),
+        "--benchmark",
+        "chartqa",
+        "--model",
+        f"replay:{replay}",
+        "--images",
+        str(tmp_path / "img"),
+        "--variants",
+        "Base,A1",
+        "--out",
+        str(tmp_path / out),
+    ]
 
 
-def test_perturb_writes_perturbations_json_with_bucket_deltas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_perturb_writes_perturbations_json_with_bucket_deltas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
-    args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}, {"view_id": "A1:1", "text": "4"},
-                                     {"view_id": "Base:2", "text": "[Austria, Chile]"},
-                                     {"view_id": "A1:2", "text": "[Austria, Chile]"}])
+    args = _perturb_files(
+        tmp_path,
+        [
+            {"view_id": "Base:1", "text": "3"},
+            {"view_id": "A1:1", "text": "4"},
+            {"view_id": "Base:2", "text": "[Austria, Chile]"},
+            {"view_id": "A1:2", "text": "[Austria, Chile]"},
+        ],
+    )
     assert run_cli(monkeypatch, *[*args, "--model-name", "m1"]) == 0
     data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
-    assert (data["benchmark"], data["model"], data["metric"], data["n_questions"]) == ("chartqa", "m1",
-                                                                                       "relaxed_accuracy", 2)
+    assert (data["benchmark"], data["model"], data["metric"], data["n_questions"]) == (
+        "chartqa",
+        "m1",
+        "relaxed_accuracy",
+        2,
+    )
     s = data["summary"]
     # Question 1 ("3", scalar) flips under A1 ("4" is more than 5% off); question 2 (a list: multi-span) keeps.
     assert s["flip_rates"] == {"A1": 0.5} and s["official_delta"] == {"A1": -50.0}
@@ -193,8 +280,9 @@ def test_perturb_writes_perturbations_json_with_bucket_deltas(tmp_path: Path, mo
     assert "| scalar | 1 | -100.00 | -100.00 | n/a | n/a | -100.00 | -100.00 |" in capsys.readouterr().out
 
 
-def test_perturb_without_any_matching_reply_is_a_user_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_perturb_without_any_matching_reply_is_a_user_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Replay ids are VARIANT:question_id; ids carrying only the question id match nothing.
     args = _perturb_files(tmp_path, [{"view_id": "1", "text": "3"}, {"view_id": "2", "text": "x"}])
     assert run_cli(monkeypatch, *args) == 2
@@ -207,8 +295,9 @@ def test_perturb_without_any_matching_reply_is_a_user_error(tmp_path: Path, monk
     assert run_cli(monkeypatch, *args) == 2
     assert "no reply was received for any question under Base" in capsys.readouterr().err
     # Replies for Base only although A1 was asked: the flip table would be all n/a, so it is an error too.
-    args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}, {"view_id": "Base:2", "text": "x"}],
-                          out="out3")
+    args = _perturb_files(
+        tmp_path, [{"view_id": "Base:1", "text": "3"}, {"view_id": "Base:2", "text": "x"}], out="out3"
+    )
     assert run_cli(monkeypatch, *args) == 2
     assert "no reply was received for any question under A1 (only Base answered)" in capsys.readouterr().err
 
@@ -265,8 +354,9 @@ def test_perturb_stops_early_when_the_model_is_unreachable(tmp_path: Path) -> No
     # 6 questions x 2 = 12 calls, one at a time: exactly min(8, 12) = 8 are made, the other 4 never sent.
     cache = tmp_path / "many.sqlite"
     with pytest.raises(VqauditError, match=r"its first 8 calls all failed .*the other 4\. Is the server up\?"):
-        run_perturbation_audit(rows, "chartqa", spec, images, cache, variants=("Base", "A1"), backend=backend(),
-                               concurrency=1)
+        run_perturbation_audit(
+            rows, "chartqa", spec, images, cache, variants=("Base", "A1"), backend=backend(), concurrency=1
+        )
     assert len(_cached(cache)) == EARLY_STOP_CALLS == 8
 
 
@@ -283,24 +373,35 @@ def test_no_reply_errors_carry_the_last_backend_error(tmp_path: Path) -> None:
         return "1"
 
     with pytest.raises(VqauditError) as info:
-        run_perturbation_audit(rows, "chartqa", "scripted:test", images, tmp_path / "c.sqlite",
-                               variants=("Base", "A1"), backend=ScriptedBackend(reply))
+        run_perturbation_audit(
+            rows,
+            "chartqa",
+            "scripted:test",
+            images,
+            tmp_path / "c.sqlite",
+            variants=("Base", "A1"),
+            backend=ScriptedBackend(reply),
+        )
     # A1 answered, so there is no early stop; Base has no reply, and the message says why, without replay advice.
-    assert str(info.value) == ("model scripted:test: no reply was received for any question under Base, which every "
-                               "flip rate and delta compares against (last error: HTTP 500 after 6 attempts: "
-                               "overloaded)")
+    assert str(info.value) == (
+        "model scripted:test: no reply was received for any question under Base, which every "
+        "flip rate and delta compares against (last error: HTTP 500 after 6 attempts: "
+        "overloaded)"
+    )
 
 
 def test_perturb_replay_without_matching_ids_names_the_last_error_and_the_ids(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A replay file answers at once, so it is exempt from the early stop: all 4 ids are tried, then the
     # check names both the backend's last error and the ids the replies must carry.
     args = _perturb_files(tmp_path, [{"view_id": "1", "text": "3"}, {"view_id": "2", "text": "x"}])
     assert run_cli(monkeypatch, *args) == 2
     err = capsys.readouterr().err
     assert "under Base, A1 (last error: replay file has no reply for view '" in err
-    assert err.rstrip().endswith("replies must carry the ids VARIANT:question_id (e.g. Base:1; question ids here: "
-                                 "'1', '2')")
+    assert err.rstrip().endswith(
+        "replies must carry the ids VARIANT:question_id (e.g. Base:1; question ids here: '1', '2')"
+    )
 
 
 def _set(args: list[str], option: str, value: str) -> list[str]:
@@ -313,17 +414,29 @@ def _set(args: list[str], option: str, value: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(("option", "value", "message"), [
-    ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
-    ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
-    ("--metric", "bogus", "'bogus' is not one of 'vqa_accuracy'"),
-    ("--benchmark", "textvqa", "p.jsonl: row 1 (question id '1'), field 'answers': variant 'mmf_textvqa' needs "
-                               "exactly 10 answers (the script asserts it), got 1 (metric vqa_accuracy, variant "
-                               "mmf_textvqa)"),
-])
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
+        ("--metric-variant", "bogus", "metric 'relaxed_accuracy' has no variant 'bogus'; expected one of"),
+        ("--metric", "bogus", "'bogus' is not one of 'vqa_accuracy'"),
+        (
+            "--benchmark",
+            "textvqa",
+            "p.jsonl: row 1 (question id '1'), field 'answers': variant 'mmf_textvqa' needs "
+            "exactly 10 answers (the script asserts it), got 1 (metric vqa_accuracy, variant "
+            "mmf_textvqa)",
+        ),
+    ],
+)
 def test_perturb_checks_its_scoring_options_and_the_gold_before_any_call(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str,
-        value: str, message: str) -> None:
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+    value: str,
+    message: str,
+) -> None:
     # The replay file would answer everything; the response cache is created only when the first call is about
     # to be made, so its absence shows that nothing was asked.
     args = _perturb_files(tmp_path, [{"view_id": f"{v}:{q}", "text": "3"} for v in ("Base", "A1") for q in "12"])
@@ -334,7 +447,8 @@ def test_perturb_checks_its_scoring_options_and_the_gold_before_any_call(
 
 
 def test_perturb_names_the_gold_file_row_of_a_gold_the_metric_refuses(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}])
@@ -348,18 +462,26 @@ def test_perturb_names_the_gold_file_row_of_a_gold_the_metric_refuses(
     assert not (tmp_path / "out" / "responses.sqlite").exists()
 
 
-def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_perturb_metric_and_the_variant_alias_reach_the_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
-    replies = [{"view_id": "Base:1", "text": "3"}, {"view_id": "A1:1", "text": "3.1"},
-               {"view_id": "Base:2", "text": "[Austria, Chile]"}, {"view_id": "A1:2", "text": "[Austria, Chile]"}]
+    replies = [
+        {"view_id": "Base:1", "text": "3"},
+        {"view_id": "A1:1", "text": "3.1"},
+        {"view_id": "Base:2", "text": "[Austria, Chile]"},
+        {"view_id": "A1:2", "text": "[Austria, Chile]"},
+    ]
     # --variant (the metric variant, as in `audit`) and --variants (the perturbations) side by side.
     args = _perturb_files(tmp_path, replies)
     assert run_cli(monkeypatch, *[*args, "--metric-variant", "vlmevalkit"]) == 0
     data = json.loads((tmp_path / "out" / "perturbations.json").read_text())
-    assert (data["metric"], data["metric_variant"], data["variants"]) == ("relaxed_accuracy", "vlmevalkit",
-                                                                          ["Base", "A1"])
+    assert (data["metric"], data["metric_variant"], data["variants"]) == (
+        "relaxed_accuracy",
+        "vlmevalkit",
+        ["Base", "A1"],
+    )
     # "3.1" is within relaxed accuracy's 5% of "3" (no flip); under --metric exact_match it is a miss: question 1
     # flips, question 2 (the same list) does not, so the A1 flip rate is 1 of 2.
     assert data["summary"]["flip_rates"] == {"A1": 0.0}
@@ -370,16 +492,19 @@ def test_perturb_metric_and_the_variant_alias_reach_the_scores(tmp_path: Path, m
     assert data["summary"]["flip_rates"] == {"A1": 0.5}
 
 
-@pytest.mark.parametrize(("variants", "message"), [
-    ("Base", "--variants Base: no variant besides Base, so there is nothing to compare"),
-    ("Base,Base,A1", "--variants Base,Base,A1: Base is listed twice"),
-    ("Base,A1,A1", "--variants Base,A1,A1: A1 is listed twice"),
-    ("Base,A9", "--variants Base,A9: unknown perturbation 'A9'; known: Base, A1, A2, A3, A4, A5, B1, B2, B3"),
-    ("A1,B1", "--variants A1,B1: Base is missing"),
-])
+@pytest.mark.parametrize(
+    ("variants", "message"),
+    [
+        ("Base", "--variants Base: no variant besides Base, so there is nothing to compare"),
+        ("Base,Base,A1", "--variants Base,Base,A1: Base is listed twice"),
+        ("Base,A1,A1", "--variants Base,A1,A1: A1 is listed twice"),
+        ("Base,A9", "--variants Base,A9: unknown perturbation 'A9'; known: Base, A1, A2, A3, A4, A5, B1, B2, B3"),
+        ("A1,B1", "--variants A1,B1: Base is missing"),
+    ],
+)
 def test_perturb_refuses_a_bad_variant_list_before_reading_anything(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variants: str,
-        message: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variants: str, message: str
+) -> None:
     args = _perturb_files(tmp_path, [{"view_id": "Base:1", "text": "3"}])
     assert run_cli(monkeypatch, *_set(args, "--variants", variants)) == 2
     err = capsys.readouterr().err
@@ -389,7 +514,8 @@ def test_perturb_refuses_a_bad_variant_list_before_reading_anything(
 
 @pytest.mark.parametrize("spec", ["reference:gold", "reference:always-answer"])
 def test_perturb_refuses_a_reference_policy_as_the_model(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], spec: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], spec: str
+) -> None:
     # A reference policy answers a benchmark view's contract (the answerability JSON), not the short answer the
     # perturbation prompts ask for; its replies would be scored as answers.
     args = _perturb_files(tmp_path, [])

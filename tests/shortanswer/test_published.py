@@ -48,12 +48,18 @@ def test_textvqa_through_a_gold_file_and_the_join(tmp_path: Path) -> None:
     # The same number when the gold comes from a TextVQA-layout file and predictions carry only ids.
     with gzip.open(FIXTURES / "llava15_13b_textvqa_val.jsonl.gz", "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
-    gold = {"data": [{"question_id": r["textvqa_question_id"], "question": "", "answers": r["gt_answers"]}
-                     for r in rows]}
+    gold = {
+        "data": [{"question_id": r["textvqa_question_id"], "question": "", "answers": r["gt_answers"]} for r in rows]
+    }
     (tmp_path / "TextVQA_0.5.1_val.json").write_text(json.dumps(gold))
     preds = tmp_path / "answers.jsonl"
-    preds.write_text("".join(json.dumps({"question_id": r["textvqa_question_id"], "text": r["prediction"]}) + "\n"
-                             for r in rows[:-1]) + json.dumps({"question_id": -1, "text": "stray"}) + "\n")
+    preds.write_text(
+        "".join(
+            json.dumps({"question_id": r["textvqa_question_id"], "text": r["prediction"]}) + "\n" for r in rows[:-1]
+        )
+        + json.dumps({"question_id": -1, "text": "stray"})
+        + "\n"
+    )
     result = run_audit(preds, "textvqa", gold=tmp_path / "TextVQA_0.5.1_val.json")
     assert result.join.predictions_without_gold == ("-1",)
     assert result.join.gold_without_predictions == (str(rows[-1]["textvqa_question_id"]),)
@@ -106,8 +112,19 @@ def test_audit_command_writes_the_table_13_report(tmp_path: Path) -> None:
     app.command("audit")(audit_cmd)
     app.command("noop")(lambda: None)
     out = tmp_path / "report"
-    res = CliRunner().invoke(app, ["audit", str(FIXTURES / "vila15_13b_chartqa_test.xlsx"), "--benchmark",
-                                   "chartqa", "--metric-variant", "vlmevalkit", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            str(FIXTURES / "vila15_13b_chartqa_test.xlsx"),
+            "--benchmark",
+            "chartqa",
+            "--metric-variant",
+            "vlmevalkit",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     text = (out / "report.md").read_text()
     for heading in ("## Benchmark score", "## Contract mix", "## Semantic audit", "## Failure notes"):
@@ -125,9 +142,14 @@ def test_audit_command_writes_the_table_13_report(tmp_path: Path) -> None:
 def test_textvqa_from_llavas_raw_answer_file_joined_on_image_and_question() -> None:
     # LLaVA's answers/llava-v1.5-13b.jsonl: question_id is the *image* id; eval_textvqa.py joins on
     # (image id, lower-cased question, the prompt's first line). Same number, 61.25.
-    result = run_audit(FIXTURES / "llava15_13b_textvqa_answers.jsonl.gz", "textvqa",
-                       gold=FIXTURES / "textvqa_val_gold.json.gz", join_on="image-question", id_field="row",
-                       image_field="question_id")
+    result = run_audit(
+        FIXTURES / "llava15_13b_textvqa_answers.jsonl.gz",
+        "textvqa",
+        gold=FIXTURES / "textvqa_val_gold.json.gz",
+        join_on="image-question",
+        id_field="row",
+        image_field="question_id",
+    )
     assert len(result.join.rows) == 5000 and not result.join.predictions_without_gold
     assert f"{result.scores['Overall']:.2f}" == "61.25"
     # With question text and OCR tokens, the contract mix is close to seed 002 Table 5 for TextVQA
@@ -139,16 +161,25 @@ def test_textvqa_from_llavas_raw_answer_file_joined_on_image_and_question() -> N
 
 
 @pytest.mark.parametrize("option", ["--judge", "--second-judge"])
-def test_audit_refuses_a_bad_judge_spec_before_scoring(tmp_path: Path, option: str,
-                                                       monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_audit_refuses_a_bad_judge_spec_before_scoring(
+    tmp_path: Path, option: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import sys
 
     from vqaudit import cli
 
     out = tmp_path / "audit"
-    args = ["vqaudit", "audit", str(FIXTURES / "vila15_13b_chartqa_test.xlsx"), "--benchmark", "chartqa",
-            "--out", str(out), option, "gpt-4"]
+    args = [
+        "vqaudit",
+        "audit",
+        str(FIXTURES / "vila15_13b_chartqa_test.xlsx"),
+        "--benchmark",
+        "chartqa",
+        "--out",
+        str(out),
+        option,
+        "gpt-4",
+    ]
     if option == "--second-judge":
         args += ["--judge", "openai:judge@http://127.0.0.1:9/v1"]  # a valid spec: never called
     monkeypatch.setattr(sys, "argv", args)

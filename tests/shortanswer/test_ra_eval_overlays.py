@@ -26,8 +26,7 @@ def test_ra_eval_reports_partial_credit_apart_and_skips_multiple_choice() -> Non
     rows = [
         AuditRow("1", "What is written?", "It says BACTRIM forte", ("bactrim forte",) * 10, "textvqa"),
         AuditRow("2", "What is written?", "septra", ("septra",) + ("bactrim",) * 9, "textvqa"),
-        AuditRow("3", "Which colour? A. red B. blue C. green", "A. red B. blue C. green", ("green",) * 10,
-                 "textvqa"),
+        AuditRow("3", "Which colour? A. red B. blue C. green", "A. red B. blue C. green", ("green",) * 10, "textvqa"),
         AuditRow("4", "How many?", "4", ("4",) * 10, "textvqa"),
     ]
     result = audit_rows(JoinReport(tuple(rows)), "textvqa", n_draws=10)

@@ -28,8 +28,13 @@ ROWS: list[tuple[str, str, str, str | None]] = [
     # (qid, prediction as the model wrote it, gold, the final answer a careful reader takes; None: never finished)
     ("q1", f"<think>\n{QWEN3_THINKING}\n</think>\n\n24", "24", "24"),
     ("q2", "\u25c1think\u25b7The sign might read STOP or SHOP.\u25c1/think\u25b7SHOP", "SHOP", "SHOP"),
-    ("q3", "<think>The city is Paris or Lyon; the caption says Lyon.</think>"
-           "<answer><|begin_of_box|>Lyon<|end_of_box|></answer>", "Lyon", "Lyon"),
+    (
+        "q3",
+        "<think>The city is Paris or Lyon; the caption says Lyon.</think>"
+        "<answer><|begin_of_box|>Lyon<|end_of_box|></answer>",
+        "Lyon",
+        "Lyon",
+    ),
     ("q4", "The stamp could read 1999, but it says 2001.\n</think>\n\n2001", "2001", "2001"),
     # the gold appears only in the thinking: never credited, by no layer (RA-Eval would find "Paris" in it)
     ("q5", "<think>Is it Paris? No, the tower is Blackpool Tower.</think>Blackpool", "Paris", "Blackpool"),
@@ -40,8 +45,13 @@ ROWS: list[tuple[str, str, str, str | None]] = [
 
 def _file(tmp_path: Path) -> Path:
     path = tmp_path / "thinking-model.jsonl"
-    path.write_text("".join(json.dumps({"question_id": q, "question": f"question {q}?", "prediction": p,
-                                        "answers": [g]}) + "\n" for q, p, g, _ in ROWS), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"question_id": q, "question": f"question {q}?", "prediction": p, "answers": [g]}) + "\n"
+            for q, p, g, _ in ROWS
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -51,7 +61,8 @@ def _rows_jsonl(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_every_layer_scores_the_final_answer_and_rows_keep_the_raw_prediction(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "audit"
     assert run_cli(monkeypatch, "audit", str(_file(tmp_path)), "--benchmark", "docvqa", "--out", str(out)) == 0
     rows = _rows_jsonl(out)
@@ -62,8 +73,15 @@ def test_every_layer_scores_the_final_answer_and_rows_keep_the_raw_prediction(
         else:
             assert rows[qid]["final"] == final
     # ANLS by hand: q1-q4 and q7 exact (1); "Blackpool" vs "Paris" and the unfinished "" score 0: 5 / 7
-    assert {q: r["official"] for q, r in rows.items()} == {"q1": 1.0, "q2": 1.0, "q3": 1.0, "q4": 1.0, "q5": 0.0,
-                                                          "q6": 0.0, "q7": 1.0}
+    assert {q: r["official"] for q, r in rows.items()} == {
+        "q1": 1.0,
+        "q2": 1.0,
+        "q3": 1.0,
+        "q4": 1.0,
+        "q5": 0.0,
+        "q6": 0.0,
+        "q7": 1.0,
+    }
     assert rows["q1"]["reasoning_chars"] == len(QWEN3_THINKING)  # the span's text, tags and outer blanks off
     assert rows["q6"]["reasoning_not_finished"] is True and rows["q6"]["final"] is None
     assert not any("reasoning_not_finished" in r for q, r in rows.items() if q != "q6")
@@ -96,6 +114,7 @@ def test_a_file_without_reasoning_reports_no_reasoning_key(tmp_path: Path) -> No
 
 # --- the judge: shown the final answer; read after its own thinking ----------------------------------------------
 
+
 def _joined(tmp_path: Path) -> JoinReport:
     return run_audit(_file(tmp_path), "docvqa").join
 
@@ -105,8 +124,14 @@ def test_the_judge_sees_the_final_answer_and_is_read_after_its_thinking(tmp_path
         return "<think>Maybe yes, they could be the same place... no.</think>\n\nNo."
 
     judge = ScriptedBackend(reply)
-    result = audit_rows(_joined(tmp_path), "docvqa", judge="scripted:test", cache_dir=tmp_path / "cache",
-                        judge_backend=judge, n_draws=20)
+    result = audit_rows(
+        _joined(tmp_path),
+        "docvqa",
+        judge="scripted:test",
+        cache_dir=tmp_path / "cache",
+        judge_backend=judge,
+        n_draws=20,
+    )
     prompts = {r.request_id: r.prompt for r in judge.requests}
     assert sorted(prompts) == ["judge:q5", "judge:q6"]  # the official error pool
     assert "Model answer: Blackpool\n" in prompts["judge:q5"] and "Is it Paris" not in prompts["judge:q5"]
@@ -117,8 +142,9 @@ def test_the_judge_sees_the_final_answer_and_is_read_after_its_thinking(tmp_path
 def test_a_replay_judge_that_never_finishes_thinking_says_so_and_shows_a_reply(tmp_path: Path) -> None:
     replay = tmp_path / "judge.jsonl"
     thinking = "<think>Let me compare the two answers carefully. The reference is " + "x" * 300
-    replay.write_text("".join(json.dumps({"view_id": f"judge:{q}", "text": thinking}) + "\n" for q in ("q5", "q6")),
-                      encoding="utf-8")
+    replay.write_text(
+        "".join(json.dumps({"view_id": f"judge:{q}", "text": thinking}) + "\n" for q in ("q5", "q6")), encoding="utf-8"
+    )
     with pytest.raises(VqauditError) as info:
         audit_rows(_joined(tmp_path), "docvqa", judge=f"replay:{replay}", cache_dir=tmp_path / "cache", n_draws=20)
     message = str(info.value)
@@ -127,14 +153,17 @@ def test_a_replay_judge_that_never_finishes_thinking_says_so_and_shows_a_reply(t
     assert repr(thinking[:200]) + "..." in message  # one reply, as stored, cut to 200 characters
 
 
-@pytest.mark.parametrize(("reply", "verdict"), [
-    ("<think>yes? The model says 24, the gold is 42.</think>no", False),  # Qwen3
-    ("The two differ... or do they? They are the same number.\n</think>\n\nYes", True),  # template-opened
-    ("\u25c1think\u25b7Not equivalent at first sight.\u25c1/think\u25b7equivalent", True),  # Kimi-VL
-    ("<think>Looks equivalent.</think><answer><|begin_of_box|>no<|end_of_box|></answer>", False),  # GLM-4.5V
-    ("<think>The answer is yes", None),  # never finished: undecided, whatever the thinking says
-    ("Yes.", True),  # no thinking: read as before
-])
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("<think>yes? The model says 24, the gold is 42.</think>no", False),  # Qwen3
+        ("The two differ... or do they? They are the same number.\n</think>\n\nYes", True),  # template-opened
+        ("\u25c1think\u25b7Not equivalent at first sight.\u25c1/think\u25b7equivalent", True),  # Kimi-VL
+        ("<think>Looks equivalent.</think><answer><|begin_of_box|>no<|end_of_box|></answer>", False),  # GLM-4.5V
+        ("<think>The answer is yes", None),  # never finished: undecided, whatever the thinking says
+        ("Yes.", True),  # no thinking: read as before
+    ],
+)
 def test_parse_verdict_reads_after_the_thinking(reply: str, verdict: bool | None) -> None:
     assert parse_verdict(reply) is verdict
 
@@ -160,8 +189,14 @@ class _ServerThinkingJudge:
 
 def test_a_judge_whose_server_sends_reasoning_apart(tmp_path: Path) -> None:
     rows = _joined(tmp_path)
-    one_unfinished = audit_rows(rows, "docvqa", judge="scripted:server", cache_dir=tmp_path / "c",
-                                judge_backend=_ServerThinkingJudge(), n_draws=20)
+    one_unfinished = audit_rows(
+        rows,
+        "docvqa",
+        judge="scripted:server",
+        cache_dir=tmp_path / "c",
+        judge_backend=_ServerThinkingJudge(),
+        n_draws=20,
+    )
     judge = one_unfinished.judge
     assert judge is not None and (judge.pool, judge.accepted, judge.undecided) == (2, 0, 1)
     by_qid = {r.qid: r.judge for r in one_unfinished.rows}
@@ -170,15 +205,17 @@ def test_a_judge_whose_server_sends_reasoning_apart(tmp_path: Path) -> None:
 
 # --- perturbations: every variant's reply is split before it is scored ---------------------------------------------
 
+
 def test_perturbation_replies_are_split_before_scoring() -> None:
-    rows = [AuditRow("q1", "What is the total?", "", ("24",), "docvqa"),
-            AuditRow("q2", "Which city?", "", ("Lyon",), "docvqa")]
+    rows = [
+        AuditRow("q1", "What is the total?", "", ("24",), "docvqa"),
+        AuditRow("q2", "Which city?", "", ("Lyon",), "docvqa"),
+    ]
     replies: dict[str, dict[str, str | None]] = {
         "Base": {"q1": "<think>42? no.</think>24", "q2": "\u25c1think\u25b7Lyon?\u25c1/think\u25b7Paris"},
         "A1": {"q1": "<think>It is 24", "q2": None},  # q1 never finished; q2: no text, reasoning sent apart
     }
-    official, canonical = score_replies(rows, replies, "anls", "paper",
-                                        reasoning={"A1": {"q2": "Lyon, I think"}})
+    official, canonical = score_replies(rows, replies, "anls", "paper", reasoning={"A1": {"q2": "Lyon, I think"}})
     # Base: "24" exact (1), "Paris" vs "Lyon" (0); A1: both unfinished, scored as the empty answer (0)
     assert official == {"Base": {"q1": 1.0, "q2": 0.0}, "A1": {"q1": 0.0, "q2": 0.0}}
     assert canonical["Base"] == {"q1": 1.0, "q2": 0.0}
@@ -203,14 +240,31 @@ def test_perturb_scores_each_variants_final_answer(tmp_path: Path, monkeypatch: 
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png",
-                                 "question": "How many?"}) + "\n")
+    preds.write_text(
+        json.dumps({"qid": "1", "prediction": "3", "answer": "3", "image": "x.png", "question": "How many?"}) + "\n"
+    )
     replay = tmp_path / "replay.jsonl"
-    replay.write_text("".join(json.dumps(r) + "\n" for r in (
-        {"view_id": "Base:1", "text": "<think>Four? No, three bars.</think>3"},
-        {"view_id": "A1:1", "text": "\u25c1think\u25b7It is 3.\u25c1/think\u25b74"})))
-    args = ["perturb", str(preds), "--benchmark", "chartqa", "--model", f"replay:{replay}", "--images",
-            str(tmp_path / "img"), "--variants", "Base,A1"]
+    replay.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in (
+                {"view_id": "Base:1", "text": "<think>Four? No, three bars.</think>3"},
+                {"view_id": "A1:1", "text": "\u25c1think\u25b7It is 3.\u25c1/think\u25b74"},
+            )
+        )
+    )
+    args = [
+        "perturb",
+        str(preds),
+        "--benchmark",
+        "chartqa",
+        "--model",
+        f"replay:{replay}",
+        "--images",
+        str(tmp_path / "img"),
+        "--variants",
+        "Base,A1",
+    ]
     assert run_cli(monkeypatch, *args, "--out", str(tmp_path / "out")) == 0
     summary = json.loads((tmp_path / "out" / "perturbations.json").read_text())["summary"]
     # relaxed accuracy: Base's final "3" is right, A1's final "4" is wrong (25% off): one flip, -100 points
@@ -240,6 +294,7 @@ def test_every_tag_the_splitter_knows_starts_with_a_tag_start() -> None:
 
 # --- a judge served as vLLM serves a Qwen3 thinking model (tests/fixtures/reasoning_server.py, 127.0.0.1) ---------
 
+
 def _reasoning_server() -> Any:
     from fixture_modules import FIXTURES, load_fixture_module
 
@@ -261,8 +316,9 @@ def test_a_thinking_judge_behind_a_local_server(tmp_path: Path) -> None:
     with server_module.ReasoningServer(reply) as server:
         spec = f"openai:qwen3@{server.url}"
         judge = load_backend(spec, ModelOptions(max_retries=0, timeout_s=5.0))
-        result = audit_rows(_joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "a", judge_backend=judge,
-                            n_draws=20)
+        result = audit_rows(
+            _joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "a", judge_backend=judge, n_draws=20
+        )
         assert result.judge is not None and (result.judge.accepted, result.judge.undecided) == (0, 0)
         assert {r.qid: r.judge for r in result.rows if r.judge is not None} == {"q5": False, "q6": False}
         assert all("Is it Paris" not in b["messages"][0]["content"] for b in server.bodies)  # final answers only
@@ -274,8 +330,9 @@ def test_a_thinking_judge_behind_a_local_server(tmp_path: Path) -> None:
         spec = f"openai:qwen3@{server.url}"
         judge = load_backend(spec, ModelOptions(max_retries=0, timeout_s=5.0))
         with pytest.raises(VqauditError) as info:
-            audit_rows(_joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "b", judge_backend=judge,
-                       n_draws=20)
+            audit_rows(
+                _joined(tmp_path), "docvqa", judge=spec, cache_dir=tmp_path / "b", judge_backend=judge, n_draws=20
+            )
     message = str(info.value)
     assert "2 of 2 verdicts are undecided" in message and "2 of them reasoning never finished" in message
     assert "no content; reasoning sent apart 'Let me compare the reference and'" in message

@@ -70,12 +70,15 @@ def test_same_pixels_give_the_same_bytes_and_the_level_changes_only_the_bytes() 
     assert np.array_equal(decode_png(stored), pixels) and np.array_equal(decode_png(best), pixels)
 
 
-@pytest.mark.parametrize(("pixels", "level"), [
-    (np.zeros((4, 4, 3), dtype=np.float64), 1),  # not uint8
-    (np.zeros((4, 4, 4), dtype=np.uint8), 1),  # RGBA
-    (np.zeros((0, 4, 3), dtype=np.uint8), 1),  # empty
-    (np.zeros((4, 4, 3), dtype=np.uint8), 10),  # no such zlib level
-])
+@pytest.mark.parametrize(
+    ("pixels", "level"),
+    [
+        (np.zeros((4, 4, 3), dtype=np.float64), 1),  # not uint8
+        (np.zeros((4, 4, 4), dtype=np.uint8), 1),  # RGBA
+        (np.zeros((0, 4, 3), dtype=np.uint8), 1),  # empty
+        (np.zeros((4, 4, 3), dtype=np.uint8), 10),  # no such zlib level
+    ],
+)
 def test_bad_pixels_or_level_are_refused(pixels: np.ndarray, level: int) -> None:
     with pytest.raises(ValueError):
         png_bytes(pixels, level)

@@ -41,8 +41,9 @@ def test_reader_figures_per_chart_kind(bench: Path, ocr: Ocr) -> None:
     loaded = load_benchmark(bench)
     tally: Counter[tuple[str, str, bool]] = Counter()
     for view in loaded.views:
-        reading = read_lookup(read_chart(decode_png(loaded.image_path(view).read_bytes()), ocr),
-                              parse_lookup(view.question))
+        reading = read_lookup(
+            read_chart(decode_png(loaded.image_path(view).read_bytes()), ocr), parse_lookup(view.question)
+        )
         if view.obligation.kind == "answer":
             ok = reading.answerable and reading.value == Fraction(view.obligation.gold[0])
             tally[(view.meta["kind"], "supported", ok)] += 1
@@ -81,8 +82,9 @@ def test_leaking_designed_faults_are_found(bench: Path, ocr: Ocr) -> None:
     assert table["tampered_image"] == [4, 0]
 
 
-def test_cli_audit_leaks_exit_codes(bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_audit_leaks_exit_codes(
+    bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run_cli(monkeypatch, "audit-leaks", str(bench), "--max-views", "3") == 0
     assert "3 masked views read with the mask ignored; 0 hidden values recovered" in capsys.readouterr().out
     assert run_cli(monkeypatch, "audit-leaks", str(tmp_path / "missing")) == 2  # a user error, one line

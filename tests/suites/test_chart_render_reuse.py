@@ -48,8 +48,16 @@ def _digest(images: dict[str, bytes]) -> str:
 
 def test_groups_of_every_kind_give_the_pixels_of_the_renderer_before_the_reuse() -> None:
     # built out of order, so each figure switches layouts and kinds between groups
-    for gid in ("charts-00005", "charts-00000", "charts-00002", "charts-00008", "charts-00001", "charts-00006",
-                "charts-00003", "charts-00004"):
+    for gid in (
+        "charts-00005",
+        "charts-00000",
+        "charts-00002",
+        "charts-00008",
+        "charts-00001",
+        "charts-00006",
+        "charts-00003",
+        "charts-00004",
+    ):
         build = build_group(7, int(gid[-5:]), programs="all", determined=True)
         assert _digest(build.images) == MAIN_PIXELS[gid], gid
 
@@ -90,7 +98,8 @@ def test_render_output_is_read_only_so_the_memo_cannot_be_corrupted() -> None:
 
 
 def test_a_layout_that_differs_only_in_category_names_is_redrawn_from_the_last_one_exactly(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # a group's invalid-reference world (I) has the original's layout with one category replaced: its background
     # is made from the original's by redrawing only the category texts; it must equal a fresh figure's pixels
     composed: list[tuple[str, bool]] = []

@@ -25,18 +25,37 @@ CHARTQA = Path(__file__).resolve().parents[1] / "fixtures" / "charts" / "chartqa
 
 
 def _axis(label: str, ticks: list[Any]) -> dict[str, Any]:
-    return {"label": {"text": label, "bbox": {"x": 0, "y": 0, "w": 1, "h": 1}},
-            "major_labels": {"values": ticks, "bboxes": [{"x": 0, "y": 0, "w": 1, "h": 1}] * len(ticks)},
-            "major_ticks": {"values": list(range(2 * len(ticks)))}}
+    return {
+        "label": {"text": label, "bbox": {"x": 0, "y": 0, "w": 1, "h": 1}},
+        "major_labels": {"values": ticks, "bboxes": [{"x": 0, "y": 0, "w": 1, "h": 1}] * len(ticks)},
+        "major_ticks": {"values": list(range(2 * len(ticks)))},
+    }
 
 
-def _plot(index: int, kind: str, models: list[dict[str, Any]], value_ticks: list[Any], title: str,
-          cat_label: str = "Country", value_label: str = "Forest area (%)") -> dict[str, Any]:
+def _plot(
+    index: int,
+    kind: str,
+    models: list[dict[str, Any]],
+    value_ticks: list[Any],
+    title: str,
+    cat_label: str = "Country",
+    value_label: str = "Forest area (%)",
+) -> dict[str, Any]:
     value_axis, cat_axis = _axis(value_label, value_ticks), _axis(cat_label, [])
     x_axis, y_axis = (value_axis, cat_axis) if kind == "hbar_categorical" else (cat_axis, value_axis)
-    return {"models": [{"color": "#1f77b4", "bboxes": [], **m} for m in models], "type": kind, "image_index": index,
-            "general_figure_info": {"title": {"text": title}, "x_axis": x_axis, "y_axis": y_axis, "legend": {},
-                                    "plot_info": {}, "figure_info": {}}}
+    return {
+        "models": [{"color": "#1f77b4", "bboxes": [], **m} for m in models],
+        "type": kind,
+        "image_index": index,
+        "general_figure_info": {
+            "title": {"text": title},
+            "x_axis": x_axis,
+            "y_axis": y_axis,
+            "legend": {},
+            "plot_info": {},
+            "figure_info": {},
+        },
+    }
 
 
 def plotqa_files(tmp_path: Path) -> tuple[Path, Path]:
@@ -44,49 +63,118 @@ def plotqa_files(tmp_path: Path) -> tuple[Path, Path]:
     countries = ["Albania", "Brazil", "Chad", "Denmark"]
     plots = [
         # 0: usable; QA 2 asks Brazil's value (7.5: one printed decimal, so the grid is 1/10, inside 0..10).
-        _plot(0, "vbar_categorical", [{"name": "Forest", "label": "Forest", "x": countries,
-                                       "y": [2.5, 7.5, 4.0, 9.0]}], ticks10, "Forest area"),
+        _plot(
+            0,
+            "vbar_categorical",
+            [{"name": "Forest", "label": "Forest", "x": countries, "y": [2.5, 7.5, 4.0, 9.0]}],
+            ticks10,
+            "Forest area",
+        ),
         # 1: usable; two series over years, QA 4 asks Women in 2002 (the answer 30 is also Men in 2001, so the
         # question must name the series).
-        _plot(1, "dot_line", [{"name": "Men", "label": "Men", "x": [2000, 2001, 2002, 2003], "y": [20, 30, 25, 40]},
-                              {"name": "Women", "label": "Women", "x": [2000, 2001, 2002, 2003],
-                               "y": [10, 15, 30, 35]}],
-              ["0", "10", "20", "30", "40", "50"], "Employment", cat_label="Year", value_label="Rate"),
+        _plot(
+            1,
+            "dot_line",
+            [
+                {"name": "Men", "label": "Men", "x": [2000, 2001, 2002, 2003], "y": [20, 30, 25, 40]},
+                {"name": "Women", "label": "Women", "x": [2000, 2001, 2002, 2003], "y": [10, 15, 30, 35]},
+            ],
+            ["0", "10", "20", "30", "40", "50"],
+            "Employment",
+            cat_label="Year",
+            value_label="Rate",
+        ),
         # 2: usable; horizontal bars hold their values in x and their ticks on the x axis.
-        _plot(2, "hbar_categorical", [{"name": "Exports", "label": "Exports", "y": countries,
-                                       "x": [100, 250, 175, 50]}], ["0", "100", "200", "300"], "Exports"),
+        _plot(
+            2,
+            "hbar_categorical",
+            [{"name": "Exports", "label": "Exports", "y": countries, "x": [100, 250, 175, 50]}],
+            ["0", "100", "200", "300"],
+            "Exports",
+        ),
         # 3: skipped: 8 decimals need a grid of 10**-8 on 0..10, 10**9 points (more than 10,000).
-        _plot(3, "line", [{"name": "Pi", "label": "Pi", "x": countries, "y": [3.14159265, 1.0, 2.0, 3.0]}],
-              ticks10, "Pi"),
+        _plot(
+            3, "line", [{"name": "Pi", "label": "Pi", "x": countries, "y": [3.14159265, 1.0, 2.0, 3.0]}], ticks10, "Pi"
+        ),
         # 4: skipped: 12 lies outside the declared axis 0..10.
-        _plot(4, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 12, 3, 4]}], ticks10,
-              "Out"),
+        _plot(4, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 12, 3, 4]}], ticks10, "Out"),
         # 5: skipped: ticks 0, 2, 5 are not evenly spaced.
-        _plot(5, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}],
-              ["0", "2", "5"], "Uneven"),
+        _plot(
+            5,
+            "vbar_categorical",
+            [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}],
+            ["0", "2", "5"],
+            "Uneven",
+        ),
         # 6: skipped: its only QA pair's answer (99) is no cell.
-        _plot(6, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}], ticks10,
-              "No lookup"),
+        _plot(
+            6,
+            "vbar_categorical",
+            [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}],
+            ticks10,
+            "No lookup",
+        ),
         # 7: skipped: a pie chart is no supported type.
-        {**_plot(7, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}], ticks10,
-                 "Pie"), "type": "pie"},
+        {
+            **_plot(
+                7, "vbar_categorical", [{"name": "A", "label": "A", "x": countries, "y": [1, 2, 3, 4]}], ticks10, "Pie"
+            ),
+            "type": "pie",
+        },
     ]
-    qa = {"qa_pairs": [
-        {"image_index": 0, "question_string": "Which country has the highest forest area?", "answer": "Denmark",
-         "template": "min_max", "type": "vbar_categorical"},
-        {"image_index": 0, "question_string": "What is the forest area in Brazil?", "answer": 7.5,
-         "template": "data_retrieval", "type": "vbar_categorical"},
-        {"image_index": 1, "question_string": "What is the rate in 2001?", "answer": 30, "template": "x",
-         "type": "dot_line"},
-        {"image_index": 1, "question_string": "What is the rate of Women in 2002?", "answer": 30,
-         "template": "data_retrieval", "type": "dot_line"},
-        {"image_index": 2, "question_string": "What are the exports of Chad?", "answer": 175,
-         "template": "data_retrieval", "type": "hbar_categorical"},
-        {"image_index": 3, "question_string": "What is Pi in Albania?", "answer": 3.14159265, "template": "x",
-         "type": "line"},
-        {"image_index": 6, "question_string": "What is A in Chad?", "answer": 99, "template": "x",
-         "type": "vbar_categorical"},
-    ]}
+    qa = {
+        "qa_pairs": [
+            {
+                "image_index": 0,
+                "question_string": "Which country has the highest forest area?",
+                "answer": "Denmark",
+                "template": "min_max",
+                "type": "vbar_categorical",
+            },
+            {
+                "image_index": 0,
+                "question_string": "What is the forest area in Brazil?",
+                "answer": 7.5,
+                "template": "data_retrieval",
+                "type": "vbar_categorical",
+            },
+            {
+                "image_index": 1,
+                "question_string": "What is the rate in 2001?",
+                "answer": 30,
+                "template": "x",
+                "type": "dot_line",
+            },
+            {
+                "image_index": 1,
+                "question_string": "What is the rate of Women in 2002?",
+                "answer": 30,
+                "template": "data_retrieval",
+                "type": "dot_line",
+            },
+            {
+                "image_index": 2,
+                "question_string": "What are the exports of Chad?",
+                "answer": 175,
+                "template": "data_retrieval",
+                "type": "hbar_categorical",
+            },
+            {
+                "image_index": 3,
+                "question_string": "What is Pi in Albania?",
+                "answer": 3.14159265,
+                "template": "x",
+                "type": "line",
+            },
+            {
+                "image_index": 6,
+                "question_string": "What is A in Chad?",
+                "answer": 99,
+                "template": "x",
+                "type": "vbar_categorical",
+            },
+        ]
+    }
     annotations, qa_path = tmp_path / "annotations.json", tmp_path / "qa_pairs.json"
     annotations.write_text(json.dumps(plots), encoding="utf-8")
     qa_path.write_text(json.dumps(qa), encoding="utf-8")
@@ -96,9 +184,13 @@ def plotqa_files(tmp_path: Path) -> tuple[Path, Path]:
 def test_plotqa_plots_become_declared_tables_or_are_skipped_and_counted(tmp_path: Path) -> None:
     result = read_plotqa(*plotqa_files(tmp_path))
     assert [p.query for p in result.plots] == [("Forest", "Brazil"), ("Women", "2002"), ("Exports", "Chad")]
-    assert result.skipped == {"the grid needs more than 10000 points": 1, "a value lies outside the declared axis": 1,
-                              "the value axis' tick labels are not evenly spaced": 1,
-                              "no QA pair asks a lookup of one cell": 1, "unsupported plot type 'pie'": 1}
+    assert result.skipped == {
+        "the grid needs more than 10000 points": 1,
+        "a value lies outside the declared axis": 1,
+        "the value axis' tick labels are not evenly spaced": 1,
+        "no QA pair asks a lookup of one cell": 1,
+        "unsupported plot type 'pie'": 1,
+    }
     forest = result.plots[0].table
     # Axis from the plot's own ticks; grid from the printed precision (one decimal: 2.5, 7.5).
     assert (forest.axis_lo, forest.axis_hi, forest.tick_step, forest.grid_step) == (0, 10, 2, Fraction(1, 10))
@@ -112,8 +204,21 @@ def test_plotqa_end_to_end_build_verify_run_score_and_checker(tmp_path: Path) ->
     annotations, qa = plotqa_files(tmp_path)
     bench = tmp_path / "bench"
     runner = CliRunner()
-    res = runner.invoke(app, ["build", "charts", "--from", "plotqa", "--annotations", str(annotations), "--qa",
-                              str(qa), "--out", str(bench)])
+    res = runner.invoke(
+        app,
+        [
+            "build",
+            "charts",
+            "--from",
+            "plotqa",
+            "--annotations",
+            str(annotations),
+            "--qa",
+            str(qa),
+            "--out",
+            str(bench),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "8 plotqa plots read, 3 groups built" in res.output
     manifest = read_json(bench / "manifest.json")
@@ -146,8 +251,28 @@ def test_plotqa_end_to_end_build_verify_run_score_and_checker(tmp_path: Path) ->
 def test_a_tampered_declared_table_fails_verify(tmp_path: Path) -> None:
     annotations, qa = plotqa_files(tmp_path)
     bench = tmp_path / "bench"
-    assert CliRunner().invoke(app, ["build", "charts", "--from", "plotqa", "--annotations", str(annotations),
-                                    "--qa", str(qa), "--out", str(bench), "--groups", "1"]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(
+            app,
+            [
+                "build",
+                "charts",
+                "--from",
+                "plotqa",
+                "--annotations",
+                str(annotations),
+                "--qa",
+                str(qa),
+                "--out",
+                str(bench),
+                "--groups",
+                "1",
+            ],
+        )
+        .exit_code
+        == 0
+    )
     (table,) = (bench / "tables").glob("*.json")
     data = json.loads(table.read_text())
     data["axis_hi"] = "20"  # a widened axis: world_a's domain is no longer the declared one

@@ -25,8 +25,9 @@ def png(seed: int) -> bytes:
 def write_tsv(path: Path, rows: list[dict[str, Any]]) -> Path:
     """Write rows (missing columns empty; ``image`` given as bytes is base64-encoded) as an MMBench TSV."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), delimiter="\t", lineterminator="\n",
-                            extrasaction="ignore")
+    writer = csv.DictWriter(
+        buffer, fieldnames=list(COLUMNS), delimiter="\t", lineterminator="\n", extrasaction="ignore"
+    )
     writer.writeheader()
     for row in rows:
         cells = {k: "" for k in COLUMNS}
@@ -40,8 +41,14 @@ def write_tsv(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def row(index: int, question: str, options: list[str], answer: str, category: str, **extra: Any) -> dict[str, Any]:
     """One TSV row with a distinct image per index."""
-    rec: dict[str, Any] = {"index": index, "question": question, "answer": answer, "category": category,
-                           "image": png(index), "l2-category": "l2"}
+    rec: dict[str, Any] = {
+        "index": index,
+        "question": question,
+        "answer": answer,
+        "category": category,
+        "image": png(index),
+        "l2-category": "l2",
+    }
     rec.update({"ABCD"[k]: o for k, o in enumerate(options)})
     rec.update(extra)
     return rec
@@ -67,17 +74,27 @@ def write_xlsx(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
 
     body = []
     for r, values in enumerate([header, *rows], start=1):
-        cells = "".join(f'<c r="{col(c)}{r}" t="inlineStr"><is><t>{escape(str(v))}</t></is></c>'
-                        for c, v in enumerate(values) if v is not None and v != "")
+        cells = "".join(
+            f'<c r="{col(c)}{r}" t="inlineStr"><is><t>{escape(str(v))}</t></is></c>'
+            for c, v in enumerate(values)
+            if v is not None and v != ""
+        )
         body.append(f'<row r="{r}">{cells}</row>')
     ns = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
     rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
     pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("xl/workbook.xml", f'<workbook xmlns="{ns}" xmlns:r="{rel}"><sheets>'
-                         '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>')
-        archive.writestr("xl/_rels/workbook.xml.rels", f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
-                         f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>')
-        archive.writestr("xl/worksheets/sheet1.xml", f'<worksheet xmlns="{ns}"><sheetData>{"".join(body)}'
-                         '</sheetData></worksheet>')
+        archive.writestr(
+            "xl/workbook.xml",
+            f'<workbook xmlns="{ns}" xmlns:r="{rel}"><sheets>'
+            '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        )
+        archive.writestr(
+            "xl/_rels/workbook.xml.rels",
+            f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+            f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+        )
+        archive.writestr(
+            "xl/worksheets/sheet1.xml", f'<worksheet xmlns="{ns}"><sheetData>{"".join(body)}</sheetData></worksheet>'
+        )
     return path

@@ -13,8 +13,14 @@ from vqaudit.scoring.upd import match_reply, parse_judge_reply
 
 def _standard(views: list[View]) -> View:
     # The first standard base view with short options: upd-aad-base-544-std-r0, happiness / sadness / anger / love.
-    return next(v for v in views if v.state == "standard" and v.meta["setting"] == "base" and len(v.options) >= 3
-                and all(len(o) <= 12 for o in v.options))
+    return next(
+        v
+        for v in views
+        if v.state == "standard"
+        and v.meta["setting"] == "base"
+        and len(v.options) >= 3
+        and all(len(o) <= 12 for o in v.options)
+    )
 
 
 def test_final_declarations_abstentions_and_option_text(small_views: list[View]) -> None:
@@ -72,7 +78,7 @@ def test_upd_scoring_reads_the_hand_checked_replies_as_the_choice_reader_does(sm
     differ = []
     for row in rows:
         options: dict[str, str] = row["options"]
-        assert "".join(options) == "ABCDE"[:len(options)]
+        assert "".join(options) == "ABCDE"[: len(options)]
         view = base.model_copy(update={"options": tuple(options.values())})
         verdict = match_reply(view, row["reply"])
         upd = None if verdict is None else verdict.meaning.removeprefix("option:")

@@ -35,8 +35,9 @@ def test_too_long_reply_is_undecided_without_asking_the_judge(tmp_path: Path) ->
     views = load_benchmark(out).views
     long_b = "B" + " because" * (MAX_REPLY_CHARS // 8)  # over the cap; shorter, it would go to the judge
     judge = RecordingJudge()
-    outcomes = score_upd_views(views, respond(views, lambda v: long_b), run_dir=tmp_path, judge="stub:judge",
-                               judge_backend=judge)
+    outcomes = score_upd_views(
+        views, respond(views, lambda v: long_b), run_dir=tmp_path, judge="stub:judge", judge_backend=judge
+    )
     assert judge.asked == []
     assert all(o.invalid_reason == "too long" and o.decided_by == "undecided" for o in outcomes)
     assert not any(o.task_correct for o in outcomes)

@@ -30,8 +30,10 @@ RIGHT = {"A": {1: "all", 2: "all", 3: "all", 4: {0}}, "B": {2: "all", 3: {0, 2, 
 
 @pytest.fixture(scope="module")
 def tsv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rows = [row(i, f"Which colour is shape {i}?", ["red", "green", "blue", "grey"], "ABCD"[i - 1],
-                "attribute_recognition") for i in range(1, 5)]
+    rows = [
+        row(i, f"Which colour is shape {i}?", ["red", "green", "blue", "grey"], "ABCD"[i - 1], "attribute_recognition")
+        for i in range(1, 5)
+    ]
     return write_tsv(tmp_path_factory.mktemp("tsv") / "four.tsv", rows)
 
 
@@ -67,29 +69,62 @@ def _items(bench_dir: Path) -> set[int]:
 
 
 @pytest.mark.parametrize(("k", "dropped"), [(None, [2]), (2, [2]), (1, [1, 2, 3])])
-def test_items_dropped_with_k(tsv: Path, blind_runs: dict[str, Path], tmp_path: Path, k: int | None,
-                              dropped: list[int]) -> None:
+def test_items_dropped_with_k(
+    tsv: Path, blind_runs: dict[str, Path], tmp_path: Path, k: int | None, dropped: list[int]
+) -> None:
     out = tmp_path / "bench"
-    manifest = build_upd(out, tsv=tsv, variant="aad", setting="base", seed=0,
-                         drop_image_agnostic=[blind_runs["A"], blind_runs["B"]], drop_k=k)
+    manifest = build_upd(
+        out,
+        tsv=tsv,
+        variant="aad",
+        setting="base",
+        seed=0,
+        drop_image_agnostic=[blind_runs["A"], blind_runs["B"]],
+        drop_k=k,
+    )
     assert _items(out) == {1, 2, 3, 4} - set(dropped)
     record = manifest["image_agnostic"]
     assert record["dropped"] == dropped and record["n_dropped"] == len(dropped)
     assert record["k"] == (k or 2) and record["n_runs"] == 2
     assert [(r["path"], r["n_items"], r["n_correct"]) for r in record["runs"]] == [
-        (str(blind_runs["A"].resolve()), 4, 3), (str(blind_runs["B"].resolve()), 4, 1)]
-    assert all(r["model"].startswith("replay:") and r["model_identity"].startswith(r["model"] + "@sha256:")
-               for r in record["runs"])
+        (str(blind_runs["A"].resolve()), 4, 3),
+        (str(blind_runs["B"].resolve()), 4, 1),
+    ]
+    assert all(
+        r["model"].startswith("replay:") and r["model_identity"].startswith(r["model"] + "@sha256:")
+        for r in record["runs"]
+    )
     assert "by hand" in record["hand_check"]
     assert json.loads((out / "manifest.json").read_text())["image_agnostic"] == record
 
 
-def test_cli_drops_and_records(tsv: Path, blind_runs: dict[str, Path], tmp_path: Path,
-                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_drops_and_records(
+    tsv: Path,
+    blind_runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     out = tmp_path / "bench"
-    code = run_cli(monkeypatch, "build", "upd", "--out", str(out), "--tsv", str(tsv), "--variant", "aad",
-                   "--setting", "base", "--drop-image-agnostic", str(blind_runs["A"]), "--drop-image-agnostic",
-                   str(blind_runs["B"]), "--drop-k", "1")
+    code = run_cli(
+        monkeypatch,
+        "build",
+        "upd",
+        "--out",
+        str(out),
+        "--tsv",
+        str(tsv),
+        "--variant",
+        "aad",
+        "--setting",
+        "base",
+        "--drop-image-agnostic",
+        str(blind_runs["A"]),
+        "--drop-image-agnostic",
+        str(blind_runs["B"]),
+        "--drop-k",
+        "1",
+    )
     assert code == 0
     assert "3 image-agnostic items dropped" in capsys.readouterr().out
     assert _items(out) == {4}
@@ -97,8 +132,15 @@ def test_cli_drops_and_records(tsv: Path, blind_runs: dict[str, Path], tmp_path:
 
 def test_refusals(tsv: Path, blind_runs: dict[str, Path], tmp_path: Path) -> None:
     with pytest.raises(VqauditError, match="--drop-k: expected 1 to 2"):
-        build_upd(tmp_path / "a", tsv=tsv, variant="aad", setting="base", seed=0,
-                  drop_image_agnostic=[blind_runs["A"], blind_runs["B"]], drop_k=3)
+        build_upd(
+            tmp_path / "a",
+            tsv=tsv,
+            variant="aad",
+            setting="base",
+            seed=0,
+            drop_image_agnostic=[blind_runs["A"], blind_runs["B"]],
+            drop_k=3,
+        )
     with pytest.raises(VqauditError, match="--drop-k counts blind runs"):
         build_upd(tmp_path / "b", tsv=tsv, variant="aad", setting="base", seed=0, drop_k=1)
     # a run made with images is not a blind pass
@@ -109,8 +151,11 @@ def test_refusals(tsv: Path, blind_runs: dict[str, Path], tmp_path: Path) -> Non
     with pytest.raises(VqauditError, match="field 'blind': the run was made with images"):
         build_upd(tmp_path / "c", tsv=tsv, variant="aad", setting="base", seed=0, drop_image_agnostic=[sighted])
     # a blind run on a build of other input files: its item indices name other questions
-    other = write_tsv(tmp_path / "other.tsv", [row(i, f"Which shape {i}?", ["a", "b", "c", "d"], "A",
-                                                    "attribute_recognition") for i in range(1, 5)])
+    other = write_tsv(
+        tmp_path / "other.tsv",
+        [row(i, f"Which shape {i}?", ["a", "b", "c", "d"], "A", "attribute_recognition") for i in range(1, 5)],
+    )
     with pytest.raises(VqauditError, match="built from other input files"):
-        build_upd(tmp_path / "d", tsv=other, variant="aad", setting="base", seed=0,
-                  drop_image_agnostic=[blind_runs["A"]])
+        build_upd(
+            tmp_path / "d", tsv=other, variant="aad", setting="base", seed=0, drop_image_agnostic=[blind_runs["A"]]
+        )

@@ -53,29 +53,59 @@ def test_kappa_worked_example() -> None:
 
 @pytest.fixture
 def judged_run(tmp_path: Path) -> tuple[Path, Path]:
-    tsv = write_tsv(tmp_path / "four.tsv", [row(i, f"Which colour is shape {i}?", ["red", "green", "blue", "grey"],
-                                                "ABCD"[i - 1], "attribute_recognition") for i in range(1, 5)])
+    tsv = write_tsv(
+        tmp_path / "four.tsv",
+        [
+            row(
+                i,
+                f"Which colour is shape {i}?",
+                ["red", "green", "blue", "grey"],
+                "ABCD"[i - 1],
+                "attribute_recognition",
+            )
+            for i in range(1, 5)
+        ],
+    )
     bench = tmp_path / "bench"
     build_upd(bench, tsv=tsv, variant="aad", setting="base", seed=0)
     views = load_benchmark(bench).views
     replies = tmp_path / "replies.jsonl"
-    replies.write_text("".join(json.dumps({"view_id": v.view_id, "text": v.obligation.gold[0]
-                                           if v.obligation.kind == "answer" else "Hard to say."}) + "\n"
-                               for v in views), encoding="utf-8")
+    replies.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "view_id": v.view_id,
+                    "text": v.obligation.gold[0] if v.obligation.kind == "answer" else "Hard to say.",
+                }
+            )
+            + "\n"
+            for v in views
+        ),
+        encoding="utf-8",
+    )
     verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text("".join(json.dumps({"view_id": v.view_id, "text": DESIGN.get(v.view_id, ("E", ""))[0]})
-                                + "\n" for v in views if v.obligation.kind == "abstain"), encoding="utf-8")
+    verdicts.write_text(
+        "".join(
+            json.dumps({"view_id": v.view_id, "text": DESIGN.get(v.view_id, ("E", ""))[0]}) + "\n"
+            for v in views
+            if v.obligation.kind == "abstain"
+        ),
+        encoding="utf-8",
+    )
     run_dir = tmp_path / "run"
     run_benchmark(bench, f"replay:{replies}", run_dir, progress=False)
     return run_dir, verdicts
 
 
-def test_agreement_and_kappa_by_hand(judged_run: tuple[Path, Path], tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_agreement_and_kappa_by_hand(
+    judged_run: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_dir, verdicts = judged_run
     labels = tmp_path / "labels.csv"
-    labels.write_text("view_id,label\n" + "".join(f"{v},{h}\n" for v, (_, h) in DESIGN.items())
-                      + "upd-aad-base-1-std-r0,correct\n", encoding="utf-8")
+    labels.write_text(
+        "view_id,label\n" + "".join(f"{v},{h}\n" for v, (_, h) in DESIGN.items()) + "upd-aad-base-1-std-r0,correct\n",
+        encoding="utf-8",
+    )
     judge = f"replay:{verdicts}"
     assert run_cli(monkeypatch, "score", str(run_dir), "--judge", judge, "--labels", str(labels), "--draws", "1") == 0
     assert "agreement 70.0%, Cohen's kappa 0.400" in capsys.readouterr().err

@@ -31,16 +31,23 @@ class LetterJudge:
 
 
 def test_the_judge_choosing_the_extra_option_abstains(tmp_path: Path) -> None:
-    rows = [row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
-            row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition")]
+    rows = [
+        row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
+        row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition"),
+    ]
     out = tmp_path / "bench"
     build_upd(out, tsv=write_tsv(tmp_path / "one.tsv", rows), variant="aad", setting="option", seed=0)
     views: list[View] = [v for v in load_benchmark(out).views if v.meta["item_index"] == 1]
     letters = {v.view_id: str(UPDViewMeta.of(v).abstain_letter) for v in views}
     assert all(letters.values())
     # replies no rule reads, so every view goes to the judge
-    outcomes = score_upd_views(views, respond(views, lambda v: "Hmm, hard to say."), run_dir=tmp_path,
-                               judge="stub:judge", judge_backend=LetterJudge(letters))
+    outcomes = score_upd_views(
+        views,
+        respond(views, lambda v: "Hmm, hard to say."),
+        run_dir=tmp_path,
+        judge="stub:judge",
+        judge_backend=LetterJudge(letters),
+    )
     assert {o.decision for o in outcomes} == {"abstain"}
     # an abstention is right on the UPD views and wrong on the standard ones (seed 001 §4)
     assert all(o.task_correct == (o.obligation == "abstain") for o in outcomes)

@@ -27,16 +27,33 @@ def test_circular_evaluation_reproduces_the_published_67_7(tmp_path: Path) -> No
     for rec in rows:
         options = tuple(rec[c] for c in "ABCD" if rec[c] is not None)
         view_id = f"mmbench-{rec['index']}"
-        views.append(View(
-            view_id=view_id, group_id=f"mmbench-{rec['index'] % 10**6}", source="upd", state="standard",
-            image="none.png", image_sha256="0" * 64, question=rec["question"], options=options,
-            obligation=Obligation(kind="answer", gold=(rec["answer"],), answer_type="choice"),
-            meta=UPDViewMeta(item_index=rec["index"] % 10**6, ability="mmbench_dev", ability_index=None,
-                             l2_category="", variant="aad", setting="original", kind="standard",
-                             rotation=rec["index"] // 10**6, n_rotations=len(options)).model_dump(),
-        ))
-        responses[view_id] = Response(view_id=view_id, model="llava-v1.5-13b", prompt_id="llava-mmbench",
-                                      text=str(rec["prediction"]))
+        views.append(
+            View(
+                view_id=view_id,
+                group_id=f"mmbench-{rec['index'] % 10**6}",
+                source="upd",
+                state="standard",
+                image="none.png",
+                image_sha256="0" * 64,
+                question=rec["question"],
+                options=options,
+                obligation=Obligation(kind="answer", gold=(rec["answer"],), answer_type="choice"),
+                meta=UPDViewMeta(
+                    item_index=rec["index"] % 10**6,
+                    ability="mmbench_dev",
+                    ability_index=None,
+                    l2_category="",
+                    variant="aad",
+                    setting="original",
+                    kind="standard",
+                    rotation=rec["index"] // 10**6,
+                    n_rotations=len(options),
+                ).model_dump(),
+            )
+        )
+        responses[view_id] = Response(
+            view_id=view_id, model="llava-v1.5-13b", prompt_id="llava-mmbench", text=str(rec["prediction"])
+        )
     outcomes = score_upd_views(views, responses, run_dir=tmp_path, judge=None)
     assert all(o.decided_by == "matcher:letter" for o in outcomes)  # every prediction is a bare letter
     metrics = upd_metrics(outcomes, views, n_draws=0, seed=0)["configs"]["aad/original"]

@@ -8,8 +8,14 @@ from vqaudit.suites.registry import prompt_for
 
 
 def _first(views: list[View], variant: str, setting: str, state: str) -> View:
-    return next(v for v in views if v.meta["variant"] == variant and v.meta["setting"] == setting
-                and v.state == state and v.meta["rotation"] == 0)
+    return next(
+        v
+        for v in views
+        if v.meta["variant"] == variant
+        and v.meta["setting"] == setting
+        and v.state == state
+        and v.meta["rotation"] == 0
+    )
 
 
 def test_setting_texts_follow_the_paper(small_views: list[View]) -> None:
@@ -28,8 +34,9 @@ def test_setting_texts_follow_the_paper(small_views: list[View]) -> None:
     text = upd_prompt(_first(small_views, "iasd", "instruction", "standard"))[1]
     assert text.endswith('If all the options are incorrect, answer "F. None of the above".')
     text = upd_prompt(_first(small_views, "ivqd", "instruction", "ivqd"))[1]
-    assert text.endswith('If the given image is irrelevant to the question, answer '
-                         '"F. The image and question are irrelevant.".')
+    assert text.endswith(
+        'If the given image is irrelevant to the question, answer "F. The image and question are irrelevant.".'
+    )
     # The standard-accuracy ("Original Standard") prompt asks for the letter directly, without an extra option.
     pid, text = upd_prompt(_first(small_views, "aad", "original", "standard"))
     assert pid == "upd-original-v1" and text.endswith("directly.") and "None of the above" not in text

@@ -25,8 +25,24 @@ from vqaudit.suites.upd.build import bundled_path
 from vqaudit.suites.upd.release import read_release
 from vqaudit.suites.upd.release_build import build_upd_release
 
-COLUMNS = ["index", "question", "hint", "A", "B", "C", "D", "E", "answer", "masked_answer", "category", "image",
-           "source", "l2-category", "split", "type"]
+COLUMNS = [
+    "index",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "answer",
+    "masked_answer",
+    "category",
+    "image",
+    "source",
+    "l2-category",
+    "split",
+    "type",
+]
 
 
 def _samples() -> list[dict[str, str]]:
@@ -40,9 +56,19 @@ def _rows(kind: str, rec: dict[str, str], options: list[str], answer: str, maske
     for k in range(max(n, 1)):
         shown = options[k:] + options[:k]
         row = {c: "" for c in COLUMNS}
-        row.update({"index": str(int(rec["index"]) + k * 10**6), "question": rec["question"], "hint": rec["hint"],
-                    "category": rec["category"], "l2-category": rec["l2-category"], "split": "dev", "type": kind,
-                    "image": rec["image"] if k == 0 else rec["index"], "masked_answer": masked})
+        row.update(
+            {
+                "index": str(int(rec["index"]) + k * 10**6),
+                "question": rec["question"],
+                "hint": rec["hint"],
+                "category": rec["category"],
+                "l2-category": rec["l2-category"],
+                "split": "dev",
+                "type": kind,
+                "image": rec["image"] if k == 0 else rec["index"],
+                "masked_answer": masked,
+            }
+        )
         row.update({"ABCDE"[i]: o for i, o in enumerate(shown)})
         row["answer"] = "ABCDE"[(("ABCDE".index(answer)) - k) % n] if kind == "standard" else "F"
         out.append(row)
@@ -86,17 +112,28 @@ def test_built_release_scores_like_any_upd_benchmark(tmp_path: Path) -> None:
     views = list(bench.views)
     assert len(bench.groups) == 20 and len(views) == 78 + 58  # standard passes + UPD passes (one option fewer)
     # A policy that answers every standard pass right and abstains on every UPD pass: 100% standard, UPD, dual.
-    replies = {v.view_id: Response(view_id=v.view_id, model="t", prompt_id="p",
-                                   text=v.obligation.gold[0] if v.obligation.kind == "answer" else "None of the above")
-               for v in views}
+    replies = {
+        v.view_id: Response(
+            view_id=v.view_id,
+            model="t",
+            prompt_id="p",
+            text=v.obligation.gold[0] if v.obligation.kind == "answer" else "None of the above",
+        )
+        for v in views
+    }
     outcomes = score_upd_views(views, replies, run_dir=tmp_path, judge=None)
     config = upd_metrics(outcomes, views, n_draws=0, seed=0)["configs"]["aad/base"]
     assert (config["n_items"], config["standard"], config["upd"], config["dual"]) == (20, 1.0, 1.0, 1.0)
     # Naming the removed correct option also passes an AAD UPD pass (seed 001, 0.C.1).
-    removed = {v.view_id: Response(view_id=v.view_id, model="t", prompt_id="p", text=str(v.meta["removed_text"]))
-               for v in views if v.meta["kind"] == "upd"}
-    assert all(o.task_correct for o in score_upd_views([v for v in views if v.view_id in removed], removed,
-                                                         run_dir=tmp_path, judge=None))
+    removed = {
+        v.view_id: Response(view_id=v.view_id, model="t", prompt_id="p", text=str(v.meta["removed_text"]))
+        for v in views
+        if v.meta["kind"] == "upd"
+    }
+    assert all(
+        o.task_correct
+        for o in score_upd_views([v for v in views if v.view_id in removed], removed, run_dir=tmp_path, judge=None)
+    )
 
 
 def test_parquet_release_reads_like_its_tsv(tmp_path: Path) -> None:
@@ -113,12 +150,16 @@ def test_parquet_release_reads_like_its_tsv(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda rows: [r for r in rows if not (r["type"] == "standard" and int(r["index"]) % 10**6 == 1)],
-         r"row \d+, field 'type': the upd row of index 1 has no standard row"),
+        (
+            lambda rows: [r for r in rows if not (r["type"] == "standard" and int(r["index"]) % 10**6 == 1)],
+            r"row \d+, field 'type': the upd row of index 1 has no standard row",
+        ),
         (lambda rows: rows + [dict(rows[0])], r"field 'index': duplicate standard row for index 1"),
         (lambda rows: [{**r, "type": "UPD?"} if i == 2 else r for i, r in enumerate(rows)], r"row 3, field 'type'"),
-        (lambda rows: [{**r, "A": r["B"], "B": r["A"]} if i == 1 else r for i, r in enumerate(rows)],
-         r"rows 1 and 2 \(standard index 1 and its circular copy 1000001\), fields 'A'-'E'"),
+        (
+            lambda rows: [{**r, "A": r["B"], "B": r["A"]} if i == 1 else r for i, r in enumerate(rows)],
+            r"rows 1 and 2 \(standard index 1 and its circular copy 1000001\), fields 'A'-'E'",
+        ),
     ],
 )
 def test_bad_release_rows_name_file_row_and_field(tmp_path: Path, edit: Any, message: str) -> None:
@@ -146,6 +187,7 @@ def test_build_upd_release_from_the_command_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["build", "upd", "--out", str(tmp_path / "b"), "--release", str(path)])
     assert res.exit_code == 0, res.output
     assert "aad/base: 20 items" in res.output and "aad: 20 items (" in res.output
-    bad = CliRunner().invoke(app, ["build", "upd", "--out", str(tmp_path / "c"), "--release", str(path),
-                                   "--tsv", str(path)])
+    bad = CliRunner().invoke(
+        app, ["build", "upd", "--out", str(tmp_path / "c"), "--release", str(path), "--tsv", str(path)]
+    )
     assert bad.exit_code != 0 and not (tmp_path / "c").exists()

@@ -26,10 +26,17 @@ from vqaudit.suites.upd.tuning import CANNOT_ANSWER, TUNING_FILE, export_tuning,
 
 def _fake_run(root: Path, policy: str, views: list[View]) -> Path:
     run_dir = root / policy
-    outcomes = score_upd_views(views, respond(views, lambda v: reference_reply(policy, v.obligation)), run_dir=run_dir,
-                               judge=None)
-    RunFolder(run_dir).write_info(RunInfo(model=f"reference:{policy}", benchmark=str(root / "bench"),
-                                          benchmark_manifest_sha256="0" * 64, sources=["upd"]))
+    outcomes = score_upd_views(
+        views, respond(views, lambda v: reference_reply(policy, v.obligation)), run_dir=run_dir, judge=None
+    )
+    RunFolder(run_dir).write_info(
+        RunInfo(
+            model=f"reference:{policy}",
+            benchmark=str(root / "bench"),
+            benchmark_manifest_sha256="0" * 64,
+            sources=["upd"],
+        )
+    )
     write_json(run_dir / "metrics.json", {"upd": upd_metrics(outcomes, views, n_draws=100, seed=0)})
     return run_dir
 
@@ -41,14 +48,25 @@ def _metrics(run_dir: Path) -> dict[str, Any]:
 @pytest.mark.slow
 def test_report_has_table_1_layout_and_radar_charts(small_views: list[View], tmp_path: Path) -> None:
     runs = [_fake_run(tmp_path, p, small_views) for p in ("always-abstain", "gold")]
-    write_json(runs[1] / "metrics.json", {"upd": {**_metrics(runs[1]), "configs": {
-        k: v for k, v in _metrics(runs[1])["configs"].items() if k.startswith("aad/")}}})  # fewer charts to draw
+    write_json(
+        runs[1] / "metrics.json",
+        {
+            "upd": {
+                **_metrics(runs[1]),
+                "configs": {k: v for k, v in _metrics(runs[1])["configs"].items() if k.startswith("aad/")},
+            }
+        },
+    )  # fewer charts to draw
     path = write_upd_report(runs, tmp_path / "report")
     text = path.read_text(encoding="utf-8")
     # Seed 001 Table 1: per variant the rows Original Standard, Base, Option, Instruction; one column per model.
     assert "|  |  | always-abstain | gold |" in text
-    for label in ("| AAD | Original Standard | 0.0 | 100.0 |", "|  | Base | 0.0 | 100.0 |",
-                  "|  | Instruction | 0.0 | 100.0 |", "| IVQD | Original Standard | 0.0 | n/a |"):
+    for label in (
+        "| AAD | Original Standard | 0.0 | 100.0 |",
+        "|  | Base | 0.0 | 100.0 |",
+        "|  | Instruction | 0.0 | 100.0 |",
+        "| IVQD | Original Standard | 0.0 | n/a |",
+    ):
         assert label in text
     charts = sorted((tmp_path / "report").glob("radar_*.png"))
     assert len(charts) == 9 + 3 and charts[0].read_bytes().startswith(b"\x89PNG")
@@ -66,8 +84,9 @@ def test_tuning_export_mixes_6_2_2_in_llava_format(tmp_path: Path) -> None:
         assert (tmp_path / "t" / rec["image"]).is_file()
         lines = human["value"].splitlines()
         n_options = sum(1 for line in lines if line[:3] in {f"{c}. " for c in "ABCDE"})
-        extra = any(line.endswith((". None of the above", ". The image and question are irrelevant."))
-                    for line in lines)
+        extra = any(
+            line.endswith((". None of the above", ". The image and question are irrelevant.")) for line in lines
+        )
         assert 2 <= n_options - extra <= 4
         if not rec["id"].startswith("upd-tune-standard") and not extra:
             assert gpt["value"] == CANNOT_ANSWER
@@ -84,8 +103,9 @@ def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
     app.command("build-upd")(build_upd_cmd)
     app.command("export-tuning")(export_tuning_cmd)
     runner = CliRunner()
-    result = runner.invoke(app, ["build-upd", "--out", str(tmp_path / "b"), "--variant", "aad", "--setting",
-                                 "base", "--max-items", "25"])
+    result = runner.invoke(
+        app, ["build-upd", "--out", str(tmp_path / "b"), "--variant", "aad", "--setting", "base", "--max-items", "25"]
+    )
     assert result.exit_code == 0, result.output
     # 25 rows = 20 MMBench samples + 5 easy-VQA items; preprocessing drops image_quality and spatial_relationship
     # (appendix 0.B.1, Table A); every other item has >= 3 distinct options, so AAD keeps 23.
@@ -98,8 +118,24 @@ def test_cli_functions_register_as_typer_commands(tmp_path: Path) -> None:
 def test_eval_upd_runs_end_to_end_on_the_bundled_data(tmp_path: Path) -> None:
     # The bundled real data runs end to end with reference policies (build, run, score, report);
     # always-abstain: Standard 0 / Dual 0; gold (oracle): 100 everywhere.
-    assert run_cli(pytest.MonkeyPatch(), "eval", "upd", "--out", str(tmp_path / "eval"), "--model",
-                   "reference:always-abstain", "--model", "reference:gold", "--max-items", "30", "--draws", "50") == 0
+    assert (
+        run_cli(
+            pytest.MonkeyPatch(),
+            "eval",
+            "upd",
+            "--out",
+            str(tmp_path / "eval"),
+            "--model",
+            "reference:always-abstain",
+            "--model",
+            "reference:gold",
+            "--max-items",
+            "30",
+            "--draws",
+            "50",
+        )
+        == 0
+    )
     text = (tmp_path / "eval" / "report" / "upd_report.md").read_text(encoding="utf-8")
     assert "| AAD | Original Standard | 0.0 | 100.0 |" in text and "|  | Option | 0.0 | 100.0 |" in text
 
@@ -129,9 +165,14 @@ def test_radar_axis_labels_are_readable_as_rendered_in_index_html() -> None:
 
     from vqaudit.report.upd import RADAR_DPI, RADAR_LABEL_PT, radar_chart
 
-    png = radar_chart("t", {"ocr": {"ability_index": 1, "standard": 0.5, "upd": 0.25},
-                            "image_topic": {"ability_index": 2, "standard": 1.0, "upd": 0.0},
-                            "image_style": {"ability_index": 3, "standard": 0.0, "upd": 1.0}})
+    png = radar_chart(
+        "t",
+        {
+            "ocr": {"ability_index": 1, "standard": 0.5, "upd": 0.25},
+            "image_topic": {"ability_index": 2, "standard": 1.0, "upd": 0.0},
+            "image_style": {"ability_index": 3, "standard": 0.0, "upd": 1.0},
+        },
+    )
     width = struct.unpack(">I", png[16:20])[0]
     css = resources.files("vqaudit.report").joinpath("templates/report.css").read_text(encoding="utf-8")
     shown = int(re.search(r"img\.radar \{ width: (\d+)px", css).group(1))  # type: ignore[union-attr]
@@ -154,14 +195,25 @@ def test_sample_browser_shows_a_views_hint_escaped(small_views: list[View], tmp_
     without = next(v for v in small_views if not UPDViewMeta.of(v).hint.strip())
     hint = UPDViewMeta.of(with_hint).hint.strip()
     assert upd_prompt(with_hint)[1].startswith(hint)  # what the model was shown
-    hostile = without.model_copy(update={"view_id": "x-hostile", "group_id": "x-hostile",
-                                         "meta": {**without.meta, "hint": "<img src=x onerror=alert(1)>"}})
+    hostile = without.model_copy(
+        update={
+            "view_id": "x-hostile",
+            "group_id": "x-hostile",
+            "meta": {**without.meta, "hint": "<img src=x onerror=alert(1)>"},
+        }
+    )
     views = [with_hint, without, hostile]
-    run = SampleRun(label="r", model="m", bench_dir=tmp_path, views=views,
-                    group_order=[(v.group_id, v.source, v.question) for v in views], outcomes={})
+    run = SampleRun(
+        label="r",
+        model="m",
+        bench_dir=tmp_path,
+        views=views,
+        group_order=[(v.group_id, v.source, v.question) for v in views],
+        outcomes={},
+    )
     write_sample_pages([run], tmp_path / "rep")
     text = (tmp_path / "rep" / "samples" / "page-00000.js").read_text()
-    rows = json.loads(text[text.index(",") + 1:text.rindex(");")])
+    rows = json.loads(text[text.index(",") + 1 : text.rindex(");")])
     records = {r["id"]: r for row in rows for r in row["views"]}
     assert records[with_hint.view_id]["hint"] == hint and records[without.view_id]["hint"] is None
     assert records["x-hostile"]["hint"] == "<img src=x onerror=alert(1)>" and "<img" not in text

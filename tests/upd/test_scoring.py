@@ -43,8 +43,10 @@ class StubJudge:
 
 def _one_item(tmp_path: Path, variant: str = "aad", setting: str = "base") -> list[View]:
     """The views of item 1 (4 options, answer B); item 2 only lends its image or options (IASD/IVQD)."""
-    rows = [row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
-            row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition")]
+    rows = [
+        row(1, "What colour is the car?", ["red", "blue", "green", "pink"], "B", "attribute_recognition"),
+        row(2, "Who is the person?", ["Jackie Chan", "Steve Jobs"], "A", "celebrity_recognition"),
+    ]
     out = tmp_path / f"bench-{variant}-{setting}"
     build_upd(out, tsv=write_tsv(tmp_path / "one.tsv", rows), variant=variant, setting=setting, seed=0)
     return [v for v in load_benchmark(out).views if v.meta["item_index"] == 1]
@@ -65,8 +67,12 @@ def test_circular_evaluation_fails_an_item_when_one_rotation_fails(tmp_path: Pat
     outcomes = score_upd_views(views, respond(views, reply), run_dir=tmp_path, judge=None)
     m = upd_metrics(outcomes, views, n_draws=0, seed=0)["configs"]["aad/base"]
     assert (m["standard"], m["upd"], m["dual"], m["n_items"]) == (0.0, 1.0, 0.0, 1)
-    good = score_upd_views(views, respond(views, lambda v: v.obligation.gold[0] if v.state == "standard"
-                                          else "blue"), run_dir=tmp_path, judge=None)
+    good = score_upd_views(
+        views,
+        respond(views, lambda v: v.obligation.gold[0] if v.state == "standard" else "blue"),
+        run_dir=tmp_path,
+        judge=None,
+    )
     m = upd_metrics(good, views, n_draws=0, seed=0)["configs"]["aad/base"]
     # "blue" is the removed correct option's text: a right UPD reply (0.C.1).
     assert (m["standard"], m["upd"], m["dual"]) == (1.0, 1.0, 1.0)
@@ -125,8 +131,7 @@ def test_stub_judge_is_asked_only_where_the_matcher_cannot_decide(tmp_path: Path
     # Judge letters (prompts.upd.judge_options): standard view options A-E (E = None of the above), then
     # F = abstention option, G = none. UPD view: A-D, E = removed correct option, F = abstention, G = none.
     judge = StubJudge({vid: ("G" if vid.endswith("std-r0") else "F") for vid in undecided})
-    outcomes = score_upd_views(views, respond(views, reply), run_dir=tmp_path, judge="stub:judge",
-                               judge_backend=judge)
+    outcomes = score_upd_views(views, respond(views, reply), run_dir=tmp_path, judge="stub:judge", judge_backend=judge)
     assert sorted(judge.asked) == sorted(undecided) and set(judge.temperatures) == {0.0}
     assert set(judge.images) == {None}  # seed 001 appendix 0.C: the judge gets text only, never the image
     by_id = {o.view_id: o for o in outcomes}
@@ -173,8 +178,10 @@ def test_any_backend_spec_can_judge_here_a_replay_file(tmp_path: Path) -> None:
     # The judge is loaded with backends.load_backend: a replay file of verdicts stands in for a judge model.
     views = _one_item(tmp_path)
     verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text("".join(json.dumps({"view_id": v.view_id, "text": "E"}) + "\n" for v in views
-                                if v.state == "aad"), encoding="utf-8")
+    verdicts.write_text(
+        "".join(json.dumps({"view_id": v.view_id, "text": "E"}) + "\n" for v in views if v.state == "aad"),
+        encoding="utf-8",
+    )
     replies = respond(views, lambda v: v.obligation.gold[0] if v.state == "standard" else "Hard to say.")
     outcomes = score_upd_views(views, replies, run_dir=tmp_path / "run", judge=f"replay:{verdicts}")
     upd = [o for o in outcomes if o.state == "aad"]

@@ -69,8 +69,13 @@ def test_missing_column_is_named(tmp_path: Path) -> None:
 def test_preprocessing_rules(tmp_path: Path) -> None:
     # Appendix 0.B.1: none-of-these options deleted, "Can't judge" clarified, Image Quality dropped.
     rows = [
-        row(1, "Which is bigger?", ["left", "right", "Can't judge", "All above are not right"], "B",
-            "attribute_comparison"),
+        row(
+            1,
+            "Which is bigger?",
+            ["left", "right", "Can't judge", "All above are not right"],
+            "B",
+            "attribute_comparison",
+        ),
         row(2, "Which is brightest?", ["a", "b", "c", "d"], "A", "image_quality"),
         row(3, "What is it?", ["cat", "None of these options are correct."], "A", "ocr"),
         row(4, "What is it?", ["cat", "dog", "None of the above"], "C", "ocr"),

@@ -70,9 +70,12 @@ def messages_body(model: str, request: Request) -> dict[str, Any]:
         body["temperature"] = params.temperature
     else:
         if budget >= params.max_tokens:
-            raise BackendCallError(f"thinking_budget={budget} must be below the token budget max_tokens="
-                                   f"{params.max_tokens} (the thinking is part of it); give --model-arg "
-                                   "max_tokens=N with N above the thinking budget", fatal=True)
+            raise BackendCallError(
+                f"thinking_budget={budget} must be below the token budget max_tokens="
+                f"{params.max_tokens} (the thinking is part of it); give --model-arg "
+                "max_tokens=N with N above the thinking budget",
+                fatal=True,
+            )
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     return body
 
@@ -172,10 +175,14 @@ def load(spec: str, target: str, options: ModelOptions) -> AnthropicBackend:
     params = options.generation(GenerationParams())
     budget = params.thinking_budget
     if budget is not None and 0 < budget < MIN_THINKING_BUDGET:
-        raise VqauditError(f"model spec {spec!r}: {options.args_option} thinking_budget={budget}: expected 0 (no "
-                           f"thinking) or at least {MIN_THINKING_BUDGET} (the Messages API's minimum)")
+        raise VqauditError(
+            f"model spec {spec!r}: {options.args_option} thinking_budget={budget}: expected 0 (no "
+            f"thinking) or at least {MIN_THINKING_BUDGET} (the Messages API's minimum)"
+        )
     if budget and budget >= params.max_tokens:  # every stage's default budget (at most 512) is below 1,024
-        raise VqauditError(f"model spec {spec!r}: {options.args_option} thinking_budget={budget} must be below the "
-                           f"token budget (max_tokens={params.max_tokens}; the thinking is part of it): give "
-                           f"{options.args_option} max_tokens=N with N above {budget}")
+        raise VqauditError(
+            f"model spec {spec!r}: {options.args_option} thinking_budget={budget} must be below the "
+            f"token budget (max_tokens={params.max_tokens}; the thinking is part of it): give "
+            f"{options.args_option} max_tokens=N with N above {budget}"
+        )
     return load_http(AnthropicBackend, spec, target, options)

@@ -17,8 +17,17 @@ from vqaudit.backends.options import ModelArgs, parse_bool
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams, Obligation
 
-__all__ = ["GENERATION_KEYS", "GENERATION_TABLE", "Backend", "BackendCallError", "Completion", "GenerationKey",
-           "GenerationParams", "ModelOptions", "Request"]
+__all__ = [
+    "GENERATION_KEYS",
+    "GENERATION_TABLE",
+    "Backend",
+    "BackendCallError",
+    "Completion",
+    "GenerationKey",
+    "GenerationParams",
+    "ModelOptions",
+    "Request",
+]
 
 _TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens")
 MAX_GENERATION_TOKENS = 1 << 20
@@ -68,16 +77,29 @@ class GenerationKey:
 
 
 GENERATION_TABLE: tuple[GenerationKey, ...] = (
-    GenerationKey("max_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
-                  (("max_tokens", None), ("token_field", "max_tokens"))),
-    GenerationKey("max_completion_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
-                  (("max_tokens", None), ("token_field", "max_completion_tokens"))),
-    GenerationKey("max_new_tokens", _tokens, f"an integer from 1 to {MAX_GENERATION_TOKENS}",
-                  (("max_tokens", None), ("token_field", "max_tokens"))),
+    GenerationKey(
+        "max_tokens",
+        _tokens,
+        f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+        (("max_tokens", None), ("token_field", "max_tokens")),
+    ),
+    GenerationKey(
+        "max_completion_tokens",
+        _tokens,
+        f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+        (("max_tokens", None), ("token_field", "max_completion_tokens")),
+    ),
+    GenerationKey(
+        "max_new_tokens",
+        _tokens,
+        f"an integer from 1 to {MAX_GENERATION_TOKENS}",
+        (("max_tokens", None), ("token_field", "max_tokens")),
+    ),
     GenerationKey("reasoning_effort", _effort, "a word such as low, medium or high", (("reasoning_effort", None),)),
     GenerationKey("enable_thinking", parse_bool, "true or false", (("enable_thinking", None),)),
-    GenerationKey("thinking_budget", _budget, f"an integer from 0 to {MAX_GENERATION_TOKENS}",
-                  (("thinking_budget", None),)),
+    GenerationKey(
+        "thinking_budget", _budget, f"an integer from 0 to {MAX_GENERATION_TOKENS}", (("thinking_budget", None),)
+    ),
 )
 """Every generation key, one row each: adding a setting is a :class:`GenerationParams` field and one row here
 (and the key in the ``generation`` column of the backend kinds that send it)."""
@@ -157,8 +179,12 @@ def finish_reason_of(value: object) -> str | None:
     ``tool_calls``: OpenAI API reference, the chat completion object); anything else a server or a replay file
     sends (another type, a lone surrogate, a megabyte of text) is not one.
     """
-    if (isinstance(value, str) and 0 < len(value) <= _MAX_FINISH_REASON_CHARS and value.isascii()
-            and value.isprintable()):
+    if (
+        isinstance(value, str)
+        and 0 < len(value) <= _MAX_FINISH_REASON_CHARS
+        and value.isascii()
+        and value.isprintable()
+    ):
         return value
     return None
 
@@ -245,8 +271,11 @@ class ModelOptions:
 
         What a backend module's ``load`` sees: its ``--model-arg`` reader refuses every key it does not know.
         """
-        return dataclasses.replace(self, args=tuple((k, v) for k, v in self.args if k not in GENERATION_KEYS),
-                                   generation_args=self._generation_pairs())
+        return dataclasses.replace(
+            self,
+            args=tuple((k, v) for k, v in self.args if k not in GENERATION_KEYS),
+            generation_args=self._generation_pairs(),
+        )
 
     def generation(self, base: GenerationParams) -> GenerationParams:
         """``base`` with the generation keys of ``args`` applied: the parameters every call of this model is sent.
@@ -278,8 +307,9 @@ class ModelOptions:
             return base
         tokens = [k for k in _TOKEN_KEYS if k in given]
         if len(tokens) > 1:
-            raise VqauditError(f"{self.args_option} {tokens[0]} and {tokens[1]}: two spellings of the one token "
-                               "budget; give one")
+            raise VqauditError(
+                f"{self.args_option} {tokens[0]} and {tokens[1]}: two spellings of the one token budget; give one"
+            )
         changes: dict[str, object] = {}
         for key, text in given.items():
             row = _BY_KEY[key]

@@ -76,8 +76,9 @@ def chart_reply(ocr: Ocr, pixels: np.ndarray, question: str) -> str:
     """The reader's reply text (answerability JSON) for one chart image and one question."""
     reading = read_lookup(read_chart(pixels, ocr), parse_lookup(question))
     answer = None if reading.value is None else answer_text(reading.value)
-    return json.dumps({"answerable": reading.answerable, "answer": answer, "reason": reading.reason},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"answerable": reading.answerable, "answer": answer, "reason": reading.reason}, ensure_ascii=False
+    )
 
 
 @dataclass
@@ -99,12 +100,16 @@ class ChartReaderBackend:
         if question is None or request.prompt_id != ANSWERABILITY_PROMPT_ID:
             raise BackendCallError(
                 f"{self.spec} reads charts under the answerability prompt only ({ANSWERABILITY_PROMPT_ID}); this "
-                f"request uses prompt {request.prompt_id!r}", fatal=True)
+                f"request uses prompt {request.prompt_id!r}",
+                fatal=True,
+            )
         if request.image is None:
             raise BackendCallError(f"{self.spec} needs the chart image; this request has none", fatal=True)
         if not parse_lookup(question):
-            raise BackendCallError(f"{self.spec} reads chart lookup questions only ('What is the value of SERIES "
-                                   f"for CATEGORY?'), not {question[:80]!r}")
+            raise BackendCallError(
+                f"{self.spec} reads chart lookup questions only ('What is the value of SERIES "
+                f"for CATEGORY?'), not {question[:80]!r}"
+            )
         try:
             pixels = decode_image(request.image)
         except ValueError as exc:

@@ -24,6 +24,7 @@ from vqaudit.backends.base import BackendCallError
 
 T = TypeVar("T")
 
+
 @dataclass
 class _Pending(Generic[T]):
     item: T

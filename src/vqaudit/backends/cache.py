@@ -155,14 +155,18 @@ def disk_problem(path: Path, exc: sqlite3.Error) -> str | None:
         free = 0
     folder = path.parent
     if code & 0xFF == sqlite3.SQLITE_FULL or free < _LOW_SPACE_BYTES:
-        return (f"{path}: the disk is full ({exc}; {free // 1024} KiB free). The replies stored so far are kept in "
-                f"this file: free space and rerun the same command, or copy the run folder to a disk with room "
-                f"(cp -a {folder} NEW_FOLDER) and rerun with --out NEW_FOLDER: a rerun asks only the views still "
-                "missing. Do not delete responses.sqlite: it holds every reply already paid for")
-    return (f"{path}: the disk reported an error ({exc}). The file is kept: check the disk, then rerun the same "
-            f"command (or copy the run folder elsewhere with cp -a {folder} NEW_FOLDER and rerun with --out "
-            "NEW_FOLDER): a rerun asks only the views still missing. Do not delete responses.sqlite: it holds "
-            "every reply already paid for")
+        return (
+            f"{path}: the disk is full ({exc}; {free // 1024} KiB free). The replies stored so far are kept in "
+            f"this file: free space and rerun the same command, or copy the run folder to a disk with room "
+            f"(cp -a {folder} NEW_FOLDER) and rerun with --out NEW_FOLDER: a rerun asks only the views still "
+            "missing. Do not delete responses.sqlite: it holds every reply already paid for"
+        )
+    return (
+        f"{path}: the disk reported an error ({exc}). The file is kept: check the disk, then rerun the same "
+        f"command (or copy the run folder elsewhere with cp -a {folder} NEW_FOLDER and rerun with --out "
+        "NEW_FOLDER): a rerun asks only the views still missing. Do not delete responses.sqlite: it holds "
+        "every reply already paid for"
+    )
 
 
 class ResponseCache:
@@ -197,16 +201,18 @@ class ResponseCache:
                     for name, kind in missing:
                         self._conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
                 missing = []
-            self._columns = ", ".join(f"NULL AS {c}" if any(c == m for m, _ in missing) else c
-                                      for c in _COLUMNS.split(", "))
+            self._columns = ", ".join(
+                f"NULL AS {c}" if any(c == m for m, _ in missing) else c for c in _COLUMNS.split(", ")
+            )
         except sqlite3.DatabaseError as exc:  # not a database, or damaged: one line naming it, not a raw DatabaseError
             if hasattr(self, "_conn"):
                 self._conn.close()
             disk = disk_problem(path, exc)
             if disk is not None:
                 raise VqauditError(disk) from None
-            raise VqauditError(f"{path}: not a readable response cache ({exc}); move it away and run again to ask "
-                               "the model afresh") from None
+            raise VqauditError(
+                f"{path}: not a readable response cache ({exc}); move it away and run again to ask the model afresh"
+            ) from None
 
     def close(self) -> None:
         """Close the database connection."""

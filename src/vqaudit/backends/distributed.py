@@ -128,8 +128,7 @@ class RayReplicas:
         losses: every replica lost so far, in order (``run.json`` ``replicas_lost``).
     """
 
-    def __init__(self, spec: str, identity: str, ray: Any, actor_class: Any, options: ModelOptions,
-                 count: int) -> None:
+    def __init__(self, spec: str, identity: str, ray: Any, actor_class: Any, options: ModelOptions, count: int) -> None:
         self._spec = spec
         self.identity = identity
         self._ray = ray
@@ -161,8 +160,11 @@ class RayReplicas:
         # Ray does not restart a dead replica itself (max_restarts=0): the driver replaces it, so that every loss
         # is seen, said and recorded (a restart inside Ray is invisible to the driver)
         actor_class = ray.remote(
-            max_restarts=0, max_task_retries=0,
-            max_concurrency=max(WORKERS_PER_SLOT * each.concurrency, 1), scheduling_strategy="SPREAD", **need,
+            max_restarts=0,
+            max_task_retries=0,
+            max_concurrency=max(WORKERS_PER_SLOT * each.concurrency, 1),
+            scheduling_strategy="SPREAD",
+            **need,
         )(_Replica)
         built = _built_in_driver(spec, options)
         identity = str(getattr(built, "identity", None) or built.spec) if built is not None else ""
@@ -179,8 +181,9 @@ class RayReplicas:
 
     def _new_actor(self, slot: int) -> Any:
         suffix = f"{slot}" if not self._replaced[slot] else f"{slot}.{self._replaced[slot]}"
-        return self._actor_class.options(name=f"{REPLICA_PREFIX}-{self._run_id}-{suffix}").remote(self._spec,
-                                                                                                 self._options)
+        return self._actor_class.options(name=f"{REPLICA_PREFIX}-{self._run_id}-{suffix}").remote(
+            self._spec, self._options
+        )
 
     def _launch_sync(self) -> str:
         """Start every replica and wait for them (the identity is not known before); return their identity."""
@@ -207,9 +210,12 @@ class RayReplicas:
         identities = sorted({i for i, _ in reports if i is not None} | ({expected} if expected else set()))
         if problems or len(identities) != 1:
             _kill(self._ray, self.actors)
-            raise VqauditError(problems[0] if problems else
-                               f"{self._spec}: the Ray replicas load different models (identities {identities}); "
-                               "give every node the same weights")
+            raise VqauditError(
+                problems[0]
+                if problems
+                else f"{self._spec}: the Ray replicas load different models (identities {identities}); "
+                "give every node the same weights"
+            )
         return identities[0]
 
     async def complete(self, request: Request) -> str | Completion:
@@ -234,8 +240,10 @@ class RayReplicas:
                 if self._replacing:  # a replacement is starting: wait for it
                     await asyncio.wait(list(self._replacing.values()))
                     continue
-                raise VqauditError(f"{self._spec}: every Ray replica was lost; rerun the same command to ask only "
-                                   f"the views whose reply is missing{_hint()}")
+                raise VqauditError(
+                    f"{self._spec}: every Ray replica was lost; rerun the same command to ask only "
+                    f"the views whose reply is missing{_hint()}"
+                )
             index = min(live, key=lambda i: self._busy[i])
             actor = self.actors[index]
             self._busy[index] += 1
@@ -263,16 +271,21 @@ class RayReplicas:
         if self.actors[index] is not actor or index in self._lost:
             return  # another call saw this loss first
         self._lost.add(index)
-        loss = ReplicaLoss(replica=index, at=datetime.now(UTC).isoformat(timespec="seconds"), error=_first_line(exc),
-                           replaced=False)
+        loss = ReplicaLoss(
+            replica=index, at=datetime.now(UTC).isoformat(timespec="seconds"), error=_first_line(exc), replaced=False
+        )
         self.losses.append(loss)
         if self._replaced[index] >= REPLICA_REPLACEMENTS:
-            self._say(f"Ray replica {index} of {self._spec} lost ({loss.error}); not replaced (slot {index} was "
-                      f"replaced {REPLICA_REPLACEMENTS} times already): the other replicas take its calls")
+            self._say(
+                f"Ray replica {index} of {self._spec} lost ({loss.error}); not replaced (slot {index} was "
+                f"replaced {REPLICA_REPLACEMENTS} times already): the other replicas take its calls"
+            )
             return
         self._replaced[index] += 1
-        self._say(f"Ray replica {index} of {self._spec} lost ({loss.error}); starting a replacement "
-                  f"({self._replaced[index]} of at most {REPLICA_REPLACEMENTS} for this slot)")
+        self._say(
+            f"Ray replica {index} of {self._spec} lost ({loss.error}); starting a replacement "
+            f"({self._replaced[index]} of at most {REPLICA_REPLACEMENTS} for this slot)"
+        )
         self._replacing[index] = asyncio.ensure_future(self._replace(index, loss))
 
     async def _replace(self, index: int, loss: ReplicaLoss) -> None:
@@ -284,8 +297,10 @@ class RayReplicas:
                 identity, problem = None, _first_line(exc)
             if problem is not None or identity != self.identity:
                 _kill(self._ray, [new])
-                self._say(f"Ray replica {index} of {self._spec}: its replacement failed "
-                          f"({problem or f'another identity: {identity}'}); the other replicas take its calls")
+                self._say(
+                    f"Ray replica {index} of {self._spec}: its replacement failed "
+                    f"({problem or f'another identity: {identity}'}); the other replicas take its calls"
+                )
                 return
             _kill(self._ray, [self.actors[index]])
             self.actors[index] = new

@@ -143,8 +143,11 @@ class GeminiBackend(HttpBackend):
             return None
         answer, thoughts = count(usage.get("candidatesTokenCount")), count(usage.get("thoughtsTokenCount"))
         completion = None if answer is None else count(answer + (thoughts or 0))
-        counts = {"prompt_tokens": count(usage.get("promptTokenCount")), "completion_tokens": completion,
-                  "reasoning_tokens": thoughts}
+        counts = {
+            "prompt_tokens": count(usage.get("promptTokenCount")),
+            "completion_tokens": completion,
+            "reasoning_tokens": thoughts,
+        }
         kept = {k: v for k, v in counts.items() if v is not None}
         return kept or None
 

@@ -74,10 +74,10 @@ class HFOptions:
             VqauditError: a bad value or an unknown key (naming it and the known keys).
         """
         device = args.take_str("device", "auto") or "auto"
-        if device not in ("auto", "cpu", "cuda", "mps") and not (device.startswith("cuda:")
-                                                                 and device[5:].isdecimal()):
-            raise VqauditError(f"model spec {spec!r}: --model-arg device={device!r}: expected auto, cpu, cuda, "
-                               "cuda:N or mps")
+        if device not in ("auto", "cpu", "cuda", "mps") and not (device.startswith("cuda:") and device[5:].isdecimal()):
+            raise VqauditError(
+                f"model spec {spec!r}: --model-arg device={device!r}: expected auto, cpu, cuda, cuda:N or mps"
+            )
         options = cls(
             device=device,
             dtype=args.take_str("dtype", "auto", choices=DTYPES) or "auto",
@@ -175,8 +175,10 @@ class HFBackend:
         self._torch = torch
         self.device = _pick_device(torch, options.device)
         if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise VqauditError(f"model spec {spec!r}: --model-arg device={options.device} but torch sees no CUDA "
-                               "device (this torch build may be CPU-only)")
+            raise VqauditError(
+                f"model spec {spec!r}: --model-arg device={options.device} but torch sees no CUDA "
+                "device (this torch build may be CPU-only)"
+            )
         common: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
         if source.repo_id is not None and options.revision is not None:
             common["revision"] = options.revision
@@ -188,8 +190,7 @@ class HFBackend:
             model_kwargs["attn_implementation"] = options.attn_implementation
         try:
             self.processor: Any = tf.AutoProcessor.from_pretrained(source.load_from, **common)
-            self.model: Any = tf.AutoModelForImageTextToText.from_pretrained(source.load_from, **common,
-                                                                              **model_kwargs)
+            self.model: Any = tf.AutoModelForImageTextToText.from_pretrained(source.load_from, **common, **model_kwargs)
             self.model.to(self.device)
             self.model.eval()
         except VqauditError:
@@ -198,13 +199,18 @@ class HFBackend:
             raise load_error(spec, source, exc) from None
         self.tokenizer: Any = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None or not callable(getattr(self.processor, "apply_chat_template", None)):
-            raise VqauditError(f"model spec {spec!r}: the processor of {source.load_from} has no tokenizer; "
-                               "it is not a vision-language chat model")
+            raise VqauditError(
+                f"model spec {spec!r}: the processor of {source.load_from} has no tokenizer; "
+                "it is not a vision-language chat model"
+            )
         if not getattr(self.processor, "chat_template", None):
-            raise VqauditError(f"model spec {spec!r}: {source.load_from} has no chat template (processor "
-                               "chat_template / chat_template.jinja); vqaudit asks chat models in their own format")
-        self.has_thinking_switch = template_has_thinking_switch(self.processor.chat_template,
-                                                                getattr(self.tokenizer, "chat_template", None))
+            raise VqauditError(
+                f"model spec {spec!r}: {source.load_from} has no chat template (processor "
+                "chat_template / chat_template.jinja); vqaudit asks chat models in their own format"
+            )
+        self.has_thinking_switch = template_has_thinking_switch(
+            self.processor.chat_template, getattr(self.tokenizer, "chat_template", None)
+        )
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -289,7 +295,8 @@ class HFBackend:
             if "pixel_values" in inputs:
                 inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
             sampling: dict[str, Any] = (
-                {"do_sample": True, "temperature": params.temperature} if params.temperature > 0
+                {"do_sample": True, "temperature": params.temperature}
+                if params.temperature > 0
                 else {"do_sample": False}
             )
             with torch.inference_mode():
@@ -303,7 +310,7 @@ class HFBackend:
                 )
             if self._batcher.closing.is_set():
                 raise BackendCallError("the backend was closed during generation", fatal=True)
-            replies = self.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            replies = self.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
             for i, reply in zip(index, replies, strict=True):
                 results[i] = str(reply)
         return [r if r is not None else BackendCallError("no reply") for r in results]

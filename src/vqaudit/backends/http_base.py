@@ -56,9 +56,27 @@ from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
 from vqaudit.backends.redact import mask_secret
 from vqaudit.textsafe import decode_lenient, encode_utf8, join_pairs
 
-__all__ = ["DEAD_AFTER", "FATAL_STATUS", "MAX_BODY_BYTES", "MAX_USAGE_TOKENS", "RETRYABLE_STATUS", "Endpoint",
-           "HttpBackend", "MalformedBody", "Reply", "body_text", "count", "env_proxy", "error_message", "error_snippet",
-           "join_texts", "load_http", "read_capped", "read_json", "retry_after_s"]
+__all__ = [
+    "DEAD_AFTER",
+    "FATAL_STATUS",
+    "MAX_BODY_BYTES",
+    "MAX_USAGE_TOKENS",
+    "RETRYABLE_STATUS",
+    "Endpoint",
+    "HttpBackend",
+    "MalformedBody",
+    "Reply",
+    "body_text",
+    "count",
+    "env_proxy",
+    "error_message",
+    "error_snippet",
+    "join_texts",
+    "load_http",
+    "read_capped",
+    "read_json",
+    "retry_after_s",
+]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -210,8 +228,13 @@ def open_session(headers: Mapping[str, str], concurrency: int, timeout_s: float)
     """
     timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=timeout_s, sock_read=timeout_s)
     connector = aiohttp.TCPConnector(limit=max(concurrency, 1), limit_per_host=0)
-    return aiohttp.ClientSession(headers={"Content-Type": "application/json", **headers}, timeout=timeout,
-                                 connector=connector, trust_env=False, raise_for_status=False)
+    return aiohttp.ClientSession(
+        headers={"Content-Type": "application/json", **headers},
+        timeout=timeout,
+        connector=connector,
+        trust_env=False,
+        raise_for_status=False,
+    )
 
 
 def env_proxy(url: str) -> str | None:
@@ -392,8 +415,12 @@ class HttpBackend:
         usage = self.read_usage(data)
         if content is None and reasoning is None and finish_reason != "length":
             raise MalformedBody(f"content is null, with no reasoning and finish_reason {finish_reason!r}")
-        return Completion(None if content is None else self._scrub(content),
-                          None if reasoning is None else self._scrub(reasoning), finish_reason, usage)
+        return Completion(
+            None if content is None else self._scrub(content),
+            None if reasoning is None else self._scrub(reasoning),
+            finish_reason,
+            usage,
+        )
 
     @property
     def identity(self) -> str:
@@ -425,8 +452,11 @@ class HttpBackend:
         best: Endpoint | None = None
         for i in range(n):
             candidate = endpoints[(self._turn + i) % n]
-            if candidate.error is None and candidate is not avoid and (
-                    best is None or candidate.in_flight < best.in_flight):
+            if (
+                candidate.error is None
+                and candidate is not avoid
+                and (best is None or candidate.in_flight < best.in_flight)
+            ):
                 best = candidate
         if best is None:
             return avoid if avoid is not None and avoid.error is None else endpoints[0]
@@ -470,8 +500,9 @@ class HttpBackend:
         endpoint.in_flight += 1
         try:
             # no redirects: a 3xx is a non-retryable error, and the key never follows one elsewhere
-            async with self._session(endpoint).post(endpoint.url, data=content, allow_redirects=False,
-                                                    proxy=endpoint.proxy) as response:
+            async with self._session(endpoint).post(
+                endpoint.url, data=content, allow_redirects=False, proxy=endpoint.proxy
+            ) as response:
                 return await read_capped(response)
         finally:
             endpoint.in_flight -= 1
@@ -514,8 +545,9 @@ class HttpBackend:
                 started = loop.time()
                 down: str | None = None
                 try:
-                    reply = await within(self._post(endpoint, content),
-                                         partial(self._attempt_limit_s, attempt, deadline - started))
+                    reply = await within(
+                        self._post(endpoint, content), partial(self._attempt_limit_s, attempt, deadline - started)
+                    )
                 except AttemptTimeout as exc:
                     last = down = str(exc)
                 except TimeoutError:  # aiohttp's socket connect/read timeouts
@@ -526,8 +558,10 @@ class HttpBackend:
                     status = reply.status
                     if 200 <= status < 300:
                         if reply.truncated:
-                            raise BackendCallError(f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); "
-                                                   "a reply of 100,000 tokens is smaller")
+                            raise BackendCallError(
+                                f"response body over {MAX_BODY_BYTES} bytes (HTTP {status}); "
+                                "a reply of 100,000 tokens is smaller"
+                            )
                         try:
                             completion = self.read_reply(reply.body)
                         except MalformedBody as exc:
@@ -554,9 +588,13 @@ class HttpBackend:
             if attempt < self.max_retries:
                 left = deadline - loop.time()
                 if left <= 0:
-                    raise BackendCallError(self._scrub(f"no reply within the request deadline of "
-                                                       f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
-                                                       f"last: {last})"))
+                    raise BackendCallError(
+                        self._scrub(
+                            f"no reply within the request deadline of "
+                            f"{self.request_deadline_s:g} s ({attempt + 1} attempts; "
+                            f"last: {last})"
+                        )
+                    )
                 await asyncio.sleep(min(self._wait_s(attempt, retry_after), left))
         raise BackendCallError(self._scrub(f"failed after {self.max_retries + 1} attempts: {last}"))
 
@@ -610,7 +648,16 @@ def load_http(cls: type[B], spec: str, target: str, options: ModelOptions) -> B:
         raise bad_spec(spec, f"endpoint {twice[0]} is listed twice")
     options.refuse_unknown_args(spec, ())
     key_env = (options.api_key_env,) if options.api_key_env else row.key_env
-    return cls(spec=spec, model=match["model"], base_url=urls, api_key_env=key_env, concurrency=options.concurrency,
-               max_retries=options.max_retries, backoff_base_s=options.backoff_base_s,
-               backoff_max_s=options.backoff_max_s, timeout_s=options.timeout_s,
-               attempt_floor_s=options.attempt_floor_s, request_deadline_s=options.request_deadline_s)
+    return cls(
+        spec=spec,
+        model=match["model"],
+        base_url=urls,
+        api_key_env=key_env,
+        concurrency=options.concurrency,
+        max_retries=options.max_retries,
+        backoff_base_s=options.backoff_base_s,
+        backoff_max_s=options.backoff_max_s,
+        timeout_s=options.timeout_s,
+        attempt_floor_s=options.attempt_floor_s,
+        request_deadline_s=options.request_deadline_s,
+    )

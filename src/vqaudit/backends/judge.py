@@ -42,8 +42,14 @@ class JudgeCall:
 
 
 def _request(call: JudgeCall, params: GenerationParams) -> Request:
-    return Request(request_id=call.request_id, prompt_id=call.prompt_id, prompt=call.prompt, image=None,
-                   image_mime=None, params=params)
+    return Request(
+        request_id=call.request_id,
+        prompt_id=call.prompt_id,
+        prompt=call.prompt,
+        image=None,
+        image_mime=None,
+        params=params,
+    )
 
 
 async def ask_judge_all(
@@ -80,8 +86,10 @@ async def ask_judge_all(
             before either stay cached, and calls in flight are cancelled.
     """
     keys = [request_key(backend, c.prompt_id, c.prompt, None, params, c.request_id) for c in calls]
-    jobs = [Job(key=k, request_id=c.request_id, build=partial(_request, c, params))
-            for c, k in zip(calls, keys, strict=True)]
+    jobs = [
+        Job(key=k, request_id=c.request_id, build=partial(_request, c, params))
+        for c, k in zip(calls, keys, strict=True)
+    ]
     n_todo = len({k for k in keys if (cached := cache.get(k)) is None or cached.error is not None})
 
     def unreachable(n_done: int, response: Response) -> VqauditError:
@@ -89,15 +97,24 @@ async def ask_judge_all(
             return VqauditError(
                 f"the judge at {spec} has no reply for its first {n_done} calls (last: {response.error}); "
                 f"a replay judge file needs a row for each call, with the view_id of the call "
-                f"(e.g. {calls[0].request_id!r})")
+                f"(e.g. {calls[0].request_id!r})"
+            )
         return VqauditError(
             f"the judge at {spec} is unreachable: its first {n_done} calls all failed after their retries "
             f"(last: {response.error}); stopped instead of asking the other {n_todo - n_done}. Verdicts "
             f"received so far are cached in {cache.path}; rerun the same command once the judge answers"
         )
 
-    await ask_cached(backend, jobs, cache, concurrency=concurrency, reask_errors=True,
-                     give_up=lambda n: min(EARLY_STOP_CALLS, n), unreachable=unreachable, fatal_label=f"judge {spec}")
+    await ask_cached(
+        backend,
+        jobs,
+        cache,
+        concurrency=concurrency,
+        reask_errors=True,
+        give_up=lambda n: min(EARLY_STOP_CALLS, n),
+        unreachable=unreachable,
+        fatal_label=f"judge {spec}",
+    )
     replies: dict[str, Response] = {}
     for key in keys:
         if key not in replies:

@@ -88,9 +88,10 @@ def require_extra(kind: str, extra: str, modules: tuple[str, ...]) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            raise VqauditError(f"the {kind}: backend needs the [{extra}] extra ({module} cannot be imported: "
-                               f"{_first_line(str(exc)) or type(exc).__name__}); pip install 'vqaudit[{extra}]'")\
-                from None
+            raise VqauditError(
+                f"the {kind}: backend needs the [{extra}] extra ({module} cannot be imported: "
+                f"{_first_line(str(exc)) or type(exc).__name__}); pip install 'vqaudit[{extra}]'"
+            ) from None
 
 
 def resolve_source(spec: str, target: str) -> ModelSource:
@@ -116,24 +117,33 @@ def resolve_source(spec: str, target: str) -> ModelSource:
     if path.exists() or looks_local:
         if not path.is_dir():
             what = "is not a folder" if path.exists() else "does not exist"
-            raise VqauditError(f"model spec {spec!r}: {path} {what} (expected a model folder with config.json, "
-                               "or a hub repo id such as llava-hf/llava-1.5-7b-hf)")
+            raise VqauditError(
+                f"model spec {spec!r}: {path} {what} (expected a model folder with config.json, "
+                "or a hub repo id such as llava-hf/llava-1.5-7b-hf)"
+            )
         config = path / "config.json"
         try:
             data = json.loads(config.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise VqauditError(f"model spec {spec!r}: {config} does not exist; this is not a Hugging Face model "
-                               "folder (save one with save_pretrained)") from None
+            raise VqauditError(
+                f"model spec {spec!r}: {config} does not exist; this is not a Hugging Face model "
+                "folder (save one with save_pretrained)"
+            ) from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise VqauditError(f"model spec {spec!r}: {config}: unreadable JSON ({_first_line(str(exc))})") from None
         if not isinstance(data, dict):
             raise VqauditError(f"model spec {spec!r}: {config}: expected a JSON object")
         model_type = data.get("model_type")
-        return ModelSource(target=target, local=path.resolve(), repo_id=None,
-                           model_type=model_type if isinstance(model_type, str) else "")
+        return ModelSource(
+            target=target,
+            local=path.resolve(),
+            repo_id=None,
+            model_type=model_type if isinstance(model_type, str) else "",
+        )
     if not _HUB_ID.match(text) or ".." in text:
-        raise VqauditError(f"model spec {spec!r}: {target!r} is neither an existing folder nor a hub repo id "
-                           "(org/name)")
+        raise VqauditError(
+            f"model spec {spec!r}: {target!r} is neither an existing folder nor a hub repo id (org/name)"
+        )
     return ModelSource(target=target, local=None, repo_id=text, model_type=None)
 
 
@@ -165,9 +175,14 @@ def folder_fingerprint(folder: Path) -> str:
     """
     digest = hashlib.sha256()
     names = sorted(
-        p.name for p in folder.iterdir()
-        if p.is_file() and (p.name in FINGERPRINT_FILES or p.name.endswith(".index.json")
-                            or p.name.endswith(WEIGHT_SUFFIXES + CODE_SUFFIXES))
+        p.name
+        for p in folder.iterdir()
+        if p.is_file()
+        and (
+            p.name in FINGERPRINT_FILES
+            or p.name.endswith(".index.json")
+            or p.name.endswith(WEIGHT_SUFFIXES + CODE_SUFFIXES)
+        )
     )
     for name in names:
         _hash_file(digest, folder / name)
@@ -253,8 +268,10 @@ def load_error(spec: str, source: ModelSource, exc: BaseException) -> VqauditErr
 
 def no_thinking_switch(spec: str, enable_thinking: bool) -> str:
     """The one line refusing ``enable_thinking`` for a model whose chat template has no such switch."""
-    return (f"model spec {spec!r}: enable_thinking={str(enable_thinking).lower()}: this model's chat template has "
-            "no thinking switch (its source never mentions enable_thinking); drop the setting")
+    return (
+        f"model spec {spec!r}: enable_thinking={str(enable_thinking).lower()}: this model's chat template has "
+        "no thinking switch (its source never mentions enable_thinking); drop the setting"
+    )
 
 
 def template_has_thinking_switch(*templates: object) -> bool:

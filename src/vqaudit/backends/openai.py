@@ -105,8 +105,11 @@ class OpenAIBackend(HttpBackend):
         content = _choice(data)[1].get("content")
         if content is None or isinstance(content, str):
             return content
-        if isinstance(content, list) and content and all(isinstance(p, dict) and p.get("type") == "text"
-                                                         for p in content):
+        if (
+            isinstance(content, list)
+            and content
+            and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+        ):
             texts = [p.get("text") for p in content]
             if all(isinstance(t, str) for t in texts):
                 return join_texts([t for t in texts if isinstance(t, str)])  # parts may split a pair

@@ -138,5 +138,7 @@ class ModelArgs:
         """
         if self._args:
             unknown = ", ".join(sorted(self._args))
-            raise VqauditError(f"model spec {self.spec!r}: unknown {self._option} {unknown}; this backend takes "
-                               f"{', '.join(self._known) or 'none'}")
+            raise VqauditError(
+                f"model spec {self.spec!r}: unknown {self._option} {unknown}; this backend takes "
+                f"{', '.join(self._known) or 'none'}"
+            )

@@ -81,30 +81,64 @@ BUDGET_GENERATION = ("max_tokens", "thinking_budget")
 BACKENDS: dict[str, BackendKind] = {
     row.name: row
     for row in (
-        BackendKind("reference", "vqaudit.backends.reference",
-                    ("reference:always-answer", "reference:always-abstain", "reference:gold"), free_text=False,
-                    by_id=True),
-        BackendKind("openai", "vqaudit.backends.openai",
-                    ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",),
-                    generation=SERVER_GENERATION, key_env=("OPENAI_API_KEY",), endpoints=True),
-        BackendKind("anthropic", "vqaudit.backends.anthropic",
-                    ("anthropic:MODEL@URL (e.g. anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1)",),
-                    generation=BUDGET_GENERATION, key_env=("ANTHROPIC_API_KEY",), endpoints=True),
-        BackendKind("gemini", "vqaudit.backends.gemini",
-                    ("gemini:MODEL@URL (e.g. gemini:gemini-2.5-flash@https://generativelanguage.googleapis.com/"
-                     "v1beta)",),
-                    generation=BUDGET_GENERATION, key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), endpoints=True),
-        BackendKind("replay", "vqaudit.backends.replay",
-                    ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',), by_id=True),
-        BackendKind("baseline", "vqaudit.backends.baseline",
-                    ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",), extra="ocr",
-                    sources=("charts",)),
-        BackendKind("hf", "vqaudit.backends.hf",
-                    ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",), extra="hf",
-                    generation=LOCAL_GENERATION),
-        BackendKind("vllm", "vqaudit.backends.vllm",
-                    ("vllm:MODEL_OR_PATH (vLLM in this process; pip install 'vqaudit[vllm]')",), extra="vllm",
-                    generation=LOCAL_GENERATION),
+        BackendKind(
+            "reference",
+            "vqaudit.backends.reference",
+            ("reference:always-answer", "reference:always-abstain", "reference:gold"),
+            free_text=False,
+            by_id=True,
+        ),
+        BackendKind(
+            "openai",
+            "vqaudit.backends.openai",
+            ("openai:MODEL@URL (e.g. openai:Qwen/Qwen2-VL-7B-Instruct@http://127.0.0.1:8000/v1)",),
+            generation=SERVER_GENERATION,
+            key_env=("OPENAI_API_KEY",),
+            endpoints=True,
+        ),
+        BackendKind(
+            "anthropic",
+            "vqaudit.backends.anthropic",
+            ("anthropic:MODEL@URL (e.g. anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1)",),
+            generation=BUDGET_GENERATION,
+            key_env=("ANTHROPIC_API_KEY",),
+            endpoints=True,
+        ),
+        BackendKind(
+            "gemini",
+            "vqaudit.backends.gemini",
+            ("gemini:MODEL@URL (e.g. gemini:gemini-2.5-flash@https://generativelanguage.googleapis.com/v1beta)",),
+            generation=BUDGET_GENERATION,
+            key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            endpoints=True,
+        ),
+        BackendKind(
+            "replay",
+            "vqaudit.backends.replay",
+            ('replay:FILE (a JSONL of {"view_id": ..., "text": ...} rows)',),
+            by_id=True,
+        ),
+        BackendKind(
+            "baseline",
+            "vqaudit.backends.baseline",
+            ("baseline:chart-reader (an OCR chart reader; pip install 'vqaudit[ocr]')",),
+            extra="ocr",
+            sources=("charts",),
+        ),
+        BackendKind(
+            "hf",
+            "vqaudit.backends.hf",
+            ("hf:MODEL_OR_PATH (transformers in this process; pip install 'vqaudit[hf]')",),
+            extra="hf",
+            generation=LOCAL_GENERATION,
+        ),
+        BackendKind(
+            "vllm",
+            "vqaudit.backends.vllm",
+            ("vllm:MODEL_OR_PATH (vLLM in this process; pip install 'vqaudit[vllm]')",),
+            extra="vllm",
+            generation=LOCAL_GENERATION,
+        ),
     )
 }
 
@@ -195,8 +229,10 @@ def module_options(spec: str, options: ModelOptions) -> ModelOptions:
     refused = [k for k in given if k not in row.generation]
     if refused:
         takes = ", ".join(row.generation) or "none (no setting changes its replies)"
-        raise VqauditError(f"model spec {spec!r}: {options.args_option} {', '.join(refused)}: the {row.name!r} "
-                           f"backend takes no such generation setting; it takes {takes}")
+        raise VqauditError(
+            f"model spec {spec!r}: {options.args_option} {', '.join(refused)}: the {row.name!r} "
+            f"backend takes no such generation setting; it takes {takes}"
+        )
     return options.without_generation()
 
 
@@ -269,8 +305,10 @@ def _module(spec: str) -> Any:
     except ModuleNotFoundError as exc:
         if row.extra is None or (exc.name or "").startswith("vqaudit"):
             raise
-        raise VqauditError(f"model spec {spec!r}: the {row.name!r} backend needs the [{row.extra}] extra "
-                           f"(missing module {exc.name!r}): pip install 'vqaudit[{row.extra}]'") from None
+        raise VqauditError(
+            f"model spec {spec!r}: the {row.name!r} backend needs the [{row.extra}] extra "
+            f"(missing module {exc.name!r}): pip install 'vqaudit[{row.extra}]'"
+        ) from None
 
 
 def require_free_text_model(spec: str, role: str) -> None:
@@ -290,5 +328,7 @@ def require_free_text_model(spec: str, role: str) -> None:
     row = BACKENDS.get(spec.partition(":")[0])  # unknown kinds fail where the backend is loaded
     if row is not None and not row.free_text:
         forms = ", ".join(r.forms[0].split(" ")[0] for r in BACKENDS.values() if r.free_text and r.sources is None)
-        raise VqauditError(f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
-                           f"free text, so it cannot play this role; use a free-text backend ({forms})")
+        raise VqauditError(
+            f"{role} {spec!r}: a reference policy replies in a benchmark view's contract, not in "
+            f"free text, so it cannot play this role; use a free-text backend ({forms})"
+        )

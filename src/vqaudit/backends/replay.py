@@ -85,8 +85,10 @@ class ReplayBackend:
                 if text is not None and not isinstance(text, str):
                     raise VqauditError(f"{path}: row {row}, field 'text': expected a string or null")
                 if "text" not in record and record.get("reasoning") is None:
-                    raise VqauditError(f"{path}: row {row}, field 'text': missing (the reply, or null with "
-                                       "'reasoning' for a reply cut off while thinking)")
+                    raise VqauditError(
+                        f"{path}: row {row}, field 'text': missing (the reply, or null with "
+                        "'reasoning' for a reply cut off while thinking)"
+                    )
                 if view_id in replies:
                     raise VqauditError(f"{path}: row {row}, field 'view_id': duplicate view {view_id!r}")
                 replies[view_id] = text
@@ -94,8 +96,14 @@ class ReplayBackend:
                 more = _completion(record, text, f"{path}: row {row}")
                 if more is not None:
                     completions[view_id] = more
-        return cls(spec=spec, replies=replies, sha256=hashlib.sha256(data).hexdigest(), completions=completions,
-                   path=path, rows=rows)
+        return cls(
+            spec=spec,
+            replies=replies,
+            sha256=hashlib.sha256(data).hexdigest(),
+            completions=completions,
+            path=path,
+            rows=rows,
+        )
 
     def refuse_unknown_ids(self, ids: Collection[str], what: str) -> None:
         """Refuse a file with a row for an id outside ``ids`` (a reply meant for another benchmark).
@@ -108,8 +116,10 @@ class ReplayBackend:
         if unknown:
             first = min(unknown, key=lambda v: self.rows.get(v, 0))
             more = f" ({len(unknown) - 1} more rows name unknown views)" if len(unknown) > 1 else ""
-            raise VqauditError(f"{self.path}: row {self.rows.get(first, 0)}, field 'view_id': view {first!r} is not "
-                               f"in {what}{more}; a replay file holds replies for this benchmark's views only")
+            raise VqauditError(
+                f"{self.path}: row {self.rows.get(first, 0)}, field 'view_id': view {first!r} is not "
+                f"in {what}{more}; a replay file holds replies for this benchmark's views only"
+            )
 
     async def complete(self, request: Request) -> str | Completion:
         """Return the saved reply of ``request.request_id`` (a Completion for a row with reasoning or usage).
@@ -125,8 +135,10 @@ class ReplayBackend:
             return more
         text = self.replies[view_id]
         if text is None:
-            raise BackendCallError(f"{self.path}: row {self.rows.get(view_id, 0)}: the replay file records no reply "
-                                   f"text for view {view_id!r}")
+            raise BackendCallError(
+                f"{self.path}: row {self.rows.get(view_id, 0)}: the replay file records no reply "
+                f"text for view {view_id!r}"
+            )
         return text
 
     async def aclose(self) -> None:
@@ -151,8 +163,10 @@ def _completion(record: dict[str, Any], text: str | None, where: str) -> Complet
     if reasoning is not None and not isinstance(reasoning, str):
         raise VqauditError(f"{where}, field 'reasoning': expected a string or null")
     if finish_reason is not None and finish_reason_of(finish_reason) is None:
-        raise VqauditError(f"{where}, field 'finish_reason': expected a string of 1 to 64 printable ASCII "
-                           "characters (e.g. stop, length) or null")
+        raise VqauditError(
+            f"{where}, field 'finish_reason': expected a string of 1 to 64 printable ASCII "
+            "characters (e.g. stop, length) or null"
+        )
     counts: dict[str, int] | None = None
     if usage is not None:
         if not isinstance(usage, dict):
@@ -164,13 +178,14 @@ def _completion(record: dict[str, Any], text: str | None, where: str) -> Complet
                 raise VqauditError(f"{where}, field 'usage.completion_tokens_details': expected an object or null")
             if "reasoning_tokens" in details:
                 if "reasoning_tokens" in flat:
-                    raise VqauditError(f"{where}, field 'usage.completion_tokens_details.reasoning_tokens': also "
-                                       "given as usage.reasoning_tokens; give one")
+                    raise VqauditError(
+                        f"{where}, field 'usage.completion_tokens_details.reasoning_tokens': also "
+                        "given as usage.reasoning_tokens; give one"
+                    )
                 flat["reasoning_tokens"] = details["reasoning_tokens"]
         for key in _USAGE_KEYS:  # the counts summed; other keys (total_tokens, prompt_tokens_details) are not read
             value = flat.get(key)
-            if key in flat and (isinstance(value, bool) or not isinstance(value, int)
-                                or not 0 <= value <= _MAX_COUNT):
+            if key in flat and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT):
                 shown = "completion_tokens_details.reasoning_tokens" if key == "reasoning_tokens" and details else key
                 raise VqauditError(f"{where}, field 'usage.{shown}': expected an integer from 0 to {_MAX_COUNT}")
         counts = {k: flat[k] for k in _USAGE_KEYS if k in flat} or None

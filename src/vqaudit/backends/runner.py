@@ -34,8 +34,9 @@ another call instead of holding it. Until a call has succeeded, at most ``give_u
 unreachable model still gets exactly the first ``give_up`` calls."""
 
 
-async def call_once(backend: Backend, request: Request, *, model: str, response_id: str, key: str,
-                    fatal_label: str) -> Response:
+async def call_once(
+    backend: Backend, request: Request, *, model: str, response_id: str, key: str, fatal_label: str
+) -> Response:
     """Ask one request and record the outcome: ``text`` on success, ``error`` after the backend's retries.
 
     Args:
@@ -65,10 +66,19 @@ async def call_once(backend: Backend, request: Request, *, model: str, response_
     text = reply.text
     if error is None and text is None and reply.reasoning is None:
         text = ""  # a Completion with neither content nor reasoning: an empty reply (scored invalid), not an error
-    return Response(view_id=response_id, model=model, prompt_id=request.prompt_id,
-                    params=request.params.as_dict(), text=text, error=error,
-                    latency_s=time.perf_counter() - started, cache_key=key, reasoning=reply.reasoning,
-                    finish_reason=reply.finish_reason, usage=reply.usage)
+    return Response(
+        view_id=response_id,
+        model=model,
+        prompt_id=request.prompt_id,
+        params=request.params.as_dict(),
+        text=text,
+        error=error,
+        latency_s=time.perf_counter() - started,
+        cache_key=key,
+        reasoning=reply.reasoning,
+        finish_reason=reply.finish_reason,
+        usage=reply.usage,
+    )
 
 
 async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:
@@ -91,9 +101,15 @@ async def await_workers(workers: Sequence[asyncio.Task[Any]]) -> None:
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-async def ask_all(items: Sequence[T], ask: Callable[[T], Awaitable[Response]],
-                  on_response: Callable[[T, Response], None], *, concurrency: int, give_up: int,
-                  unreachable: Callable[[int, Response], VqauditError]) -> int:
+async def ask_all(
+    items: Sequence[T],
+    ask: Callable[[T], Awaitable[Response]],
+    on_response: Callable[[T, Response], None],
+    *,
+    concurrency: int,
+    give_up: int,
+    unreachable: Callable[[int, Response], VqauditError],
+) -> int:
     """Ask every item with ``concurrency`` slots; hand each response over as it arrives.
 
     Worker tasks (``WORKERS_PER_SLOT * concurrency``) pull items from one shared iterator, so memory stays
@@ -174,8 +190,9 @@ def by_id_image_key(image_sha256: str, request_id: str) -> str:
     return f"{image_sha256}#{request_id}"
 
 
-def request_key(backend: Backend, prompt_id: str, prompt: str, image_sha256: str | None,
-                params: GenerationParams, request_id: str) -> str:
+def request_key(
+    backend: Backend, prompt_id: str, prompt: str, image_sha256: str | None, params: GenerationParams, request_id: str
+) -> str:
     """The cache key of one call: :func:`~vqaudit.backends.cache.cache_key` of the backend's identity.
 
     Args:
@@ -302,8 +319,9 @@ async def ask_cached(
             todo[job.key] = job
 
     async def ask(job: Job) -> Response:
-        return await call_once(backend, job.build(), model=backend.spec, response_id=job.request_id, key=job.key,
-                               fatal_label=fatal_label)
+        return await call_once(
+            backend, job.build(), model=backend.spec, response_id=job.request_id, key=job.key, fatal_label=fatal_label
+        )
 
     batch = StoreBatch(cache, replace_error=reask_errors)
 
@@ -314,7 +332,8 @@ async def ask_cached(
 
     pending = list(todo.values())
     try:
-        return await ask_all(pending, ask, store, concurrency=concurrency, give_up=give_up(len(pending)),
-                             unreachable=unreachable)
+        return await ask_all(
+            pending, ask, store, concurrency=concurrency, give_up=give_up(len(pending)), unreachable=unreachable
+        )
     finally:
         batch.flush()  # also on a fatal error, the early stop or cancellation: nothing received is lost

@@ -47,8 +47,16 @@ from vqaudit.errors import VqauditError
 
 ENGINE_INT_ARGS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "seed")
 ENGINE_STR_ARGS = ("quantization", "revision")
-KNOWN_ARGS = (*ENGINE_INT_ARGS, *ENGINE_STR_ARGS, "dtype", "gpu_memory_utilization", "enforce_eager",
-              "trust_remote_code", "max_images", "batch_size")
+KNOWN_ARGS = (
+    *ENGINE_INT_ARGS,
+    *ENGINE_STR_ARGS,
+    "dtype",
+    "gpu_memory_utilization",
+    "enforce_eager",
+    "trust_remote_code",
+    "max_images",
+    "batch_size",
+)
 DTYPES = ("auto", "float16", "bfloat16", "float32")
 DEFAULT_BATCH_SIZE = 64
 
@@ -225,9 +233,7 @@ class VLLMBackend:
 
     def _chat(self, batch: Sequence[Request]) -> list[str | BackendCallError]:
         params = batch[0].params  # one group key: the same temperature, max_tokens, enable_thinking
-        sampling = self._sampling_params(
-            temperature=params.temperature, max_tokens=params.max_tokens
-        )
+        sampling = self._sampling_params(temperature=params.temperature, max_tokens=params.max_tokens)
         if self._batcher.closing.is_set():
             raise BackendCallError("the backend was closed", fatal=True)
         extra: dict[str, Any] = {}

@@ -40,15 +40,28 @@ class _InOrder(PlainHelpGroup):
 
 
 # Plain help text (click's layout; see cli.options.PlainHelpGroup for why not typer's rich panels).
-app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_InOrder, rich_markup_mode=None,
-                  help="Audit answerability of vision-language models.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    cls=_InOrder,
+    rich_markup_mode=None,
+    help="Audit answerability of vision-language models.",
+)
 
 
 @app.callback()
-def _options(quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (by default a live "
-                                                                     "bar on a terminal; otherwise a plain line at "
-                                                                     "most every 10 s and at each quarter).")]
-             = False) -> None:
+def _options(
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No progress on stderr (by default a live "
+            "bar on a terminal; otherwise a plain line at "
+            "most every 10 s and at each quarter).",
+        ),
+    ] = False,
+) -> None:
     """Audit answerability of vision-language models."""
     set_quiet(quiet)
 
@@ -117,9 +130,9 @@ def _run() -> int:
 
 _OS_REASONS = {
     errno.ENOSPC: "no space left on the device: free space, or copy the folder to a disk with room, and rerun the "
-                  "same command (a rerun of `vqaudit run` asks only the views still missing)",
+    "same command (a rerun of `vqaudit run` asks only the views still missing)",
     errno.EDQUOT: "disk quota exceeded: free space, or copy the folder to a disk with room, and rerun the same "
-                  "command (a rerun of `vqaudit run` asks only the views still missing)",
+    "command (a rerun of `vqaudit run` asks only the views still missing)",
     errno.EACCES: "permission denied: choose a folder you can write, or change its permissions",
     errno.EPERM: "operation not permitted: choose a folder you can write, or change its permissions",
     errno.EROFS: "read-only file system: choose a folder on a writable disk",

@@ -32,8 +32,9 @@ def export_cmd(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder.")],
     to: To,
     out: Annotated[Path, typer.Option(help="New folder for the exported files.")],
-    name: Annotated[str | None, typer.Option(help="Dataset / task name in the harness (default vqaudit_SOURCE).")]
-    = None,
+    name: Annotated[
+        str | None, typer.Option(help="Dataset / task name in the harness (default vqaudit_SOURCE).")
+    ] = None,
 ) -> None:
     """Write a benchmark as a VLMEvalKit dataset, an lmms-eval task or an inspect_ai task (no harness needed).
 
@@ -44,15 +45,22 @@ def export_cmd(
 
     summary = export_benchmark(bench, str(to), out, name=name)
     row = get_harness(str(to))
-    console.print(f"{summary.n_views} views exported for {str(to)} as {summary.name!r} into {out}: "
-                  f"{', '.join(p.name for p in summary.files)}; the commands are in {out / 'README.md'} and "
-                  f"{row.doc}")
+    console.print(
+        f"{summary.n_views} views exported for {str(to)} as {summary.name!r} into {out}: "
+        f"{', '.join(p.name for p in summary.files)}; the commands are in {out / 'README.md'} and "
+        f"{row.doc}"
+    )
     console.print(f"images in {row.name}: {row.images}", markup=False, highlight=False)
 
 
 def import_predictions_cmd(
-    pred: Annotated[Path, typer.Argument(help="The harness's prediction log (VLMEvalKit .xlsx/.tsv, lmms-eval "
-                                              "samples .jsonl, inspect_ai .eval/.json).")],
+    pred: Annotated[
+        Path,
+        typer.Argument(
+            help="The harness's prediction log (VLMEvalKit .xlsx/.tsv, lmms-eval "
+            "samples .jsonl, inspect_ai .eval/.json)."
+        ),
+    ],
     bench: Annotated[Path, typer.Option(help="The benchmark folder the predictions answer.")],
     fmt: Format,
     out: Annotated[Path, typer.Option(help="New run folder (score it with `vqaudit score`).")],
@@ -61,12 +69,16 @@ def import_predictions_cmd(
     from vqaudit.harness import import_predictions
 
     summary = import_predictions(pred, bench, str(fmt), out)
-    console.print(f"{summary.n_views} views: {summary.n_replies} replies and {summary.n_errors} harness errors "
-                  f"imported from {pred} as model {summary.model!r}, {len(summary.missing)} views without a "
-                  f"prediction; run folder {out}")
+    console.print(
+        f"{summary.n_views} views: {summary.n_replies} replies and {summary.n_errors} harness errors "
+        f"imported from {pred} as model {summary.model!r}, {len(summary.missing)} views without a "
+        f"prediction; run folder {out}"
+    )
     if summary.missing or summary.n_errors:
         shown = ", ".join(summary.missing[:5]) + (" ..." if len(summary.missing) > 5 else "")
-        error(f"{len(summary.missing) + summary.n_errors} views have no reply, only a recorded error"
-              + (f" (no prediction: {shown}; all listed in {out / 'run.json'})" if summary.missing else "")
-              + "; scoring counts them as failures")
+        error(
+            f"{len(summary.missing) + summary.n_errors} views have no reply, only a recorded error"
+            + (f" (no prediction: {shown}; all listed in {out / 'run.json'})" if summary.missing else "")
+            + "; scoring counts them as failures"
+        )
         raise typer.Exit(1)

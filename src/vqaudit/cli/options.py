@@ -94,14 +94,27 @@ class PlainHelpGroup(TyperGroup):
 
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
-ApiKeyEnv = Annotated[str | None, typer.Option(help="Environment variable holding the API key of an HTTP backend "
-                                                    "(default: the backend's own variable; docs/backends.md).")]
-ModelArg = Annotated[list[str] | None, typer.Option("--model-arg", help="Backend option KEY=VALUE for the model "
-                                                                       "(repeatable), e.g. device=cpu, or a "
-                                                                       "generation setting: max_tokens=4096, "
-                                                                       "enable_thinking=false (docs/backends.md).")]
-JudgeArg = Annotated[list[str] | None, typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge "
-                                                                       "(repeatable), e.g. max_tokens=1024.")]
+ApiKeyEnv = Annotated[
+    str | None,
+    typer.Option(
+        help="Environment variable holding the API key of an HTTP backend "
+        "(default: the backend's own variable; docs/backends.md)."
+    ),
+]
+ModelArg = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-arg",
+        help="Backend option KEY=VALUE for the model "
+        "(repeatable), e.g. device=cpu, or a "
+        "generation setting: max_tokens=4096, "
+        "enable_thinking=false (docs/backends.md).",
+    ),
+]
+JudgeArg = Annotated[
+    list[str] | None,
+    typer.Option("--judge-arg", help="Backend option KEY=VALUE for the judge (repeatable), e.g. max_tokens=1024."),
+]
 MAX_TIMEOUT_S = 86_400.0
 """The largest ``--timeout``: one day per call attempt (a finite bound: ``inf`` overflows the event loop's timer)."""
 MAX_DRAWS = 1_000_000
@@ -109,14 +122,25 @@ MAX_DRAWS = 1_000_000
 MAX_GROUPS = 1_000_000
 """The most ``--groups`` a build makes: 10^6 (a larger number runs for hours before writing anything)."""
 
-Timeout = Annotated[float, typer.Option(min=0.001, max=MAX_TIMEOUT_S,
-                                        help="Seconds one call attempt may take (at most 86400).")]
+Timeout = Annotated[
+    float, typer.Option(min=0.001, max=MAX_TIMEOUT_S, help="Seconds one call attempt may take (at most 86400).")
+]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries after a failed attempt (429, 5xx, timeouts).")]
-EndpointOpt = Annotated[list[str] | None, typer.Option("--endpoint", help="Another server of a KIND:MODEL@URL model "
-                                                                        "whose backend takes several (repeatable): "
-                                                                        "the spec becomes KIND:MODEL@URL,URL2,...")]
-Draws = Annotated[int, typer.Option(min=1, max=MAX_DRAWS, help="Group-bootstrap draws per 95% interval (seed 000 "
-                                                                 "§4: 10,000; at most 10^6).")]
+EndpointOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--endpoint",
+        help="Another server of a KIND:MODEL@URL model "
+        "whose backend takes several (repeatable): "
+        "the spec becomes KIND:MODEL@URL,URL2,...",
+    ),
+]
+Draws = Annotated[
+    int,
+    typer.Option(
+        min=1, max=MAX_DRAWS, help="Group-bootstrap draws per 95% interval (seed 000 §4: 10,000; at most 10^6)."
+    ),
+]
 BootSeed = Annotated[int, typer.Option("--bootstrap-seed", min=0, help="Seed of the bootstrap draws.")]
 Workers = Annotated[int, typer.Option(min=1, help="Processes (output does not depend on it).")]
 
@@ -138,12 +162,17 @@ class ReasoningFormatName(StrEnum):
     thought_open = "thought-open"
 
 
-ReasoningFormatOpt = Annotated[ReasoningFormatName, typer.Option(
-    "--reasoning-format", help="Reasoning spans split off before scoring: auto (every known format), none (for "
-                               "answers that legitimately hold the tags), or one of think, thinking, reasoning, "
-                               "kimi, thought, or NAME-open (think-open: the chat template opens the span, so a "
-                               "reply without </think> never finished thinking; auto detects it); the thinking is "
-                               "never scored.")]
+ReasoningFormatOpt = Annotated[
+    ReasoningFormatName,
+    typer.Option(
+        "--reasoning-format",
+        help="Reasoning spans split off before scoring: auto (every known format), none (for "
+        "answers that legitimately hold the tags), or one of think, thinking, reasoning, "
+        "kimi, thought, or NAME-open (think-open: the chat template opens the span, so a "
+        "reply without </think> never finished thinking; auto detects it); the thinking is "
+        "never scored.",
+    ),
+]
 
 
 class MathVistaRead(StrEnum):
@@ -160,15 +189,28 @@ class ExecutorName(StrEnum):
     ray = "ray"
 
 
-ExecutorOpt = Annotated[ExecutorName, typer.Option("--executor", help="local (this machine's processes) or ray "
-                                                                      "(a Ray cluster; pip install "
-                                                                      "'vqaudit[ray]'). Same output bytes.")]
-RayAddress = Annotated[str | None, typer.Option("--ray-address", help="Ray cluster head HOST:PORT (or auto) for "
-                                                                      "--executor ray (default: start a local "
-                                                                      "Ray instance).")]
-RayReplicas = Annotated[int | None, typer.Option("--ray-replicas", min=1, help="Model replicas (Ray actors) for "
-                                                                              "--executor ray (default: as many "
-                                                                              "as the cluster holds).")]
+ExecutorOpt = Annotated[
+    ExecutorName,
+    typer.Option(
+        "--executor",
+        help="local (this machine's processes) or ray (a Ray cluster; pip install 'vqaudit[ray]'). Same output bytes.",
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="Ray cluster head HOST:PORT (or auto) for --executor ray (default: start a local Ray instance).",
+    ),
+]
+RayReplicas = Annotated[
+    int | None,
+    typer.Option(
+        "--ray-replicas",
+        min=1,
+        help="Model replicas (Ray actors) for --executor ray (default: as many as the cluster holds).",
+    ),
+]
 
 
 def out_folder(text: str) -> Path:
@@ -181,8 +223,9 @@ def out_folder(text: str) -> Path:
         typer.BadParameter: ``text`` is empty or only whitespace (the CLI prints one line, exit 2).
     """
     if not text.strip():
-        raise typer.BadParameter(f"{text!r} names no folder (an empty path would mean the current folder); give "
-                                 "the output folder's name")
+        raise typer.BadParameter(
+            f"{text!r} names no folder (an empty path would mean the current folder); give the output folder's name"
+        )
     return Path(text)
 
 
@@ -303,9 +346,15 @@ MetricName = _names_enum("MetricName", _metric_names())
 """``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 
 
-def model_options(*, api_key_env: str | None = None, concurrency: int = 8, timeout: float = 120.0,
-                  max_retries: int = 5, args: list[str] | None = None,
-                  args_option: str = "--model-arg") -> ModelOptions:
+def model_options(
+    *,
+    api_key_env: str | None = None,
+    concurrency: int = 8,
+    timeout: float = 120.0,
+    max_retries: int = 5,
+    args: list[str] | None = None,
+    args_option: str = "--model-arg",
+) -> ModelOptions:
     """The :class:`~vqaudit.backends.ModelOptions` of the generic CLI options.
 
     ``args_option`` is the option ``args`` were given with (``--judge-arg`` for a judge), named in their errors.
@@ -317,8 +366,14 @@ def model_options(*, api_key_env: str | None = None, concurrency: int = 8, timeo
     from vqaudit.backends import ModelOptions, parse_model_args
 
     check_key_env(api_key_env)
-    return ModelOptions(api_key_env=api_key_env, concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
-                        args=parse_model_args(args or [], args_option), args_option=args_option)
+    return ModelOptions(
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        max_retries=max_retries,
+        args=parse_model_args(args or [], args_option),
+        args_option=args_option,
+    )
 
 
 def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
@@ -336,8 +391,10 @@ def with_endpoints(spec: str, endpoints: list[str] | None) -> str:
 
     if not backend_kind(spec).endpoints:
         several = ", ".join(f"{r.name}:" for r in BACKENDS.values() if r.endpoints)
-        raise VqauditError(f"--endpoint: the model {spec!r} has one endpoint; only a KIND:MODEL@URL model of a "
-                           f"backend that takes several has more ({several})")
+        raise VqauditError(
+            f"--endpoint: the model {spec!r} has one endpoint; only a KIND:MODEL@URL model of a "
+            f"backend that takes several has more ({several})"
+        )
     for url in endpoints:
         if not url or "," in url or any(c.isspace() for c in url):
             raise VqauditError(f"--endpoint {url!r}: expected one http:// or https:// URL")

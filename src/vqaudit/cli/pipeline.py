@@ -51,9 +51,13 @@ def verify(
     workers: Annotated[int, typer.Option(min=1, help="Re-rendering processes.")] = 2,
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
-    rebuild: Annotated[bool, typer.Option(help="Also rebuild the benchmark from its manifest's source, seed and "
-                                               "options into a temporary folder and compare every file's bytes.")]
-    = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            help="Also rebuild the benchmark from its manifest's source, seed and "
+            "options into a temporary folder and compare every file's bytes."
+        ),
+    ] = False,
 ) -> None:
     """Re-derive every view (gold, images, labels) from what the benchmark declares; exit 1 listing every fault."""
     from vqaudit.executors import using
@@ -85,13 +89,22 @@ def run(
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
-    shard: Annotated[str | None, typer.Option(help="Ask only shard I of N (e.g. 2/4), to run one benchmark on N "
-                                                   "machines; join the N run folders with `vqaudit merge`.")]
-    = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask only shard I of N (e.g. 2/4), to run one benchmark on N "
+            "machines; join the N run folders with `vqaudit merge`."
+        ),
+    ] = None,
     endpoint: EndpointOpt = None,
-    blind: Annotated[bool, typer.Option(help="Ask every view with its prompt alone, no image (a text-only request): "
-                                             "what a blind run answers right needs no image (`vqaudit build upd "
-                                             "--drop-image-agnostic`).")] = False,
+    blind: Annotated[
+        bool,
+        typer.Option(
+            help="Ask every view with its prompt alone, no image (a text-only request): "
+            "what a blind run answers right needs no image (`vqaudit build upd "
+            "--drop-image-agnostic`)."
+        ),
+    ] = False,
 ) -> None:
     """Ask a model about every view of a benchmark; each reply is cached before anything is scored.
 
@@ -101,81 +114,126 @@ def run(
     from vqaudit.run import run_benchmark
     from vqaudit.store import parse_shard
 
-    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                            max_retries=max_retries, args=model_arg)
+    options = model_options(
+        api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, max_retries=max_retries, args=model_arg
+    )
     on = model_executor(executor_name, ray_address, ray_replicas)
     model = with_endpoints(model, endpoint)
-    summary = run_benchmark(bench, model, out, concurrency=concurrency, retry_errors=retry_errors,
-                            options=options, executor=on, replicas=ray_replicas,
-                            shard=parse_shard(shard) if shard is not None else None, blind=blind)
+    summary = run_benchmark(
+        bench,
+        model,
+        out,
+        concurrency=concurrency,
+        retry_errors=retry_errors,
+        options=options,
+        executor=on,
+        replicas=ray_replicas,
+        shard=parse_shard(shard) if shard is not None else None,
+        blind=blind,
+    )
     which = (f" of shard {shard}" if shard is not None else "") + (" (blind: no images sent)" if blind else "")
-    console.print(f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
-                  f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
-                  f"error; run folder {out}")
+    console.print(
+        f"{summary.n_views} views{which}: {summary.n_cached} already cached, {summary.n_asked} requests "
+        f"sent (views with identical inputs share one request), {summary.n_errors} with a recorded "
+        f"error; run folder {out}"
+    )
     if summary.usage is not None:
         console.print(usage_line(summary.usage))
     for url, why in summary.endpoints_out.items():
         warning(f"endpoint {url} {why}")
     if summary.n_errors:
-        error(f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
-              "--retry-errors (scoring would count them as invalid)")
+        error(
+            f"{summary.n_errors} views have no reply, only a recorded error; fix the cause and rerun with "
+            "--retry-errors (scoring would count them as invalid)"
+        )
         raise typer.Exit(1)
 
 
 def usage_line(usage: RunUsage) -> str:
     """The one line of a run's token sums (``run.json`` ``usage``), as the server reported them."""
+
     def shown(count: int | None) -> str:
         return "not reported" if count is None else str(count)
 
-    return (f"tokens reported by the server over {usage.replies} replies: {shown(usage.prompt_tokens)} prompt, "
-            f"{shown(usage.completion_tokens)} completion (of which {shown(usage.reasoning_tokens)} reasoning); in "
-            "run.json usage")
+    return (
+        f"tokens reported by the server over {usage.replies} replies: {shown(usage.prompt_tokens)} prompt, "
+        f"{shown(usage.completion_tokens)} completion (of which {shown(usage.reasoning_tokens)} reasoning); in "
+        "run.json usage"
+    )
 
 
 def merge(
     runs: Annotated[list[Path], typer.Argument(help="Run folders of one model on one benchmark (e.g. its shards).")],
     out: Annotated[Path, typer.Option(help="The merged run folder (new).")],
-    bench: Annotated[Path | None, typer.Option(help="The benchmark folder, if it is not where the first run's "
-                                                    "run.json says (checked by its manifest hash).")] = None,
+    bench: Annotated[
+        Path | None,
+        typer.Option(
+            help="The benchmark folder, if it is not where the first run's "
+            "run.json says (checked by its manifest hash)."
+        ),
+    ] = None,
 ) -> None:
     """Join the caches of several runs (the shards of `run --shard`) into one run; no reply is stored twice."""
     from vqaudit.merge import merge_runs
 
     summary = merge_runs(runs, out, bench=bench)
-    console.print(f"merged {summary.n_runs} runs: {summary.n_rows} responses ({summary.n_duplicates} duplicate rows "
-                  f"dropped), {summary.n_views} views, {summary.n_errors} with a recorded error; run folder {out}")
+    console.print(
+        f"merged {summary.n_runs} runs: {summary.n_rows} responses ({summary.n_duplicates} duplicate rows "
+        f"dropped), {summary.n_views} views, {summary.n_errors} with a recorded error; run folder {out}"
+    )
     if summary.usage is not None:
         console.print(usage_line(summary.usage))
 
 
 def score(
     run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
-    judge: Annotated[str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")]
-    = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge model spec for UPD replies the matcher cannot decide.")
+    ] = None,
     judge_arg: JudgeArg = None,
     api_key_env: ApiKeyEnv = None,
-    bench: Annotated[Path | None, typer.Option(help="The run's benchmark folder, if it is not where run.json "
-                                                    "says (checked by its manifest hash).")] = None,
+    bench: Annotated[
+        Path | None,
+        typer.Option(
+            help="The run's benchmark folder, if it is not where run.json says (checked by its manifest hash)."
+        ),
+    ] = None,
     draws: Draws = 10_000,
     bootstrap_seed: BootSeed = 0,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
-    labels: Annotated[Path | None, typer.Option(help="Human verdicts per UPD view (CSV/TSV/JSONL: view_id, label "
-                                                     "correct/incorrect): the judge's agreement and Cohen's kappa "
-                                                     "with them (seed 001 Fig. E), in metrics.json.")] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Human verdicts per UPD view (CSV/TSV/JSONL: view_id, label "
+            "correct/incorrect): the judge's agreement and Cohen's kappa "
+            "with them (seed 001 Fig. E), in metrics.json."
+        ),
+    ] = None,
 ) -> None:
     """Parse and score a run; write outcomes.jsonl, metrics.json and diagnostics.json."""
     from vqaudit.score import JUDGE_CONCURRENCY, score_run
 
-    options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
-                            args_option="--judge-arg")
-    metrics = score_run(run_dir, judge=judge, judge_options=options, bench=bench, n_draws=draws,
-                        seed=bootstrap_seed, reasoning_format=reasoning_format.value, labels=labels)
+    options = model_options(
+        api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg, args_option="--judge-arg"
+    )
+    metrics = score_run(
+        run_dir,
+        judge=judge,
+        judge_options=options,
+        bench=bench,
+        n_draws=draws,
+        seed=bootstrap_seed,
+        reasoning_format=reasoning_format.value,
+        labels=labels,
+    )
     _print_metrics(metrics)
     if (agree := metrics.get("upd", {}).get("judge_agreement")) is not None:
         kappa = "undefined" if agree["kappa"] is None else f"{agree['kappa']:.3f}"
-        console.print(f"judge versus human labels: {agree['n_compared']} views the judge decided, agreement "
-                      f"{100 * agree['accuracy']:.1f}%, Cohen's kappa {kappa} ({agree['n_not_judged']} labelled "
-                      "views decided without the judge, not compared)")
+        console.print(
+            f"judge versus human labels: {agree['n_compared']} views the judge decided, agreement "
+            f"{100 * agree['accuracy']:.1f}%, Cohen's kappa {kappa} ({agree['n_not_judged']} labelled "
+            "views decided without the judge, not compared)"
+        )
     console.print(f"metrics written to {run_dir / 'metrics.json'}")
     _warn_no_reply(run_dir)
 
@@ -192,13 +250,16 @@ def _warn_no_reply(run_dir: Path) -> None:
     info = RunFolder(run_dir).read_info()
     origin = (info.model_extra or {}).get("origin")
     if isinstance(origin, dict) and origin.get("harness"):
-        fix = (f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
-               "... --out NEW_RUN`)")
+        fix = (
+            f"run {origin['harness']} on them and import its complete log again (`vqaudit import-predictions "
+            "... --out NEW_RUN`)"
+        )
     else:
         fix = f"fix the cause and {rerun_advice(run_dir, info, retry_errors=True)}, then score again"
-    warning(f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
-            "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); "
-            + fix)
+    warning(
+        f"{len(missing)} of {info.n_views} views have no reply, only a recorded error (first: {missing[0]}); "
+        "they are scored as failures (an invalid reply; UPD: undecided, counted in undecided.no_reply); " + fix
+    )
 
 
 def _print_metrics(metrics: dict[str, Any]) -> None:
@@ -294,8 +355,10 @@ def run_folder_names(specs: list[str]) -> list[str]:
     import hashlib
 
     slugs = [_slug(s) for s in specs]
-    return [f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
-            for slug, spec in zip(slugs, specs, strict=True)]
+    return [
+        f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}" if slugs.count(slug) > 1 else slug
+        for slug, spec in zip(slugs, specs, strict=True)
+    ]
 
 
 def _check_reused_bench(bench_dir: Path, source: str, groups: int | None, seed: int | None) -> None:
@@ -307,20 +370,35 @@ def _check_reused_bench(bench_dir: Path, source: str, groups: int | None, seed: 
         raise VqauditError(f"{bench_dir}: holds a {manifest.source!r} benchmark, not {source!r}")
     other_groups = groups is not None and manifest.n_groups != groups
     if other_groups or (seed is not None and manifest.seed != seed):
-        raise VqauditError(f"{bench_dir}: already holds a benchmark with {manifest.n_groups} groups and seed "
-                           f"{manifest.seed}; choose another --out to build a different one")
+        raise VqauditError(
+            f"{bench_dir}: already holds a benchmark with {manifest.n_groups} groups and seed "
+            f"{manifest.seed}; choose another --out to build a different one"
+        )
 
 
 def eval_cmd(
-    source: Annotated[str, typer.Argument(help="What to evaluate: a source of the source table (charts, scenes, "
-                                               "photos, upd).")] = "charts",
-    out: Annotated[Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")]
-    = None,
-    model: Annotated[list[str] | None, typer.Option(help="Model spec; repeat for several (default: the reference "
-                                                          "policies, and for charts the OCR chart reader).")] = None,
+    source: Annotated[
+        str, typer.Argument(help="What to evaluate: a source of the source table (charts, scenes, photos, upd).")
+    ] = "charts",
+    out: Annotated[
+        Path | None, typer.Option(help="Evaluation folder (default runs/SOURCE): bench/, runs/, report/.")
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Model spec; repeat for several (default: the reference "
+            "policies, and for charts the OCR chart reader)."
+        ),
+    ] = None,
     bench: Annotated[Path | None, typer.Option(help="Existing benchmark folder (default: build one).")] = None,
-    groups: Annotated[int | None, typer.Option(min=1, max=MAX_GROUPS, help="Groups to build when no --bench is given "
-                                                        "(default: 60 charts, 12 scenes, 40 photos).")] = None,
+    groups: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_GROUPS,
+            help="Groups to build when no --bench is given (default: 60 charts, 12 scenes, 40 photos).",
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="Build seed (default 0).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Rendering processes.")] = 2,
     concurrency: Concurrency = 8,
@@ -328,20 +406,24 @@ def eval_cmd(
     model_arg: ModelArg = None,
     timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
-    judge: Annotated[str | None, typer.Option(help="Judge model spec for multiple-choice replies the matcher "
-                                                   "cannot decide (upd).")] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge model spec for multiple-choice replies the matcher cannot decide (upd).")
+    ] = None,
     judge_arg: JudgeArg = None,
-    max_items: Annotated[int | None, typer.Option(min=1, help="upd: bundled input rows to use (default 80).")]
-    = None,
+    max_items: Annotated[int | None, typer.Option(min=1, help="upd: bundled input rows to use (default 80).")] = None,
     draws: Draws = 10_000,
     executor_name: ExecutorOpt = ExecutorName.local,
     ray_address: RayAddress = None,
     ray_replicas: RayReplicas = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
-    budgets: Annotated[str | None, typer.Option(help="Token budgets, e.g. 256,1024,4096: run the one --model once "
-                                                     "per budget (--model-arg max_tokens=B) into OUT/budget-B/ "
-                                                     "and report the metrics against the budget (OUT/sweep.json).")]
-    = None,
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            help="Token budgets, e.g. 256,1024,4096: run the one --model once "
+            "per budget (--model-arg max_tokens=B) into OUT/budget-B/ "
+            "and report the metrics against the budget (OUT/sweep.json)."
+        ),
+    ] = None,
 ) -> None:
     """Build (or reuse) a benchmark, run each model, score, and report: the main job in one command.
 
@@ -357,10 +439,12 @@ def eval_cmd(
 
     row = get_source(source)
     on = model_executor(executor_name, ray_address, ray_replicas)
-    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                            max_retries=max_retries, args=model_arg)
-    judge_options = model_options(api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg,
-                                  args_option="--judge-arg")
+    options = model_options(
+        api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, max_retries=max_retries, args=model_arg
+    )
+    judge_options = model_options(
+        api_key_env=api_key_env, concurrency=JUDGE_CONCURRENCY, args=judge_arg, args_option="--judge-arg"
+    )
     specs = model or list(row.eval_models)
     sweep = _sweep_budgets(budgets, row.budget_sweep, source, model, options) if budgets is not None else None
     if judge is not None:  # bad specs fail here, before anything is built or run (no weights are loaded)
@@ -375,18 +459,26 @@ def eval_cmd(
     from vqaudit.store import BenchmarkFolder
 
     if BenchmarkFolder(bench_dir).exists():
-        _check_reused_bench(bench_dir, source, build_options.get("groups") if bench is None else None,
-                            build_options.get("seed") if bench is None else None)
+        _check_reused_bench(
+            bench_dir,
+            source,
+            build_options.get("groups") if bench is None else None,
+            build_options.get("seed") if bench is None else None,
+        )
     elif bench is None:
         build_source(source, bench_dir, build_options, workers=workers, on=on)
     else:
         raise VqauditError(f"{bench}: benchmark folder not found (no manifest.json)")
     run_dirs = []
-    plan = ([(spec, out / "runs" / name, options) for spec, name in zip(specs, run_folder_names(specs), strict=True)]
-            if sweep is None else [(specs[0], out / f"budget-{b}", _with_budget(options, b)) for b in sweep])
+    plan = (
+        [(spec, out / "runs" / name, options) for spec, name in zip(specs, run_folder_names(specs), strict=True)]
+        if sweep is None
+        else [(specs[0], out / f"budget-{b}", _with_budget(options, b)) for b in sweep]
+    )
     for spec, run_dir, run_options in plan:
-        run_benchmark(bench_dir, spec, run_dir, concurrency=concurrency,
-                      options=run_options, executor=on, replicas=ray_replicas)
+        run_benchmark(
+            bench_dir, spec, run_dir, concurrency=concurrency, options=run_options, executor=on, replicas=ray_replicas
+        )
         run_dirs.append(run_dir)
     fmt = reasoning_format.value
     if sweep is not None:  # one model at every budget: whether its template opens the span is decided over all
@@ -427,20 +519,23 @@ def parse_budgets(text: str) -> list[int]:
     """
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isascii() and p.isdecimal() and int(p) >= 1 for p in parts):
-        raise VqauditError(f"--budgets {text!r}: expected comma-separated token budgets of at least 1, "
-                           "e.g. 256,1024,4096")
+        raise VqauditError(
+            f"--budgets {text!r}: expected comma-separated token budgets of at least 1, e.g. 256,1024,4096"
+        )
     values = [int(p) for p in parts]
     if len(set(values)) != len(values) or len(values) < 2:
         raise VqauditError(f"--budgets {text!r}: give two or more distinct budgets (a sweep compares them)")
     return sorted(values)
 
 
-def _sweep_budgets(text: str, supported: bool, source: str, model: list[str] | None,
-                   options: ModelOptions) -> list[int]:
+def _sweep_budgets(
+    text: str, supported: bool, source: str, model: list[str] | None, options: ModelOptions
+) -> list[int]:
     """The budgets of ``eval --budgets``, refusing what a sweep cannot be: several models, a budget given twice."""
     if not supported:
-        raise VqauditError(f"--budgets: {source} has no answerability groups to sweep (a sweep reports Jk, Bk, "
-                           "Ebal, EU and EM)")
+        raise VqauditError(
+            f"--budgets: {source} has no answerability groups to sweep (a sweep reports Jk, Bk, Ebal, EU and EM)"
+        )
     if not model or len(model) != 1:
         raise VqauditError("--budgets: give exactly one --model (the sweep runs that model once per budget)")
     given = [k for k in options.generation_keys() if k in TOKEN_KEYS]

@@ -87,8 +87,10 @@ def _old_report(target: Path) -> dict[str, Any] | None:
 
     for mine in ("report.md", "rows.jsonl"):
         if (target / mine).is_file() and not _ours(target / mine):
-            raise VqauditError(f"{target / mine}: exists and was not written by `vqaudit audit`; the audit would "
-                               "overwrite it: choose another --out")
+            raise VqauditError(
+                f"{target / mine}: exists and was not written by `vqaudit audit`; the audit would "
+                "overwrite it: choose another --out"
+            )
     report = target / "report.json"
     if not report.exists():
         return None
@@ -97,8 +99,10 @@ def _old_report(target: Path) -> dict[str, Any] | None:
     except VqauditError:
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("benchmark"), str):
-        raise VqauditError(f"{report}: exists and is not the report.json of a `vqaudit audit` (no benchmark and "
-                           "model fields); the audit would overwrite it: choose another --out")
+        raise VqauditError(
+            f"{report}: exists and is not the report.json of a `vqaudit audit` (no benchmark and "
+            "model fields); the audit would overwrite it: choose another --out"
+        )
     return old
 
 
@@ -114,17 +118,23 @@ def _refuse_other_mc_audit(target: Path, benchmark: str, predictions: Path) -> N
     if old is None:
         return
     if "choice" not in old:
-        raise VqauditError(f"{target}: holds the audit of {old.get('model')!r} on {old['benchmark']!r}; this "
-                           "multiple-choice audit would overwrite it: choose another --out")
+        raise VqauditError(
+            f"{target}: holds the audit of {old.get('model')!r} on {old['benchmark']!r}; this "
+            "multiple-choice audit would overwrite it: choose another --out"
+        )
     if (old["benchmark"], old.get("predictions")) != (benchmark, predictions.name):
-        raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
-                           f"{old['benchmark']!r}; this one ({predictions.name!r} on {benchmark!r}) would "
-                           "overwrite it: choose another --out")
+        raise VqauditError(
+            f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
+            f"{old['benchmark']!r}; this one ({predictions.name!r} on {benchmark!r}) would "
+            "overwrite it: choose another --out"
+        )
     stored, current = old.get("predictions_file"), str(predictions.resolve())
     if isinstance(stored, str) and stored != current:
-        raise VqauditError(f"{target}: holds the multiple-choice audit of {stored} on {old['benchmark']!r}; this "
-                           f"one reads another file of the same name ({current}) and would overwrite it: choose "
-                           "another --out")
+        raise VqauditError(
+            f"{target}: holds the multiple-choice audit of {stored} on {old['benchmark']!r}; this "
+            f"one reads another file of the same name ({current}) and would overwrite it: choose "
+            "another --out"
+        )
 
 
 def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_name: str | None) -> None:
@@ -144,22 +154,30 @@ def _refuse_other_audit(target: Path, benchmark: str, predictions: Path, model_n
     if old is None:
         return
     if "choice" in old:
-        raise VqauditError(f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
-                           f"{old['benchmark']!r}; this one would overwrite it: choose another --out")
+        raise VqauditError(
+            f"{target}: holds the multiple-choice audit of {old.get('predictions')!r} on "
+            f"{old['benchmark']!r}; this one would overwrite it: choose another --out"
+        )
     if not isinstance(old.get("model"), str):
-        raise VqauditError(f"{target / 'report.json'}: exists and is not the report.json of a `vqaudit audit` (no "
-                           "benchmark and model fields); the audit would overwrite it: choose another --out")
+        raise VqauditError(
+            f"{target / 'report.json'}: exists and is not the report.json of a `vqaudit audit` (no "
+            "benchmark and model fields); the audit would overwrite it: choose another --out"
+        )
     model = model_name if model_name is not None else model_name_of(predictions)
     name = get_benchmark(benchmark).name
     if (old["benchmark"], old["model"]) != (name, model):
-        raise VqauditError(f"{target}: holds the audit of {old['model']!r} on {old['benchmark']!r}; this "
-                           f"one ({model!r} on {name!r}) would overwrite it: choose another --out (or "
-                           "--model-name)")
+        raise VqauditError(
+            f"{target}: holds the audit of {old['model']!r} on {old['benchmark']!r}; this "
+            f"one ({model!r} on {name!r}) would overwrite it: choose another --out (or "
+            "--model-name)"
+        )
     stored, current = old.get("predictions_file"), str(predictions.resolve())
     if isinstance(stored, str) and stored != current and model_name is None:
-        raise VqauditError(f"{target}: holds the audit of {model!r} on {name!r} made from {stored}; this one reads "
-                           f"another file under the same model name ({current}) and would overwrite it: choose "
-                           f"another --out, or give --model-name (--model-name {model} replaces that audit)")
+        raise VqauditError(
+            f"{target}: holds the audit of {model!r} on {name!r} made from {stored}; this one reads "
+            f"another file under the same model name ({current}) and would overwrite it: choose "
+            f"another --out, or give --model-name (--model-name {model} replaces that audit)"
+        )
 
 
 _ID_COLUMNS = ", ".join(ID_KEYS)
@@ -170,55 +188,100 @@ _METRICS = ", ".join(m.value for m in MetricName)
 
 
 def audit_cmd(
-    predictions: Annotated[Path, typer.Argument(help="Prediction file: JSONL, JSON, CSV/TSV or a VLMEvalKit "
-                                                     ".xlsx (each optionally .gz), or an lmms-eval sample log. "
-                                                     "Columns looked for: id "
-                                                     f"{_ID_COLUMNS} (else the row number); prediction "
-                                                     f"{_PREDICTION_COLUMNS}; embedded gold {_GOLD_COLUMNS} "
-                                                     "(docs/shortanswer.md).")],
-    benchmark: Annotated[str, typer.Option("--benchmark", parser=audit_benchmark_name, metavar="<name>",
-                                           help="Benchmark name (decides the official metric): "
-                                                f"{_BENCHMARKS}; mmbench, mmmu, mathvista or mc "
-                                                "audit multiple-choice predictions.")],
-    gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout (default: the gold "
-                                                   "embedded in the prediction file).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge model spec for the semantic audit of the official error "
-                                                   "pool (text-only, cached).")] = None,
-    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
-                                             help="Report folder (default: PREDICTIONS.audit/ beside the "
-                                                  "prediction file, e.g. preds.jsonl.audit/). It may hold only "
-                                                  "an earlier audit of the same model, benchmark and file.")]
-    = None,
-    metric: Annotated[MetricName | None, typer.Option(metavar="<metric>",  # type: ignore[valid-type]
-                                                      help=f"Official metric override: {_METRICS}.")] = None,
-    variant: Annotated[str | None, typer.Option("--metric-variant",
-                                                help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")]
-    = None,
-    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
-    = PredictionFormat.auto,
-    join_on: Annotated[JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")]
-    = JoinOn.id,
+    predictions: Annotated[
+        Path,
+        typer.Argument(
+            help="Prediction file: JSONL, JSON, CSV/TSV or a VLMEvalKit "
+            ".xlsx (each optionally .gz), or an lmms-eval sample log. "
+            "Columns looked for: id "
+            f"{_ID_COLUMNS} (else the row number); prediction "
+            f"{_PREDICTION_COLUMNS}; embedded gold {_GOLD_COLUMNS} "
+            "(docs/shortanswer.md)."
+        ),
+    ],
+    benchmark: Annotated[
+        str,
+        typer.Option(
+            "--benchmark",
+            parser=audit_benchmark_name,
+            metavar="<name>",
+            help="Benchmark name (decides the official metric): "
+            f"{_BENCHMARKS}; mmbench, mmmu, mathvista or mc "
+            "audit multiple-choice predictions.",
+        ),
+    ],
+    gold: Annotated[
+        Path | None,
+        typer.Option(help="Gold file in the benchmark's layout (default: the gold embedded in the prediction file)."),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(help="Judge model spec for the semantic audit of the official error pool (text-only, cached)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            parser=out_folder,
+            metavar="PATH",
+            help="Report folder (default: PREDICTIONS.audit/ beside the "
+            "prediction file, e.g. preds.jsonl.audit/). It may hold only "
+            "an earlier audit of the same model, benchmark and file.",
+        ),
+    ] = None,
+    metric: Annotated[
+        MetricName | None,  # type: ignore[valid-type]
+        typer.Option(
+            metavar="<metric>",
+            help=f"Official metric override: {_METRICS}.",
+        ),
+    ] = None,
+    variant: Annotated[
+        str | None, typer.Option("--metric-variant", help="Metric variant, e.g. vlmevalkit, mmf_textvqa, pix2struct.")
+    ] = None,
+    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")] = PredictionFormat.auto,
+    join_on: Annotated[
+        JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")
+    ] = JoinOn.id,
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
-    labels: Annotated[Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")]
-    = None,
+    labels: Annotated[
+        Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")
+    ] = None,
     second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
-    draws: Annotated[int, typer.Option(min=0, max=MAX_DRAWS, help="Bootstrap draws for the judge - official interval "
-                                                       "(at most 10^6).")] = 2000,
-    model_name: Annotated[str | None, typer.Option(help="Name of the model that made the predictions, for "
-                                                        "`audit-summary` tables (default: the file name).")] = None,
+    draws: Annotated[
+        int,
+        typer.Option(min=0, max=MAX_DRAWS, help="Bootstrap draws for the judge - official interval (at most 10^6)."),
+    ] = 2000,
+    model_name: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of the model that made the predictions, for `audit-summary` tables (default: the file name)."
+        ),
+    ] = None,
     judge_arg: JudgeArg = None,
     api_key_env: ApiKeyEnv = None,
     reasoning_format: ReasoningFormatOpt = ReasoningFormatName.auto,
-    strict: Annotated[bool, typer.Option("--strict", help="Multiple-choice audits: refuse a file with a defective "
-                                                          "row (an empty or missing gold option, a gold text that "
-                                                          "several options repeat) instead of leaving the row out "
-                                                          "of the score and listing it.")] = False,
-    read: Annotated[MathVistaRead | None, typer.Option("--read", case_sensitive=False,
-                                                       help="--benchmark mathvista: the field of MathVista's output "
-                                                            "read: response (the raw reply, default) or extraction "
-                                                            "(MathVista's own extracted answer, scored as its "
-                                                            "calculate_score.py does).")] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Multiple-choice audits: refuse a file with a defective "
+            "row (an empty or missing gold option, a gold text that "
+            "several options repeat) instead of leaving the row out "
+            "of the score and listing it.",
+        ),
+    ] = False,
+    read: Annotated[
+        MathVistaRead | None,
+        typer.Option(
+            "--read",
+            case_sensitive=False,
+            help="--benchmark mathvista: the field of MathVista's output "
+            "read: response (the raw reply, default) or extraction "
+            "(MathVista's own extracted answer, scored as its "
+            "calculate_score.py does).",
+        ),
+    ] = None,
 ) -> None:
     """Audit a short-answer prediction file: benchmark score, contract mix, semantic audit, failure notes.
 
@@ -234,25 +297,67 @@ def audit_cmd(
     # One writer per output folder, from the overwrite guard to the last rename: two audits started together
     # into one --out both passed the guard and the later one replaced the other (seen by a new user).
     with folder_lock(target, f"vqaudit audit {predictions}", kind="audit folder"):
-        _audit_locked(predictions, benchmark, target, gold, fmt.value, join_on.value, id_field, image_field,
-                      model_name, metric.value if metric is not None else None, variant, judge, labels,
-                      second_judge, draws, api_key_env, judge_arg, reasoning_format.value, strict,
-                      read.value if read is not None else None)
+        _audit_locked(
+            predictions,
+            benchmark,
+            target,
+            gold,
+            fmt.value,
+            join_on.value,
+            id_field,
+            image_field,
+            model_name,
+            metric.value if metric is not None else None,
+            variant,
+            judge,
+            labels,
+            second_judge,
+            draws,
+            api_key_env,
+            judge_arg,
+            reasoning_format.value,
+            strict,
+            read.value if read is not None else None,
+        )
 
 
-def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | None, fmt: str, join_on: str,
-                  id_field: str | None, image_field: str | None, model_name: str | None, metric: str | None,
-                  variant: str | None, judge: str | None, labels: Path | None, second_judge: str | None,
-                  draws: int, api_key_env: str | None, judge_arg: list[str] | None, reasoning_format: str = "auto",
-                  strict: bool = False, read: str | None = None) -> None:
+def _audit_locked(
+    predictions: Path,
+    benchmark: str,
+    target: Path,
+    gold: Path | None,
+    fmt: str,
+    join_on: str,
+    id_field: str | None,
+    image_field: str | None,
+    model_name: str | None,
+    metric: str | None,
+    variant: str | None,
+    judge: str | None,
+    labels: Path | None,
+    second_judge: str | None,
+    draws: int,
+    api_key_env: str | None,
+    judge_arg: list[str] | None,
+    reasoning_format: str = "auto",
+    strict: bool = False,
+    read: str | None = None,
+) -> None:
     """The body of ``vqaudit audit`` once its output folder is locked."""
     from vqaudit.report.shortanswer import write_audit_report
     from vqaudit.shortanswer.audit import run_audit
     from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
 
     if benchmark.lower() in MC_BENCHMARKS:
-        given = {"--gold": gold, "--metric": metric, "--metric-variant": variant, "--labels": labels,
-                 "--second-judge": second_judge, "--id-field": id_field, "--image-field": image_field}
+        given = {
+            "--gold": gold,
+            "--metric": metric,
+            "--metric-variant": variant,
+            "--labels": labels,
+            "--second-judge": second_judge,
+            "--id-field": id_field,
+            "--image-field": image_field,
+        }
         wrong = [name for name, value in given.items() if value is not None]
         if wrong:
             raise VqauditError(f"{wrong[0]} does not apply to a multiple-choice audit (--benchmark {benchmark})")
@@ -263,16 +368,30 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
         return
     for name, value in (("--strict", strict), ("--read", read)):
         if value:
-            raise VqauditError(f"{name} applies only to a multiple-choice audit (--benchmark mmbench, mmmu, "
-                               "mathvista or mc)")
+            raise VqauditError(
+                f"{name} applies only to a multiple-choice audit (--benchmark mmbench, mmmu, mathvista or mc)"
+            )
     _refuse_other_audit(target, benchmark, predictions, model_name)
     _ready(target)
-    result = run_audit(predictions, benchmark, gold=gold, fmt=fmt, join_on=join_on, id_field=id_field,
-                       image_field=image_field, model=model_name, metric=metric, variant=variant, judge=judge,
-                       cache_dir=target, labels=labels, second_judge=second_judge, n_draws=draws,
-                       reasoning_format=reasoning_format,
-                       judge_options=model_options(api_key_env=api_key_env, args=judge_arg,
-                                                   args_option="--judge-arg"))
+    result = run_audit(
+        predictions,
+        benchmark,
+        gold=gold,
+        fmt=fmt,
+        join_on=join_on,
+        id_field=id_field,
+        image_field=image_field,
+        model=model_name,
+        metric=metric,
+        variant=variant,
+        judge=judge,
+        cache_dir=target,
+        labels=labels,
+        second_judge=second_judge,
+        n_draws=draws,
+        reasoning_format=reasoning_format,
+        judge_options=model_options(api_key_env=api_key_env, args=judge_arg, args_option="--judge-arg"),
+    )
     try:
         path = _report_set(target, lambda: write_audit_report(result, target, predictions=predictions.resolve()))
     except OSError as exc:
@@ -281,9 +400,12 @@ def _audit_locked(predictions: Path, benchmark: str, target: Path, gold: Path | 
     missing = len(result.join.gold_without_predictions)
     if missing:  # exit 0 all the same: LLaVA's eval_textvqa.py also averages over the predictions it has
         source = gold if gold is not None else "the gold"
-        typer.echo(f"warning: {missing} gold question{'s' if missing != 1 else ''} of {source} "
-                   f"{'have' if missing != 1 else 'has'} no prediction in {predictions}; the scores average the "
-                   f"{len(result.join.rows)} joined rows only", err=True)
+        typer.echo(
+            f"warning: {missing} gold question{'s' if missing != 1 else ''} of {source} "
+            f"{'have' if missing != 1 else 'has'} no prediction in {predictions}; the scores average the "
+            f"{len(result.join.rows)} joined rows only",
+            err=True,
+        )
     typer.echo(f"report written to {path}", err=True)
 
 
@@ -301,8 +423,10 @@ def _report_set(target: Path, write: Callable[[], Path]) -> Path:
     Raises:
         Completed: a SIGTERM arrived during the renames (exit 0, the CLI prints the line).
     """
-    note = (f"stopped by SIGTERM after the audit was completely written to {target} (report.md, report.json, "
-            "rows.jsonl): nothing was lost")
+    note = (
+        f"stopped by SIGTERM after the audit was completely written to {target} (report.md, report.json, "
+        "rows.jsonl): nothing was lost"
+    )
     try:
         with completes_on_write(note):  # complete from the last rename on, with no gap before this line
             path = write()
@@ -312,8 +436,16 @@ def _report_set(target: Path, write: Callable[[], Path]) -> Path:
     return path
 
 
-def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None, options: ModelOptions,
-              reasoning_format: str = "auto", strict: bool = False, read: str | None = None) -> None:
+def _mc_audit(
+    predictions: Path,
+    benchmark: str,
+    target: Path,
+    judge: str | None,
+    options: ModelOptions,
+    reasoning_format: str = "auto",
+    strict: bool = False,
+    read: str | None = None,
+) -> None:
     """The multiple-choice branch of ``vqaudit audit`` (:mod:`vqaudit.shortanswer.multichoice`).
 
     Defective rows (:mod:`vqaudit.shortanswer.mc_read`) are left out and listed in the report, with one warning
@@ -326,44 +458,64 @@ def _mc_audit(predictions: Path, benchmark: str, target: Path, judge: str | None
     if judge is not None:
         require_free_text_model(judge, "--judge")
     _refuse_other_mc_audit(target, benchmark, predictions)
-    summary, records = run_mc_audit(predictions, benchmark, judge=judge, cache_dir=_ready(target),
-                                    judge_options=options, reasoning_format=reasoning_format, strict=strict,
-                                    read=read)
+    summary, records = run_mc_audit(
+        predictions,
+        benchmark,
+        judge=judge,
+        cache_dir=_ready(target),
+        judge_options=options,
+        reasoning_format=reasoning_format,
+        strict=strict,
+        read=read,
+    )
     path = _report_set(target, lambda: write_mc_report(summary, records, target))
     typer.echo(path.read_text(encoding="utf-8"))
     defects = summary.get("defects")
     if defects:  # exit 0 all the same: the benchmark's data is broken, not the file as a whole
         first = defects["rows"][0]
-        typer.echo(f"warning: {defects['excluded']} of {defects['of']} rows of {predictions} excluded as defective "
-                   f"(first: row {first['row']}, field '{first['field']}': {first['reason']}); listed in {path}; "
-                   "--strict refuses the file instead", err=True)
+        typer.echo(
+            f"warning: {defects['excluded']} of {defects['of']} rows of {predictions} excluded as defective "
+            f"(first: row {first['row']}, field '{first['field']}': {first['reason']}); listed in {path}; "
+            "--strict refuses the file instead",
+            err=True,
+        )
     typer.echo(f"report written to {path}", err=True)
 
 
 def perturb_cmd(
     predictions: Annotated[Path, typer.Argument(help="Prediction file whose questions (and gold) are re-asked.")],
-    benchmark: Annotated[str, typer.Option("--benchmark", parser=benchmark_name, metavar="<name>",
-                                           help="Benchmark name (decides the official metric).")],
+    benchmark: Annotated[
+        str,
+        typer.Option(
+            "--benchmark", parser=benchmark_name, metavar="<name>", help="Benchmark name (decides the official metric)."
+        ),
+    ],
     model: Annotated[str, typer.Option(help="Model spec to ask, e.g. openai:NAME@http://127.0.0.1:8000/v1.")],
     images: Annotated[Path, typer.Option(help="Folder holding the images the rows name (searched recursively).")],
     gold: Annotated[Path | None, typer.Option(help="Gold file in the benchmark's layout.")] = None,
-    out: Annotated[Path | None, typer.Option(parser=out_folder, metavar="PATH",
-                                             help="Output folder (default: <predictions>.perturb/).")] = None,
-    variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] =
-    "Base,A1,A2,A3,A4,A5,B1,B2,B3",
-    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")]
-    = PredictionFormat.auto,
-    join_on: Annotated[JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")]
-    = JoinOn.id,
+    out: Annotated[
+        Path | None,
+        typer.Option(parser=out_folder, metavar="PATH", help="Output folder (default: <predictions>.perturb/)."),
+    ] = None,
+    variants: Annotated[str, typer.Option(help="Comma list of Base,A1..A5,B1..B3.")] = "Base,A1,A2,A3,A4,A5,B1,B2,B3",
+    fmt: Annotated[PredictionFormat, typer.Option("--format", help="Prediction file layout.")] = PredictionFormat.auto,
+    join_on: Annotated[
+        JoinOn, typer.Option(help="Join predictions to gold by id, question or image-question.")
+    ] = JoinOn.id,
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     concurrency: Concurrency = 8,
     metric: Annotated[MetricName | None, typer.Option(help="Official metric override.")] = None,  # type: ignore[valid-type]
-    variant: Annotated[str | None, typer.Option("--metric-variant",
-                                                help="Official metric variant, e.g. vlmevalkit (not the "
-                                                     "perturbation list: that is --variants).")] = None,
-    model_name: Annotated[str | None, typer.Option(help="Model name for `audit-summary` tables (default: the "
-                                                        "model spec).")] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            "--metric-variant",
+            help="Official metric variant, e.g. vlmevalkit (not the perturbation list: that is --variants).",
+        ),
+    ] = None,
+    model_name: Annotated[
+        str | None, typer.Option(help="Model name for `audit-summary` tables (default: the model spec).")
+    ] = None,
     model_arg: ModelArg = None,
     api_key_env: ApiKeyEnv = None,
     timeout: Timeout = 120.0,
@@ -396,35 +548,58 @@ def perturb_cmd(
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
     chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))
-    options = model_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                            max_retries=max_retries, args=model_arg)
+    options = model_options(
+        api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, max_retries=max_retries, args=model_arg
+    )
     metric_name, metric_variant = resolve_metric(benchmark, metric.value if metric is not None else None, variant)
     preds = read_predictions(predictions, fmt.value, id_field=id_field, image_field=image_field)
     gold_items = load_gold(gold, benchmark) if gold else None
     join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on.value)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on.value)
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
-    summary, replies = run_perturbation_audit(join.rows, benchmark, model, images, target / RESPONSES_FILE,
-                                              variants=chosen, metric=metric_name, variant=metric_variant,
-                                              concurrency=concurrency, gold_where=where, options=options,
-                                              reasoning_format=reasoning_format.value)
+    summary, replies = run_perturbation_audit(
+        join.rows,
+        benchmark,
+        model,
+        images,
+        target / RESPONSES_FILE,
+        variants=chosen,
+        metric=metric_name,
+        variant=metric_variant,
+        concurrency=concurrency,
+        gold_where=where,
+        options=options,
+        reasoning_format=reasoning_format.value,
+    )
     text = summary_markdown(summary)
     name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)
-    write_json(target / "perturbations.json",
-               perturbation_json(summary, benchmark=benchmark, model=name, model_spec=model, metric=metric_name,
-                                 variant=metric_variant, variants=chosen,
-                                 n_questions=sum(1 for r in join.rows if r.answers)))
+    write_json(
+        target / "perturbations.json",
+        perturbation_json(
+            summary,
+            benchmark=benchmark,
+            model=name,
+            model_spec=model,
+            metric=metric_name,
+            variant=metric_variant,
+            variants=chosen,
+            n_questions=sum(1 for r in join.rows if r.answers),
+        ),
+    )
     atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {name}\n\n{text}")
     typer.echo(text)
 
 
 def audit_summary_cmd(
     audits: Annotated[list[Path], typer.Argument(help="Audit folders written by `vqaudit audit` (report.json).")],
-    out: Annotated[Path, typer.Option(parser=out_folder, metavar="PATH", help="Folder for summary.md and "
-                                                                              "summary.json.")],
-    perturb: Annotated[list[Path] | None, typer.Option(help="A folder written by `vqaudit perturb` "
-                                                            "(perturbations.json); repeat for several.")] = None,
+    out: Annotated[
+        Path, typer.Option(parser=out_folder, metavar="PATH", help="Folder for summary.md and summary.json.")
+    ],
+    perturb: Annotated[
+        list[Path] | None,
+        typer.Option(help="A folder written by `vqaudit perturb` (perturbations.json); repeat for several."),
+    ] = None,
 ) -> None:
     """Combine audits of several models and benchmarks into the seed 002 tables (Tables 2-7 layouts).
 

@@ -27,8 +27,9 @@ def _ratio(text: str) -> tuple[float, float, float]:
 
 def export_tuning_cmd(
     out: Annotated[Path, typer.Option(help="Output folder (new or empty).")],
-    tsv: Annotated[Path | None, typer.Option(help="MMBench-layout TSV of training items (default: bundled "
-                                                  "easy-VQA train items).")] = None,
+    tsv: Annotated[
+        Path | None, typer.Option(help="MMBench-layout TSV of training items (default: bundled easy-VQA train items).")
+    ] = None,
     n: Annotated[int, typer.Option("-n", "--n", min=1, help="Number of samples.")] = 1000,
     ratio: Annotated[str, typer.Option(help="standard:AAD:IVQD mix.")] = "6:2:2",
     settings: Annotated[str, typer.Option(help="Comma list of base and/or option.")] = "base,option",
@@ -37,6 +38,12 @@ def export_tuning_cmd(
     """Export UPD instruction-tuning data in the LLaVA conversation JSON format, with its images."""
     from vqaudit.suites.upd.tuning import TUNING_FILE, export_tuning
 
-    manifest = export_tuning(out, tsv=tsv, n=n, ratio=_ratio(ratio),
-                             settings=tuple(s.strip() for s in settings.split(",") if s.strip()), seed=seed)
+    manifest = export_tuning(
+        out,
+        tsv=tsv,
+        n=n,
+        ratio=_ratio(ratio),
+        settings=tuple(s.strip() for s in settings.split(",") if s.strip()),
+        seed=seed,
+    )
     typer.echo(f"{manifest['counts']} samples written to {out / TUNING_FILE}")

@@ -18,8 +18,15 @@ from vqaudit.harness.formats import HARNESSES, Harness, get_harness
 if TYPE_CHECKING:
     from vqaudit.harness.common import ImportSummary
 
-__all__ = ["HARNESSES", "ExportSummary", "Harness", "ImportSummary", "export_benchmark", "get_harness",
-           "import_predictions"]
+__all__ = [
+    "HARNESSES",
+    "ExportSummary",
+    "Harness",
+    "ImportSummary",
+    "export_benchmark",
+    "get_harness",
+    "import_predictions",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -76,8 +83,9 @@ def export_benchmark(bench_dir: Path, to: str, out: Path, *, name: str | None = 
     final = out.resolve()
     with staged_folder(out) as tmp:
         files = harness.load().export(bench, tmp, final=final, name=name)
-    return ExportSummary(out_dir=out, name=name, n_views=len(bench.views),
-                         files=tuple(out / Path(f).relative_to(tmp) for f in files))
+    return ExportSummary(
+        out_dir=out, name=name, n_views=len(bench.views), files=tuple(out / Path(f).relative_to(tmp) for f in files)
+    )
 
 
 def import_predictions(pred: Path, bench_dir: Path, fmt: str, out: Path) -> ImportSummary:

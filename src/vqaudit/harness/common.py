@@ -84,8 +84,10 @@ def open_benchmark(bench_dir: Path) -> Benchmark:
     bench = load_benchmark(bench_dir)
     tampered = [p for p in manifest_problems(bench) if "views.jsonl" in p or "groups.jsonl" in p]
     if tampered:
-        raise VqauditError(f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
-                           "or check it with `vqaudit verify`)")
+        raise VqauditError(
+            f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
+            "or check it with `vqaudit verify`)"
+        )
     return bench
 
 
@@ -101,8 +103,9 @@ def export_rows(bench: Benchmark) -> Iterator[ExportRow]:
         image = path.read_bytes()
         if sha256_bytes(image) != view.image_sha256:
             raise VqauditError(f"{path}: does not match the image_sha256 of view {view.view_id!r}")
-        yield ExportRow(index=index, view=view, prompt_id=prompt_id, prompt=prompt, image=image,
-                        image_mime=image_mime(image, path))
+        yield ExportRow(
+            index=index, view=view, prompt_id=prompt_id, prompt=prompt, image=image, image_mime=image_mime(image, path)
+        )
 
 
 def default_name(bench: Benchmark) -> str:
@@ -118,8 +121,10 @@ def check_name(name: str) -> str:
         VqauditError: not a letter followed by at most 63 letters, digits or underscores.
     """
     if not _NAME.fullmatch(name):
-        raise VqauditError(f"--name {name!r}: expected a letter, then at most 63 letters, digits or '_' "
-                           "(it names the harness's dataset or task, and a Python function)")
+        raise VqauditError(
+            f"--name {name!r}: expected a letter, then at most 63 letters, digits or '_' "
+            "(it names the harness's dataset or task, and a Python function)"
+        )
     return name
 
 
@@ -175,8 +180,10 @@ def view_at(path: Path, bench: Benchmark, row: int, name: str, value: Any) -> Vi
     if not isinstance(text, int) or isinstance(text, bool) or text < 0:
         raise VqauditError(f"{path}: row {row}, field '{name}': expected a nonnegative integer, got {value!r}")
     if text >= len(bench.views):
-        raise VqauditError(f"{path}: row {row}, field '{name}': {text} is not a view of the benchmark "
-                           f"(it has {len(bench.views)} views, numbered from 0)")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': {text} is not a view of the benchmark "
+            f"(it has {len(bench.views)} views, numbered from 0)"
+        )
     return bench.views[text]
 
 
@@ -193,8 +200,29 @@ def check_view_id(path: Path, bench_ids: Collection[str], row: int, name: str, v
     return value
 
 
-_PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-                        "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+_PANDAS_NA = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
 """The cells ``pandas.read_csv`` reads as missing by default (its ``na_values``): a harness that loads the export
 with pandas and writes its log back (VLMEvalKit) writes them as empty cells."""
 
@@ -219,8 +247,9 @@ def same_text(got: str | None, want: str, *, pandas: bool = False) -> bool:
         return False
 
 
-def check_input(path: Path, row: int, name: str, got: str | None, want: str, view_id: str, *,
-                pandas: bool = False) -> None:
+def check_input(
+    path: Path, row: int, name: str, got: str | None, want: str, view_id: str, *, pandas: bool = False
+) -> None:
     """Refuse a log row whose input text (question, option, prompt) is not what the export gave the harness.
 
     A log made from another build of the benchmark (another ``--seed``: the same view ids, other questions or
@@ -233,15 +262,18 @@ def check_input(path: Path, row: int, name: str, got: str | None, want: str, vie
     if same_text(got, want, pandas=pandas):
         return
     text = got or ""
-    start = max(0, next((i for i, (a, b) in enumerate(zip(text, want, strict=False)) if a != b),
-                        min(len(text), len(want))) - 20)
-    raise VqauditError(f"{path}: row {row}, field '{name}': {_cut(text, start)} is not the benchmark's "
-                       f"{_cut(want, start)} (view {view_id!r}); was the log made from another export or build "
-                       "of the benchmark (e.g. another --seed)? Export this benchmark and run the harness on it")
+    start = max(
+        0, next((i for i, (a, b) in enumerate(zip(text, want, strict=False)) if a != b), min(len(text), len(want))) - 20
+    )
+    raise VqauditError(
+        f"{path}: row {row}, field '{name}': {_cut(text, start)} is not the benchmark's "
+        f"{_cut(want, start)} (view {view_id!r}); was the log made from another export or build "
+        "of the benchmark (e.g. another --seed)? Export this benchmark and run the harness on it"
+    )
 
 
 def _cut(text: str, start: int) -> str:
-    part = text[start:start + 60]
+    part = text[start : start + 60]
     return ("..." if start else "") + repr(part) + ("..." if start + 60 < len(text) else "")
 
 
@@ -254,14 +286,23 @@ def by_view(path: Path, predictions: Sequence[Prediction]) -> dict[str, Predicti
     out: dict[str, Prediction] = {}
     for pred in predictions:
         if pred.view_id in out:
-            raise VqauditError(f"{path}: row {pred.row}: a second prediction for view {pred.view_id!r} "
-                               f"(the first is row {out[pred.view_id].row})")
+            raise VqauditError(
+                f"{path}: row {pred.row}: a second prediction for view {pred.view_id!r} "
+                f"(the first is row {out[pred.view_id].row})"
+            )
         out[pred.view_id] = pred
     return out
 
 
-def write_imported_run(bench: Benchmark, predictions: Sequence[Prediction], *, pred_path: Path, harness: str,
-                       out: Path, origin: dict[str, Any] | None = None) -> ImportSummary:
+def write_imported_run(
+    bench: Benchmark,
+    predictions: Sequence[Prediction],
+    *,
+    pred_path: Path,
+    harness: str,
+    out: Path,
+    origin: dict[str, Any] | None = None,
+) -> ImportSummary:
     """Write a run folder holding the replies of ``predictions`` for the views of ``bench``.
 
     Every view gets one response keyed as a ``replay:`` run keys it (model spec, prompt id, prompt, image
@@ -286,15 +327,29 @@ def write_imported_run(bench: Benchmark, predictions: Sequence[Prediction], *, p
     bench_root = bench.root.resolve()
     missing = tuple(v.view_id for v in bench.views if v.view_id not in preds)
     info = RunInfo(
-        model=model, model_identity=f"{harness}:sha256:{sha256_file(pred_path)}", benchmark=str(bench_root),
-        benchmark_relative=relative_path(bench_root, out), benchmark_manifest_sha256=sha256_file(
-            BenchmarkFolder(bench_root).manifest),
+        model=model,
+        model_identity=f"{harness}:sha256:{sha256_file(pred_path)}",
+        benchmark=str(bench_root),
+        benchmark_relative=relative_path(bench_root, out),
+        benchmark_manifest_sha256=sha256_file(BenchmarkFolder(bench_root).manifest),
         sources=sources_in_order({v.source for v in bench.views}),
-        prompt_ids=sorted({prompt_for(v)[0] for v in bench.views}), params=GENERATION.as_dict(),
-        vqaudit_version=__version__, started=_now(), finished=_now(), n_views=len(bench.views), n_cached=0,
-        n_asked=0, n_errors=sum(1 for p in preds.values() if p.text is None) + len(missing),
-        origin={"harness": harness, "file": str(pred_path.resolve()), "file_sha256": sha256_file(pred_path),
-                "n_rows": len(predictions), "missing_view_ids": list(missing), **(origin or {})},
+        prompt_ids=sorted({prompt_for(v)[0] for v in bench.views}),
+        params=GENERATION.as_dict(),
+        vqaudit_version=__version__,
+        started=_now(),
+        finished=_now(),
+        n_views=len(bench.views),
+        n_cached=0,
+        n_asked=0,
+        n_errors=sum(1 for p in preds.values() if p.text is None) + len(missing),
+        origin={
+            "harness": harness,
+            "file": str(pred_path.resolve()),
+            "file_sha256": sha256_file(pred_path),
+            "n_rows": len(predictions),
+            "missing_view_ids": list(missing),
+            **(origin or {}),
+        },
     )
     with staged_folder(out) as tmp:
         folder = RunFolder(tmp)
@@ -306,9 +361,14 @@ def write_imported_run(bench: Benchmark, predictions: Sequence[Prediction], *, p
                 cache.put(response)
                 keys[view.view_id] = response.cache_key
             cache.set_view_keys(keys)
-    return ImportSummary(out_dir=out, model=model, n_views=len(bench.views),
-                         n_replies=sum(1 for p in preds.values() if p.text is not None),
-                         n_errors=sum(1 for p in preds.values() if p.text is None), missing=missing)
+    return ImportSummary(
+        out_dir=out,
+        model=model,
+        n_views=len(bench.views),
+        n_replies=sum(1 for p in preds.values() if p.text is not None),
+        n_errors=sum(1 for p in preds.values() if p.text is None),
+        missing=missing,
+    )
 
 
 def _response(view: View, pred: Prediction | None, model: str, pred_path: Path, harness: str) -> Response:
@@ -322,8 +382,15 @@ def _response(view: View, pred: Prediction | None, model: str, pred_path: Path, 
         text, error = pred.text, pred.error
         if text is None and not error:
             error = f"{harness} recorded no reply for this view"
-    return Response(view_id=view.view_id, model=model, prompt_id=prompt_id, params=GENERATION.as_dict(),
-                    text=text, error=error, cache_key=key)
+    return Response(
+        view_id=view.view_id,
+        model=model,
+        prompt_id=prompt_id,
+        params=GENERATION.as_dict(),
+        text=text,
+        error=error,
+        cache_key=key,
+    )
 
 
 def _now() -> str:

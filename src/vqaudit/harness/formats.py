@@ -45,19 +45,34 @@ class Harness:
 HARNESSES: dict[str, Harness] = {
     row.name: row
     for row in (
-        Harness("vlmevalkit", "vqaudit.harness.vlmevalkit", "custom-dataset TSV ($LMUData/NAME.tsv)",
-                "result sheet MODEL_NAME.xlsx (or .tsv/.csv) with a prediction column", "docs/harnesses/vlmevalkit.md",
-                "its API models (run.py --base-url, the GPT wrappers) re-encode every image as JPEG (Pillow's "
-                "quality 75): a chart's pixels change, and answers read from them can too; local models get the "
-                "PNG decoded to RGB"),
-        Harness("lmms-eval", "vqaudit.harness.lmms_eval", "task folder for --include_path (YAML, JSONL, utils.py)",
-                "--log_samples JSONL (nested or flat samples)", "docs/harnesses/lmms-eval.md",
-                "the task gives the image file's pixels in RGB; its openai model sends them as PNG (lossless) "
-                "unless LMMS_IMAGE_ENCODE_FORMAT=JPEG"),
-        Harness("inspect", "vqaudit.harness.inspect_task", "JSONL dataset of samples and a task file",
-                "eval log (.eval or .json)", "docs/harnesses/inspect.md",
-                "each sample names its image file; inspect_ai sends the file's bytes as they are (a PNG stays "
-                "the PNG vqaudit built)"),
+        Harness(
+            "vlmevalkit",
+            "vqaudit.harness.vlmevalkit",
+            "custom-dataset TSV ($LMUData/NAME.tsv)",
+            "result sheet MODEL_NAME.xlsx (or .tsv/.csv) with a prediction column",
+            "docs/harnesses/vlmevalkit.md",
+            "its API models (run.py --base-url, the GPT wrappers) re-encode every image as JPEG (Pillow's "
+            "quality 75): a chart's pixels change, and answers read from them can too; local models get the "
+            "PNG decoded to RGB",
+        ),
+        Harness(
+            "lmms-eval",
+            "vqaudit.harness.lmms_eval",
+            "task folder for --include_path (YAML, JSONL, utils.py)",
+            "--log_samples JSONL (nested or flat samples)",
+            "docs/harnesses/lmms-eval.md",
+            "the task gives the image file's pixels in RGB; its openai model sends them as PNG (lossless) "
+            "unless LMMS_IMAGE_ENCODE_FORMAT=JPEG",
+        ),
+        Harness(
+            "inspect",
+            "vqaudit.harness.inspect_task",
+            "JSONL dataset of samples and a task file",
+            "eval log (.eval or .json)",
+            "docs/harnesses/inspect.md",
+            "each sample names its image file; inspect_ai sends the file's bytes as they are (a PNG stays "
+            "the PNG vqaudit built)",
+        ),
     )
 }
 

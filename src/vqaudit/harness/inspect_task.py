@@ -74,17 +74,27 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
         url = f"data:{row.image_mime};base64,{base64.b64encode(row.image).decode('ascii')}"
         sample = {
             "id": view.view_id,
-            "input": [{"role": "user", "content": [{"type": "image", "image": url},
-                                                    {"type": "text", "text": row.prompt}]}],
+            "input": [
+                {"role": "user", "content": [{"type": "image", "image": url}, {"type": "text", "text": row.prompt}]}
+            ],
             "target": list(view.obligation.gold),
-            "metadata": {"group_id": view.group_id, "state": view.state, "source": view.source,
-                         "obligation": view.obligation.kind, "prompt_id": row.prompt_id, "index": row.index},
+            "metadata": {
+                "group_id": view.group_id,
+                "state": view.state,
+                "source": view.source,
+                "obligation": view.obligation.kind,
+                "prompt_id": row.prompt_id,
+                "index": row.index,
+            },
         }
         lines.append(json.dumps(sample, ensure_ascii=True))
     atomic_write_text(out / SAMPLES_FILE, "".join(line + "\n" for line in lines))
-    atomic_write_text(out / TASK_FILE, TASK.format(name=name, samples=SAMPLES_FILE,
-                                                   temperature=GENERATION.temperature,
-                                                   max_tokens=GENERATION.max_tokens))
+    atomic_write_text(
+        out / TASK_FILE,
+        TASK.format(
+            name=name, samples=SAMPLES_FILE, temperature=GENERATION.temperature, max_tokens=GENERATION.max_tokens
+        ),
+    )
     atomic_write_text(out / "README.md", readme(name, final))
     return [out / SAMPLES_FILE, out / TASK_FILE, out / "README.md"]
 
@@ -129,8 +139,10 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             raise VqauditError(f"{path}: row {row}: expected a JSON object")
         epoch = sample.get("epoch", 1)
         if epoch != 1:
-            raise VqauditError(f"{path}: row {row}, field 'epoch': {epoch!r}; vqaudit takes one reply per view "
-                               "(run the task with --epochs 1)")
+            raise VqauditError(
+                f"{path}: row {row}, field 'epoch': {epoch!r}; vqaudit takes one reply per view "
+                "(run the task with --epochs 1)"
+            )
         sample_id = sample.get("id")
         view_id = check_view_id(path, ids, row, "id", str(sample_id) if isinstance(sample_id, int) else sample_id)
         error = sample.get("error")
@@ -165,12 +177,20 @@ def _eval_samples(path: Path) -> list[dict[str, Any]]:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise VqauditError(f"{path}: reading a .eval log needs inspect_ai: pip install 'vqaudit[inspect]' (or "
-                           "convert it: inspect log convert --to json)") from None
+        raise VqauditError(
+            f"{path}: reading a .eval log needs inspect_ai: pip install 'vqaudit[inspect]' (or "
+            "convert it: inspect log convert --to json)"
+        ) from None
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - inspect_ai raises many kinds on a bad file; each is a user error
         raise VqauditError(f"{path}: not a readable inspect_ai log: {type(exc).__name__}: {exc}") from None
-    return [{"id": s.id, "epoch": s.epoch, "output": {"completion": s.output.completion},
-             "error": {"message": s.error.message} if s.error is not None else None}
-            for s in (log.samples or [])]
+    return [
+        {
+            "id": s.id,
+            "epoch": s.epoch,
+            "output": {"completion": s.output.completion},
+            "error": {"message": s.error.message} if s.error is not None else None,
+        }
+        for s in (log.samples or [])
+    ]

@@ -102,10 +102,22 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
             (out / "images").mkdir(exist_ok=True)
             (out / "images" / image).write_bytes(row.image)
         view = row.view
-        docs.append(json.dumps({"index": row.index, "view_id": view.view_id, "group_id": view.group_id,
-                                "state": view.state, "source": view.source, "prompt_id": row.prompt_id,
-                                "prompt": row.prompt, "image": image, "image_sha256": view.image_sha256},
-                               ensure_ascii=True))
+        docs.append(
+            json.dumps(
+                {
+                    "index": row.index,
+                    "view_id": view.view_id,
+                    "group_id": view.group_id,
+                    "state": view.state,
+                    "source": view.source,
+                    "prompt_id": row.prompt_id,
+                    "prompt": row.prompt,
+                    "image": image,
+                    "image_sha256": view.image_sha256,
+                },
+                ensure_ascii=True,
+            )
+        )
     atomic_write_text(out / f"{name}.jsonl", "".join(d + "\n" for d in docs))
     atomic_write_text(out / f"{name}.yaml", task_yaml(name, final / f"{name}.jsonl"))
     atomic_write_text(out / "utils.py", UTILS)
@@ -219,8 +231,10 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
         raise VqauditError(f"{path}: file not found")
     raw = path.read_bytes()
     if raw.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
-        raise VqauditError(f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
-                           "VLMEvalKit result sheet is read with --format vlmevalkit")
+        raise VqauditError(
+            f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
+            "VLMEvalKit result sheet is read with --format vlmevalkit"
+        )
     text = decode_lenient(raw)
     del raw
     if not text.strip():
@@ -230,11 +244,14 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise VqauditError(f"{path}: not valid JSON" + (" (the file starts with '[': one JSON list, not JSON "
-                                                            "Lines)" if one_list else "") + f": {exc}") from None
+            raise VqauditError(
+                f"{path}: not valid JSON"
+                + (" (the file starts with '[': one JSON list, not JSON Lines)" if one_list else "")
+                + f": {exc}"
+            ) from None
         logs = data.get("logs") if isinstance(data, dict) else data
         if not isinstance(logs, list):
-            raise VqauditError(f"{path}: expected a list of samples or {{\"logs\": [...]}}")
+            raise VqauditError(f'{path}: expected a list of samples or {{"logs": [...]}}')
         del data, text
         for i in range(len(logs)):
             sample, logs[i] = logs[i], None
@@ -269,8 +286,9 @@ def _logs_object(text: str) -> bool:
 
 def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, record: Any) -> Prediction:
     if not isinstance(record, dict):
-        raise VqauditError(f"{path}: row {row}: expected a JSON object (one lmms-eval sample), got "
-                           f"{type(record).__name__}")
+        raise VqauditError(
+            f"{path}: row {row}: expected a JSON object (one lmms-eval sample), got {type(record).__name__}"
+        )
     ids = views.keys()
     doc = record.get("doc")
     if isinstance(doc, dict) and "view_id" in doc:
@@ -282,8 +300,10 @@ def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, 
     if "doc_id" in record:
         at = view_at(path, bench, row, "doc_id", record["doc_id"]).view_id
         if view_id is not None and at != view_id:
-            raise VqauditError(f"{path}: row {row}, field 'doc_id': {record['doc_id']} is view {at!r}, but the "
-                               f"sample names {view_id!r} (was the log made on another export?)")
+            raise VqauditError(
+                f"{path}: row {row}, field 'doc_id': {record['doc_id']} is view {at!r}, but the "
+                f"sample names {view_id!r} (was the log made on another export?)"
+            )
         view_id = at
     if view_id is None:
         raise VqauditError(f"{path}: row {row}: no 'doc.view_id', 'target' or 'doc_id' to match it to a view")
@@ -294,8 +314,9 @@ def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, 
         text = _one_text(path, row, name, record.get(name))
         if text is not None:
             return Prediction(row=row, view_id=view_id, text=text)
-    return Prediction(row=row, view_id=view_id, text=None,
-                      error="lmms-eval logged no reply (filtered_resps and resps null or absent)")
+    return Prediction(
+        row=row, view_id=view_id, text=None, error="lmms-eval logged no reply (filtered_resps and resps null or absent)"
+    )
 
 
 def _check_inputs(path: Path, row: int, record: dict[str, Any], view: View) -> None:
@@ -331,9 +352,11 @@ def _one_text(path: Path, row: int, name: str, value: Any) -> str | None:
         if not value:
             raise VqauditError(f"{path}: row {row}, field '{name}': an empty list, no reply")
         if len(value) > 1:
-            raise VqauditError(f"{path}: row {row}, field '{name}': {len(value)} replies for one sample (was the "
-                               "task run with repeats > 1 or another filter?); vqaudit scores one reply per view: "
-                               "run the exported task as it is")
+            raise VqauditError(
+                f"{path}: row {row}, field '{name}': {len(value)} replies for one sample (was the "
+                "task run with repeats > 1 or another filter?); vqaudit scores one reply per view: "
+                "run the exported task as it is"
+            )
         value, depth = value[0], depth + 1
     if value is None or isinstance(value, str):
         return value

@@ -73,8 +73,7 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
             raise VqauditError(f"{bench.root}: a view has {n_letters} options; VLMEvalKit letters stop at Z")
         letters = tuple(LETTERS[:n_letters])
         header = (*VQA_COLUMNS, "hint", *letters)
-        rows = [[*cells, *(input_cells(r.view, r.prompt, letters)[c] for c in ("hint", *letters))]
-                for r, cells in mcq]
+        rows = [[*cells, *(input_cells(r.view, r.prompt, letters)[c] for c in ("hint", *letters))] for r, cells in mcq]
         written.append(_write_tsv(out / f"{name}_MCQ.tsv", header, rows))
     atomic_write_text(out / "README.md", readme(name, final, [p.name for p in written]))
     return [*written, out / "README.md"]
@@ -83,8 +82,16 @@ def export(bench: Benchmark, out: Path, *, final: Path, name: str) -> list[Path]
 def _common(row: ExportRow, question: str) -> list[str]:
     view = row.view
     answer = view.obligation.gold[0] if view.obligation.gold else ""
-    return [str(row.index), base64.b64encode(row.image).decode("ascii"), question, answer, view.view_id,
-            view.group_id, view.state, view.source]
+    return [
+        str(row.index),
+        base64.b64encode(row.image).decode("ascii"),
+        question,
+        answer,
+        view.view_id,
+        view.group_id,
+        view.state,
+        view.source,
+    ]
 
 
 def question_cell(view: View, prompt: str) -> str:
@@ -104,8 +111,7 @@ def input_cells(view: View, prompt: str, letters: Sequence[str]) -> dict[str, st
     ``hint`` and the letters past the view's options are empty (a view without options has neither column in
     ``NAME.tsv``; the importer compares them only where the sheet has the column).
     """
-    cells = {"question": question_cell(view, prompt),
-             "hint": str(view.meta.get("hint") or "") if view.options else ""}
+    cells = {"question": question_cell(view, prompt), "hint": str(view.meta.get("hint") or "") if view.options else ""}
     cells.update({letter: view.options[k] if k < len(view.options) else "" for k, letter in enumerate(letters)})
     return cells
 
@@ -118,11 +124,14 @@ def mcq_question(question: str, hint: object, options: Sequence[str], prompt: st
     the setting line is carried over. A prompt of another shape is given whole.
     """
     hint_text = str(hint or "").strip()
-    head = "\n".join(([hint_text] if hint_text else []) + [question.strip()]
-                     + [f"{LETTERS[k]}. {text}" for k, text in enumerate(options)])
+    head = "\n".join(
+        ([hint_text] if hint_text else [])
+        + [question.strip()]
+        + [f"{LETTERS[k]}. {text}" for k, text in enumerate(options)]
+    )
     if not prompt.startswith(head):
         return prompt
-    tail = prompt[len(head):].strip("\n")
+    tail = prompt[len(head) :].strip("\n")
     return question.strip() + ("\n" + tail if tail else "")
 
 
@@ -212,8 +221,10 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             view_id = check_view_id(path, ids, number, "view_id", view_id)
             index = cell("index")
             if index not in (None, "") and view_at(path, bench, number, "index", index).view_id != view_id:
-                raise VqauditError(f"{path}: row {number}, field 'index': {index} is view "
-                                   f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}")
+                raise VqauditError(
+                    f"{path}: row {number}, field 'index': {index} is view "
+                    f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}"
+                )
         else:
             view_id = view_at(path, bench, number, "index", cell("index")).view_id
         _check_inputs(path, number, views[view_id], header, cell)
@@ -223,8 +234,9 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
     return out
 
 
-def _check_inputs(path: Path, number: int, view: View, header: Sequence[str],
-                  cell: Callable[[str], str | None]) -> None:
+def _check_inputs(
+    path: Path, number: int, view: View, header: Sequence[str], cell: Callable[[str], str | None]
+) -> None:
     """Refuse a row whose ``question``, ``hint`` or option cells are not the ones the export wrote for its view.
 
     VLMEvalKit's sheet is the exported TSV as pandas read it, so :func:`~vqaudit.harness.common.same_text` is
@@ -264,6 +276,8 @@ def _rows(path: Path) -> Iterator[list[str | None]]:
     except csv.Error as exc:
         where = f"{path}: row {row + 1} (line {start})"
         if "unexpected end of data" in str(exc):
-            raise VqauditError(f"{where}: a quoted cell starts here and is never closed (the file is cut off, or "
-                               "a '\"' is unmatched); nothing was imported") from None
+            raise VqauditError(
+                f"{where}: a quoted cell starts here and is never closed (the file is cut off, or "
+                "a '\"' is unmatched); nothing was imported"
+            ) from None
         raise VqauditError(f"{where}: not valid {kind}: {exc}") from None

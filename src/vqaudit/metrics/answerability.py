@@ -73,7 +73,6 @@ _RATIOS: dict[str, tuple[str, str]] = {
 }
 
 
-
 @dataclass(frozen=True)
 class GroupCounts:
     """Per-group sufficient statistics of a set of outcomes.

@@ -114,8 +114,9 @@ class PerturbationSummary:
     paired: dict[str, int] = field(default_factory=dict)
 
 
-def _bucket_deltas(scores: Mapping[str, float], base: Mapping[str, float],
-                   buckets: Mapping[str, str]) -> dict[str, float]:
+def _bucket_deltas(
+    scores: Mapping[str, float], base: Mapping[str, float], buckets: Mapping[str, str]
+) -> dict[str, float]:
     out: dict[str, float] = {}
     for b in BUCKETS:
         mine = {q: s for q, s in scores.items() if buckets.get(q) == b}
@@ -123,13 +124,19 @@ def _bucket_deltas(scores: Mapping[str, float], base: Mapping[str, float],
     return out
 
 
-def _coverage_notes(official: Mapping[str, Mapping[str, float]], usable: Sequence[str],
-                    paired: Mapping[str, int], n_questions: int | None) -> list[str]:
+def _coverage_notes(
+    official: Mapping[str, Mapping[str, float]],
+    usable: Sequence[str],
+    paired: Mapping[str, int],
+    n_questions: int | None,
+) -> list[str]:
     notes: list[str] = []
     n_base = len(official.get("Base", {}))
     if n_questions is not None and n_base < n_questions:
-        notes.append(f"Base: replies for {n_base} of {n_questions} questions; every flip rate and delta compares "
-                     "only questions Base answered too")
+        notes.append(
+            f"Base: replies for {n_base} of {n_questions} questions; every flip rate and delta compares "
+            "only questions Base answered too"
+        )
     for vid, scores in official.items():
         if vid == "Base":
             continue
@@ -141,27 +148,37 @@ def _coverage_notes(official: Mapping[str, Mapping[str, float]], usable: Sequenc
         if n < full:
             of = f" of {n_questions}" if n_questions is not None else ""
             both = "none" if n == 0 else f"{n}"
-            use = ("so it has no flip rate or delta and is left out of every mean" if n == 0 else
-                   f"its flip rate and official/canonical deltas (per bucket too) compare those {n} questions "
-                   f"only, Base scored over the same {n}")
-            notes.append(f"{vid}: replies for {len(scores)}{of} questions, {both} of them also answered under "
-                         f"Base; {use}")
+            use = (
+                "so it has no flip rate or delta and is left out of every mean"
+                if n == 0
+                else f"its flip rate and official/canonical deltas (per bucket too) compare those {n} questions "
+                f"only, Base scored over the same {n}"
+            )
+            notes.append(
+                f"{vid}: replies for {len(scores)}{of} questions, {both} of them also answered under Base; {use}"
+            )
     partial = [v for v in usable if paired[v] < (n_questions if n_questions is not None else n_base)]
     if partial:
-        notes.append("the family and benign means average each variant's paired figures, each over its own "
-                     "questions (n: " + ", ".join(f"{v} {paired[v]}" for v in usable) + ")")
+        notes.append(
+            "the family and benign means average each variant's paired figures, each over its own "
+            "questions (n: " + ", ".join(f"{v} {paired[v]}" for v in usable) + ")"
+        )
     benign = [v for v in BENIGN if v in usable]
     if len(benign) < len(BENIGN):
         missing = [v for v in BENIGN if v not in usable]
-        notes.append(f"the benign means average {len(benign)} of the {len(BENIGN)} benign variants "
-                     f"({', '.join(benign) or 'none'}); not run or without replies: {', '.join(missing)}")
+        notes.append(
+            f"the benign means average {len(benign)} of the {len(BENIGN)} benign variants "
+            f"({', '.join(benign) or 'none'}); not run or without replies: {', '.join(missing)}"
+        )
     return notes
 
 
-def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
-                            canonical: Mapping[str, Mapping[str, float]],
-                            buckets: Mapping[str, str] | None = None,
-                            n_questions: int | None = None) -> PerturbationSummary:
+def summarize_perturbations(
+    official: Mapping[str, Mapping[str, float]],
+    canonical: Mapping[str, Mapping[str, float]],
+    buckets: Mapping[str, str] | None = None,
+    n_questions: int | None = None,
+) -> PerturbationSummary:
     """Summarize scores per variant (``variant id -> qid -> score``, Base included) for both layers.
 
     Args:
@@ -211,16 +228,31 @@ def summarize_perturbations(official: Mapping[str, Mapping[str, float]],
             fam_bc[family] = {b: _nanmean([b_can[i][b] for i in ids]) for b in BUCKETS}
     bucket_n = {b: sum(1 for q in base_o if bmap.get(q) == b) for b in BUCKETS} if buckets is not None else {}
     return PerturbationSummary(
-        flips, d_off, d_can, _nanmean([flips[v] for v in benign]), fam_o, fam_c, flips.get("B3", math.nan),
-        _nanmean([d_off[v] for v in benign]), _nanmean([d_can[v] for v in benign]),
-        {v: len(s) for v, s in official.items()}, bucket_n, b_off, b_can, fam_bo, fam_bc,
+        flips,
+        d_off,
+        d_can,
+        _nanmean([flips[v] for v in benign]),
+        fam_o,
+        fam_c,
+        flips.get("B3", math.nan),
+        _nanmean([d_off[v] for v in benign]),
+        _nanmean([d_can[v] for v in benign]),
+        {v: len(s) for v, s in official.items()},
+        bucket_n,
+        b_off,
+        b_can,
+        fam_bo,
+        fam_bc,
         {b: _nanmean([b_off[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
         {b: _nanmean([b_can[v][b] for v in benign]) for b in BUCKETS} if buckets is not None else {},
-        tuple(_coverage_notes(official, usable, paired, n_questions)), paired)
+        tuple(_coverage_notes(official, usable, paired, n_questions)),
+        paired,
+    )
 
 
-def judge_delta_interval(official: Sequence[float], judged: Sequence[float], *, n_draws: int = 10_000,
-                         seed: int = 0) -> tuple[float, float, float]:
+def judge_delta_interval(
+    official: Sequence[float], judged: Sequence[float], *, n_draws: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
     """Paired-bootstrap 95% interval of (judge-corrected mean - official mean), in points.
 
     Args:

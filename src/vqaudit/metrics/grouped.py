@@ -202,8 +202,22 @@ def grouped(
             for i, m in enumerate(wanted):
                 if not (np.isnan(point[m]) or np.isnan(lo[i])):
                     ci[m] = [float(lo[i]), float(hi[i])]
-        strata.append(Stratum(key=key, n_groups=int(totals[part][cols["groups"]]),
-                              n_views=int(totals[part][cols["views"]]),
-                              values={m: _opt(float(point[m])) for m in wanted}, ci=ci))
-    return Grouped(source=sources[0], metrics=wanted, strata=tuple(strata), n_groups=n_groups, n_draws=n_draws,
-                   seed=seed, confidence=confidence, draws=draws)
+        strata.append(
+            Stratum(
+                key=key,
+                n_groups=int(totals[part][cols["groups"]]),
+                n_views=int(totals[part][cols["views"]]),
+                values={m: _opt(float(point[m])) for m in wanted},
+                ci=ci,
+            )
+        )
+    return Grouped(
+        source=sources[0],
+        metrics=wanted,
+        strata=tuple(strata),
+        n_groups=n_groups,
+        n_draws=n_draws,
+        seed=seed,
+        confidence=confidence,
+        draws=draws,
+    )

@@ -34,8 +34,9 @@ def _verdict(path: Path, row: int, value: object) -> bool:
         return True
     if text in FALSE_WORDS:
         return False
-    raise VqauditError(f"{path}: row {row}, field 'label': expected correct/incorrect (or true/false, yes/no, 1/0), "
-                       f"got {value!r}")
+    raise VqauditError(
+        f"{path}: row {row}, field 'label': expected correct/incorrect (or true/false, yes/no, 1/0), got {value!r}"
+    )
 
 
 def read_view_labels(path: Path) -> dict[str, bool]:
@@ -83,8 +84,9 @@ def read_view_labels(path: Path) -> dict[str, bool]:
                 raise VqauditError(f"{path}: row {row}, field '{field}': missing")
         view_id = str(rec["view_id"])
         if view_id in first:
-            raise VqauditError(f"{path}: row {row}, field 'view_id': {view_id!r} is labelled twice (first at row "
-                               f"{first[view_id]})")
+            raise VqauditError(
+                f"{path}: row {row}, field 'view_id': {view_id!r} is labelled twice (first at row {first[view_id]})"
+            )
         first[view_id] = row
         out[view_id] = _verdict(path, row, rec["label"])
     if not out:
@@ -108,8 +110,9 @@ def kappa_from_counts(tp: int, fp: int, fn: int, tn: int) -> float | None:
     return None if p_e == 1.0 else (p_o - p_e) / (1.0 - p_e)
 
 
-def judge_agreement(outcomes: Sequence[Outcome], labels: Mapping[str, bool], *, labels_path: Path,
-                    judge: str) -> dict[str, Any]:
+def judge_agreement(
+    outcomes: Sequence[Outcome], labels: Mapping[str, bool], *, labels_path: Path, judge: str
+) -> dict[str, Any]:
     """Accuracy and Cohen's kappa of the judge's verdicts against human labels, over the views the judge decided.
 
     Args:
@@ -131,8 +134,9 @@ def judge_agreement(outcomes: Sequence[Outcome], labels: Mapping[str, bool], *, 
     by_id = {o.view_id: o for o in outcomes}
     unknown = sorted(v for v in labels if v not in by_id)
     if unknown:
-        raise VqauditError(f"{labels_path}: field 'view_id': {unknown[0]!r} is not a UPD view of this run "
-                           f"({len(unknown)} such labels)")
+        raise VqauditError(
+            f"{labels_path}: field 'view_id': {unknown[0]!r} is not a UPD view of this run ({len(unknown)} such labels)"
+        )
     decided_by = f"judge:{judge}"
     tp = fp = fn = tn = 0
     for view_id, human in labels.items():
@@ -146,9 +150,18 @@ def judge_agreement(outcomes: Sequence[Outcome], labels: Mapping[str, bool], *, 
         tn += (not judged) and not human
     n = tp + fp + fn + tn
     if n == 0:
-        raise VqauditError(f"{labels_path}: none of its {len(labels)} labelled views was decided by the judge "
-                           f"{judge!r} (the paper compares the replies pattern matching left to the judge)")
-    return {"labels": str(labels_path), "labels_sha256": sha256_file(labels_path), "judge": judge,
-            "n_labels": len(labels), "n_compared": n, "n_not_judged": len(labels) - n,
-            "counts": {"tp": tp, "fp": fp, "fn": fn, "tn": tn}, "accuracy": (tp + tn) / n,
-            "kappa": kappa_from_counts(tp, fp, fn, tn)}
+        raise VqauditError(
+            f"{labels_path}: none of its {len(labels)} labelled views was decided by the judge "
+            f"{judge!r} (the paper compares the replies pattern matching left to the judge)"
+        )
+    return {
+        "labels": str(labels_path),
+        "labels_sha256": sha256_file(labels_path),
+        "judge": judge,
+        "n_labels": len(labels),
+        "n_compared": n,
+        "n_not_judged": len(labels) - n,
+        "counts": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
+        "accuracy": (tp + tn) / n,
+        "kappa": kappa_from_counts(tp, fp, fn, tn),
+    }

@@ -94,8 +94,9 @@ def _share(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def _quartiles(outcomes: Sequence[Outcome], source: str, n_draws: int, seed: int,
-               confidence: float) -> tuple[LengthQuartile, ...]:
+def _quartiles(
+    outcomes: Sequence[Outcome], source: str, n_draws: int, seed: int, confidence: float
+) -> tuple[LengthQuartile, ...]:
     by_group: dict[str, list[Outcome]] = {}
     for o in outcomes:
         by_group.setdefault(o.group_id, []).append(o)
@@ -109,22 +110,39 @@ def _quartiles(outcomes: Sequence[Outcome], source: str, n_draws: int, seed: int
     for q in range(4):
         members = [g for g, w in zip(groups, which, strict=True) if w == q]
         if not members:
-            out.append(LengthQuartile(q + 1, None, None, 0, 0, dict.fromkeys(QUARTILE_METRICS),
-                                      dict.fromkeys(QUARTILE_METRICS)))
+            out.append(
+                LengthQuartile(
+                    q + 1, None, None, 0, 0, dict.fromkeys(QUARTILE_METRICS), dict.fromkeys(QUARTILE_METRICS)
+                )
+            )
             continue
         views = [o for g in members for o in by_group[g]]
-        m = cast(dict[str, Any], answerability_metrics(views, n_draws=n_draws, seed=seed,
-                                                       confidence=confidence)[source])
+        m = cast(
+            dict[str, Any], answerability_metrics(views, n_draws=n_draws, seed=seed, confidence=confidence)[source]
+        )
         chosen = means[which == q]
-        out.append(LengthQuartile(
-            index=q + 1, lo_chars=float(chosen.min()), hi_chars=float(chosen.max()), n_groups=len(members),
-            n_views=len(views), metrics={k: m[k] for k in QUARTILE_METRICS},
-            ci={k: m["ci"].get(k) for k in QUARTILE_METRICS}))
+        out.append(
+            LengthQuartile(
+                index=q + 1,
+                lo_chars=float(chosen.min()),
+                hi_chars=float(chosen.max()),
+                n_groups=len(members),
+                n_views=len(views),
+                metrics={k: m[k] for k in QUARTILE_METRICS},
+                ci={k: m["ci"].get(k) for k in QUARTILE_METRICS},
+            )
+        )
     return tuple(out)
 
 
-def reasoning_summary(outcomes: Sequence[Outcome], *, quartiles: bool = True, n_draws: int = DEFAULT_DRAWS,
-                      seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, ReasoningSummary]:
+def reasoning_summary(
+    outcomes: Sequence[Outcome],
+    *,
+    quartiles: bool = True,
+    n_draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> dict[str, ReasoningSummary]:
     """Summarise the reasoning of a run's outcomes, per source.
 
     Shares, lengths and drafts are counted over views; the quartiles are over groups (seed 000 §4: the group is
@@ -171,10 +189,16 @@ def reasoning_summary(outcomes: Sequence[Outcome], *, quartiles: bool = True, n_
         drafts = [o for o in finished if o.draft_decision is not None]
         overruled = sum(1 for o in drafts if o.draft_decision != o.decision)
         out[source] = ReasoningSummary(
-            source=source, n_views=len(views), n_reasoning=len(thought), n_finished=len(finished),
+            source=source,
+            n_views=len(views),
+            n_reasoning=len(thought),
+            n_finished=len(finished),
             finished_share=_share(len(finished), len(thought)),
             median_chars=float(np.median(lengths)) if lengths.size else None,
             p90_chars=float(np.percentile(lengths, P90)) if lengths.size else None,
-            n_drafts=len(drafts), n_overruled=overruled, overruled_share=_share(overruled, len(drafts)),
-            quartiles=_quartiles(views, source, n_draws, seed, confidence) if quartiles else ())
+            n_drafts=len(drafts),
+            n_overruled=overruled,
+            overruled_share=_share(overruled, len(drafts)),
+            quartiles=_quartiles(views, source, n_draws, seed, confidence) if quartiles else (),
+        )
     return out

@@ -80,8 +80,14 @@ def _opt(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def budget_sweep(runs: Sequence[tuple[int, str, Sequence[Outcome]]], source: str, *, n_draws: int = DEFAULT_DRAWS,
-                 seed: int = 0, confidence: float = CONFIDENCE) -> BudgetSweep:
+def budget_sweep(
+    runs: Sequence[tuple[int, str, Sequence[Outcome]]],
+    source: str,
+    *,
+    n_draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> BudgetSweep:
     """Score the runs of one model at several token budgets on one benchmark, paired against the largest budget.
 
     Each run's groups are put in the canonical order of
@@ -113,8 +119,10 @@ def budget_sweep(runs: Sequence[tuple[int, str, Sequence[Outcome]]], source: str
     views = [sorted(o.view_id for o in out if o.source == source) for _, _, out in ordered]
     for (budget, label, _), c, v in zip(ordered[:-1], counts[:-1], views[:-1], strict=True):
         if c.group_ids != counts[-1].group_ids or v != views[-1]:
-            raise VqauditError(f"run {label!r} (budget {budget}) holds other {source} groups or views than run "
-                               f"{ordered[-1][1]!r}: a sweep compares runs on one benchmark")
+            raise VqauditError(
+                f"run {label!r} (budget {budget}) holds other {source} groups or views than run "
+                f"{ordered[-1][1]!r}: a sweep compares runs on one benchmark"
+            )
     points = [metrics_from_counts(c.matrix.sum(axis=0)) for c in counts]
     draws = [metrics_from_counts(bootstrap_totals(c.matrix, n_draws=n_draws, seed=seed)) for c in counts]
     out = []
@@ -135,9 +143,22 @@ def budget_sweep(runs: Sequence[tuple[int, str, Sequence[Outcome]]], source: str
             drawn_ok = n_draws > 0 and not np.isnan(dlo)
             diff[k] = [delta, float(dlo) if drawn_ok else None, float(dhi) if drawn_ok else None]
         mine = [o for o in outcomes if o.source == source]
-        out.append(BudgetPoint(
-            budget=budget, run=label, metrics=values, ci=ci, diff=diff,
-            n_unfinished=sum(1 for o in mine if o.invalid_reason == NOT_FINISHED),
-            n_reasoning=sum(1 for o in mine if holds_reasoning(o))))
-    return BudgetSweep(source=source, reference=ordered[-1][0], n_groups=len(counts[-1].group_ids),
-                       n_draws=n_draws, seed=seed, points=tuple(out))
+        out.append(
+            BudgetPoint(
+                budget=budget,
+                run=label,
+                metrics=values,
+                ci=ci,
+                diff=diff,
+                n_unfinished=sum(1 for o in mine if o.invalid_reason == NOT_FINISHED),
+                n_reasoning=sum(1 for o in mine if holds_reasoning(o)),
+            )
+        )
+    return BudgetSweep(
+        source=source,
+        reference=ordered[-1][0],
+        n_groups=len(counts[-1].group_ids),
+        n_draws=n_draws,
+        seed=seed,
+        points=tuple(out),
+    )

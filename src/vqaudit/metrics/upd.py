@@ -112,9 +112,7 @@ def upd_metrics(outcomes: list[Outcome], views: list[View], *, n_draws: int, see
             "undecided": {k: undecided[config].get(k, 0) for k in ("standard_views", "upd_views", "no_reply")},
             "decided_by": dict(sorted(decided[config].items())),
         }
-    dual_ok = all(
-        c["dual"] is None or c["dual"] <= min(c["standard"], c["upd"]) + 1e-12 for c in configs.values()
-    )
+    dual_ok = all(c["dual"] is None or c["dual"] <= min(c["standard"], c["upd"]) + 1e-12 for c in configs.values())
     return {"configs": configs, "n_groups": len(groups), "n_views": len(views), "dual_le_min": dual_ok}
 
 
@@ -182,21 +180,42 @@ def standard_correlation(runs: list[tuple[str, dict[str, Any]]]) -> list[dict[st
         return []
     rows: list[dict[str, Any]] = []
     rank = {"base": 0, "option": 1, "instruction": 2}
-    keys = sorted({k for _, m in runs for k, c in m.get("configs", {}).items() if c.get("upd") is not None},
-                  key=lambda k: (("aad", "iasd", "ivqd").index(k.split("/")[0]) if k.split("/")[0] in
-                                 ("aad", "iasd", "ivqd") else 9, rank.get(k.split("/")[-1], 9), k))
+    keys = sorted(
+        {k for _, m in runs for k, c in m.get("configs", {}).items() if c.get("upd") is not None},
+        key=lambda k: (
+            ("aad", "iasd", "ivqd").index(k.split("/")[0]) if k.split("/")[0] in ("aad", "iasd", "ivqd") else 9,
+            rank.get(k.split("/")[-1], 9),
+            k,
+        ),
+    )
     for key in keys:
-        have = [(label, m["configs"][key], m["configs"].get(key.split("/")[0] + "/original")) for label, m in runs
-                if (m.get("configs", {}).get(key) or {}).get("upd") is not None]
+        have = [
+            (label, m["configs"][key], m["configs"].get(key.split("/")[0] + "/original"))
+            for label, m in runs
+            if (m.get("configs", {}).get(key) or {}).get("upd") is not None
+        ]
         if len(have) < MIN_CORRELATION_RUNS:
             continue
         use_original = all(o is not None and o.get("standard") is not None for _, _, o in have)
-        values = {"x": [float((o if use_original and o is not None else c)["standard"]) for _, c, o in have],
-                  "upd": [float(c["upd"]) for _, c, _ in have], "dual": [float(c["dual"]) for _, c, _ in have]}
+        values = {
+            "x": [float((o if use_original and o is not None else c)["standard"]) for _, c, o in have],
+            "upd": [float(c["upd"]) for _, c, _ in have],
+            "dual": [float(c["dual"]) for _, c, _ in have],
+        }
         points = [{"run": label, **{k: v[i] for k, v in values.items()}} for i, (label, _, _) in enumerate(have)]
         variant, setting = key.split("/", 1)
-        rows.append({"variant": variant, "setting": setting, "x_from": "original" if use_original else "standard",
-                     "points": points, "n": len(points),
-                     **{f"{fn.__name__}_{y}": fn(values["x"], values[y])
-                        for y in ("upd", "dual") for fn in (pearson, spearman)}})
+        rows.append(
+            {
+                "variant": variant,
+                "setting": setting,
+                "x_from": "original" if use_original else "standard",
+                "points": points,
+                "n": len(points),
+                **{
+                    f"{fn.__name__}_{y}": fn(values["x"], values[y])
+                    for y in ("upd", "dual")
+                    for fn in (pearson, spearman)
+                },
+            }
+        )
     return rows

@@ -176,8 +176,8 @@ def _py_single(tok: str) -> str:
                 chars.append(simple[nxt])
                 i += 2
                 continue
-            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
-                chars.append(chr(int(body[i + 2:i + 6], 16)))
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
+                chars.append(chr(int(body[i + 2 : i + 6], 16)))
                 i += 6
                 continue
         chars.append(c)
@@ -276,8 +276,14 @@ def _answer_text(value: Any) -> str | None:
     return repr(value)  # float: repr round-trips exactly ("12.5", "0.1")
 
 
-def parse_answerability(text: str | None, error: str | None = None, *, reasoning_format: str = AUTO,
-                        server_reasoning: str | None = None, finish_reason: str | None = None) -> Parsed:
+def parse_answerability(
+    text: str | None,
+    error: str | None = None,
+    *,
+    reasoning_format: str = AUTO,
+    server_reasoning: str | None = None,
+    finish_reason: str | None = None,
+) -> Parsed:
     """Parse one reply under the answerability contract, reading only its final answer.
 
     The reply is first split by :func:`vqaudit.parsing.reasoning.split_reasoning`: a reasoning model's thinking
@@ -332,19 +338,25 @@ def _decide(obj: dict[str, Any], by: str | None) -> Parsed:
         return Parsed(decision="invalid", invalid_reason="'answerable' is not a boolean")
     if not isinstance(reason, str) or not visible(reason):
         return Parsed(decision="invalid", invalid_reason="'reason' is not a nonempty string", decided_by=by)
-    if answer is not None and not isinstance(answer, NonFinite) and (
-            isinstance(answer, bool) or not isinstance(answer, str | int | float)):
+    if (
+        answer is not None
+        and not isinstance(answer, NonFinite)
+        and (isinstance(answer, bool) or not isinstance(answer, str | int | float))
+    ):
         return Parsed(decision="invalid", invalid_reason="'answer' is not a string, number or null", decided_by=by)
     if isinstance(answer, NonFinite):
-        return Parsed(decision="invalid", invalid_reason="'answer' is not a finite number (NaN or Infinity)",
-                      decided_by=by)
+        return Parsed(
+            decision="invalid", invalid_reason="'answer' is not a finite number (NaN or Infinity)", decided_by=by
+        )
     if not answerable:
         if answer is not None:
-            return Parsed(decision="invalid", invalid_reason="'answerable' is false but 'answer' is not null",
-                          decided_by=by)
+            return Parsed(
+                decision="invalid", invalid_reason="'answerable' is false but 'answer' is not null", decided_by=by
+            )
         return Parsed(decision="abstain", reason=reason, decided_by=by)
-    return Parsed(decision="answer", answer=None if answer is None else _answer_text(answer), reason=reason,
-                  decided_by=by)
+    return Parsed(
+        decision="answer", answer=None if answer is None else _answer_text(answer), reason=reason, decided_by=by
+    )
 
 
 MAX_DRAFT_STARTS = 64

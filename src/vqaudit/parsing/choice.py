@@ -66,17 +66,107 @@ def normalize_text(text: str) -> str:
     return text.rstrip(".!。 ").strip()
 
 
-_NAME_WORDS = frozenset({
-    "angle", "angles", "point", "points", "vertex", "vertices", "corner", "side", "sides", "edge", "line", "lines",
-    "segment", "ray", "arc", "chord", "triangle", "quadrilateral", "polygon", "circle", "square", "rectangle",
-    "plane", "axis", "vitamin", "vitamins", "type", "types", "group", "groups", "class", "plan", "hepatitis",
-    "grade", "grades", "model", "person", "persons", "player", "players", "team", "company", "country", "city",
-    "town", "village", "region", "zone", "area", "site", "building", "block", "room", "gate", "tank", "container",
-    "box", "ball", "object", "objects", "particle", "particles", "body", "bodies", "mass", "masses", "charge",
-    "charges", "node", "nodes", "cell", "cells", "sample", "samples", "species", "population", "strain", "allele",
-    "gene", "chromosome", "blood", "sector", "phase", "star", "planet", "island", "mr", "mrs", "ms", "dr", "prof",
-    "st", "mount", "lake", "route", "highway", "interstate",
-})
+_NAME_WORDS = frozenset(
+    {
+        "angle",
+        "angles",
+        "point",
+        "points",
+        "vertex",
+        "vertices",
+        "corner",
+        "side",
+        "sides",
+        "edge",
+        "line",
+        "lines",
+        "segment",
+        "ray",
+        "arc",
+        "chord",
+        "triangle",
+        "quadrilateral",
+        "polygon",
+        "circle",
+        "square",
+        "rectangle",
+        "plane",
+        "axis",
+        "vitamin",
+        "vitamins",
+        "type",
+        "types",
+        "group",
+        "groups",
+        "class",
+        "plan",
+        "hepatitis",
+        "grade",
+        "grades",
+        "model",
+        "person",
+        "persons",
+        "player",
+        "players",
+        "team",
+        "company",
+        "country",
+        "city",
+        "town",
+        "village",
+        "region",
+        "zone",
+        "area",
+        "site",
+        "building",
+        "block",
+        "room",
+        "gate",
+        "tank",
+        "container",
+        "box",
+        "ball",
+        "object",
+        "objects",
+        "particle",
+        "particles",
+        "body",
+        "bodies",
+        "mass",
+        "masses",
+        "charge",
+        "charges",
+        "node",
+        "nodes",
+        "cell",
+        "cells",
+        "sample",
+        "samples",
+        "species",
+        "population",
+        "strain",
+        "allele",
+        "gene",
+        "chromosome",
+        "blood",
+        "sector",
+        "phase",
+        "star",
+        "planet",
+        "island",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "mount",
+        "lake",
+        "route",
+        "highway",
+        "interstate",
+    }
+)
 """Words after which a capital letter is a name, not a label: "angle A", "vitamin C", "point B", "type A",
 "Mr. B" (vqaudit's rule; a careful reader of "angle A is the right angle" sees no choice)."""
 _LAST_WORD = re.compile(r"(?P<word>[A-Za-z]+)\.?[ \t]+$")
@@ -102,8 +192,9 @@ def _names_other(reply: str, letter: str) -> bool:
         c, start = m.group("label"), m.start()
         if c == letter:
             continue
-        if m.group(0)[1] == "." and (_INITIAL_NEXT.match(reply, start + 1)
-                                     or _INITIAL_PREV.search(reply[max(0, start - 4):start])):
+        if m.group(0)[1] == "." and (
+            _INITIAL_NEXT.match(reply, start + 1) or _INITIAL_PREV.search(reply[max(0, start - 4) : start])
+        ):
             continue
         if _is_name(reply, start):
             continue
@@ -128,12 +219,13 @@ def match_letter(reply: str, letters: str) -> ChoiceMatch | None:
     if len(text) == 1 and text in letters:
         return ChoiceMatch(text, "letter")
     found = [
-        c for c in letters
+        c
+        for c in letters
         if any(text.startswith(p) for p in (f"{c})", f"{c}.", f"{c},", f"({c})")) and not _names_other(text, c)
     ]
     if len(found) != 1:
         return None
-    after = text[text.index(found[0]) + 1:][:TAIL_CHARS]
+    after = text[text.index(found[0]) + 1 :][:TAIL_CHARS]
     if _REJECTED.match(after) or _LIST_REJECTED.match(after):  # "D. a cow - no", "(A) is incorrect"
         return None
     # A later final declaration naming another label, or two, overrides the opening letter ("B) a dog. Wait,
@@ -192,8 +284,10 @@ _LABEL = r"(?P<label>[A-Z])"
 _TAIL = rf"(?=(?P<tail>.{{0,{TAIL_CHARS}}}))"
 _OPEN = r"[\s*\[(]{0,12}"  # spaces, bold markers and brackets between a declaring phrase and its label
 _LOOSE_END = r"(?=(?:\*\*|[)\]}]|[.,:;!?/&]|\s|$))"  # what may follow a label in a declaring phrase
-_CLOSED_END = (r"(?=[)\]}*]*(?:[.,:;!?]|[ \t]*(?:\n|$)"
-               r"|[ \t]+(?:because|since|as|given|based|due|which|from|[-\u2013\u2014(])))")
+_CLOSED_END = (
+    r"(?=[)\]}*]*(?:[.,:;!?]|[ \t]*(?:\n|$)"
+    r"|[ \t]+(?:because|since|as|given|based|due|which|from|[-\u2013\u2014(])))"
+)
 _ADVERB = r"(?:(?:likely|probably|clearly|definitely|certainly|therefore|thus|then|either|most\s+likely)\s+)?"
 _OPTION_WORD = r"(?i:(?:option|choice|letter|answer)\s" + _OPEN + r")?"
 
@@ -208,51 +302,96 @@ _BOTH_RIGHT = (
 _DECLARATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "the answer is (B)", "the correct answer is: **B**", "my final answer would be option B", "Answer: B",
     # "the correct choice is (A)", "the best match is C"
-    ("answer-is", re.compile(
-        r"(?i:(?:\b(?:(?:final|correct|right|best|most\s+likely|most\s+appropriate|most\s+suitable|closest|only)\s+)?"
-        r"(?:answer|choice|option|selection|pick|match|response)|\b(?:closest|nearest|best\s+fit"
-        r"|(?:best|correct|right|most\s+likely)\s+one))(?:\s+(?:here|then|therefore|thus|now|overall))?\s*(?:(?:is|would\s+be|will\s+be|should\s+be|must\s+be"
-        r"|seems\s+to\s+be|appears\s+to\s+be|remains)(?:\s*[:\uff1a])?|[:=\uff1a]|\s[-\u2013\u2014])" + _OPEN + _ADVERB
-        + _OPEN + _OPTION_WORD + ")" + _LABEL + _LOOSE_END + _TAIL)),
+    (
+        "answer-is",
+        re.compile(
+            r"(?i:(?:\b(?:(?:final|correct|right|best|most\s+likely|most\s+appropriate|most\s+suitable|closest|only)\s+)?"
+            r"(?:answer|choice|option|selection|pick|match|response)|\b(?:closest|nearest|best\s+fit"
+            r"|(?:best|correct|right|most\s+likely)\s+one))(?:\s+(?:here|then|therefore|thus|now|overall))?\s*(?:(?:is|would\s+be|will\s+be|should\s+be|must\s+be"
+            r"|seems\s+to\s+be|appears\s+to\s+be|remains)(?:\s*[:\uff1a])?|[:=\uff1a]|\s[-\u2013\u2014])"
+            + _OPEN
+            + _ADVERB
+            + _OPEN
+            + _OPTION_WORD
+            + ")"
+            + _LABEL
+            + _LOOSE_END
+            + _TAIL
+        ),
+    ),
     # "\\boxed{E}", "\\boxed{\\text{E}}", "\\boxed{(E) 12}"
-    ("boxed", re.compile(r"\\boxed\{\s*(?:\\(?:text|textbf|mathrm|mathbf)\{\s*)?[\[(]?" + _LABEL
-                         + r"(?=[\])]?\s*[}.:,\s])" + _TAIL)),
+    (
+        "boxed",
+        re.compile(
+            r"\\boxed\{\s*(?:\\(?:text|textbf|mathrm|mathbf)\{\s*)?[\[(]?" + _LABEL + r"(?=[\])]?\s*[}.:,\s])" + _TAIL
+        ),
+    ),
     # "I choose B", "I'd go with option (C)", "it is option C: a cat", "select C"
-    ("chosen", re.compile(
-        r"(?i:\b(?:(?:is|be)\s+(?:option|choice|letter)\s|(?:choose|chose|choosing|select|selected|selecting|pick"
-        r"|picked|picking|go\s+with|going\s+with|opt\s+for)\s+(?:(?:option|choice|letter|answer)\s)?"
-        r"|(?:points?|pointing)\s+to\s+(?=[\[(*]))" + _OPEN + ")"
-        + _LABEL + _LOOSE_END + _TAIL)),
+    (
+        "chosen",
+        re.compile(
+            r"(?i:\b(?:(?:is|be)\s+(?:option|choice|letter)\s|(?:choose|chose|choosing|select|selected|selecting|pick"
+            r"|picked|picking|go\s+with|going\s+with|opt\s+for)\s+(?:(?:option|choice|letter|answer)\s)?"
+            r"|(?:points?|pointing)\s+to\s+(?=[\[(*]))" + _OPEN + ")" + _LABEL + _LOOSE_END + _TAIL
+        ),
+    ),
     # "so it would be D", "the most fitting would be (D)", "it's B."
-    ("would-be", re.compile(
-        r"(?i:\b(?:would|should|must|will)\s+be\s+|\b(?:it\s+is|it's|it\u2019s|that's|that\s+is|which\s+is|this\s+is)"
-        r"\s+)" + _ADVERB + _OPEN + _OPTION_WORD + _LABEL + _CLOSED_END + _TAIL)),
+    (
+        "would-be",
+        re.compile(
+            r"(?i:\b(?:would|should|must|will)\s+be\s+|\b(?:it\s+is|it's|it\u2019s|that's|that\s+is|which\s+is|this\s+is)"
+            r"\s+)" + _ADVERB + _OPEN + _OPTION_WORD + _LABEL + _CLOSED_END + _TAIL
+        ),
+    ),
     # "... the animal is a cat, option C.", "so option (B)" ending a line or the reply
-    ("option-x-end", re.compile(r"(?i:\b(?:option|choice))[ \t]+[\[(*]?" + _LABEL
-                                + r"(?=[\])*]*[.!]?[ \t]*(?:\n|$))" + _TAIL)),
+    (
+        "option-x-end",
+        re.compile(r"(?i:\b(?:option|choice))[ \t]+[\[(*]?" + _LABEL + r"(?=[\])*]*[.!]?[ \t]*(?:\n|$))" + _TAIL),
+    ),
     # "... the one with hooves and horns: D." a label after a colon ending a line or the reply
     ("colon-end", re.compile(r"[:\uff1a][ \t]*[\[(*]{0,3}" + _LABEL + r"(?=[\])*]*[.!]?[ \t]*(?:\n|$))" + _TAIL)),
     # "(C) a cat: correct", "C. a cat - this is the correct one" on a line it opens
-    ("list-correct", re.compile(
-        r"(?m:^)[ \t>*_-]*[\[(*]{0,3}" + _LABEL + r"(?=[\])*.:]*[^\n]{0,48}?[-:\u2013\u2014][ \t]*(?:\*\*)?"
-        r"(?i:correct|right|yes|true|this\s+is\s+(?:the\s+)?(?:correct|right))\b)" + _TAIL)),
+    (
+        "list-correct",
+        re.compile(
+            r"(?m:^)[ \t>*_-]*[\[(*]{0,3}" + _LABEL + r"(?=[\])*.:]*[^\n]{0,48}?[-:\u2013\u2014][ \t]*(?:\*\*)?"
+            r"(?i:correct|right|yes|true|this\s+is\s+(?:the\s+)?(?:correct|right))\b)" + _TAIL
+        ),
+    ),
     # "Option B", "Choice (C): a cat" opening the reply or a line
-    ("option-x", re.compile(r"(?m:^)[ \t>*_-]*(?i:option|choice)[ \t]+[\[(*]?" + _LABEL
-                            + r"(?=\*\*|[.):\]]|[ \t]*(?:\n|$)|[ \t]+[-\u2013\u2014(])" + _TAIL)),
+    (
+        "option-x",
+        re.compile(
+            r"(?m:^)[ \t>*_-]*(?i:option|choice)[ \t]+[\[(*]?"
+            + _LABEL
+            + r"(?=\*\*|[.):\]]|[ \t]*(?:\n|$)|[ \t]+[-\u2013\u2014(])"
+            + _TAIL
+        ),
+    ),
     # "**B**", "**(B) a dog**", "**B.**", "**(E)**"
     ("bold", re.compile(r"\*\*\s*[\[(]?" + _LABEL + r"(?=(?:[.):\]]?\s*\*\*|[.):\]]\s))" + _TAIL)),
     # "B is correct", "(B) is the correct answer", "B is right", "A is the best option"
-    ("x-is-correct", re.compile(
-        r"(?<![A-Za-z\[(*])[\[(*]{0,3}" + _LABEL
-        + r"[\])*]*(?=\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b"
-        r"|\s+is\s+my\s+(?:final\s+)?(?:answer|choice|pick)\b)"
-        + _TAIL)),
+    (
+        "x-is-correct",
+        re.compile(
+            r"(?<![A-Za-z\[(*])[\[(*]{0,3}" + _LABEL + r"[\])*]*(?=\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b"
+            r"|\s+is\s+my\s+(?:final\s+)?(?:answer|choice|pick)\b)" + _TAIL
+        ),
+    ),
     # "either A or B", "both (A) and (B)", "A and B are both correct": a hedge, never one choice
-    ("hedge", re.compile(
-        r"(?i:\b(?:either|both)\s+)(?:(?i:option|choice)\s+)?[\[(*]{0,3}" + _LABEL + r"[\])*]*(?=\s*,?\s*(?i:or|and)\s)"
-        + _TAIL + r"|(?<![A-Za-z\[(*])[\[(*]{0,3}" + _LABEL.replace("label", "label2") + r"[\])*]*(?=\s*(?:,|&|/|"
-        r"(?i:or|and)\s)\s*[\[(*]{0,3}[A-Z][\])*]*\s+" + _BOTH_RIGHT + ")"
-        + _TAIL.replace("tail", "tail2"))),
+    (
+        "hedge",
+        re.compile(
+            r"(?i:\b(?:either|both)\s+)(?:(?i:option|choice)\s+)?[\[(*]{0,3}"
+            + _LABEL
+            + r"[\])*]*(?=\s*,?\s*(?i:or|and)\s)"
+            + _TAIL
+            + r"|(?<![A-Za-z\[(*])[\[(*]{0,3}"
+            + _LABEL.replace("label", "label2")
+            + r"[\])*]*(?=\s*(?:,|&|/|"
+            r"(?i:or|and)\s)\s*[\[(*]{0,3}[A-Z][\])*]*\s+" + _BOTH_RIGHT + ")" + _TAIL.replace("tail", "tail2")
+        ),
+    ),
 )
 """Explicit final declarations, each naming one label; upper-case labels only, so the article "a" is never read
 as option A. Sources of the forms: VLMEvalKit ``vlmeval/utils/matching_util.py`` (``_VERBOSE_ANSWER_RE``
@@ -262,7 +401,8 @@ wins, negated, rejected and named letters skipped, a second label undecides) is 
 
 _HEDGE_WORDS = r"(?:(?:possibly|maybe|perhaps|also|even|potentially|probably|either|option|choice|answer)\s+){0,2}"
 _SECOND_LABEL = re.compile(
-    r"^[\])*}.:]*(?P<mid>[^.!?;\n]{0,48}?)(?:\s*(?:,|/|&|\bor\b|\band\b|\bvs\.?|[.;]\s*(?i:or)\b))\s*" + _HEDGE_WORDS
+    r"^[\])*}.:]*(?P<mid>[^.!?;\n]{0,48}?)(?:\s*(?:,|/|&|\bor\b|\band\b|\bvs\.?|[.;]\s*(?i:or)\b))\s*"
+    + _HEDGE_WORDS
     + r"[\[(*]{0,3}(?P<second>[A-Z])(?![A-Za-z'\u2019])(?![.][ \t]?[A-Z]\.)"
 )
 """A second label after a declared one in the same sentence: "A or B", "(A) and (B)", "B/C", "D: a cow, or maybe
@@ -280,7 +420,8 @@ _REJECT_WORDS = (
 _REJECTED = re.compile(r"(?i:^[\])*}.:]*\s+" + _REJECT_WORDS + ")")
 """A label directly followed by its rejection: "Option A is incorrect", "(D) can be ruled out", "B doesn't fit"."""
 _LIST_REJECTED = re.compile(
-    r"(?i:^[\])*}.:]*\s*(?:[^.!?\n]{0,48}?[-\u2013\u2014:,(]\s*)?(?:(?:this|it|which|that)\s+)?(?:" + _REJECT_WORDS
+    r"(?i:^[\])*}.:]*\s*(?:[^.!?\n]{0,48}?[-\u2013\u2014:,(]\s*)?(?:(?:this|it|which|that)\s+)?(?:"
+    + _REJECT_WORDS
     + r"|no\b(?![ \t]+(?:doubt|question)\b)|not\s+(?:correct|right|it|this|the\s+(?:answer|one)|a\s+match|matching"
     r"|possible|likely|plausible|applicable|relevant)\b))"
 )
@@ -387,9 +528,10 @@ def _second_label(tail: str) -> tuple[str, int]:
     if m is None or _ARGUMENT.search(m.group("mid")):
         return "", -1
     second = m.group("second")
-    rest = tail[m.end():]
-    if _REJECTED.match(rest) or (second in _ARTICLE_LIKE and re.match(r"\s+[a-z]", rest)
-                                 and not _CONJUNCTION.match(rest)):
+    rest = tail[m.end() :]
+    if _REJECTED.match(rest) or (
+        second in _ARTICLE_LIKE and re.match(r"\s+[a-z]", rest) and not _CONJUNCTION.match(rest)
+    ):
         return "", -1
     if _is_name(tail, m.start("second")):
         return "", -1
@@ -399,9 +541,12 @@ def _second_label(tail: str) -> tuple[str, int]:
 def _line_opening(reply: str, start: int) -> bool:
     """Only spaces, list marks and bold marks stand between the line's start and ``start``."""
     line_start = reply.rfind("\n", max(0, start - 16), start) + 1
-    return (start - line_start <= 16 and line_start <= start
-            and re.fullmatch(r"[ \t>*_\-\d.()\[]*", reply[line_start:start]) is not None
-            and (line_start > 0 or start <= 16))
+    return (
+        start - line_start <= 16
+        and line_start <= start
+        and re.fullmatch(r"[ \t>*_\-\d.()\[]*", reply[line_start:start]) is not None
+        and (line_start > 0 or start <= 16)
+    )
 
 
 _CONCLUDING = re.compile(
@@ -426,10 +571,15 @@ def _declaration(form: str, m: re.Match[str], reply: str) -> Declaration | None:
     if re.match(r"['\u2019]s\b", tail):  # "A's side": a name
         return None
     second, offset = _second_label(tail)
-    if (form not in ("x-is-correct", "hedge") and label in _ARTICLE_LIKE and re.match(r"\s+[a-z]", tail)
-            and not second and not _CONJUNCTION.match(tail)):
+    if (
+        form not in ("x-is-correct", "hedge")
+        and label in _ARTICLE_LIKE
+        and re.match(r"\s+[a-z]", tail)
+        and not second
+        and not _CONJUNCTION.match(tail)
+    ):
         return None  # the article "A", the pronoun "I"
-    if _NEGATED.search(reply[max(0, m.start() - 40):m.start()]) or _REJECTED.match(tail):
+    if _NEGATED.search(reply[max(0, m.start() - 40) : m.start()]) or _REJECTED.match(tail):
         return None
     if form == "x-is-correct" and not _DECLARING_NOUNS.match(re.sub(r"^[\])*]+", "", tail)):
         return None
@@ -550,17 +700,22 @@ def match_option_in_reply(reply: str, options: Mapping[str, str]) -> ChoiceMatch
         if len(opt) < 3:
             continue
         for m in re.finditer(_WORD_EDGE + re.escape(opt) + r"(?![\w'])", norm):
-            after = norm[m.end():m.end() + TAIL_CHARS]
-            if (_NEGATED.search(norm[max(0, m.start() - 40):m.start()]) or re.search(r"\bno\s+$", norm[:m.start()])
-                    or _REJECTED.match(after) or _LIST_REJECTED.match(after)):  # "it is not red", "red - no"
+            after = norm[m.end() : m.end() + TAIL_CHARS]
+            if (
+                _NEGATED.search(norm[max(0, m.start() - 40) : m.start()])
+                or re.search(r"\bno\s+$", norm[: m.start()])
+                or _REJECTED.match(after)
+                or _LIST_REJECTED.match(after)
+            ):  # "it is not red", "red - no"
                 return None
             hits.append(letter)
             break
     return ChoiceMatch(hits[0], "option-text-in-reply") if len(hits) == 1 else None
 
 
-def read_choice(reply: str, options: Mapping[str, str],
-                extra_letters: str = "") -> ChoiceMatch | Abstention | Ambiguous | None:
+def read_choice(
+    reply: str, options: Mapping[str, str], extra_letters: str = ""
+) -> ChoiceMatch | Abstention | Ambiguous | None:
     r"""The one choice reader: what a reply selects, with the deciding rule, ambiguity told apart.
 
     Order: rules 1-3 (:func:`match_choice`, the paper's strict matcher; a lettered opening gives way to a later
@@ -611,10 +766,13 @@ def extract_choice(reply: str, options: Mapping[str, str], extra_letters: str = 
 
 # --- Yes/no replies -------------------------------------------------------------------------------------------
 
-_LEADING_YES_NO = re.compile(r"^[\s*_\"'`(\[]*(?P<word>yes|no)(?P<end>[*_\"'`)\]]*(?:\s*[.,:;!\n\-\u2013\u2014]|\s*$))",
-                             re.IGNORECASE)
-_DECLARED_YES_NO = re.compile(r"(?i:\b(?:final\s+|correct\s+)?answer\s*(?:is|would\s+be|[:=]))[\s*\"'(\[]*"
-                              r"(?P<word>(?i:yes|no))[*\"')\]]*(?:[.,:;!\n]|\s*$)")
+_LEADING_YES_NO = re.compile(
+    r"^[\s*_\"'`(\[]*(?P<word>yes|no)(?P<end>[*_\"'`)\]]*(?:\s*[.,:;!\n\-\u2013\u2014]|\s*$))", re.IGNORECASE
+)
+_DECLARED_YES_NO = re.compile(
+    r"(?i:\b(?:final\s+|correct\s+)?answer\s*(?:is|would\s+be|[:=]))[\s*\"'(\[]*"
+    r"(?P<word>(?i:yes|no))[*\"')\]]*(?:[.,:;!\n]|\s*$)"
+)
 
 
 def extract_yes_no(reply: str) -> tuple[bool, str] | None:

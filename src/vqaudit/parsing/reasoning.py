@@ -96,8 +96,9 @@ FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat("thinking", "<thinking>", "</thinking>"),
     ReasoningFormat("reasoning", "<reasoning>", "</reasoning>"),
     ReasoningFormat("kimi", "\u25c1think\u25b7", "\u25c1/think\u25b7"),
-    ReasoningFormat("thought", "<|begin_of_thought|>", "<|end_of_thought|>",
-                    ("<|begin_of_solution|>", "<|end_of_solution|>")),
+    ReasoningFormat(
+        "thought", "<|begin_of_thought|>", "<|end_of_thought|>", ("<|begin_of_solution|>", "<|end_of_solution|>")
+    ),
 )
 """Every span format :func:`split_reasoning` knows (module docstring)."""
 
@@ -123,7 +124,7 @@ def check_reasoning_format(name: str) -> str:
     Raises:
         ValueError: naming the valid values.
     """
-    bare = name[len(AUTO) + 1:] if name.startswith(AUTO + ":") else name
+    bare = name[len(AUTO) + 1 :] if name.startswith(AUTO + ":") else name
     base = bare[: -len(OPEN_SUFFIX)] if bare.endswith(OPEN_SUFFIX) else bare
     if name in (AUTO, NONE) or (base in _BY_NAME and (bare == name or bare.endswith(OPEN_SUFFIX))):
         return name
@@ -213,8 +214,12 @@ def _pattern(tag: str) -> re.Pattern[str]:
     # "<think>" also matches "<Think>" and "<think >"; a special token ("<|...|>", "◁think▷") only as written
     if tag.startswith("<") and not tag.startswith("<|"):
         name = tag.strip("<>")
-        return re.compile(re.escape("<" + name.rstrip()) + r"\s*>" if not name.startswith("/")
-                          else "</" + re.escape(name[1:]) + r"\s*>", re.IGNORECASE)
+        return re.compile(
+            re.escape("<" + name.rstrip()) + r"\s*>"
+            if not name.startswith("/")
+            else "</" + re.escape(name[1:]) + r"\s*>",
+            re.IGNORECASE,
+        )
     return re.compile(re.escape(tag))
 
 
@@ -239,7 +244,7 @@ def _inner_answer(text: str, markers: tuple[tuple[re.Pattern[str], re.Pattern[st
             continue
         start = _last(opening, text, close.start())
         if start is not None:
-            return text[start.end():close.start()].strip()
+            return text[start.end() : close.start()].strip()
     return text
 
 
@@ -254,8 +259,9 @@ def _formats(fmt: str) -> tuple[ReasoningFormat, ...]:
     return (_BY_NAME[fmt],)
 
 
-def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str | None = None,
-                    finish_reason: str | None = None) -> ReasoningSplit:
+def split_reasoning(
+    text: str | None, fmt: str = AUTO, *, server_reasoning: str | None = None, finish_reason: str | None = None
+) -> ReasoningSplit:
     """Split one reply into reasoning and the final text every reader reads (module docstring, rules 1-4).
 
     Args:
@@ -279,9 +285,12 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
         if server_reasoning is not None:
             return ReasoningSplit(None, server_reasoning, "server", finished=False)
         return ReasoningSplit(None)
-    if fmt.endswith(OPEN_SUFFIX) and (not fmt.startswith(AUTO + ":") or finish_reason == "length") and len(
-            text) <= MAX_SPLIT_CHARS and not any(
-            _may_hold(text, f.close) and _CLOSE[f.name].search(text) is not None for f in formats):
+    if (
+        fmt.endswith(OPEN_SUFFIX)
+        and (not fmt.startswith(AUTO + ":") or finish_reason == "length")
+        and len(text) <= MAX_SPLIT_CHARS
+        and not any(_may_hold(text, f.close) and _CLOSE[f.name].search(text) is not None for f in formats)
+    ):
         # rule 5: the template opened the span and the reply closed no span (cut by the budget while thinking)
         name = fmt.removeprefix(AUTO + ":")[: -len(OPEN_SUFFIX)]
         return _with_server(ReasoningSplit(None, text, name, finished=False), server_reasoning)
@@ -303,16 +312,16 @@ def split_reasoning(text: str | None, fmt: str = AUTO, *, server_reasoning: str 
             continue
         opened = _OPEN[f.name].search(text, tail_start)
         if opened is not None:
-            before = text[:opened.start()]
-            reasoning = text[opened.end():]
+            before = text[: opened.start()]
+            reasoning = text[opened.end() :]
             if close_at is not None:
                 reasoning = _spans(before, formats) + "\n" + reasoning
             return _with_server(ReasoningSplit(None, reasoning, f.name, finished=False), server_reasoning)
     if close_at is None or used is None:
         final = _inner_answer(text, _BOX_PATTERNS) if _has_box(text) else text
         return _with_server(ReasoningSplit(final), server_reasoning)
-    reasoning = _spans(text[:close_at.start()], formats)
-    final = text[close_at.end():]
+    reasoning = _spans(text[: close_at.start()], formats)
+    final = text[close_at.end() :]
     markers = _BOX_PATTERNS
     if used.answer is not None:
         markers = ((_pattern(used.answer[0]), _pattern(used.answer[1])), *markers)
@@ -347,5 +356,3 @@ def _with_server(split: ReasoningSplit, server_reasoning: str | None) -> Reasoni
         return split
     reasoning = server_reasoning if split.reasoning is None else server_reasoning + "\n" + split.reasoning
     return ReasoningSplit(split.final, reasoning, split.format or "server", split.finished)
-
-

@@ -92,6 +92,8 @@ def check_variants(variants: Sequence[str]) -> tuple[str, ...]:
     if "Base" not in seen:
         raise VqauditError(f"--variants {given}: Base is missing; every flip rate and delta compares against it")
     if seen == {"Base"}:
-        raise VqauditError(f"--variants {given}: no variant besides Base, so there is nothing to compare; add "
-                           f"some of {', '.join(VARIANT_IDS[1:])}")
+        raise VqauditError(
+            f"--variants {given}: no variant besides Base, so there is nothing to compare; add "
+            f"some of {', '.join(VARIANT_IDS[1:])}"
+        )
     return tuple(variants)

@@ -116,7 +116,7 @@ def judge_options(view: View) -> JudgeOptions:
         # as the matcher reads that letter (seed 001 §3, the option setting)
         meaning[LETTERS[k]] = "abstain" if LETTERS[k] == abstain_letter else f"option:{LETTERS[k]}"
     reserved = {INSTRUCTION_LETTER} if setting == "instruction" else set()
-    free = iter(c for c in LETTERS[len(view.options):] if c not in reserved)
+    free = iter(c for c in LETTERS[len(view.options) :] if c not in reserved)
     removed = meta.removed_text
     if meta.kind == "upd" and removed:
         letter = next(free)

@@ -129,8 +129,10 @@ class _Reader:
             if key not in node:
                 if optional:
                     return None
-                raise VqauditError(f"{self.path}: field {dotted!r}: missing (written by an older vqaudit or "
-                                   "edited? rerun the command that wrote it)")
+                raise VqauditError(
+                    f"{self.path}: field {dotted!r}: missing (written by an older vqaudit or "
+                    "edited? rerun the command that wrote it)"
+                )
             node = node[key]
         return node
 
@@ -192,10 +194,17 @@ def _load(folder: Path, name: str, hint: str) -> _Reader:
 
 def _repair(r: _Reader, i: int) -> RepairStats:
     p = f"repair.{i}"
-    return RepairStats(r.text(f"{p}.variant"), r.count(f"{p}.n"), r.number(f"{p}.gain_pp"),
-                       r.count(f"{p}.errors_before"), r.count(f"{p}.recovered"),
-                       r.count(f"{p}.breaks"), r.integer(f"{p}.net"),
-                       r.maybe_count(f"{p}.judge_fn"), r.maybe_count(f"{p}.judge_fn_recovered"))
+    return RepairStats(
+        r.text(f"{p}.variant"),
+        r.count(f"{p}.n"),
+        r.number(f"{p}.gain_pp"),
+        r.count(f"{p}.errors_before"),
+        r.count(f"{p}.recovered"),
+        r.count(f"{p}.breaks"),
+        r.integer(f"{p}.net"),
+        r.maybe_count(f"{p}.judge_fn"),
+        r.maybe_count(f"{p}.judge_fn_recovered"),
+    )
 
 
 def _judge(r: _Reader) -> JudgeStats | None:
@@ -203,14 +212,26 @@ def _judge(r: _Reader) -> JudgeStats | None:
         return None
     second = None
     if r.get("judge.second") is not None:
-        second = SecondJudge(r.text("judge.second.spec"), r.count("judge.second.n"),
-                             r.number("judge.second.agreement"), r.number("judge.second.accepted_share"),
-                             r.confusion("judge.second.counts"), _optional_count(r, "judge.second.undecided"))
-    return JudgeStats(r.text("judge.spec"), r.count("judge.pool"), r.count("judge.accepted"),
-                      r.number("judge.judged_score"),
-                      {b: r.count(f"judge.accepted_by_bucket.{b}") for b in BUCKETS}, second,
-                      r.get("judge.validation", optional=True) is not None, r.confusion("judge.validation"),
-                      _optional_count(r, "judge.undecided"), _delta_point(r))
+        second = SecondJudge(
+            r.text("judge.second.spec"),
+            r.count("judge.second.n"),
+            r.number("judge.second.agreement"),
+            r.number("judge.second.accepted_share"),
+            r.confusion("judge.second.counts"),
+            _optional_count(r, "judge.second.undecided"),
+        )
+    return JudgeStats(
+        r.text("judge.spec"),
+        r.count("judge.pool"),
+        r.count("judge.accepted"),
+        r.number("judge.judged_score"),
+        {b: r.count(f"judge.accepted_by_bucket.{b}") for b in BUCKETS},
+        second,
+        r.get("judge.validation", optional=True) is not None,
+        r.confusion("judge.validation"),
+        _optional_count(r, "judge.undecided"),
+        _delta_point(r),
+    )
 
 
 def _optional_count(r: _Reader, dotted: str) -> int:
@@ -242,18 +263,33 @@ def read_audit(folder: Path) -> AuditInput:
     if not isinstance(scores, dict):
         raise VqauditError(f"{r.path}: field 'scores': expected an object")
     has_gold = "Overall" in scores
-    mix = {b: BucketStats(r.count(f"contract_mix.{b}.n"), r.count(f"contract_mix.{b}.errors"),
-                          r.number(f"contract_mix.{b}.official"), r.number(f"contract_mix.{b}.canonical"))
-           for b in BUCKETS}
+    mix = {
+        b: BucketStats(
+            r.count(f"contract_mix.{b}.n"),
+            r.count(f"contract_mix.{b}.errors"),
+            r.number(f"contract_mix.{b}.official"),
+            r.number(f"contract_mix.{b}.canonical"),
+        )
+        for b in BUCKETS
+    }
     repair_list = r.get("repair")
     if not isinstance(repair_list, list):
         raise VqauditError(f"{r.path}: field 'repair': expected a list")
     repair = tuple(_repair(r, i) for i in range(len(repair_list)))
     by_bucket = {b: {v.variant: r.number(f"repair_by_bucket.{b}.{v.variant}") for v in repair} for b in BUCKETS}
-    return AuditInput(str(folder), r.text("benchmark"), r.text("model"), r.text("metric"), r.text("variant"),
-                      r.number("scores.Overall") if has_gold else math.nan,
-                      r.number("canonical_scores.Overall") if has_gold else math.nan,
-                      mix, repair, by_bucket, _judge(r))
+    return AuditInput(
+        str(folder),
+        r.text("benchmark"),
+        r.text("model"),
+        r.text("metric"),
+        r.text("variant"),
+        r.number("scores.Overall") if has_gold else math.nan,
+        r.number("canonical_scores.Overall") if has_gold else math.nan,
+        mix,
+        repair,
+        by_bucket,
+        _judge(r),
+    )
 
 
 def read_perturbation(folder: Path) -> PerturbInput:
@@ -274,9 +310,15 @@ def read_perturbation(folder: Path) -> PerturbInput:
     notes = r.get(f"{s}.notes")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise VqauditError(f"{r.path}: field '{s}.notes': expected a list of strings")
-    return PerturbInput(str(folder), r.text("benchmark"), r.text("model"), r.number(f"{s}.mean_benign_flip_rate"),
-                        r.number(f"{s}.mean_benign_official_delta"),
-                        {f: r.number(f"{s}.family_official_delta.{f}") for f in ("A", "B")},
-                        {f: r.number(f"{s}.family_canonical_delta.{f}") for f in ("A", "B")},
-                        {b: r.count(f"{s}.bucket_n.{b}") for b in BUCKETS},
-                        {b: r.number(f"{s}.benign_bucket_canonical_delta.{b}") for b in BUCKETS}, tuple(notes))
+    return PerturbInput(
+        str(folder),
+        r.text("benchmark"),
+        r.text("model"),
+        r.number(f"{s}.mean_benign_flip_rate"),
+        r.number(f"{s}.mean_benign_official_delta"),
+        {f: r.number(f"{s}.family_official_delta.{f}") for f in ("A", "B")},
+        {f: r.number(f"{s}.family_canonical_delta.{f}") for f in ("A", "B")},
+        {b: r.count(f"{s}.bucket_n.{b}") for b in BUCKETS},
+        {b: r.number(f"{s}.benign_bucket_canonical_delta.{b}") for b in BUCKETS},
+        tuple(notes),
+    )

@@ -130,25 +130,32 @@ def check_unique(items: Sequence[AuditInput] | Sequence[PerturbInput], kind: str
     for item in items:
         key = (item.model, item.benchmark)
         if key in seen:
-            raise VqauditError(f"{item.folder}: {kind} of model {item.model!r} on benchmark {item.benchmark!r} "
-                               f"repeats {seen[key]}; give each (model, benchmark) pair once (rename one with "
-                               "--model-name)")
+            raise VqauditError(
+                f"{item.folder}: {kind} of model {item.model!r} on benchmark {item.benchmark!r} "
+                f"repeats {seen[key]}; give each (model, benchmark) pair once (rename one with "
+                "--model-name)"
+            )
         seen[key] = item.folder
 
 
-def _table3(audits: Sequence[AuditInput], notes: list[str]) -> tuple[dict[str, dict[str, dict[str, float]]],
-                                                                    dict[str, float]]:
+def _table3(
+    audits: Sequence[AuditInput], notes: list[str]
+) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, float]]:
     table: dict[str, dict[str, dict[str, float]]] = {}
     for a in audits:
         row = {"official": a.official, "judge": math.nan, "delta": math.nan, "acc_err": math.nan}
         if a.judge is not None:
             paired = a.judge.delta if a.judge.undecided and a.judge.delta is not None else None
-            row.update(judge=a.judge.judged_score,
-                       delta=a.judge.judged_score - a.official if paired is None else paired,
-                       acc_err=_ratio(a.judge.accepted, a.judge.pool - a.judge.undecided))
+            row.update(
+                judge=a.judge.judged_score,
+                delta=a.judge.judged_score - a.official if paired is None else paired,
+                acc_err=_ratio(a.judge.accepted, a.judge.pool - a.judge.undecided),
+            )
         else:
-            notes.append(f"{a.model} on {a.benchmark} ({a.folder}): no judge ran (`vqaudit audit --judge`): Judge, "
-                         "Delta and Acc. Err. are n/a, and the audit is left out of Table 4's Judge FN")
+            notes.append(
+                f"{a.model} on {a.benchmark} ({a.folder}): no judge ran (`vqaudit audit --judge`): Judge, "
+                "Delta and Acc. Err. are n/a, and the audit is left out of Table 4's Judge FN"
+            )
         table.setdefault(a.benchmark, {})[a.model] = row
     mean = {b: _mean([r["delta"] for r in by_model.values()]) for b, by_model in table.items()}
     return table, mean
@@ -163,9 +170,11 @@ def _table5(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, dict[st
             out[a.benchmark], first[a.benchmark] = counts, a
         elif counts != out[a.benchmark]:
             f = first[a.benchmark]
-            notes.append(f"Table 5, {a.benchmark}: the contract counts of {a.model} ({a.folder}: {counts}) differ "
-                         f"from those of {f.model} ({f.folder}: {out[a.benchmark]}), so the audits do not share "
-                         f"the same gold; the table shows {f.model}'s")
+            notes.append(
+                f"Table 5, {a.benchmark}: the contract counts of {a.model} ({a.folder}: {counts}) differ "
+                f"from those of {f.model} ({f.folder}: {out[a.benchmark]}), so the audits do not share "
+                f"the same gold; the table shows {f.model}'s"
+            )
     return out
 
 
@@ -175,17 +184,20 @@ def _table4(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInput]) -> d
     for b in BUCKETS:
         accepted = sum(a.judge.accepted_by_bucket[b] for a in judged if a.judge is not None)
         errors = sum(a.mix[b].errors for a in judged)
-        out[b] = {"n": float(sum(a.mix[b].n for a in audits)),
-                  "auto_gap_pp": _weighted([(a.mix[b].canonical - a.mix[b].official, a.mix[b].n) for a in audits]),
-                  "judge_fn_pct": _ratio(accepted, errors) if judged else math.nan,
-                  "judge_accepted": float(accepted) if judged else math.nan,
-                  "judge_errors": float(errors) if judged else math.nan,
-                  "delta_true_pp": _weighted([(p.benign_bucket_canonical_delta[b], p.bucket_n[b]) for p in perturbs])}
+        out[b] = {
+            "n": float(sum(a.mix[b].n for a in audits)),
+            "auto_gap_pp": _weighted([(a.mix[b].canonical - a.mix[b].official, a.mix[b].n) for a in audits]),
+            "judge_fn_pct": _ratio(accepted, errors) if judged else math.nan,
+            "judge_accepted": float(accepted) if judged else math.nan,
+            "judge_errors": float(errors) if judged else math.nan,
+            "delta_true_pp": _weighted([(p.benign_bucket_canonical_delta[b], p.bucket_n[b]) for p in perturbs]),
+        }
     return out
 
 
-def _table7(audits: Sequence[AuditInput]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]],
-                                                   dict[str, dict[str, float]]]:
+def _table7(
+    audits: Sequence[AuditInput],
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     by_dataset: dict[str, dict[str, float]] = {}
     by_bucket: dict[str, dict[str, float]] = {}
     totals: dict[str, dict[str, float]] = {}
@@ -195,28 +207,42 @@ def _table7(audits: Sequence[AuditInput]) -> tuple[dict[str, dict[str, float]], 
         overall = _weighted([(r.gain_pp, r.n) for _, r in reps])
         by_dataset[v] = {b: _weighted([(r.gain_pp, r.n) for a, r in reps if a.benchmark == b]) for b in benchmarks}
         by_dataset[v][OVERALL] = overall
-        by_bucket[v] = {b: _weighted([(a.repair_by_bucket[b].get(v, math.nan), a.mix[b].n) for a, _ in reps])
-                        for b in BUCKETS}
+        by_bucket[v] = {
+            b: _weighted([(a.repair_by_bucket[b].get(v, math.nan), a.mix[b].n) for a, _ in reps]) for b in BUCKETS
+        }
         by_bucket[v][OVERALL] = overall
         with_judge = [r for _, r in reps if r.judge_fn is not None]
         fn = sum(r.judge_fn or 0 for r in with_judge)
         fn_rec = sum(r.judge_fn_recovered or 0 for r in with_judge)
         errors = sum(r.errors_before for _, r in reps)
         recovered = sum(r.recovered for _, r in reps)
-        totals[v] = {"rows": float(sum(r.n for _, r in reps)), "errors_before": float(errors),
-                     "recovered": float(recovered), "breaks": float(sum(r.breaks for _, r in reps)),
-                     "net": float(sum(r.net for _, r in reps)), "error_recovery_pct": _ratio(recovered, errors),
-                     "judge_fn": float(fn) if with_judge else math.nan,
-                     "judge_fn_recovered": float(fn_rec) if with_judge else math.nan,
-                     "judge_fn_recovery_pct": _ratio(fn_rec, fn) if with_judge else math.nan}
+        totals[v] = {
+            "rows": float(sum(r.n for _, r in reps)),
+            "errors_before": float(errors),
+            "recovered": float(recovered),
+            "breaks": float(sum(r.breaks for _, r in reps)),
+            "net": float(sum(r.net for _, r in reps)),
+            "error_recovery_pct": _ratio(recovered, errors),
+            "judge_fn": float(fn) if with_judge else math.nan,
+            "judge_fn_recovered": float(fn_rec) if with_judge else math.nan,
+            "judge_fn_recovery_pct": _ratio(fn_rec, fn) if with_judge else math.nan,
+        }
     return by_dataset, by_bucket, totals
 
 
 def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     pairs = [(a, a.judge) for a in audits if a.judge is not None and a.judge.second is not None]
-    out: dict[str, Any] = {"audits": len(pairs), "judges": [], "benchmarks": {}, "pearson_r": math.nan, "reason": None,
-                           "agreement_pct": math.nan, "kappa": math.nan, "first_fn_pct": math.nan,
-                           "second_fn_pct": math.nan}
+    out: dict[str, Any] = {
+        "audits": len(pairs),
+        "judges": [],
+        "benchmarks": {},
+        "pearson_r": math.nan,
+        "reason": None,
+        "agreement_pct": math.nan,
+        "kappa": math.nan,
+        "first_fn_pct": math.nan,
+        "second_fn_pct": math.nan,
+    }
     if not pairs:
         out["reason"] = "no audit ran a second judge (`vqaudit audit --second-judge SPEC`)"
         notes.append(f"Table 2 cross-judge line: n/a: {out['reason']}")
@@ -227,13 +253,17 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
         pool = sum(j.pool - j.undecided for j in mine)
         pool2 = sum(j.pool - j.second.undecided for j in mine if j.second is not None)
         if pool and pool2:
-            second = sum(j.second.accepted_share * (j.pool - j.second.undecided) for j in mine
-                         if j.second is not None) / pool2
+            second = (
+                sum(j.second.accepted_share * (j.pool - j.second.undecided) for j in mine if j.second is not None)
+                / pool2
+            )
             fn[b] = [_ratio(sum(j.accepted for j in mine), pool), second]
     out["benchmarks"] = fn
     if len(fn) < 3:
-        out["reason"] = (f"Pearson r needs per-benchmark FN rates of at least 3 benchmarks with two judges; "
-                         f"{len(fn)} here ({', '.join(fn) or 'none'})")
+        out["reason"] = (
+            f"Pearson r needs per-benchmark FN rates of at least 3 benchmarks with two judges; "
+            f"{len(fn)} here ({', '.join(fn) or 'none'})"
+        )
     else:
         out["pearson_r"] = pearson_r([v[0] for v in fn.values()], [v[1] for v in fn.values()])
         if math.isnan(out["pearson_r"]):
@@ -244,9 +274,11 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     out["agreement_pct"] = 100.0 * _weighted([(s.agreement, s.n) for s in seconds])
     pool = sum(j.pool - j.undecided for _, j in pairs)
     out["first_fn_pct"] = _ratio(sum(j.accepted for _, j in pairs), pool)
-    out["second_fn_pct"] = _ratio(sum(s.accepted_share * (j.pool - s.undecided)
-                                      for (_, j), s in zip(pairs, seconds, strict=True)),
-                                  sum(j.pool - s.undecided for (_, j), s in zip(pairs, seconds, strict=True)), 1.0)
+    out["second_fn_pct"] = _ratio(
+        sum(s.accepted_share * (j.pool - s.undecided) for (_, j), s in zip(pairs, seconds, strict=True)),
+        sum(j.pool - s.undecided for (_, j), s in zip(pairs, seconds, strict=True)),
+        1.0,
+    )
     specs = sorted({(j.spec, j.second.spec) for _, j in pairs if j.second is not None})
     out["judges"] = [list(pair) for pair in specs]
     if len(specs) > 1:
@@ -258,38 +290,59 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
         out["kappa"] = pooled.kappa
     else:
         out["kappa"] = math.nan
-        notes.append("Table 2: cross-judge kappa is not pooled: some report.json has no confusion counts "
-                     "(written by an older vqaudit); see each audit's report")
+        notes.append(
+            "Table 2: cross-judge kappa is not pooled: some report.json has no confusion counts "
+            "(written by an older vqaudit); see each audit's report"
+        )
     return out
 
 
 def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, float]:
     """Table 2's human-label block, pooled over the validated audits by summing their confusion counts."""
     judged = [a.judge for a in audits if a.judge is not None and a.judge.validated]
-    out = {"audits": float(len(judged)), "n": math.nan, "precision_pct": math.nan, "recall_pct": math.nan,
-           "kappa": math.nan}
+    out = {
+        "audits": float(len(judged)),
+        "n": math.nan,
+        "precision_pct": math.nan,
+        "recall_pct": math.nan,
+        "kappa": math.nan,
+    }
     if not judged:
         return out
     counts = [j.validation_counts for j in judged]
     if any(c is None for c in counts):
-        notes.append("Table 2 human-label validation is not pooled: some report.json has no confusion counts "
-                     "(written by an older vqaudit); see each audit's report")
+        notes.append(
+            "Table 2 human-label validation is not pooled: some report.json has no confusion counts "
+            "(written by an older vqaudit); see each audit's report"
+        )
         return out
     pooled = agreement_from_counts(*(sum(c[k] for c in counts if c is not None) for k in range(4)))
-    return {"audits": float(len(judged)), "n": float(pooled.n), "precision_pct": 100.0 * pooled.precision,
-            "recall_pct": 100.0 * pooled.recall, "kappa": pooled.kappa}
+    return {
+        "audits": float(len(judged)),
+        "n": float(pooled.n),
+        "precision_pct": 100.0 * pooled.precision,
+        "recall_pct": 100.0 * pooled.recall,
+        "kappa": pooled.kappa,
+    }
 
 
-def _table6(perturbs: Sequence[PerturbInput]) -> tuple[dict[str, dict[str, dict[str, float]]],
-                                                       dict[str, dict[str, float]]]:
+def _table6(
+    perturbs: Sequence[PerturbInput],
+) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, dict[str, float]]]:
     table: dict[str, dict[str, dict[str, float]]] = {}
     for p in perturbs:
-        table.setdefault(p.benchmark, {})[p.model] = {"flip_rate_pct": 100.0 * p.mean_benign_flip_rate,
-                                                      "official_delta_pp": p.mean_benign_official_delta}
-    family = {f: {"official_delta_pp": _mean([p.family_official_delta[f] for p in perturbs]),
-                  "true_delta_pp": _mean([p.family_canonical_delta[f] for p in perturbs]),
-                  "runs": float(sum(1 for p in perturbs if not math.isnan(p.family_official_delta[f])))}
-              for f in ("A", "B")}
+        table.setdefault(p.benchmark, {})[p.model] = {
+            "flip_rate_pct": 100.0 * p.mean_benign_flip_rate,
+            "official_delta_pp": p.mean_benign_official_delta,
+        }
+    family = {
+        f: {
+            "official_delta_pp": _mean([p.family_official_delta[f] for p in perturbs]),
+            "true_delta_pp": _mean([p.family_canonical_delta[f] for p in perturbs]),
+            "runs": float(sum(1 for p in perturbs if not math.isnan(p.family_official_delta[f]))),
+        }
+        for f in ("A", "B")
+    }
     return table, family
 
 
@@ -314,18 +367,22 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
     scored = []
     for a in audits:
         if math.isnan(a.official):
-            notes.append(f"{a.model} on {a.benchmark} ({a.folder}): no gold answers, so no score: left out of "
-                         "every table")
+            notes.append(
+                f"{a.model} on {a.benchmark} ({a.folder}): no gold answers, so no score: left out of every table"
+            )
         else:
             scored.append(a)
     for b in dict.fromkeys(a.benchmark for a in scored):
         metrics = sorted({f"{a.metric}/{a.variant}" for a in scored if a.benchmark == b})
         if len(metrics) > 1:
-            notes.append(f"{b}: the audits use different metrics ({', '.join(metrics)}): their scores are not "
-                         "comparable")
+            notes.append(
+                f"{b}: the audits use different metrics ({', '.join(metrics)}): their scores are not comparable"
+            )
     if any(a.benchmark == "chartqa" for a in scored):
-        notes.append("chartqa audits pool the human and augmented splits; audit chartqa-human and chartqa-machine "
-                     "apart for the paper's ChartQA-H / ChartQA-M rows")
+        notes.append(
+            "chartqa audits pool the human and augmented splits; audit chartqa-human and chartqa-machine "
+            "apart for the paper's ChartQA-H / ChartQA-M rows"
+        )
     table3, mean_delta = _table3(scored, notes)
     by_dataset, by_bucket, totals = _table7(scored)
     table2 = _table2(scored, notes)
@@ -337,8 +394,28 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
     table6, family = _table6(perturbs)
     pairs = [(a.model, a.benchmark) for a in scored] + [(p.model, p.benchmark) for p in perturbs]
     return AuditSummary(
-        tuple(dict.fromkeys(m for m, _ in pairs)), tuple(dict.fromkeys(b for _, b in pairs)),
-        tuple({"folder": a.folder, "model": a.model, "benchmark": a.benchmark, "metric": a.metric,
-               "variant": a.variant, "judge": a.judge.spec if a.judge else None} for a in audits),
-        table3, mean_delta, _table5(scored, notes), _table4(scored, perturbs), by_dataset, by_bucket, totals,
-        table2, table6, family, tuple(notes))
+        tuple(dict.fromkeys(m for m, _ in pairs)),
+        tuple(dict.fromkeys(b for _, b in pairs)),
+        tuple(
+            {
+                "folder": a.folder,
+                "model": a.model,
+                "benchmark": a.benchmark,
+                "metric": a.metric,
+                "variant": a.variant,
+                "judge": a.judge.spec if a.judge else None,
+            }
+            for a in audits
+        ),
+        table3,
+        mean_delta,
+        _table5(scored, notes),
+        _table4(scored, perturbs),
+        by_dataset,
+        by_bucket,
+        totals,
+        table2,
+        table6,
+        family,
+        tuple(notes),
+    )

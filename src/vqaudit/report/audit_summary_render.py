@@ -20,8 +20,13 @@ from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_pertur
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
 
-_BUCKET_LABELS = {"scalar": "Scalar", "readout": "Readout", "identifier": "Ident.", "multi-span": "Multi",
-                  "other-open": "Other"}
+_BUCKET_LABELS = {
+    "scalar": "Scalar",
+    "readout": "Readout",
+    "identifier": "Ident.",
+    "multi-span": "Multi",
+    "other-open": "Other",
+}
 _T3_ROWS = (("official", "Official"), ("judge", "Judge"), ("delta", "Δ"), ("acc_err", "Acc. Err."))
 
 
@@ -39,10 +44,15 @@ def _table3(s: AuditSummary) -> list[str]:
             cells = [_num(by_model[m][key], sign=key == "delta") if m in by_model else "-" for m in models]
             mean = _num(s.table3_mean_delta[bench], sign=True) if key == "delta" else ""
             rows.append([bench if key == "official" else "", label, *cells, mean])
-    return ["## Official and judge-corrected accuracy (Table 3 layout)", "",
-            *table(["Dataset", "Metric", *models, "mean Δ"], rows), "",
-            "Acc. Err.: share (%) of the official errors the text-only judge accepts; Δ = Judge − Official (pp). "
-            f"Official metrics: {_metrics(s)}.", ""]
+    return [
+        "## Official and judge-corrected accuracy (Table 3 layout)",
+        "",
+        *table(["Dataset", "Metric", *models, "mean Δ"], rows),
+        "",
+        "Acc. Err.: share (%) of the official errors the text-only judge accepts; Δ = Judge − Official (pp). "
+        f"Official metrics: {_metrics(s)}.",
+        "",
+    ]
 
 
 def _metrics(s: AuditSummary) -> str:
@@ -55,44 +65,82 @@ def _metrics(s: AuditSummary) -> str:
 
 def _table5(s: AuditSummary) -> list[str]:
     rows = [[bench, f"{c['total']:,}", *(f"{c[b]:,}" for b in BUCKETS)] for bench, c in s.table5.items()]
-    return ["## Dataset-by-contract counts (Table 5 layout)", "",
-            *table(["Dataset", "Total", *(_BUCKET_LABELS[b] for b in BUCKETS)], rows), ""]
+    return [
+        "## Dataset-by-contract counts (Table 5 layout)",
+        "",
+        *table(["Dataset", "Total", *(_BUCKET_LABELS[b] for b in BUCKETS)], rows),
+        "",
+    ]
 
 
 def _table4(s: AuditSummary) -> list[str]:
     rows = []
     for b in BUCKETS:
         t = s.table4[b]
-        fn = (f"{_num(t['judge_fn_pct'])} ({int(t['judge_accepted'])} / {int(t['judge_errors'])})"
-              if not math.isnan(t["judge_fn_pct"]) else "n/a")
-        rows.append([_BUCKET_LABELS[b], f"{int(t['n']):,}", _num(t["auto_gap_pp"], sign=True), fn,
-                     _num(t["delta_true_pp"], sign=True)])
-    return ["## Contract-level profile (Table 4 layout; pooled over all audits)", "",
-            *table(["Bucket", "rows", "Auto gap (pp)", "Judge FN (%)", "ΔTrue (pp)"], rows), "",
-            "Auto gap: canonical − official score of the bucket's rows (the canonical overlay is the paper's "
-            "\"True\"), row-weighted. Judge FN: judge-accepted errors / official errors over the judged audits. "
-            "ΔTrue: canonical-score change under the benign perturbations, pooled over the perturbation runs. "
-            "The paper omits the other-open remainder from Table 4; it is shown here for completeness.", ""]
+        fn = (
+            f"{_num(t['judge_fn_pct'])} ({int(t['judge_accepted'])} / {int(t['judge_errors'])})"
+            if not math.isnan(t["judge_fn_pct"])
+            else "n/a"
+        )
+        rows.append(
+            [
+                _BUCKET_LABELS[b],
+                f"{int(t['n']):,}",
+                _num(t["auto_gap_pp"], sign=True),
+                fn,
+                _num(t["delta_true_pp"], sign=True),
+            ]
+        )
+    return [
+        "## Contract-level profile (Table 4 layout; pooled over all audits)",
+        "",
+        *table(["Bucket", "rows", "Auto gap (pp)", "Judge FN (%)", "ΔTrue (pp)"], rows),
+        "",
+        "Auto gap: canonical − official score of the bucket's rows (the canonical overlay is the paper's "
+        '"True"), row-weighted. Judge FN: judge-accepted errors / official errors over the judged audits. '
+        "ΔTrue: canonical-score change under the benign perturbations, pooled over the perturbation runs. "
+        "The paper omits the other-open remainder from Table 4; it is shown here for completeness.",
+        "",
+    ]
 
 
 def _table7(s: AuditSummary) -> list[str]:
     benches = [b for b in s.table7_by_dataset[REPAIR_VARIANTS[0]] if b != OVERALL]
-    by_dataset = [[v, *(_num(s.table7_by_dataset[v][b], 2, True) for b in [*benches, OVERALL])]
-                  for v in REPAIR_VARIANTS]
-    by_bucket = [[v, *(_num(s.table7_by_bucket[v][b], 2, True) for b in [*BUCKETS, OVERALL])]
-                 for v in REPAIR_VARIANTS]
+    by_dataset = [
+        [v, *(_num(s.table7_by_dataset[v][b], 2, True) for b in [*benches, OVERALL])] for v in REPAIR_VARIANTS
+    ]
+    by_bucket = [[v, *(_num(s.table7_by_bucket[v][b], 2, True) for b in [*BUCKETS, OVERALL])] for v in REPAIR_VARIANTS]
     totals = []
     for v in REPAIR_VARIANTS:
         t = s.table7_totals[v]
-        judge = ("n/a" if math.isnan(t["judge_fn"]) else
-                 f"{int(t['judge_fn_recovered'])} / {int(t['judge_fn'])} ({_num(t['judge_fn_recovery_pct'], 2)}%)")
-        totals.append([v, f"{int(t['rows']):,}", f"{int(t['recovered']):,}", f"{int(t['breaks']):,}",
-                       f"{int(t['net']):+,}", f"{_num(t['error_recovery_pct'], 2)}%", judge])
-    return ["## Contract repair (Table 7 layout; ΔOfficial in pp)", "",
-            *table(["By dataset", *benches, OVERALL], by_dataset), "",
-            *table(["By bucket", *(_BUCKET_LABELS[b] for b in BUCKETS), OVERALL], by_bucket), "",
-            *table(["Variant", "rows", "recovered", "breaks", "net", "official-error recovery",
-                     "judge FN recovered"], totals), ""]
+        judge = (
+            "n/a"
+            if math.isnan(t["judge_fn"])
+            else f"{int(t['judge_fn_recovered'])} / {int(t['judge_fn'])} ({_num(t['judge_fn_recovery_pct'], 2)}%)"
+        )
+        totals.append(
+            [
+                v,
+                f"{int(t['rows']):,}",
+                f"{int(t['recovered']):,}",
+                f"{int(t['breaks']):,}",
+                f"{int(t['net']):+,}",
+                f"{_num(t['error_recovery_pct'], 2)}%",
+                judge,
+            ]
+        )
+    return [
+        "## Contract repair (Table 7 layout; ΔOfficial in pp)",
+        "",
+        *table(["By dataset", *benches, OVERALL], by_dataset),
+        "",
+        *table(["By bucket", *(_BUCKET_LABELS[b] for b in BUCKETS), OVERALL], by_bucket),
+        "",
+        *table(
+            ["Variant", "rows", "recovered", "breaks", "net", "official-error recovery", "judge FN recovered"], totals
+        ),
+        "",
+    ]
 
 
 def _table2(s: AuditSummary) -> list[str]:
@@ -100,45 +148,79 @@ def _table2(s: AuditSummary) -> list[str]:
     lines = ["## Judge validation and cross-judge robustness (Table 2 lines)", ""]
     v = t.get("validation", {})
     if v.get("audits"):
-        lines += [f"- Against human labels (pooled confusion counts of {int(v['audits'])} audits, "
-                  f"n={_num(v['n'], 0)}): "
-                  f"precision {_num(v['precision_pct'])}%, recall {_num(v['recall_pct'])}%, "
-                  f"Cohen's kappa {_num(v['kappa'], 3)}", ""]
+        lines += [
+            f"- Against human labels (pooled confusion counts of {int(v['audits'])} audits, "
+            f"n={_num(v['n'], 0)}): "
+            f"precision {_num(v['precision_pct'])}%, recall {_num(v['recall_pct'])}%, "
+            f"Cohen's kappa {_num(v['kappa'], 3)}",
+            "",
+        ]
     if not t["audits"]:
         return [*lines, f"Cross-judge: n/a: {t['reason']}.", ""]
     rows = [[b, _num(x[0]), _num(x[1])] for b, x in t["benchmarks"].items()]
     r = _num(t["pearson_r"], 3) if t["reason"] is None else f"n/a ({t['reason']})"
     judges = "; ".join(f"judge 1 `{a}`, judge 2 `{b}`" for a, b in t["judges"])
-    return [*lines, f"Judges: {judges}.", "",
-            *table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows), "",
-            f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits); cross-judge kappa "
-            f"{_num(t['kappa'], 3)} (pooled confusion counts)",
-            f"- Per-dataset FN-rate r: {r}",
-            f"- Judge 1 / judge 2 FN rate: {_num(t['first_fn_pct'])}% / {_num(t['second_fn_pct'])}%", ""]
+    return [
+        *lines,
+        f"Judges: {judges}.",
+        "",
+        *table(["Dataset", "judge 1 FN rate (%)", "judge 2 FN rate (%)"], rows),
+        "",
+        f"- Agreement: {_num(t['agreement_pct'])}% (pooled over {t['audits']} audits); cross-judge kappa "
+        f"{_num(t['kappa'], 3)} (pooled confusion counts)",
+        f"- Per-dataset FN-rate r: {r}",
+        f"- Judge 1 / judge 2 FN rate: {_num(t['first_fn_pct'])}% / {_num(t['second_fn_pct'])}%",
+        "",
+    ]
 
 
 def _table6(s: AuditSummary) -> list[str]:
     if not s.table6:
         return []
     models = list(dict.fromkeys(m for by_model in s.table6.values() for m in by_model))
-    rows = [[bench, *(f"{_num(by_model[m]['flip_rate_pct'])}% ({_num(by_model[m]['official_delta_pp'], sign=True)}"
-                      " pp)" if m in by_model else "-" for m in models)] for bench, by_model in s.table6.items()]
-    fam = [[f"{f} ({'prompt' if f == 'A' else 'context'})", _num(s.table6_family[f]["official_delta_pp"], sign=True),
-            _num(s.table6_family[f]["true_delta_pp"], sign=True)] for f in ("A", "B")]
-    return ["## Benign perturbations (Table 6 layout)", "",
-            *table(["Dataset", *models], rows), "",
-            *table(["Family", "Official Δ (pp)", "True Δ (pp)"], fam), "",
-            "Top: mean flip rate over the benign variants (mean official delta). Bottom: plain mean over the "
-            f"perturbation runs that ran the family (A: {int(s.table6_family['A']['runs'])}, "
-            f"B: {int(s.table6_family['B']['runs'])}).", ""]
+    rows = [
+        [
+            bench,
+            *(
+                f"{_num(by_model[m]['flip_rate_pct'])}% ({_num(by_model[m]['official_delta_pp'], sign=True)} pp)"
+                if m in by_model
+                else "-"
+                for m in models
+            ),
+        ]
+        for bench, by_model in s.table6.items()
+    ]
+    fam = [
+        [
+            f"{f} ({'prompt' if f == 'A' else 'context'})",
+            _num(s.table6_family[f]["official_delta_pp"], sign=True),
+            _num(s.table6_family[f]["true_delta_pp"], sign=True),
+        ]
+        for f in ("A", "B")
+    ]
+    return [
+        "## Benign perturbations (Table 6 layout)",
+        "",
+        *table(["Dataset", *models], rows),
+        "",
+        *table(["Family", "Official Δ (pp)", "True Δ (pp)"], fam),
+        "",
+        "Top: mean flip rate over the benign variants (mean official delta). Bottom: plain mean over the "
+        f"perturbation runs that ran the family (A: {int(s.table6_family['A']['runs'])}, "
+        f"B: {int(s.table6_family['B']['runs'])}).",
+        "",
+    ]
 
 
 def render_summary_markdown(summary: AuditSummary) -> str:
     """The summary as Markdown: Tables 3, 5, 4, 7, 2 and 6 (layouts of seed 002), then the notes."""
     s = summary
-    lines = ["# Short-answer audit summary", "",
-             f"{len(s.audits)} audits: " + ", ".join(f"{a['model']} on {a['benchmark']}" for a in s.audits) + ".",
-             ""]
+    lines = [
+        "# Short-answer audit summary",
+        "",
+        f"{len(s.audits)} audits: " + ", ".join(f"{a['model']} on {a['benchmark']}" for a in s.audits) + ".",
+        "",
+    ]
     lines += _table3(s) + _table5(s) + _table4(s) + _table7(s) + _table2(s) + _table6(s)
     lines += ["## Notes", "", *([f"- {n}" for n in s.notes] or ["- none"])]
     return "\n".join(lines) + "\n"

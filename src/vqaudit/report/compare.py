@@ -56,8 +56,9 @@ def load_run_result(run_dir: Path) -> RunResult:
     _check_metrics(folder.metrics, metrics)
     if not isinstance(diagnostics, dict):
         raise VqauditError(f"{folder.diagnostics}: must hold a JSON object")
-    return RunResult(run_dir=run_dir, model=info.model, benchmark=info.benchmark, metrics=metrics,
-                     diagnostics=diagnostics)
+    return RunResult(
+        run_dir=run_dir, model=info.model, benchmark=info.benchmark, metrics=metrics, diagnostics=diagnostics
+    )
 
 
 def _check_metrics(path: Path, metrics: object) -> None:
@@ -110,8 +111,18 @@ def _failure_table(results: list[RunResult]) -> str:
     for r in results:
         for source, d in sorted(r.diagnostics.items()):
             acc = d["failure_accounting"]["decision"]
-            lines.append(row([r.run_dir.name, source, f"{acc['total_failures']}", f"{acc['failing_groups']}",
-                              f"{acc['repeated_failures']}", f"{acc['histogram']}"]))
+            lines.append(
+                row(
+                    [
+                        r.run_dir.name,
+                        source,
+                        f"{acc['total_failures']}",
+                        f"{acc['failing_groups']}",
+                        f"{acc['repeated_failures']}",
+                        f"{acc['histogram']}",
+                    ]
+                )
+            )
     return "\n".join(lines)
 
 
@@ -121,8 +132,12 @@ def _paired_section(results: list[RunResult]) -> str:
     if not same:
         return ""
     base_out: list[Outcome] = load_outcomes(base.run_dir)
-    lines = [f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)", "",
-             row(["run", "source", "ΔJk", "ΔBk"]), separator(4)]
+    lines = [
+        f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)",
+        "",
+        row(["run", "source", "ΔJk", "ΔBk"]),
+        separator(4),
+    ]
     for r in same:
         other = load_outcomes(r.run_dir)
         for source in sorted(r.metrics):
@@ -178,8 +193,11 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
     thinking = scored_runs([r.run_dir for r in results], [r.metrics for r in results])
-    for section in (reasoning_markdown(reasoning_rows(thinking)), sweep_markdown(budget_sweeps(thinking)),
-                    grouped_markdown_section([r.run_dir for r in results])):
+    for section in (
+        reasoning_markdown(reasoning_rows(thinking)),
+        sweep_markdown(budget_sweeps(thinking)),
+        grouped_markdown_section([r.run_dir for r in results]),
+    ):
         if section:
             parts += [section, ""]
     parts += ["![Jk and Bk with 95% intervals](jk_bk.png)", ""]

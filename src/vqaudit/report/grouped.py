@@ -27,9 +27,11 @@ from vqaudit.schema import ChartGroupMeta, Group, Outcome, SceneGroupMeta
 from vqaudit.score import load_outcomes
 from vqaudit.store import BenchmarkFolder, RunFolder
 
-GROUPED_NOTE = ("Percentages; brackets are 95% percentile intervals from one group bootstrap per run and source "
-                "(every row scored on the same draws of the source's groups; seed 000 §4). Per state, Jk and Bk "
-                "are over each group's view in that state.")
+GROUPED_NOTE = (
+    "Percentages; brackets are 95% percentile intervals from one group bootstrap per run and source "
+    "(every row scored on the same draws of the source's groups; seed 000 §4). Per state, Jk and Bk "
+    "are over each group's view in that state."
+)
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,14 @@ def benchmark_groups(bench_dir: Path) -> dict[str, Group]:
     return {g.group_id: g for g in read_jsonl(BenchmarkFolder(bench_dir).groups, Group)}
 
 
-def grouped_tables(run: str, outcomes: Sequence[Outcome], sources: Sequence[str],
-                   groups: Mapping[str, Group] | None, *, n_draws: int = DEFAULT_DRAWS) -> list[GroupedTable]:
+def grouped_tables(
+    run: str,
+    outcomes: Sequence[Outcome],
+    sources: Sequence[str],
+    groups: Mapping[str, Group] | None,
+    *,
+    n_draws: int = DEFAULT_DRAWS,
+) -> list[GroupedTable]:
     """The grouped tables of one run: for each source of ``sources`` (answerability sources), each grouping.
 
     Args:
@@ -135,8 +143,12 @@ def grouped_tables(run: str, outcomes: Sequence[Outcome], sources: Sequence[str]
                         raise VqauditError(f"groups.jsonl: no group {gid!r}, which the run's outcomes name")
                     key_of[gid] = g.group_key(groups[gid])
                 table = grouped(g.metrics, mine, by=_key_reader(key_of), n_draws=n_draws)
-            rows = tuple(GroupedRow(s.key, s.n_groups, s.n_views, tuple((_pct(s.values[m]), _interval(s.ci[m]))
-                                                                        for m in g.metrics)) for s in table.strata)
+            rows = tuple(
+                GroupedRow(
+                    s.key, s.n_groups, s.n_views, tuple((_pct(s.values[m]), _interval(s.ci[m])) for m in g.metrics)
+                )
+                for s in table.strata
+            )
             tables.append(GroupedTable(run, source, g.by, g.metrics, rows))
     return tables
 
@@ -151,13 +163,26 @@ def grouped_markdown(tables: Sequence[GroupedTable], *, missing_benchmarks: Sequ
         return ""
     lines = ["## Grouped metrics (per chart kind, scene template and state)", "", GROUPED_NOTE]
     if missing_benchmarks:
-        lines += ["", "Benchmark folder not found, per-kind and per-template tables left out for: "
-                  + ", ".join(missing_benchmarks) + "."]
+        lines += [
+            "",
+            "Benchmark folder not found, per-kind and per-template tables left out for: "
+            + ", ".join(missing_benchmarks)
+            + ".",
+        ]
     for t in tables:
         head = [t.by, "groups", "views", *t.metrics]
-        lines += ["", f"### {t.run}: {t.source} per {t.by}", "",
-                  *table(head, [[r.stratum, str(r.n_groups), str(r.n_views),
-                                 *(f"{p} {ci}".rstrip() for p, ci in r.cells)] for r in t.rows])]
+        lines += [
+            "",
+            f"### {t.run}: {t.source} per {t.by}",
+            "",
+            *table(
+                head,
+                [
+                    [r.stratum, str(r.n_groups), str(r.n_views), *(f"{p} {ci}".rstrip() for p, ci in r.cells)]
+                    for r in t.rows
+                ],
+            ),
+        ]
     return "\n".join(lines)
 
 
@@ -186,8 +211,9 @@ def markdown_section(run_dirs: Sequence[Path], *, n_draws: int = DEFAULT_DRAWS) 
     return grouped_markdown(tables, missing_benchmarks=missing)
 
 
-def grouped_by_source(runs: Iterable[tuple[str, Sequence[Outcome], Sequence[str], Path]], *,
-                      n_draws: int = DEFAULT_DRAWS) -> dict[str, list[GroupedTable]]:
+def grouped_by_source(
+    runs: Iterable[tuple[str, Sequence[Outcome], Sequence[str], Path]], *, n_draws: int = DEFAULT_DRAWS
+) -> dict[str, list[GroupedTable]]:
     """The grouped tables of runs by source (the HTML report's call site).
 
     Args:

@@ -122,9 +122,16 @@ def load_run(run_dir: Path) -> LoadedRun:
             if m.get(key) is not None and not isinstance(m.get(key), int | float):
                 raise VqauditError(f"{folder.metrics}: field '{source}.{key}': expected a number or null")
     outcomes = read_jsonl(folder.outcomes, Outcome, surrogates=True)  # score writes a lone surrogate as \udXXX
-    return LoadedRun(run_dir=run_dir, label=run_dir.name, model=info.model, bench_dir=folder.benchmark(),
-                     metrics=metrics, diagnostics=diagnostics, outcomes=outcomes,
-                     answer_sources=sorted(s for s in metrics if s != "upd"))
+    return LoadedRun(
+        run_dir=run_dir,
+        label=run_dir.name,
+        model=info.model,
+        bench_dir=folder.benchmark(),
+        metrics=metrics,
+        diagnostics=diagnostics,
+        outcomes=outcomes,
+        answer_sources=sorted(s for s in metrics if s != "upd"),
+    )
 
 
 def _pct(value: object) -> str:
@@ -154,8 +161,12 @@ def _jinja_env() -> Any:
         import jinja2
     except ImportError:
         raise VqauditError(INSTALL_HINT) from None
-    return jinja2.Environment(loader=jinja2.PackageLoader("vqaudit.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("vqaudit.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def _overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
@@ -163,21 +174,38 @@ def _overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     for r in runs:
         for source in r.answer_sources:
             m = r.metrics[source]
-            rows.append({"run": r.label, "model": r.model, "oracle": r.model == "reference:gold", "source": source,
-                         "groups": m.get("n_groups"), "views": m.get("n_views"),
-                         "cells": [_with_ci(m, k) for k in METRIC_COLUMNS],
-                         "errors": int((r.diagnostics.get(source) or {}).get("backend_errors", 0) or 0)})
+            rows.append(
+                {
+                    "run": r.label,
+                    "model": r.model,
+                    "oracle": r.model == "reference:gold",
+                    "source": source,
+                    "groups": m.get("n_groups"),
+                    "views": m.get("n_views"),
+                    "cells": [_with_ci(m, k) for k in METRIC_COLUMNS],
+                    "errors": int((r.diagnostics.get(source) or {}).get("backend_errors", 0) or 0),
+                }
+            )
     return rows
 
 
 def _reasoning_entries(source: str, thinking: Sequence[ReasoningRows]) -> list[dict[str, Any]]:
     """The reasoning table's rows of one source: run label, token usage, summary row, quartile rows."""
-    return [{"label": t.label, "usage": dict(t.usage), "row": row, "quartiles": quartiles}
-            for t in thinking for name, row, quartiles in t.sources if name == source]
+    return [
+        {"label": t.label, "usage": dict(t.usage), "row": row, "quartiles": quartiles}
+        for t in thinking
+        for name, row, quartiles in t.sources
+        if name == source
+    ]
 
 
-def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinking: Sequence[ReasoningRows] = (),
-                    sweeps: Sequence[BudgetSweep] = ()) -> dict[str, Any]:
+def _source_section(
+    source: str,
+    runs: Sequence[LoadedRun],
+    n_draws: int,
+    thinking: Sequence[ReasoningRows] = (),
+    sweeps: Sequence[BudgetSweep] = (),
+) -> dict[str, Any]:
     """Every answerability table and plot of one source, over the runs that hold it.
 
     ``thinking`` and ``sweeps`` (:mod:`vqaudit.report.reasoning`) add the reasoning and token-budget sections;
@@ -186,11 +214,12 @@ def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinki
     have = [r for r in runs if source in r.answer_sources]
     section: dict[str, Any] = {"source": source, "runs": [], "paired": []}
     section["reasoning"] = _reasoning_entries(source, thinking)
-    section["sweeps"] = [{"reference": sw.reference, "rows": sweep_rows(sw),
-                          "plot": _data_uri("image/svg+xml", budget_sweep_svg(sw))}
-                         for sw in sweeps if sw.source == source]
-    section["jk_bk_plot"] = _data_uri("image/svg+xml", jk_bk_svg(source, [(r.label, r.metrics[source])
-                                                                          for r in have]))
+    section["sweeps"] = [
+        {"reference": sw.reference, "rows": sweep_rows(sw), "plot": _data_uri("image/svg+xml", budget_sweep_svg(sw))}
+        for sw in sweeps
+        if sw.source == source
+    ]
+    section["jk_bk_plot"] = _data_uri("image/svg+xml", jk_bk_svg(source, [(r.label, r.metrics[source]) for r in have]))
     curves = {}
     for r in have:
         outcomes = [o for o in r.outcomes if o.source == source]
@@ -200,16 +229,29 @@ def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinki
         acc = (r.diagnostics.get(source) or {}).get("failure_accounting") or {}
         curve = e_lambda_curve(outcomes, source, n_draws=n_draws)
         curves[r.label] = (r, outcomes, curve)
-        section["runs"].append({
-            "label": r.label, "model": r.model, "states": states,
-            "state_plot": _data_uri("image/svg+xml", state_bars_svg(f"{r.label}: {source} views per state", states)),
-            "gap": gap, "bk": _with_ci(m, "Bk"), "jk": _with_ci(m, "Jk"),
-            "bk_minus_jk": _pct((m.get("Bk") or 0) - (m.get("Jk") or 0)) if m.get("Bk") is not None else "n/a",
-            "accounting": [(kind, acc.get(kind)) for kind in ("decision", "task") if isinstance(acc.get(kind), dict)],
-            "e_lambda": [(lam, _pct(p), f"[{_pct(lo)}, {_pct(hi)}]") for lam, p, lo, hi in
-                         zip(curve.lambdas, curve.point, curve.lo, curve.hi, strict=True) if lam in E_LAMBDA_SHOWN],
-            "cues": residual_cue_rows(r.diagnostics) if source == "photos" else [],
-        })
+        section["runs"].append(
+            {
+                "label": r.label,
+                "model": r.model,
+                "states": states,
+                "state_plot": _data_uri(
+                    "image/svg+xml", state_bars_svg(f"{r.label}: {source} views per state", states)
+                ),
+                "gap": gap,
+                "bk": _with_ci(m, "Bk"),
+                "jk": _with_ci(m, "Jk"),
+                "bk_minus_jk": _pct((m.get("Bk") or 0) - (m.get("Jk") or 0)) if m.get("Bk") is not None else "n/a",
+                "accounting": [
+                    (kind, acc.get(kind)) for kind in ("decision", "task") if isinstance(acc.get(kind), dict)
+                ],
+                "e_lambda": [
+                    (lam, _pct(p), f"[{_pct(lo)}, {_pct(hi)}]")
+                    for lam, p, lo, hi in zip(curve.lambdas, curve.point, curve.lo, curve.hi, strict=True)
+                    if lam in E_LAMBDA_SHOWN
+                ],
+                "cues": residual_cue_rows(r.diagnostics) if source == "photos" else [],
+            }
+        )
     base = have[0] if have else None
     for r in have[1:]:
         if base is None or r.bench_dir.resolve() != base.bench_dir.resolve():
@@ -221,11 +263,19 @@ def _source_section(source: str, runs: Sequence[LoadedRun], n_draws: int, thinki
         except VqauditError as exc:
             section["paired"].append({"label": r.label, "base": base.label, "problem": str(exc)})
             continue
-        section["paired"].append({
-            "label": r.label, "base": base.label, "problem": None,
-            "plot": _data_uri("image/svg+xml", e_lambda_svg(source, r.label, curve_b, base.label, curve_a, diff)),
-            "rows": [(lam, _signed(p), f"[{_signed(lo)}, {_signed(hi)}]", lo <= 0 <= hi) for lam, p, lo, hi in
-                     zip(diff.lambdas, diff.point, diff.lo, diff.hi, strict=True) if lam in E_LAMBDA_SHOWN]})
+        section["paired"].append(
+            {
+                "label": r.label,
+                "base": base.label,
+                "problem": None,
+                "plot": _data_uri("image/svg+xml", e_lambda_svg(source, r.label, curve_b, base.label, curve_a, diff)),
+                "rows": [
+                    (lam, _signed(p), f"[{_signed(lo)}, {_signed(hi)}]", lo <= 0 <= hi)
+                    for lam, p, lo, hi in zip(diff.lambdas, diff.point, diff.lo, diff.hi, strict=True)
+                    if lam in E_LAMBDA_SHOWN
+                ],
+            }
+        )
     return section
 
 
@@ -246,17 +296,31 @@ def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
         cells = []
         for r in have:
             c = r.metrics["upd"]["configs"].get(key)
-            cells.append(None if not isinstance(c, dict) else
-                         {"standard": _with_ci(c, "standard"), "upd": _with_ci(c, "upd"), "dual": _with_ci(c, "dual"),
-                          "n": c.get("n_items")})
+            cells.append(
+                None
+                if not isinstance(c, dict)
+                else {
+                    "standard": _with_ci(c, "standard"),
+                    "upd": _with_ci(c, "upd"),
+                    "dual": _with_ci(c, "dual"),
+                    "n": c.get("n_items"),
+                }
+            )
         table1.append({"key": key, "cells": cells})
     by_config: dict[str, dict[str, Any]] = {}
     for r in have:
         for t in upd_ability_tables(r.metrics["upd"]):
             key = f"{t.variant}/{t.setting}"
-            entry = by_config.setdefault(key, {"variant": t.variant,
-                                               "setting": SETTING_LABELS.get(t.setting, t.setting),
-                                               "abilities": {}, "runs": [], "radars": []})
+            entry = by_config.setdefault(
+                key,
+                {
+                    "variant": t.variant,
+                    "setting": SETTING_LABELS.get(t.setting, t.setting),
+                    "abilities": {},
+                    "runs": [],
+                    "radars": [],
+                },
+            )
             entry["abilities"].update({name: idx for idx, name in t.abilities})
             entry["runs"].append((r.label, t))
             c = r.metrics["upd"]["configs"].get(key, {})
@@ -275,11 +339,23 @@ def _upd_section(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
                 rows.append((label, [_pct(got.get(name)) for name in names]))
             if any(v != "n/a" for _, vals in rows for v in vals):  # "original": Standard only
                 blocks.append((title, rows))
-        tables.append({"key": key, "variant": entry["variant"], "setting": entry["setting"],
-                       "abilities": [(entry["abilities"][n], n) for n in names], "blocks": blocks,
-                       "radars": entry["radars"]})
-    return {"runs": [r.label for r in have], "table1": table1, "tables": tables,
-            "correlation": _upd_correlation(have), "agreement": _upd_agreement(have)}
+        tables.append(
+            {
+                "key": key,
+                "variant": entry["variant"],
+                "setting": entry["setting"],
+                "abilities": [(entry["abilities"][n], n) for n in names],
+                "blocks": blocks,
+                "radars": entry["radars"],
+            }
+        )
+    return {
+        "runs": [r.label for r in have],
+        "table1": table1,
+        "tables": tables,
+        "correlation": _upd_correlation(have),
+        "agreement": _upd_agreement(have),
+    }
 
 
 def _coef(value: object) -> str:
@@ -297,10 +373,17 @@ def _upd_correlation(runs: Sequence[LoadedRun]) -> dict[str, Any] | None:
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         plots.append((variant.upper(), _data_uri("image/svg+xml", upd_correlation_svg(variant, mine))))
-    table = [{"key": f"{row['variant']}/{row['setting']}", "variant": row["variant"].upper(),
-              "setting": row["setting"], "x_from": "Original Standard" if row["x_from"] == "original"
-              else "same setting", "n": row["n"], "coefs": [_coef(row[k]) for k in (
-                  "pearson_upd", "spearman_upd", "pearson_dual", "spearman_dual")]} for row in rows]
+    table = [
+        {
+            "key": f"{row['variant']}/{row['setting']}",
+            "variant": row["variant"].upper(),
+            "setting": row["setting"],
+            "x_from": "Original Standard" if row["x_from"] == "original" else "same setting",
+            "n": row["n"],
+            "coefs": [_coef(row[k]) for k in ("pearson_upd", "spearman_upd", "pearson_dual", "spearman_dual")],
+        }
+        for row in rows
+    ]
     return {"rows": table, "plots": plots}
 
 
@@ -311,9 +394,17 @@ def _upd_agreement(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
         a = r.metrics["upd"].get("judge_agreement")
         if isinstance(a, dict):
             c = a.get("counts", {})
-            out.append({"run": r.label, "judge": a.get("judge"), "n": a.get("n_compared"),
-                        "counts": [c.get(k) for k in ("tp", "fp", "fn", "tn")], "accuracy": _pct(a.get("accuracy")),
-                        "kappa": _coef(a.get("kappa")), "not_judged": a.get("n_not_judged")})
+            out.append(
+                {
+                    "run": r.label,
+                    "judge": a.get("judge"),
+                    "n": a.get("n_compared"),
+                    "counts": [c.get(k) for k in ("tp", "fp", "fn", "tn")],
+                    "accuracy": _pct(a.get("accuracy")),
+                    "kappa": _coef(a.get("kappa")),
+                    "not_judged": a.get("n_not_judged"),
+                }
+            )
     return out
 
 
@@ -324,23 +415,50 @@ def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
     for audit, label in zip(audits, labels, strict=True):
         rep = audit.report
         mix = _obj(rep, "contract_mix")
-        shares = {b: float(m["share"]) / 100.0 for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
-                  if isinstance(m, dict) and isinstance(m.get("share"), int | float)}
+        shares = {
+            b: float(m["share"]) / 100.0
+            for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
+            if isinstance(m, dict) and isinstance(m.get("share"), int | float)
+        }
         scores, canonical, judge = _obj(rep, "scores"), _obj(rep, "canonical_scores"), _obj(rep, "judge")
-        sections.append({
-            "label": label, "benchmark": str(rep.get("benchmark", "?")), "model": str(rep.get("model", "?")),
-            "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
-            "judge": str(judge.get("spec")) if judge else None,
-            "scores": [(split, _points(scores.get(split), 2), _points(canonical.get(split), 2)) for split in scores],
-            "mix": [(b, m.get("n"), _points(m.get("share")), _points(m.get("official"), 2),
-                     _points(m.get("canonical"), 2))
-                    for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0])) if isinstance(m, dict)],
-            "mix_plot": _data_uri("image/svg+xml", contract_mix_svg(f"{label}: contract mix", shares))
-            if shares else None,
-            "table8": [{"parent": r.parent, "subtype": r.subtype, "n": r.n, "gap": _signed_points(r.gap_pp),
-                        "fn": _points(r.fn_pct), "errors": r.errors, "accepted": r.judge_accepted}
-                       for r in subtype_table(audit)],
-        })
+        sections.append(
+            {
+                "label": label,
+                "benchmark": str(rep.get("benchmark", "?")),
+                "model": str(rep.get("model", "?")),
+                "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
+                "judge": str(judge.get("spec")) if judge else None,
+                "scores": [
+                    (split, _points(scores.get(split), 2), _points(canonical.get(split), 2)) for split in scores
+                ],
+                "mix": [
+                    (
+                        b,
+                        m.get("n"),
+                        _points(m.get("share")),
+                        _points(m.get("official"), 2),
+                        _points(m.get("canonical"), 2),
+                    )
+                    for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
+                    if isinstance(m, dict)
+                ],
+                "mix_plot": _data_uri("image/svg+xml", contract_mix_svg(f"{label}: contract mix", shares))
+                if shares
+                else None,
+                "table8": [
+                    {
+                        "parent": r.parent,
+                        "subtype": r.subtype,
+                        "n": r.n,
+                        "gap": _signed_points(r.gap_pp),
+                        "fn": _points(r.fn_pct),
+                        "errors": r.errors,
+                        "accepted": r.judge_accepted,
+                    }
+                    for r in subtype_table(audit)
+                ],
+            }
+        )
     return sections
 
 
@@ -368,9 +486,16 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
     samples = []
     for r in runs:
         bench = load_benchmark(r.bench_dir, check_images=False)
-        samples.append(SampleRun(label=r.label, model=r.model, bench_dir=r.bench_dir, views=bench.views,
-                                 group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
-                                 outcomes={o.view_id: o for o in r.outcomes}))
+        samples.append(
+            SampleRun(
+                label=r.label,
+                model=r.model,
+                bench_dir=r.bench_dir,
+                views=bench.views,
+                group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
+                outcomes={o.view_id: o for o in r.outcomes},
+            )
+        )
     return samples
 
 
@@ -388,8 +513,9 @@ def run_labels(run_dirs: Sequence[Path]) -> list[str]:
     return labels
 
 
-def write_html_report(run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000,
-                      shown_as: Path | None = None) -> Path:
+def write_html_report(
+    run_dirs: Sequence[Path], out_dir: Path, *, n_draws: int = 10_000, shown_as: Path | None = None
+) -> Path:
     """Write ``index.html``, ``samples.html`` and their files into ``out_dir``; return the path of ``index.html``.
 
     Args:
@@ -426,19 +552,34 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
     models = [reasoning_run(r.label, r.run_dir, r.bench_dir, r.outcomes, r.answer_sources) for r in runs]
     thinking, sweeps = reasoning_rows(models, n_draws=n_draws), budget_sweeps(models, n_draws=n_draws)
     context = {
-        "runs": [{"label": r.label, "model": r.model, "oracle": r.model == "reference:gold",
-                  "benchmark": os.path.normpath(r.bench_dir)} for r in runs],
-        "oracle_note": ORACLE_NOTE, "columns": METRIC_COLUMNS, "overview": _overview(runs),
+        "runs": [
+            {
+                "label": r.label,
+                "model": r.model,
+                "oracle": r.model == "reference:gold",
+                "benchmark": os.path.normpath(r.bench_dir),
+            }
+            for r in runs
+        ],
+        "oracle_note": ORACLE_NOTE,
+        "columns": METRIC_COLUMNS,
+        "overview": _overview(runs),
         "sections": [_source_section(s, runs, n_draws, thinking, sweeps) for s in sources],
-        "upd": _upd_section(runs), "reasoning_note": REASONING_NOTE, "quartile_note": QUARTILE_NOTE,
-        "sweep_note": SWEEP_NOTE, "quartile_metrics": QUARTILE_METRICS,
+        "upd": _upd_section(runs),
+        "reasoning_note": REASONING_NOTE,
+        "quartile_note": QUARTILE_NOTE,
+        "sweep_note": SWEEP_NOTE,
+        "quartile_metrics": QUARTILE_METRICS,
         "upd_reasoning": _reasoning_entries("upd", thinking),
         "usage_keys": USAGE_KEYS,
-        "has_markdown": (out_dir / "report.md").is_file(), "n_draws": n_draws,
+        "has_markdown": (out_dir / "report.md").is_file(),
+        "n_draws": n_draws,
         "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
-        "grouped": grouped_by_source(((r.label, r.outcomes, r.answer_sources, r.bench_dir) for r in runs),
-                                     n_draws=n_draws), "grouped_note": GROUPED_NOTE,
+        "grouped": grouped_by_source(
+            ((r.label, r.outcomes, r.answer_sources, r.bench_dir) for r in runs), n_draws=n_draws
+        ),
+        "grouped_note": GROUPED_NOTE,
     }
     shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -88,9 +88,15 @@ def load_audit(folder: Path) -> Audit:
                 raise VqauditError(f"{path}: row {n}, field 'subtype': expected a string or null")
             if judge is not None and not isinstance(judge, bool):
                 raise VqauditError(f"{path}: row {n}, field 'judge': expected true, false or null")
-            rows.append(AuditRow(bucket=rec["bucket"], subtype=subtype, judge=judge,
-                                 official=_score(rec.get("official"), path, n, "official"),
-                                 canonical=_score(rec.get("canonical"), path, n, "canonical")))
+            rows.append(
+                AuditRow(
+                    bucket=rec["bucket"],
+                    subtype=subtype,
+                    judge=judge,
+                    official=_score(rec.get("official"), path, n, "official"),
+                    canonical=_score(rec.get("canonical"), path, n, "canonical"),
+                )
+            )
     return Audit(folder=folder, report=report, rows=tuple(rows))
 
 
@@ -121,8 +127,10 @@ def _line(parent: str, subtype: str | None, rows: Sequence[AuditRow], judged: bo
 
 def subtype_table(audit: Audit) -> list[SubtypeRow]:
     """Table 8 lines: each bucket (``subtype`` None), then its subtypes, buckets in the taxonomy's order."""
-    buckets = sorted({r.bucket for r in audit.rows},
-                     key=lambda b: (BUCKET_ORDER.index(b) if b in BUCKET_ORDER else len(BUCKET_ORDER), b))
+    buckets = sorted(
+        {r.bucket for r in audit.rows},
+        key=lambda b: (BUCKET_ORDER.index(b) if b in BUCKET_ORDER else len(BUCKET_ORDER), b),
+    )
     lines = []
     for bucket in buckets:
         rows = [r for r in audit.rows if r.bucket == bucket]

@@ -91,8 +91,9 @@ def e_lambda_svg(source: str, label_a: str, curve_a: Curve, label_b: str, curve_
     right.fill_between(lam, _pct(diff.lo), _pct(diff.hi), color=RED, alpha=0.2, linewidth=0)
     right.set_xlabel(r"$\lambda$")
     right.set_ylabel("difference, points")
-    right.set_title(r"$E_\lambda$(" + plain(label_a) + r") − $E_\lambda$(" + plain(label_b) + "), paired 95% band",
-                    fontsize=9)
+    right.set_title(
+        r"$E_\lambda$(" + plain(label_a) + r") − $E_\lambda$(" + plain(label_b) + "), paired 95% band", fontsize=9
+    )
     return _svg(fig)
 
 
@@ -106,8 +107,12 @@ def state_bars_svg(title: str, rows: Sequence[StateRow]) -> bytes:
     ax = fig.add_subplot(1, 1, 1)
     x = np.arange(len(rows))
     layers: list[tuple[str, str, list[float]]] = [
-        ("right (answer or abstain)", GREEN, []), ("wrong answer", ORANGE, []), ("supported rejected", BLUE, []),
-        ("negative accepted", RED, []), ("invalid", GREY, [])]
+        ("right (answer or abstain)", GREEN, []),
+        ("wrong answer", ORANGE, []),
+        ("supported rejected", BLUE, []),
+        ("negative accepted", RED, []),
+        ("invalid", GREY, []),
+    ]
     for r in rows:
         n = max(r.views, 1)
         supported = r.obligation == "answer"
@@ -151,8 +156,10 @@ def budget_sweep_svg(sweep: BudgetSweep) -> bytes:
     """
     fig = Figure(figsize=(9.0, 3.2), dpi=100)
     budgets = np.asarray([p.budget for p in sweep.points], dtype=np.float64)
-    panels = ((fig.add_subplot(1, 2, 1), (("Jk", BLUE), ("Bk", ORANGE)), "success, percent of groups"),
-              (fig.add_subplot(1, 2, 2), (("Ebal", RED), ("EU", GREEN), ("EM", GREY)), "failure rate, percent"))
+    panels = (
+        (fig.add_subplot(1, 2, 1), (("Jk", BLUE), ("Bk", ORANGE)), "success, percent of groups"),
+        (fig.add_subplot(1, 2, 2), (("Ebal", RED), ("EU", GREEN), ("EM", GREY)), "failure rate, percent"),
+    )
     for ax, keys, ylabel in panels:
         for i, (key, color) in enumerate(keys):
             shift = 2.0 ** (0.06 * (i - (len(keys) - 1) / 2))  # side by side, so equal values stay visible
@@ -192,8 +199,9 @@ def upd_correlation_svg(variant: str, rows: Sequence[dict[str, Any]]) -> bytes:
             for p, x, y in zip(row["points"], xs, ys, strict=True):
                 ax.annotate(plain(p["run"]), (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
             r = row[f"pearson_{key}"]
-            ax.set_title(plain(f"{variant.upper()}, {row['setting']}: r = " + ("n/a" if r is None else f"{r:.2f}")),
-                         fontsize=9)
+            ax.set_title(
+                plain(f"{variant.upper()}, {row['setting']}: r = " + ("n/a" if r is None else f"{r:.2f}")), fontsize=9
+            )
             ax.set_xlim(-2, 102)
             ax.set_ylim(-2, 102)
             ax.set_xlabel(x_label, fontsize=8)

@@ -40,8 +40,11 @@ FLAG_FAIL, FLAG_DECISION, FLAG_ANSWER, FLAG_INVALID, FLAG_ERROR = 1, 2, 4, 8, 16
 """Per-view flags in the index: task failed; decision wrong (a valid reply); answer wrong (decision right);
 invalid reply; backend error (no reply)."""
 
-ANSWER_RULES = {"number": "exact rational equality", "text": "normalized exact string match",
-                "choice": "option letter or option text"}
+ANSWER_RULES = {
+    "number": "exact rational equality",
+    "text": "normalized exact string match",
+    "choice": "option letter or option text",
+}
 
 
 @dataclass(frozen=True)
@@ -142,9 +145,11 @@ def _certificate(bench_dir: Path, view: View) -> dict[str, Any] | None:
     masked = meta.get("masked")
     if isinstance(masked, dict) and isinstance(masked.get("rects"), list):
         rects = [r for r in masked["rects"] if _is_rect(r)]
-        return {"kind": "photo", "rects": rects[:50],
-                "note": "mask boxes on the question's program dependencies (source-derived label, no pixel "
-                        "witness)"}
+        return {
+            "kind": "photo",
+            "rects": rects[:50],
+            "note": "mask boxes on the question's program dependencies (source-derived label, no pixel witness)",
+        }
     edit = meta.get("edit")
     if view.state == "M" and isinstance(edit, str):
         return {"kind": "scene", "note": _clip(edit, MAX_TEXT_CHARS)}
@@ -152,8 +157,11 @@ def _certificate(bench_dir: Path, view: View) -> dict[str, Any] | None:
 
 
 def _is_rect(value: object) -> bool:
-    return (isinstance(value, list) and len(value) == 4
-            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value))
+    return (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
 
 
 def _chart_certificate(cert: dict[str, Any], path: str) -> dict[str, Any]:
@@ -166,9 +174,15 @@ def _chart_certificate(cert: dict[str, Any], path: str) -> dict[str, Any]:
     answerability: dict[str, Any] = cert["answerability"] if isinstance(cert.get("answerability"), dict) else {}
     certifier = _text(" ".join(str(answerability.get(k, "")) for k in ("status", "method")).strip()) or None
     if "world_a" not in cert and "world" in cert:
-        return {"kind": "determined", "file": path, "format": _text(cert.get("format")),
-                "answers": [_text(cert.get("answer"))], "rect": rect if _is_rect(rect) else None,
-                "mask": _text(mask.get("name")), "certifier": certifier}
+        return {
+            "kind": "determined",
+            "file": path,
+            "format": _text(cert.get("format")),
+            "answers": [_text(cert.get("answer"))],
+            "rect": rect if _is_rect(rect) else None,
+            "mask": _text(mask.get("name")),
+            "certifier": certifier,
+        }
     cells = []
     worlds = [cert.get("world_a"), cert.get("world_b")]
     hidden: list[Any] = cert["hidden_cells"] if isinstance(cert.get("hidden_cells"), list) else []
@@ -179,9 +193,13 @@ def _chart_certificate(cert: dict[str, Any], path: str) -> dict[str, Any]:
         cells.append([str(cell[0]), str(cell[1]), *values])
     rejected = cert["rejected_masks"] if isinstance(cert.get("rejected_masks"), list) else []
     return {
-        "kind": "chart", "file": path, "format": _text(cert.get("format")),
+        "kind": "chart",
+        "file": path,
+        "format": _text(cert.get("format")),
         "answers": [_text(cert.get("answer_a")), _text(cert.get("answer_b"))],
-        "cells": cells, "rect": rect if _is_rect(rect) else None, "mask": _text(mask.get("name")),
+        "cells": cells,
+        "rect": rect if _is_rect(rect) else None,
+        "mask": _text(mask.get("name")),
         "rejected": [_text(json.dumps(r, sort_keys=True, default=str)) for r in rejected[:10]],
         "certifier": certifier,
     }
@@ -215,9 +233,13 @@ def _hint(view: View) -> str | None:
 
 def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -> dict[str, Any]:
     record: dict[str, Any] = {
-        "id": view.view_id, "state": view.state, "obligation": view.obligation.kind,
-        "gold": [_text(g) for g in view.obligation.gold[:20]], "question": _text(view.question),
-        "options": [_text(x) for x in view.options[:26]], "hint": _hint(view),
+        "id": view.view_id,
+        "state": view.state,
+        "obligation": view.obligation.kind,
+        "gold": [_text(g) for g in view.obligation.gold[:20]],
+        "question": _text(view.question),
+        "options": [_text(x) for x in view.options[:26]],
+        "hint": _hint(view),
         "image": image_url(out_dir, run.bench_dir, view.image),
         "cert": _certificate(run.bench_dir, view),
     }
@@ -227,9 +249,17 @@ def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -
     reason = None
     if o.source != "upd" and o.raw is not None:
         reason = parse_answerability(o.raw, o.error).reason
-    record.update(scored=True, raw=_clip(o.raw, MAX_REPLY_CHARS), error=_text(o.error), decision=o.decision,
-                  answer=_text(o.answer), reason=_text(reason), passed=o.task_correct, flags=view_flags(o),
-                  rule=decision_rule(view, o))
+    record.update(
+        scored=True,
+        raw=_clip(o.raw, MAX_REPLY_CHARS),
+        error=_text(o.error),
+        decision=o.decision,
+        answer=_text(o.answer),
+        reason=_text(reason),
+        passed=o.task_correct,
+        flags=view_flags(o),
+        rule=decision_rule(view, o),
+    )
     return record
 
 
@@ -263,8 +293,16 @@ def write_sample_pages(runs: Sequence[SampleRun], out_dir: Path) -> int:
             records = [_view_record(run, out_dir, v, run.outcomes.get(v.view_id)) for v in views]
             row = {"run": r, "group": group_id, "source": source, "question": _text(question), "views": records}
             search = " ".join([group_id, question, *(x.get("answer") or "" for x in records)])
-            index.append([r, len(index) // PAGE_GROUPS, group_id, source, search[:SEARCH_CHARS].lower(),
-                          [[x["state"], x["flags"]] for x in records]])
+            index.append(
+                [
+                    r,
+                    len(index) // PAGE_GROUPS,
+                    group_id,
+                    source,
+                    search[:SEARCH_CHARS].lower(),
+                    [[x["state"], x["flags"]] for x in records],
+                ]
+            )
             states.update(x["state"] for x in records)
             sources.add(source)
             page.append(row)
@@ -273,8 +311,13 @@ def write_sample_pages(runs: Sequence[SampleRun], out_dir: Path) -> int:
                 page = []
     if page:
         _write_page(folder, (len(index) - 1) // PAGE_GROUPS, page)
-    meta = {"runs": [{"label": run.label, "model": run.model} for run in runs], "sources": sorted(sources),
-            "states": sorted(states, key=state_rank), "page_groups": PAGE_GROUPS, "rows": index}
+    meta = {
+        "runs": [{"label": run.label, "model": run.model} for run in runs],
+        "sources": sorted(sources),
+        "states": sorted(states, key=state_rank),
+        "page_groups": PAGE_GROUPS,
+        "rows": index,
+    }
     atomic_write_text(folder / "index.js", f"vqauditIndex({_js_literal(meta)});\n")
     return len(index)
 

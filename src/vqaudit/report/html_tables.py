@@ -76,14 +76,20 @@ def state_table(outcomes: Sequence[Outcome]) -> dict[str, list[StateRow]]:
             views = by[source][state]
             supported = views[0].obligation == "answer"
             answered = [o for o in views if o.decision == "answer"]
-            rows.append(StateRow(
-                state=state, obligation=views[0].obligation, views=len(views), accepted=len(answered),
-                rejected=sum(o.decision == "abstain" for o in views),
-                invalid=sum(o.decision == "invalid" for o in views),
-                backend_errors=sum(o.error is not None for o in views),
-                correct=sum(o.answer_correct for o in answered) if supported else None,
-                wrong=sum(not o.answer_correct for o in answered) if supported else None,
-                failures=sum(not o.task_correct for o in views)))
+            rows.append(
+                StateRow(
+                    state=state,
+                    obligation=views[0].obligation,
+                    views=len(views),
+                    accepted=len(answered),
+                    rejected=sum(o.decision == "abstain" for o in views),
+                    invalid=sum(o.decision == "invalid" for o in views),
+                    backend_errors=sum(o.error is not None for o in views),
+                    correct=sum(o.answer_correct for o in answered) if supported else None,
+                    wrong=sum(not o.answer_correct for o in answered) if supported else None,
+                    failures=sum(not o.task_correct for o in views),
+                )
+            )
         table[source] = rows
     return table
 
@@ -115,8 +121,9 @@ def decision_answer_gap(outcomes: Sequence[Outcome]) -> dict[str, DecisionAnswer
     for source in sorted(set(counts.sources)):
         m = counts.for_source(source).matrix.sum(axis=0)
         dec, task = int(m[cols["decision_ok_group"]]), int(m[cols["task_ok_group"]])
-        out[source] = DecisionAnswerGap(n_groups=int(m[cols["groups"]]), decisions_right=dec, task_right=task,
-                                        gap=dec - task)
+        out[source] = DecisionAnswerGap(
+            n_groups=int(m[cols["groups"]]), decisions_right=dec, task_right=task, gap=dec - task
+        )
     return out
 
 
@@ -145,8 +152,14 @@ def _curve(point: np.ndarray[Any, Any], draws: np.ndarray[Any, Any], lambdas: Se
     return Curve(tuple(lambdas), tuple(map(float, point)), tuple(map(float, lo)), tuple(map(float, hi)))
 
 
-def e_lambda_curve(outcomes: Sequence[Outcome], source: str, *, lambdas: Sequence[float] = LAMBDAS,
-                   n_draws: int = 10_000, seed: int = 0) -> Curve:
+def e_lambda_curve(
+    outcomes: Sequence[Outcome],
+    source: str,
+    *,
+    lambdas: Sequence[float] = LAMBDAS,
+    n_draws: int = 10_000,
+    seed: int = 0,
+) -> Curve:
     """E_λ of one run and source over ``lambdas`` with 95% percentile intervals (seed 000 §E.1, Figure 5).
 
     Args:
@@ -166,8 +179,15 @@ def e_lambda_curve(outcomes: Sequence[Outcome], source: str, *, lambdas: Sequenc
     return _curve(point, draws, lambdas)
 
 
-def e_lambda_paired(outcomes_a: Sequence[Outcome], outcomes_b: Sequence[Outcome], source: str, *,
-                    lambdas: Sequence[float] = LAMBDAS, n_draws: int = 10_000, seed: int = 0) -> Curve:
+def e_lambda_paired(
+    outcomes_a: Sequence[Outcome],
+    outcomes_b: Sequence[Outcome],
+    source: str,
+    *,
+    lambdas: Sequence[float] = LAMBDAS,
+    n_draws: int = 10_000,
+    seed: int = 0,
+) -> Curve:
     """Paired difference ``E_λ(A) - E_λ(B)`` over ``lambdas`` with 95% intervals from the same group draws.
 
     Seed 000 §4 and §E.1: both runs are weighted group by group with one draw, so the band is the paired
@@ -223,8 +243,11 @@ def residual_cue_rows(diagnostics: Mapping[str, Any]) -> list[StratumRow]:
                 continue
             if not isinstance(m, dict) or not isinstance(m.get("n_groups"), int):
                 raise VqauditError(f"diagnostics.json: field 'photos.residual_cues.{stratum}.{part}' is malformed")
-            rows.append(StratumRow(stratum=stratum, part=part, n_groups=m["n_groups"],
-                                   n_views=int(m.get("n_views") or 0), metrics=m))
+            rows.append(
+                StratumRow(
+                    stratum=stratum, part=part, n_groups=m["n_groups"], n_views=int(m.get("n_views") or 0), metrics=m
+                )
+            )
     return rows
 
 
@@ -251,18 +274,28 @@ def upd_ability_tables(upd_metrics: Mapping[str, Any]) -> list[AbilityTable]:
     rank = {s: i for i, s in enumerate(("original", "base", "option", "instruction"))}
     variants = ("aad", "iasd", "ivqd")
     tables = []
-    for key in sorted(configs, key=lambda k: (variants.index(k.split("/")[0]) if k.split("/")[0] in variants else 9,
-                                              rank.get(k.split("/")[-1], 9), k)):
+    for key in sorted(
+        configs,
+        key=lambda k: (
+            variants.index(k.split("/")[0]) if k.split("/")[0] in variants else 9,
+            rank.get(k.split("/")[-1], 9),
+            k,
+        ),
+    ):
         c = configs[key]
         if not isinstance(c, dict) or not isinstance(c.get("per_ability"), dict):
             raise VqauditError(f"metrics.json: field 'upd.configs.{key}.per_ability' is missing or not an object")
         per = c["per_ability"]
         names = sorted(per, key=lambda a: (_int_or(per[a].get("ability_index"), 99), a))
-        tables.append(AbilityTable(
-            variant=str(c.get("variant", key.split("/")[0])), setting=str(c.get("setting", key.split("/")[-1])),
-            abilities=tuple((_int_or(per[a].get("ability_index"), None), a) for a in names),
-            values={k: tuple(_num(per[a].get(k)) for a in names) for k in ("standard", "upd", "dual")},
-            n_items=tuple(_int_or(per[a].get("n_items"), 0) or 0 for a in names)))
+        tables.append(
+            AbilityTable(
+                variant=str(c.get("variant", key.split("/")[0])),
+                setting=str(c.get("setting", key.split("/")[-1])),
+                abilities=tuple((_int_or(per[a].get("ability_index"), None), a) for a in names),
+                values={k: tuple(_num(per[a].get(k)) for a in names) for k in ("standard", "upd", "dual")},
+                n_items=tuple(_int_or(per[a].get("n_items"), 0) or 0 for a in names),
+            )
+        )
     return tables
 
 

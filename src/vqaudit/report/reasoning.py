@@ -74,8 +74,9 @@ class ReasoningRun:
     answer_sources: frozenset[str]
 
 
-def reasoning_run(label: str, run_dir: Path, bench: Path | None, outcomes: Sequence[Outcome],
-                  answer_sources: Iterable[str]) -> ReasoningRun:
+def reasoning_run(
+    label: str, run_dir: Path, bench: Path | None, outcomes: Sequence[Outcome], answer_sources: Iterable[str]
+) -> ReasoningRun:
     """Read what the reasoning sections need of a scored run folder (``run.json``; outcomes already loaded).
 
     ``bench`` is the run's benchmark folder (None: the absolute path ``run.json`` records). ``usage`` is
@@ -84,10 +85,15 @@ def reasoning_run(label: str, run_dir: Path, bench: Path | None, outcomes: Seque
     """
     info = RunFolder(run_dir).read_info()
     budget = info.params.get("max_tokens")
-    return ReasoningRun(label=label, model=info.model, bench=(bench or Path(info.benchmark)).resolve(),
-                        max_tokens=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
-                        usage=info.usage.model_dump() if info.usage is not None else None,
-                        outcomes=list(outcomes), answer_sources=frozenset(answer_sources))
+    return ReasoningRun(
+        label=label,
+        model=info.model,
+        bench=(bench or Path(info.benchmark)).resolve(),
+        max_tokens=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+        usage=info.usage.model_dump() if info.usage is not None else None,
+        outcomes=list(outcomes),
+        answer_sources=frozenset(answer_sources),
+    )
 
 
 def _pct(value: float | None) -> str:
@@ -139,8 +145,11 @@ def scored_runs(run_dirs: Sequence[Path], answer_sources: Sequence[Iterable[str]
     """
     from vqaudit.score import load_outcomes
 
-    return [reasoning_run(d.name, d, None, load_outcomes(d), sources)
-            for d, sources in zip(run_dirs, answer_sources, strict=True) if RunFolder(d).outcomes.is_file()]
+    return [
+        reasoning_run(d.name, d, None, load_outcomes(d), sources)
+        for d, sources in zip(run_dirs, answer_sources, strict=True)
+        if RunFolder(d).outcomes.is_file()
+    ]
 
 
 def reasoning_rows(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS) -> list[ReasoningRows]:
@@ -160,25 +169,43 @@ def reasoning_rows(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS
             continue
         # a count no reply reported (None) is left out: shown as "n/a", never as 0
         usage = [(k, v) for k in USAGE_KEYS if (v := (r.usage or {}).get(k)) is not None]
-        out.append(ReasoningRows(label=r.label, usage=usage, sources=[(s, _summary_row(m), _quartile_rows(m))
-                                                                      for s, m in sorted(summaries.items())]))
+        out.append(
+            ReasoningRows(
+                label=r.label,
+                usage=usage,
+                sources=[(s, _summary_row(m), _quartile_rows(m)) for s, m in sorted(summaries.items())],
+            )
+        )
     return out
 
 
 def _summary_row(m: ReasoningSummary) -> dict[str, str]:
-    return {"views": str(m.n_views), "reasoning": str(m.n_reasoning),
-            "finished": _count_share(m.n_finished, m.n_reasoning, m.finished_share),
-            "median": _chars(m.median_chars), "p90": _chars(m.p90_chars),
-            "overruled": _count_share(m.n_overruled, m.n_drafts, m.overruled_share)}
+    return {
+        "views": str(m.n_views),
+        "reasoning": str(m.n_reasoning),
+        "finished": _count_share(m.n_finished, m.n_reasoning, m.finished_share),
+        "median": _chars(m.median_chars),
+        "p90": _chars(m.p90_chars),
+        "overruled": _count_share(m.n_overruled, m.n_drafts, m.overruled_share),
+    }
 
 
 def _quartile_rows(m: ReasoningSummary) -> list[dict[str, Any]]:
     rows = []
     for q in m.quartiles:
-        chars = "–" if q.lo_chars is None else (_chars(q.lo_chars) if q.lo_chars == q.hi_chars
-                                                 else f"{_chars(q.lo_chars)}–{_chars(q.hi_chars)}")
-        rows.append({"quartile": f"Q{q.index}", "chars": chars, "groups": str(q.n_groups),
-                     "cells": [(k, _pct(q.metrics[k]), _interval(q.ci[k])) for k in QUARTILE_METRICS]})
+        chars = (
+            "–"
+            if q.lo_chars is None
+            else (_chars(q.lo_chars) if q.lo_chars == q.hi_chars else f"{_chars(q.lo_chars)}–{_chars(q.hi_chars)}")
+        )
+        rows.append(
+            {
+                "quartile": f"Q{q.index}",
+                "chars": chars,
+                "groups": str(q.n_groups),
+                "cells": [(k, _pct(q.metrics[k]), _interval(q.ci[k])) for k in QUARTILE_METRICS],
+            }
+        )
     return rows
 
 
@@ -186,29 +213,62 @@ def reasoning_markdown(rows: Sequence[ReasoningRows]) -> str:
     """The Markdown "Reasoning" section of :func:`reasoning_rows` (``""`` when no run held reasoning)."""
     if not rows:
         return ""
-    lines = ["## Reasoning", "", REASONING_NOTE, "",
-             *table(["run", "source", "views", "with reasoning", "finished", "chars, median", "chars, p90",
-                     "drafts overruled"],
-                    [[r.label, source, *(f"{s[k]}" for k in ("views", "reasoning", "finished", "median", "p90",
-                                                               "overruled"))]
-                     for r in rows for source, s, _ in r.sources])]
+    lines = [
+        "## Reasoning",
+        "",
+        REASONING_NOTE,
+        "",
+        *table(
+            ["run", "source", "views", "with reasoning", "finished", "chars, median", "chars, p90", "drafts overruled"],
+            [
+                [
+                    r.label,
+                    source,
+                    *(f"{s[k]}" for k in ("views", "reasoning", "finished", "median", "p90", "overruled")),
+                ]
+                for r in rows
+                for source, s, _ in r.sources
+            ],
+        ),
+    ]
     used = [r for r in rows if r.usage]
     if used:
-        lines += ["", "Token usage reported by the backend (sums over the run's replies, run.json):", "",
-                  row(["run", *(k.replace("_", " ") for k in USAGE_KEYS)]), separator(1 + len(USAGE_KEYS))]
+        lines += [
+            "",
+            "Token usage reported by the backend (sums over the run's replies, run.json):",
+            "",
+            row(["run", *(k.replace("_", " ") for k in USAGE_KEYS)]),
+            separator(1 + len(USAGE_KEYS)),
+        ]
         for r in used:
             have = dict(r.usage)
             lines.append(row([r.label, *(f"{have[k]:,}" if k in have else "n/a" for k in USAGE_KEYS)]))
     if not any(quartiles for r in rows for _, _, quartiles in r.sources):
         return "\n".join(lines)
-    lines += ["", "### By reasoning-length quartile", "", QUARTILE_NOTE, "",
-              row(["run", "source", "quartile", "group mean chars", "groups", *QUARTILE_METRICS]),
-              separator(5 + len(QUARTILE_METRICS))]
+    lines += [
+        "",
+        "### By reasoning-length quartile",
+        "",
+        QUARTILE_NOTE,
+        "",
+        row(["run", "source", "quartile", "group mean chars", "groups", *QUARTILE_METRICS]),
+        separator(5 + len(QUARTILE_METRICS)),
+    ]
     for r in rows:
         for source, _, quartiles in r.sources:
             for q in quartiles:
-                lines.append(row([r.label, source, f"{q['quartile']}", f"{q['chars']}", f"{q['groups']}",
-                                  *(f"{p} {ci}".rstrip() for _, p, ci in q["cells"])]))
+                lines.append(
+                    row(
+                        [
+                            r.label,
+                            source,
+                            f"{q['quartile']}",
+                            f"{q['chars']}",
+                            f"{q['groups']}",
+                            *(f"{p} {ci}".rstrip() for _, p, ci in q["cells"]),
+                        ]
+                    )
+                )
     return "\n".join(lines)
 
 
@@ -231,9 +291,13 @@ def budget_sweeps(runs: Sequence[ReasoningRun], *, n_draws: int = DEFAULT_DRAWS)
         sources = sorted({o.source for r in group for o in r.outcomes if o.source in r.answer_sources})
         for source in sources:
             try:
-                sweeps.append(budget_sweep([(r.max_tokens or 0, r.label, [o for o in r.outcomes if o.source == source])
-                                            for r in group], source,
-                                           n_draws=n_draws))
+                sweeps.append(
+                    budget_sweep(
+                        [(r.max_tokens or 0, r.label, [o for o in r.outcomes if o.source == source]) for r in group],
+                        source,
+                        n_draws=n_draws,
+                    )
+                )
             except VqauditError:  # not the same groups and views (e.g. one run is a shard): no paired sweep
                 continue
     return sweeps
@@ -253,8 +317,9 @@ def sweep_rows(sweep: BudgetSweep) -> list[dict[str, Any]]:
             diff = "n/a" if d is None else _signed(d[0])
             spread = "" if d is None or d[1] is None or d[2] is None else f"[{_signed(d[1])}, {_signed(d[2])}]"
             cells.append((k, _pct(p.metrics[k]), _interval(p.ci[k]), diff, spread))
-        rows.append({"budget": p.budget, "run": p.run, "unfinished": f"{p.n_unfinished} of {p.n_reasoning}",
-                     "cells": cells})
+        rows.append(
+            {"budget": p.budget, "run": p.run, "unfinished": f"{p.n_unfinished} of {p.n_reasoning}", "cells": cells}
+        )
     return rows
 
 
@@ -265,8 +330,13 @@ def sweep_markdown(sweeps: Sequence[BudgetSweep]) -> str:
     lines = ["## Token-budget sweep", "", SWEEP_NOTE]
     for sweep in sweeps:
         head = ["budget", "run", "unfinished"] + [x for k in SWEEP_METRICS for x in (k, f"Δ{k}")]
-        lines += ["", f"### {sweep.source}: Δ against max_tokens = {sweep.reference}", "",
-                  row(head), separator(len(head))]
+        lines += [
+            "",
+            f"### {sweep.source}: Δ against max_tokens = {sweep.reference}",
+            "",
+            row(head),
+            separator(len(head)),
+        ]
         for line in sweep_rows(sweep):
             cells = [f"{p} {ci}".rstrip() + f" | {diff} {spread}".rstrip() for _, p, ci, diff, spread in line["cells"]]
             lines.append(row([f"{line['budget']}", f"{line['run']}", f"{line['unfinished']}", *cells]))
@@ -291,10 +361,19 @@ def write_sweep_json(run_dirs: Sequence[Path], path: Path, *, n_draws: int = DEF
         outcomes = load_outcomes(d)
         runs.append(reasoning_run(d.name, d, RunFolder(d).benchmark(), outcomes, {o.source for o in outcomes}))
     if len({(r.model, r.bench) for r in runs}) != 1:
-        raise VqauditError("a budget sweep is one model on one benchmark; got " +
-                           ", ".join(sorted({f"{r.model} on {r.bench}" for r in runs})))
+        raise VqauditError(
+            "a budget sweep is one model on one benchmark; got "
+            + ", ".join(sorted({f"{r.model} on {r.bench}" for r in runs}))
+        )
     sweeps = budget_sweeps(runs, n_draws=n_draws)
-    write_json(path, {"format": "vqaudit-sweep/1", "model": runs[0].model, "benchmark": str(runs[0].bench),
-                      "runs": {str(r.max_tokens): str(d) for r, d in zip(runs, run_dirs, strict=True)},
-                      "sources": {s.source: s.as_dict() for s in sweeps}})
+    write_json(
+        path,
+        {
+            "format": "vqaudit-sweep/1",
+            "model": runs[0].model,
+            "benchmark": str(runs[0].bench),
+            "runs": {str(r.max_tokens): str(d) for r, d in zip(runs, run_dirs, strict=True)},
+            "sources": {s.source: s.as_dict() for s in sweeps},
+        },
+    )
     return sweeps

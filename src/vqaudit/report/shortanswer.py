@@ -31,8 +31,13 @@ from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
 from vqaudit.shortanswer.records import AuditRow
 
-_METRIC_NAMES = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "relaxed_accuracy": "relaxed accuracy",
-                 "exact_match": "exact match", "containment": "whole-word containment"}
+_METRIC_NAMES = {
+    "vqa_accuracy": "VQA accuracy",
+    "anls": "ANLS",
+    "relaxed_accuracy": "relaxed accuracy",
+    "exact_match": "exact match",
+    "containment": "whole-word containment",
+}
 
 
 def _f(value: float, digits: int = 2) -> str:
@@ -55,69 +60,112 @@ def render_markdown(result: AuditResult) -> str:
     """Render the Table 13 report as Markdown."""
     r = result
     j = r.join
-    gold = ("no gold: the predictions carry none and no gold file was given" if j.gold_source == "none"
-            else f"{j.gold_source} gold")
-    lines = [f"# Short-answer score audit: {r.benchmark}", "",
-             f"Model: {r.model or 'unnamed'}. Metric: {_METRIC_NAMES.get(r.metric, r.metric)} (variant `{r.variant}`). "
-             f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({gold}); "
-             f"{len(j.predictions_without_gold)} predictions without gold, "
-             f"{len(j.gold_without_predictions)} gold questions without a prediction.", ""]
+    gold = (
+        "no gold: the predictions carry none and no gold file was given"
+        if j.gold_source == "none"
+        else f"{j.gold_source} gold"
+    )
+    lines = [
+        f"# Short-answer score audit: {r.benchmark}",
+        "",
+        f"Model: {r.model or 'unnamed'}. Metric: {_METRIC_NAMES.get(r.metric, r.metric)} (variant `{r.variant}`). "
+        f"{r.n_predictions} predictions, {len(j.rows)} joined with gold ({gold}); "
+        f"{len(j.predictions_without_gold)} predictions without gold, "
+        f"{len(j.gold_without_predictions)} gold questions without a prediction.",
+        "",
+    ]
     lines += [f"- note: {n}" for n in (*j.notes, *r.notes)]
     lines += [""] if j.notes or r.notes else []
     reasoning = r.reasoning
     if reasoning is not None:
-        lines += [f"Reasoning: {reasoning.with_reasoning} of {len(j.rows)} joined predictions held reasoning, split "
-                  "off and never scored (every layer reads the final answer); reasoning not finished: "
-                  f"{reasoning.not_finished} (never closed: scored as empty answers, counted as empty in the "
-                  "failure notes, `reasoning_not_finished` in rows.jsonl).", ""]
+        lines += [
+            f"Reasoning: {reasoning.with_reasoning} of {len(j.rows)} joined predictions held reasoning, split "
+            "off and never scored (every layer reads the final answer); reasoning not finished: "
+            f"{reasoning.not_finished} (never closed: scored as empty answers, counted as empty in the "
+            "failure notes, `reasoning_not_finished` in rows.jsonl).",
+            "",
+        ]
     lines += ["## Benchmark score", ""]
     if r.scores:
         splits = list(r.scores)
         lines += [scores_unit(r.metric, r.scores.get(OVERALL, math.nan)), ""]
-        lines += table(["layer", *splits], [["official", *[_f(r.scores[s]) for s in splits]],
-                                             ["canonical", *[_f(r.canonical_scores[s]) for s in splits]]])
+        lines += table(
+            ["layer", *splits],
+            [
+                ["official", *[_f(r.scores[s]) for s in splits]],
+                ["canonical", *[_f(r.canonical_scores[s]) for s in splits]],
+            ],
+        )
         lines += _harness_lines(r, splits)
     else:
         lines.append("No gold answers: no benchmark score (see the failure notes).")
     lines += ["", "## Contract mix", "", "official, canonical: scores in points, as above.", ""]
-    lines += table(["bucket", "n", "share %", "official", "canonical"],
-                    [[b, str(int(r.contract_mix[b]["n"])), _f(r.contract_mix[b]["share"], 1),
-                      _f(r.contract_mix[b]["official"]), _f(r.contract_mix[b]["canonical"])] for b in BUCKETS])
-    lines += ["", "Subtypes (Table 8): " + "; ".join(
-        f"{parent}: " + ", ".join(f"{k} {v}" for k, v in subs.items()) for parent, subs in r.subtypes.items()), ""]
+    lines += table(
+        ["bucket", "n", "share %", "official", "canonical"],
+        [
+            [
+                b,
+                str(int(r.contract_mix[b]["n"])),
+                _f(r.contract_mix[b]["share"], 1),
+                _f(r.contract_mix[b]["official"]),
+                _f(r.contract_mix[b]["canonical"]),
+            ]
+            for b in BUCKETS
+        ],
+    )
+    lines += [
+        "",
+        "Subtypes (Table 8): "
+        + "; ".join(
+            f"{parent}: " + ", ".join(f"{k} {v}" for k, v in subs.items()) for parent, subs in r.subtypes.items()
+        ),
+        "",
+    ]
     lines += ["## Semantic audit", ""]
     ra = r.ra_eval
     lines.append(f"- Official error pool (score < 1): {int(ra['errors'])} rows.")
-    lines.append(f"- RA-Eval (gold > 3 chars inside the output at word boundaries): {int(ra['recovered'])} "
-                 f"recovered ({_pct(ra['share'])} of the {int(ra.get('zero_credit_errors', ra['errors']))} errors "
-                 f"with no official credit); {int(ra.get('partial_credit_matched', 0))} of "
-                 f"{int(ra.get('partial_credit_rows', 0))} rows with partial official credit matched (not counted "
-                 f"as recovered); {int(ra.get('multiple_choice_skipped', 0))} multiple-choice rows not tested; "
-                 f"RA-Eval score {_f(ra['score'])}.")
+    lines.append(
+        f"- RA-Eval (gold > 3 chars inside the output at word boundaries): {int(ra['recovered'])} "
+        f"recovered ({_pct(ra['share'])} of the {int(ra.get('zero_credit_errors', ra['errors']))} errors "
+        f"with no official credit); {int(ra.get('partial_credit_matched', 0))} of "
+        f"{int(ra.get('partial_credit_rows', 0))} rows with partial official credit matched (not counted "
+        f"as recovered); {int(ra.get('multiple_choice_skipped', 0))} multiple-choice rows not tested; "
+        f"RA-Eval score {_f(ra['score'])}."
+    )
     if r.judge is not None:
         jd = r.judge
         point, lo, hi = jd.delta
-        lines.append(f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool - jd.undecided} "
-                     f"decided errors accepted ({_f(jd.accepted_share, 1)}%); {jd.undecided} of {jd.pool} verdicts "
-                     f"undecided, left out of the judge score, the interval and the share; judge score "
-                     f"{_f(jd.judged_score)}; judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}].")
-        lines.append("- Judge false-negative rate by bucket (%): "
-                     + ", ".join(f"{b} {_f(v, 1)}" for b, v in jd.fn_rate_by_bucket.items()))
+        lines.append(
+            f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool - jd.undecided} "
+            f"decided errors accepted ({_f(jd.accepted_share, 1)}%); {jd.undecided} of {jd.pool} verdicts "
+            f"undecided, left out of the judge score, the interval and the share; judge score "
+            f"{_f(jd.judged_score)}; judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}]."
+        )
+        lines.append(
+            "- Judge false-negative rate by bucket (%): "
+            + ", ".join(f"{b} {_f(v, 1)}" for b, v in jd.fn_rate_by_bucket.items())
+        )
         if jd.validation is not None:
             v = jd.validation
-            lines.append(f"- Validation vs human labels (n={int(v['n'])}): precision {_f(100 * v['precision'], 1)}%, "
-                         f"recall {_f(100 * v['recall'], 1)}%, Cohen's kappa {_f(v['kappa'], 3)}.")
+            lines.append(
+                f"- Validation vs human labels (n={int(v['n'])}): precision {_f(100 * v['precision'], 1)}%, "
+                f"recall {_f(100 * v['recall'], 1)}%, Cohen's kappa {_f(v['kappa'], 3)}."
+            )
         if jd.second is not None:
             s = jd.second
-            lines.append(f"- Second judge `{s['spec']}` (n={s['n']}): agreement {_f(100 * s['agreement'], 1)}%, "
-                         f"kappa {_f(s['kappa'], 3)}; acceptance {_f(s['accepted_share'], 1)}%.")
+            lines.append(
+                f"- Second judge `{s['spec']}` (n={s['n']}): agreement {_f(100 * s['agreement'], 1)}%, "
+                f"kappa {_f(s['kappa'], 3)}; acceptance {_f(s['accepted_share'], 1)}%."
+            )
     else:
         lines.append("- Judge: not run (give `--judge SPEC`).")
     changed = ", ".join(f"{k} {v}" for k, v in r.canonical_kinds.items() if v)
     causes = ", ".join(f"{k} {v}" for k, v in r.canonical_lost_causes.items() if v)
-    lines.append(f"- Canonical layer: rows gained by fault kind (`canonical_gain_kind` in rows.jsonl): "
-                 f"{changed or 'none'}; rows the canonical layer scores below official: {r.canonical_lost}"
-                 + (f" (by cause, `canonical_lost_cause` in rows.jsonl: {causes})." if causes else "."))
+    lines.append(
+        f"- Canonical layer: rows gained by fault kind (`canonical_gain_kind` in rows.jsonl): "
+        f"{changed or 'none'}; rows the canonical layer scores below official: {r.canonical_lost}"
+        + (f" (by cause, `canonical_lost_cause` in rows.jsonl: {causes})." if causes else ".")
+    )
     lines += ["", "Contract repair (Table 7; points of the mean official score):", ""]
     header = ["variant", "gain pp", "errors recovered", "breaks", "net"]
     with_judge = r.judge is not None
@@ -130,19 +178,33 @@ def render_markdown(result: AuditResult) -> str:
             row.append(f"{rep.judge_fn_recovered} / {rep.judge_fn}")
         rows.append(row)
     lines += table(header, rows)
-    lines += ["", "By bucket (gain pp): " + "; ".join(
-        f"{b}: " + ", ".join(f"{v} {g:+.2f}" if not math.isnan(g) else f"{v} n/a" for v, g in gains.items())
-        for b, gains in r.repair_by_bucket.items()), ""]
+    lines += [
+        "",
+        "By bucket (gain pp): "
+        + "; ".join(
+            f"{b}: " + ", ".join(f"{v} {g:+.2f}" if not math.isnan(g) else f"{v} n/a" for v, g in gains.items())
+            for b, gains in r.repair_by_bucket.items()
+        ),
+        "",
+    ]
     if r.answerability is not None:
         lines += _answerability_lines(r)
     fn = r.failures
     lines += ["## Failure notes", ""]
-    lines += table(["note", "outputs", "share %"],
-                    [[name, str(count), _f(100.0 * count / fn.n if fn.n else math.nan, 1)]
-                     for name, count in [("empty", fn.empty), ("truncated", fn.truncated),
-                                         ("abstention", fn.abstention), ("unanswerable", fn.unanswerable),
-                                         ("any formatting", fn.any_formatting),
-                                         *[(f"formatting: {k}", c) for k, c in fn.formatting.items()]]])
+    lines += table(
+        ["note", "outputs", "share %"],
+        [
+            [name, str(count), _f(100.0 * count / fn.n if fn.n else math.nan, 1)]
+            for name, count in [
+                ("empty", fn.empty),
+                ("truncated", fn.truncated),
+                ("abstention", fn.abstention),
+                ("unanswerable", fn.unanswerable),
+                ("any formatting", fn.any_formatting),
+                *[(f"formatting: {k}", c) for k, c in fn.formatting.items()],
+            ]
+        ],
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -150,16 +212,27 @@ def _answerability_lines(r: AuditResult) -> list[str]:
     """The Answerability section: VizWiz's metrics of "unanswerable" (:mod:`vqaudit.scoring.unanswerable`)."""
     a = r.answerability
     assert a is not None
-    how = ("an answerability score below 0.5" if a.decided_by == "score" else
-           "the answer, normalized as vqaEval.py normalizes a prediction, is \"unanswerable\"")
-    ap = ("n/a (the predictions carry no answerability score)" if a.average_precision is None
-          else _f(100 * a.average_precision))
-    lines = ["## Answerability", "",
-             f"Positive class: unanswerable ({a.unanswerable} of {a.n} joined questions by the gold's `answerable`; "
-             f"{a.predicted} predicted unanswerable: {how}). Scores in percent, as VizWiz reports them.", ""]
-    lines += table(["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
-                    [[_f(100 * a.precision), _f(100 * a.recall), _f(100 * a.f1), ap, str(a.tp), str(a.fp),
-                      str(a.fn)]])
+    how = (
+        "an answerability score below 0.5"
+        if a.decided_by == "score"
+        else 'the answer, normalized as vqaEval.py normalizes a prediction, is "unanswerable"'
+    )
+    ap = (
+        "n/a (the predictions carry no answerability score)"
+        if a.average_precision is None
+        else _f(100 * a.average_precision)
+    )
+    lines = [
+        "## Answerability",
+        "",
+        f"Positive class: unanswerable ({a.unanswerable} of {a.n} joined questions by the gold's `answerable`; "
+        f"{a.predicted} predicted unanswerable: {how}). Scores in percent, as VizWiz reports them.",
+        "",
+    ]
+    lines += table(
+        ["precision", "recall", "F1", "average precision", "tp", "fp", "fn"],
+        [[_f(100 * a.precision), _f(100 * a.recall), _f(100 * a.f1), ap, str(a.tp), str(a.fp), str(a.fn)]],
+    )
     return [*lines, ""]
 
 
@@ -172,13 +245,20 @@ def _harness_lines(r: AuditResult, splits: list[str]) -> list[str]:
     if not h:
         return []
     name = _HARNESS_NAMES.get(h["harness"], h["harness"])
-    rows = [[f"official, `--metric-variant {v}`", *[_f(scores.get(s, math.nan)) for s in splits]]
-            for v, scores in h["variants"].items()]
-    overall = ", ".join(f"`--metric-variant {v}` {_f(scores.get(OVERALL, math.nan))}"
-                        for v, scores in h["variants"].items())
-    return ["", f"This file was read as {name}'s output and scored under the default variant `{r.variant}` "
-                f"({_f(r.scores.get(OVERALL, math.nan))}); {name}'s own rules give another number: {overall}.", "",
-            *table(["layer", *splits], rows)]
+    rows = [
+        [f"official, `--metric-variant {v}`", *[_f(scores.get(s, math.nan)) for s in splits]]
+        for v, scores in h["variants"].items()
+    ]
+    overall = ", ".join(
+        f"`--metric-variant {v}` {_f(scores.get(OVERALL, math.nan))}" for v, scores in h["variants"].items()
+    )
+    return [
+        "",
+        f"This file was read as {name}'s output and scored under the default variant `{r.variant}` "
+        f"({_f(r.scores.get(OVERALL, math.nan))}); {name}'s own rules give another number: {overall}.",
+        "",
+        *table(["layer", *splits], rows),
+    ]
 
 
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
@@ -200,9 +280,13 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     if reasoning is not None:  # only when some prediction held reasoning: other reports are unchanged
         data["reasoning"] = dataclasses.asdict(reasoning)
     join = data.pop("join")
-    data["join"] = {"joined": len(result.join.rows), "predictions_without_gold": join["predictions_without_gold"],
-                    "gold_without_predictions": join["gold_without_predictions"],
-                    "gold_source": join["gold_source"], "notes": join["notes"]}
+    data["join"] = {
+        "joined": len(result.join.rows),
+        "predictions_without_gold": join["predictions_without_gold"],
+        "gold_without_predictions": join["gold_without_predictions"],
+        "gold_source": join["gold_source"],
+        "notes": join["notes"],
+    }
     if predictions is not None:
         data["predictions_file"] = str(predictions)
     cleaned: dict[str, Any] = json_ready(data)
@@ -231,14 +315,23 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
         source = joined[row.qid]
         official, canonical = row.official, row.canonical
         record = {  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
-            "answers": source.answers, "bucket": row.bucket,  # tuples: JSON arrays, as lists
+            "answers": source.answers,
+            "bucket": row.bucket,  # tuples: JSON arrays, as lists
             "canonical": canonical if canonical == canonical else None,  # NaN -> null, as json_ready
-            "canonical_answers": row.overlay, "canonical_gain_kind": row.canonical_gain_kind,
-            "canonical_kind": row.canonical_kind, "canonical_lost_cause": row.canonical_lost_cause,
-            "judge": row.judge, "official": official if official == official else None,
-            "prediction": source.prediction, "qid": row.qid, "question": source.question, "ra_eval": row.ra_eval,
+            "canonical_answers": row.overlay,
+            "canonical_gain_kind": row.canonical_gain_kind,
+            "canonical_kind": row.canonical_kind,
+            "canonical_lost_cause": row.canonical_lost_cause,
+            "judge": row.judge,
+            "official": official if official == official else None,
+            "prediction": source.prediction,
+            "qid": row.qid,
+            "question": source.question,
+            "ra_eval": row.ra_eval,
             "repaired": {str(k): v if v == v else None for k, v in sorted(row.repaired.items())},
-            "split": row.split, "subtype": row.subtype}
+            "split": row.split,
+            "subtype": row.subtype,
+        }
         if source.raw is not None or not source.finished:  # the prediction held reasoning: raw and final apart
             record = dict(sorted({**record, **_reasoning_fields(source)}.items()))
         lines.append(encode(record))
@@ -256,9 +349,11 @@ def _reasoning_fields(row: AuditRow) -> dict[str, Any]:
     reasoning never finished); ``reasoning_chars``: characters of reasoning (null for an answer box alone);
     ``reasoning_not_finished``: true, only on a row whose reasoning never closed.
     """
-    fields: dict[str, Any] = {"prediction": row.raw if row.raw is not None else row.prediction,
-                              "final": row.prediction if row.finished else None,
-                              "reasoning_chars": row.reasoning_chars}
+    fields: dict[str, Any] = {
+        "prediction": row.raw if row.raw is not None else row.prediction,
+        "final": row.prediction if row.finished else None,
+        "reasoning_chars": row.reasoning_chars,
+    }
     if not row.finished:
         fields["reasoning_not_finished"] = True
     return fields
@@ -272,9 +367,11 @@ def write_audit_report(result: AuditResult, out: Path, *, predictions: Path | No
     rows beside the old report. ``predictions``: see :func:`result_to_json`.
     """
     out.mkdir(parents=True, exist_ok=True)
-    report = json.dumps(result_to_json(result, predictions=predictions), indent=2, sort_keys=True,
-                        ensure_ascii=False) + "\n"
+    report = (
+        json.dumps(result_to_json(result, predictions=predictions), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    )
     md = out / "report.md"
-    atomic_write_set([(out / "rows.jsonl", _row_chunks(result)), (md, [render_markdown(result)]),
-                      (out / "report.json", [report])])
+    atomic_write_set(
+        [(out / "rows.jsonl", _row_chunks(result)), (md, [render_markdown(result)]), (out / "report.json", [report])]
+    )
     return md

@@ -96,22 +96,39 @@ def table1(runs: list[UPDRun]) -> str:
 def _ordered(configs: dict[str, Any]) -> list[dict[str, Any]]:
     """Configurations in the order AAD, IASD, IVQD and, within each, original, base, option, instruction."""
     rank = {s: i for i, s in enumerate(("original", "base", "option", "instruction"))}
-    return sorted(configs.values(), key=lambda c: (VARIANTS.index(c["variant"]) if c["variant"] in VARIANTS else 9,
-                                                   c["variant"], rank.get(c["setting"], 9)))
+    return sorted(
+        configs.values(),
+        key=lambda c: (
+            VARIANTS.index(c["variant"]) if c["variant"] in VARIANTS else 9,
+            c["variant"],
+            rank.get(c["setting"], 9),
+        ),
+    )
 
 
 def detail_table(runs: list[UPDRun]) -> str:
     """Markdown: per run and configuration, Standard / UPD / Dual with 95% intervals and undecided counts."""
-    head = ["run", "model", "variant", "setting", "items", "Standard", "UPD", "Dual", "undecided (std/UPD)",
-            "no reply"]
+    head = ["run", "model", "variant", "setting", "items", "Standard", "UPD", "Dual", "undecided (std/UPD)", "no reply"]
     lines = [row(head), separator(len(head))]
     for r in runs:
         for c in _ordered(r.metrics["configs"]):
             und = c["undecided"]
-            lines.append(row([
-                r.run_dir.name, r.model, c["variant"], c["setting"], str(c["n_items"]), _ci(c, "standard"),
-                _ci(c, "upd"), _ci(c, "dual"), f"{und['standard_views']}/{und['upd_views']}", str(und["no_reply"]),
-            ]))
+            lines.append(
+                row(
+                    [
+                        r.run_dir.name,
+                        r.model,
+                        c["variant"],
+                        c["setting"],
+                        str(c["n_items"]),
+                        _ci(c, "standard"),
+                        _ci(c, "upd"),
+                        _ci(c, "dual"),
+                        f"{und['standard_views']}/{und['upd_views']}",
+                        str(und["no_reply"]),
+                    ]
+                )
+            )
     return "\n".join(lines)
 
 
@@ -129,8 +146,9 @@ def radar_chart(title: str, per_ability: dict[str, Any]) -> bytes:
     characters so neighbouring labels do not overlap.
     """
     names = sorted(per_ability, key=lambda a: (per_ability[a].get("ability_index") or 99, a))
-    labels = [textwrap.fill(f"#{per_ability[a].get('ability_index') or '?'} {ABILITY_LABELS.get(a, a)}", 16)
-              for a in names]
+    labels = [
+        textwrap.fill(f"#{per_ability[a].get('ability_index') or '?'} {ABILITY_LABELS.get(a, a)}", 16) for a in names
+    ]
     angles = np.linspace(0, 2 * np.pi, max(len(names), 1), endpoint=False).tolist()
     fig = Figure(figsize=(RADAR_INCHES, RADAR_INCHES), dpi=RADAR_DPI)
     FigureCanvasAgg(fig)
@@ -167,15 +185,33 @@ def correlation_table(runs: list[UPDRun]) -> str:
     rows = standard_correlation([(r.run_dir.name, r.metrics) for r in runs])
     if not rows:
         return ""
-    head = ["variant", "setting", "x (Standard)", "models", "Pearson r (UPD)", "Spearman rho (UPD)",
-            "Pearson r (Dual)", "Spearman rho (Dual)"]
+    head = [
+        "variant",
+        "setting",
+        "x (Standard)",
+        "models",
+        "Pearson r (UPD)",
+        "Spearman rho (UPD)",
+        "Pearson r (Dual)",
+        "Spearman rho (Dual)",
+    ]
     lines = [row(head), separator(len(head))]
     for line in rows:
         x_from = "Original Standard" if line["x_from"] == "original" else "same setting"
-        lines.append(row([
-            line["variant"].upper(), SETTING_LABELS.get(line["setting"], line["setting"]), x_from, str(line["n"]),
-            _coef(line["pearson_upd"]), _coef(line["spearman_upd"]), _coef(line["pearson_dual"]),
-            _coef(line["spearman_dual"])]))
+        lines.append(
+            row(
+                [
+                    line["variant"].upper(),
+                    SETTING_LABELS.get(line["setting"], line["setting"]),
+                    x_from,
+                    str(line["n"]),
+                    _coef(line["pearson_upd"]),
+                    _coef(line["spearman_upd"]),
+                    _coef(line["pearson_dual"]),
+                    _coef(line["spearman_dual"]),
+                ]
+            )
+        )
     return "\n".join(lines)
 
 
@@ -187,15 +223,32 @@ def agreement_table(runs: list[UPDRun]) -> str:
     have = [r for r in runs if isinstance(r.metrics.get("judge_agreement"), dict)]
     if not have:
         return ""
-    head = ["run", "judge", "views compared", "judge right / human right", "agreement", "Cohen's kappa",
-            "labelled, not judged"]
+    head = [
+        "run",
+        "judge",
+        "views compared",
+        "judge right / human right",
+        "agreement",
+        "Cohen's kappa",
+        "labelled, not judged",
+    ]
     lines = [row(head), separator(len(head))]
     for r in have:
         a = r.metrics["judge_agreement"]
         c = a["counts"]
-        lines.append(row([
-            r.run_dir.name, f"`{a['judge']}`", str(a["n_compared"]), f"{c['tp'] + c['fp']} / {c['tp'] + c['fn']}",
-            _pct(a["accuracy"]), _coef(a["kappa"]), str(a["n_not_judged"])]))
+        lines.append(
+            row(
+                [
+                    r.run_dir.name,
+                    f"`{a['judge']}`",
+                    str(a["n_compared"]),
+                    f"{c['tp'] + c['fp']} / {c['tp'] + c['fn']}",
+                    _pct(a["accuracy"]),
+                    _coef(a["kappa"]),
+                    str(a["n_not_judged"]),
+                ]
+            )
+        )
     return "\n".join(lines)
 
 
@@ -264,15 +317,27 @@ def write_upd_report(run_dirs: list[Path], out_dir: Path) -> Path:
             parts += [f"![{title}]({name})", ""]
     correlation = correlation_table(runs)
     if correlation:
-        parts += ["## Standard versus UPD and Dual accuracy across models (seed 001 Fig. 7)", "",
-                  "One point per run; x is the run's Original Standard accuracy of the variant when every run has "
-                  "that setting (as in the paper), else the Standard accuracy of the same setting. Coefficients "
-                  "over the runs of this report; `undefined` when one side has no spread.", "", correlation, ""]
+        parts += [
+            "## Standard versus UPD and Dual accuracy across models (seed 001 Fig. 7)",
+            "",
+            "One point per run; x is the run's Original Standard accuracy of the variant when every run has "
+            "that setting (as in the paper), else the Standard accuracy of the same setting. Coefficients "
+            "over the runs of this report; `undefined` when one side has no spread.",
+            "",
+            correlation,
+            "",
+        ]
     agreement = agreement_table(runs)
     if agreement:
-        parts += ["## The judge versus human labels (seed 001 Fig. E)", "",
-                  "Over the labelled views the judge decided (replies the strict matcher left undecided, as in the "
-                  "paper); agreement in percent, Cohen's kappa (p_o - p_e) / (1 - p_e).", "", agreement, ""]
+        parts += [
+            "## The judge versus human labels (seed 001 Fig. E)",
+            "",
+            "Over the labelled views the judge decided (replies the strict matcher left undecided, as in the "
+            "paper); agreement in percent, Cohen's kappa (p_o - p_e) / (1 - p_e).",
+            "",
+            agreement,
+            "",
+        ]
     # reasoning models only: shares and lengths of the reasoning (a run whose replies held none adds nothing)
     thinking = reasoning_markdown(reasoning_rows(scored_runs([r.run_dir for r in runs], [()] * len(runs))))
     if thinking:

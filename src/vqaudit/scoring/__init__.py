@@ -30,9 +30,23 @@ if TYPE_CHECKING:
 
 _WHERE = {
     **dict.fromkeys(("answer_matches", "normalize_text", "parse_number"), "answers"),
-    **dict.fromkeys(("ANLS_VARIANTS", "EXACT_MATCH_VARIANTS", "RELAXED_VARIANTS", "VQA_VARIANTS", "AnlsVariant",
-                     "ExactMatchVariant", "RelaxedVariant", "VqaVariant", "anls", "exact_match", "relaxed_accuracy",
-                     "vqa_accuracy"), "official"),
+    **dict.fromkeys(
+        (
+            "ANLS_VARIANTS",
+            "EXACT_MATCH_VARIANTS",
+            "RELAXED_VARIANTS",
+            "VQA_VARIANTS",
+            "AnlsVariant",
+            "ExactMatchVariant",
+            "RelaxedVariant",
+            "VqaVariant",
+            "anls",
+            "exact_match",
+            "relaxed_accuracy",
+            "vqa_accuracy",
+        ),
+        "official",
+    ),
     "score_view": "outcomes",
 }
 

@@ -87,10 +87,27 @@ from vqaudit.scoring.canonical_text import _WRAPPER as _WRAPPER
 from vqaudit.scoring.official import _to_float
 from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
 
-__all__ = ["FAULT_KINDS", "GAIN_KINDS", "MAX_CLOSING_CHARS", "PARTIAL", "REFUSAL_CAUSES", "canonical_match",
-           "canonical_score", "canonical_scores", "gain_kind", "is_single_entity", "numbers_equal", "parse_number",
-           "parse_plain_number", "refusal_cause", "separate_digit_commas", "split_spans", "strip_trailing",
-           "strip_wrapper", "unify_dashes"]
+__all__ = [
+    "FAULT_KINDS",
+    "GAIN_KINDS",
+    "MAX_CLOSING_CHARS",
+    "PARTIAL",
+    "REFUSAL_CAUSES",
+    "canonical_match",
+    "canonical_score",
+    "canonical_scores",
+    "gain_kind",
+    "is_single_entity",
+    "numbers_equal",
+    "parse_number",
+    "parse_plain_number",
+    "refusal_cause",
+    "separate_digit_commas",
+    "split_spans",
+    "strip_trailing",
+    "strip_wrapper",
+    "unify_dashes",
+]
 
 
 @lru_cache(maxsize=1 << 17)
@@ -101,7 +118,6 @@ def _pred_features(pred: str) -> _Pred:
 @lru_cache(maxsize=1 << 17)
 def _ref_features(ref: str) -> _Ref:
     return _make_ref(ref, _vqaeval, _light)
-
 
 
 def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
@@ -122,7 +138,6 @@ def canonical_match(pred: str, ref: str, tolerance: float = 0.0) -> str | None:
         ``"exact"``, one of :data:`FAULT_KINDS`, or None when the pair does not match canonically.
     """
     return _match(_pred_features(pred), _ref_features(ref), tolerance)
-
 
 
 def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tuple[float, str | None]:
@@ -155,7 +170,6 @@ def canonical_score(prediction: str, answers: Sequence[str], metric: str) -> tup
     return _score_row(_pred_features(prediction), answers, metric, _ref_features)
 
 
-
 PARTIAL = "partial-similarity"
 """The label of a row gained without a canonical match: a higher graded score (ANLS) of the canonical forms."""
 GAIN_KINDS: tuple[str, ...] = (*FAULT_KINDS, "numeric-equal", "exact", PARTIAL)
@@ -186,9 +200,17 @@ def gain_kind(prediction: str, answers: Sequence[str], metric: str) -> str:
     return "exact"
 
 
-REFUSAL_CAUSES: tuple[str, ...] = ("exact-year-identifier", "relative-to-prediction", "number-notation",
-                                   "percent-as-fraction", "list-literal-gold", "empty-normalized-gold", "digit-comma",
-                                   "punctuation-kept", "other")
+REFUSAL_CAUSES: tuple[str, ...] = (
+    "exact-year-identifier",
+    "relative-to-prediction",
+    "number-notation",
+    "percent-as-fraction",
+    "list-literal-gold",
+    "empty-normalized-gold",
+    "digit-comma",
+    "punctuation-kept",
+    "other",
+)
 """Why the canonical layer scores a row below the official score, by cause (the report names each cause)."""
 
 
@@ -201,8 +223,11 @@ def _float_only(text: str) -> bool:
     ``5E-1``, ``1_000``, ``1_000%``; False for ``1000``, ``50%``, ``nan``, ``inf`` (no official hit reads these).
     """
     value = _to_float(text)
-    return (value is not None and math.isfinite(value)
-            and parse_number(strip_trailing(strip_wrapper(unify_dashes(text)))) is None)
+    return (
+        value is not None
+        and math.isfinite(value)
+        and parse_number(strip_trailing(strip_wrapper(unify_dashes(text)))) is None
+    )
 
 
 def _as_fraction(number: tuple[float, bool, str]) -> float:
@@ -241,16 +266,24 @@ def refusal_cause(prediction: str, answers: Sequence[str], metric: str) -> str:
             r = parse_number(strip_trailing(unify_dashes(a)))
             if r is not None and (_exact_kind(r[2]) or _exact_kind(p[2])):
                 return "exact-year-identifier"
-            if r is not None and p[0] != 0 and r[0] != 0 and (abs(p[0] - r[0]) / abs(p[0]) <= 0.05
-                                                               < abs(p[0] - r[0]) / abs(r[0])):
+            if (
+                r is not None
+                and p[0] != 0
+                and r[0] != 0
+                and (abs(p[0] - r[0]) / abs(p[0]) <= 0.05 < abs(p[0] - r[0]) / abs(r[0]))
+            ):
                 return "relative-to-prediction"
     if relaxed and any(_float_only(t) for t in (prediction, *answers)):
         return "number-notation"
     if relaxed and p is not None:
         for a in answers:
             r = parse_number(strip_trailing(unify_dashes(a)))
-            if r is not None and r[1] != p[1] and (rv := _as_fraction(r)) != 0 and \
-                    abs(_as_fraction(p) - rv) / abs(rv) <= 0.05 + 1e-12:
+            if (
+                r is not None
+                and r[1] != p[1]
+                and (rv := _as_fraction(r)) != 0
+                and abs(_as_fraction(p) - rv) / abs(rv) <= 0.05 + 1e-12
+            ):
                 return "percent-as-fraction"
     if any(a.strip().startswith("[") and a.strip().endswith("]") for a in answers):
         return "list-literal-gold"

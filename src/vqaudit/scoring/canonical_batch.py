@@ -64,8 +64,13 @@ _UNSET: object = object()
 Kind = str | None
 
 
-def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str, *,
-                     vqaeval: Callable[[str], str] | None = None) -> list[tuple[float, str | None]]:
+def canonical_scores(
+    predictions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    metric: str,
+    *,
+    vqaeval: Callable[[str], str] | None = None,
+) -> list[tuple[float, str | None]]:
     """:func:`canonical_score` of many rows: the same ``(score, kind)`` per row, each distinct string read once.
 
     The forms of each distinct prediction and reference are computed once, in batch passes over all of them
@@ -102,8 +107,9 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
         forms_many([p for p in predictions if p not in deferred], light, base, canon, forms, steps)
     else:
         forms = forms_many([*predictions, *chain.from_iterable(answers)], light, base, canon)
-    pair = _PairRule(forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base,
-                     steps)
+    pair = _PairRule(
+        forms, canon, light, 0.05 if metric == "relaxed_accuracy" else 0.0, predictions, deferred, base, steps
+    )
     try:
         return pair.rows(predictions, answers, metric)
     finally:
@@ -112,8 +118,12 @@ def canonical_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]
         pair.ref_objects.clear()
 
 
-def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], forms: dict[str, FormsOf],
-                 steps: dict[str, tuple[str, str]]) -> set[str]:
+def _unmatchable(
+    predictions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    forms: dict[str, FormsOf],
+    steps: dict[str, tuple[str, str]],
+) -> set[str]:
     """ANLS: the predictions that no reference of their rows can match or score above 0 (their forms are skipped).
 
     By :func:`vqaudit.scoring.canonical_forms.form_length_bounds`, every form of such a prediction (an ASCII one
@@ -142,8 +152,9 @@ def _unmatchable(predictions: Sequence[str], answers: Sequence[Sequence[str]], f
     # the faster, smaller bound first; the other one where it does not suffice
     out = {p for p, lb in zip(candidates, strong_bounds(t4s), strict=True) if lb >= longest[p]}
     rest = [(p, t4) for p, t4 in zip(candidates, t4s, strict=True) if p not in out]
-    out.update(p for (p, _), lb in zip(rest, form_length_bounds([t4 for _, t4 in rest]), strict=True)
-               if lb >= longest[p])
+    out.update(
+        p for (p, _), lb in zip(rest, form_length_bounds([t4 for _, t4 in rest]), strict=True) if lb >= longest[p]
+    )
     return out
 
 
@@ -164,9 +175,17 @@ class _PairRule:
     compared forms are the light forms for ANLS, else the vqaEval surfaces: ``forms[r][at]``).
     """
 
-    def __init__(self, forms: dict[str, FormsOf], canon: dict[str, str], light: bool, tolerance: float,
-                 predictions: Sequence[str], deferred: set[str], vqaeval: Callable[[str], str],
-                 steps: dict[str, tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        forms: dict[str, FormsOf],
+        canon: dict[str, str],
+        light: bool,
+        tolerance: float,
+        predictions: Sequence[str],
+        deferred: set[str],
+        vqaeval: Callable[[str], str],
+        steps: dict[str, tuple[str, str]],
+    ) -> None:
         self.forms = forms
         self.canon = canon
         self.light = light
@@ -178,8 +197,10 @@ class _PairRule:
         self.at = 3 if light else 2
         self.pred_prepared: dict[str, str] = {}
         self.pred_numbers: dict[str, object] = {}
-        self.pred_features = {p: (f[4], f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
-                              for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions) if p not in deferred)}
+        self.pred_features = {
+            p: (f[4], f[3] if light else f[2], _may_number(f[0]), _maybe_list(f[0]))
+            for p, f in ((p, forms[p]) for p in dict.fromkeys(predictions) if p not in deferred)
+        }
         # A deferred prediction is ASCII (so its dash-unified text is itself) and has no compared forms.
         self.pred_features.update({p: (p.strip(), None, _may_number(p), _maybe_list(p)) for p in deferred})
         # A prediction that may be a number but is none reads no reference as a number (_match's numeric step).
@@ -254,8 +275,15 @@ class _PairRule:
         if pn is _UNSET:
             x = self.prepared(p)
             # _number_of's and parse_number's early exits (an ASCII text: no digit, or a sentence of many words)
-            pn = self.pred_numbers[p] = (None if x.isascii() and (_DIGIT.search(x) is None or (
-                "(" not in x and len(x.split(None, _MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS)) else _number_of(x))
+            pn = self.pred_numbers[p] = (
+                None
+                if x.isascii()
+                and (
+                    _DIGIT.search(x) is None
+                    or ("(" not in x and len(x.split(None, _MAX_NUMBER_TOKENS)) > _MAX_NUMBER_TOKENS)
+                )
+                else _number_of(x)
+            )
         return pn
 
     def numeric(self, p: str, r: str) -> Kind | object:
@@ -326,8 +354,9 @@ class _PairRule:
 
     # --- rows ---
 
-    def rows(self, predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str
-             ) -> list[tuple[float, str | None]]:
+    def rows(
+        self, predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str
+    ) -> list[tuple[float, str | None]]:
         """``_score_row`` of every row (same aggregation per metric).
 
         The pair rule is inlined for a prediction that is surely neither a number nor a list (``kind``'s
@@ -363,9 +392,19 @@ class _PairRule:
                     for a in dict.fromkeys(row):
                         rf = forms[a]
                         rs: _Forms = rf[at]  # type: ignore[assignment]
-                        by_ref[a] = ("exact" if pst == rf[4] else _ONE_SIDED if ps0 == rs[0] else
-                                     self.unicode_kind(p, a) if ps1 == rs[1] else _TRAILING if ps2 == rs[2] else
-                                     _WRAPPER_KIND if ps3 == rs[3] else None)
+                        by_ref[a] = (
+                            "exact"
+                            if pst == rf[4]
+                            else _ONE_SIDED
+                            if ps0 == rs[0]
+                            else self.unicode_kind(p, a)
+                            if ps1 == rs[1]
+                            else _TRAILING
+                            if ps2 == rs[2]
+                            else _WRAPPER_KIND
+                            if ps3 == rs[3]
+                            else None
+                        )
                 values = by_ref.values()
                 # The first "exact" kind, else the first matched kind, in answer order (_score_row).
                 k = "exact" if "exact" in values else next(filter(None, values), None)
@@ -405,8 +444,11 @@ class _PairRule:
             rs4 = rf[2][3]
             # official.anls(x, [y]) (paper rule, tau 0.5) inlined
             if ps4 == rs4:
-                nl = _normalized_distance(rf[3][3].lower().strip(), pl4.lower().strip(),  # type: ignore[index]
-                                          score_cutoff=_ANLS_THRESHOLD)
+                nl = _normalized_distance(
+                    rf[3][3].lower().strip(),  # type: ignore[index]
+                    pl4.lower().strip(),
+                    score_cutoff=_ANLS_THRESHOLD,
+                )
             else:
                 nl = _normalized_distance(rs4.lower().strip(), ps4.lower().strip(), score_cutoff=_ANLS_THRESHOLD)
             value = 1.0 - nl if nl < _ANLS_THRESHOLD else 0.0

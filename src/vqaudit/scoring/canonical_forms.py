@@ -94,8 +94,13 @@ def _one_final_period(t: str) -> bool:
     no lone letter: ``_TAIL``'s lookbehinds ``(?<!\b[A-Za-z]\.)(?<!\b[A-Za-z])`` pass (the character before the
     period is a digit, or a letter after a word character, so no ``\b`` precedes it).
     """
-    return (len(t) >= 3 and t[-1] == "." and t[-2].isalnum() and t[0] not in _LEAD_OR_SPACE
-            and (t[-2].isdigit() or t[-3].isalnum() or t[-3] == "_"))
+    return (
+        len(t) >= 3
+        and t[-1] == "."
+        and t[-2].isalnum()
+        and t[0] not in _LEAD_OR_SPACE
+        and (t[-2].isdigit() or t[-3].isalnum() or t[-3] == "_")
+    )
 
 
 def _wrapper_hint(low: str) -> bool:
@@ -108,14 +113,23 @@ def step_texts(texts: Sequence[str]) -> tuple[list[str], list[str]]:
 
     ``t3 = strip_trailing(t)``, ``t4 = strip_trailing(strip_wrapper(t3))``, as in ``canonical_text._forms``.
     """
-    t3s = [(t[:-1] if _one_final_period(t) else strip_trailing(t)) if t[:1] in _LEAD_OR_SPACE
-           or t[-1:] in _TAIL_OR_SPACE else t for t in texts]
+    t3s = [
+        (t[:-1] if _one_final_period(t) else strip_trailing(t))
+        if t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
+        else t
+        for t in texts
+    ]
     lows = "\n".join(t3s).lower().split("\n")  # ASCII: lower() maps character by character
     if len(lows) != len(t3s):  # a text holds the separator
         lows = [t.lower() for t in t3s]
-    t4s = [strip_trailing(strip_wrapper(t)) if (t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE
-                                               or low.startswith(_WRAPPER_STARTS) or "answer is" in low) else t
-           for t, low in zip(t3s, lows, strict=True)]  # _wrapper_hint inlined
+    t4s = [
+        strip_trailing(strip_wrapper(t))
+        if (
+            t[:1] in _LEAD_OR_SPACE or t[-1:] in _TAIL_OR_SPACE or low.startswith(_WRAPPER_STARTS) or "answer is" in low
+        )
+        else t
+        for t, low in zip(t3s, lows, strict=True)
+    ]  # _wrapper_hint inlined
     return t3s, t4s
 
 
@@ -156,8 +170,12 @@ def form_length_bounds(t4s: Sequence[str]) -> list[int]:
         b = t.encode()
         words = b.translate(None, _NOT_STRONG).split()
         pieces = b"".join(_LONG_PIECES.findall(b))
-        out.append(sum(map(len, words)) + (len(words) - 1 if words else 0)
-                   + len(pieces) - len(pieces.translate(None, _WEAK_LETTER_BYTES)))
+        out.append(
+            sum(map(len, words))
+            + (len(words) - 1 if words else 0)
+            + len(pieces)
+            - len(pieces.translate(None, _WEAK_LETTER_BYTES))
+        )
     return out
 
 
@@ -170,9 +188,14 @@ def strong_bounds(t4s: Sequence[str]) -> list[int]:
     return out
 
 
-def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
-               into: dict[str, str] | None = None, out: dict[str, FormsOf] | None = None,
-               steps: dict[str, tuple[str, str]] | None = None) -> dict[str, FormsOf]:
+def forms_many(
+    texts: Sequence[str],
+    light: bool,
+    vqaeval: Callable[[str], str],
+    into: dict[str, str] | None = None,
+    out: dict[str, FormsOf] | None = None,
+    steps: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, FormsOf]:
     """``canonical_text._forms`` of every distinct text of ``texts``, computed by batch passes (module docstring).
 
     Args:
@@ -210,8 +233,9 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
     simple = [t for t, u in zip(plain, unchanged, strict=True) if u]
     if not light:
         # an unchanged text has no outer space (strip_trailing would drop it): it is its own stripped text
-        out.update({t: (t, t, (s, s, s, s), None, t) for t, s in zip(simple, map(canon.__getitem__, simple),
-                                                                     strict=True)})
+        out.update(
+            {t: (t, t, (s, s, s, s), None, t) for t, s in zip(simple, map(canon.__getitem__, simple), strict=True)}
+        )
     else:
         marked = [t for t in simple if _PUNCT_OR_PERIOD.search(t) is not None]
         _light_many(marked, lights)
@@ -226,13 +250,21 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
     plain, t3s, t4s = ([xs[i] for i in changed] for xs in (plain, t3s, t4s))
     # Step 3's text needs its own normalization unless it equals the text, or only drops a final period that
     # vqaEval drops anyway (canonical_text._forms, first shortcut).
-    finals = [t3 and len(t) == len(t3) + 1 and t[-1] == "." and t.startswith(t3) and not t3[-1].isspace()
-              for t, t3 in zip(plain, t3s, strict=True)]
+    finals = [
+        t3 and len(t) == len(t3) + 1 and t[-1] == "." and t.startswith(t3) and not t3[-1].isspace()
+        for t, t3 in zip(plain, t3s, strict=True)
+    ]
     s1s = [canon[t] for t in plain]
-    own3 = [not (t3 == t or (final and s1 and s1[-1] != "." and t.count(".") <= PERIOD_STRIP_COUNT))
-            for t, t3, final, s1 in zip(plain, t3s, finals, s1s, strict=True)]
-    canonical_vqaeval_many([t3 for t3, own in zip(t3s, own3, strict=True) if own]
-                           + [t4 for t3, t4 in zip(t3s, t4s, strict=True) if t4 != t3], canon, normal)
+    own3 = [
+        not (t3 == t or (final and s1 and s1[-1] != "." and t.count(".") <= PERIOD_STRIP_COUNT))
+        for t, t3, final, s1 in zip(plain, t3s, finals, s1s, strict=True)
+    ]
+    canonical_vqaeval_many(
+        [t3 for t3, own in zip(t3s, own3, strict=True) if own]
+        + [t4 for t3, t4 in zip(t3s, t4s, strict=True) if t4 != t3],
+        canon,
+        normal,
+    )
     for t, t3, t4, s1, own, final in zip(plain, t3s, t4s, s1s, own3, finals, strict=True):
         s3 = canon[t3] if own else s1
         s4 = s3 if t4 == t3 else canon[t4]
@@ -252,8 +284,14 @@ def forms_many(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str],
     return out
 
 
-def _other_forms(texts: Sequence[str], light: bool, vqaeval: Callable[[str], str], canon: dict[str, str],
-                 lights: dict[str, str], out: dict[str, FormsOf]) -> None:
+def _other_forms(
+    texts: Sequence[str],
+    light: bool,
+    vqaeval: Callable[[str], str],
+    canon: dict[str, str],
+    lights: dict[str, str],
+    out: dict[str, FormsOf],
+) -> None:
     """``_forms`` of each text, one at a time, with memos local to the call (``canon``, ``lights``)."""
 
     def vq(text: str) -> str:

@@ -50,8 +50,12 @@ FAULT_KINDS: tuple[str, ...] = (
     "multi-span",
 )
 UNICODE_NFKC, UNICODE_DASHES = FAULT_KINDS[1:3]
-STEP_KINDS: tuple[str, str, str, str] = ("one-sided-normalization", UNICODE_DASHES, "trailing-punctuation",
-                                         "sentence-wrapper")
+STEP_KINDS: tuple[str, str, str, str] = (
+    "one-sided-normalization",
+    UNICODE_DASHES,
+    "trailing-punctuation",
+    "sentence-wrapper",
+)
 """The kind of each of the four string steps (the forms ``_forms`` computes): step 2 (NFKC and dashes) is named
 ``unicode-dashes`` here and :func:`_unicode_kind` tells it from ``unicode-nfkc`` where it decides a pair."""
 
@@ -76,11 +80,22 @@ class _Pred:
     ``number`` is surely None (an ASCII text without a digit: stripping adds none, see ``_number_of``).
     """
 
-    __slots__ = ("_number", "_number_done", "_prepared", "dashed", "light", "may_number", "maybe_list", "raw",
-                 "stripped", "surfaces")
+    __slots__ = (
+        "_number",
+        "_number_done",
+        "_prepared",
+        "dashed",
+        "light",
+        "may_number",
+        "maybe_list",
+        "raw",
+        "stripped",
+        "surfaces",
+    )
 
-    def __init__(self, raw: str, dashed: str, surfaces: tuple[str, str, str, str],
-                 light: tuple[str, str, str, str] | None) -> None:
+    def __init__(
+        self, raw: str, dashed: str, surfaces: tuple[str, str, str, str], light: tuple[str, str, str, str] | None
+    ) -> None:
         self.raw = raw
         self.stripped = raw.strip()
         self.dashed = dashed
@@ -89,7 +104,7 @@ class _Pred:
         self.may_number = not dashed.isascii() or _DIGIT.search(dashed) is not None
         # Whether split_spans(prepared) can find 2 spans: prepared is a substring of dashed, so a separator
         # (``, ; / &`` or "and") in it is one in dashed.
-        self.maybe_list = ("," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed)
+        self.maybe_list = "," in dashed or ";" in dashed or "/" in dashed or "&" in dashed or "and" in dashed
         self._prepared: str | None = None
         self._number: tuple[float, bool, str] | None = None
         self._number_done = not self.may_number
@@ -116,11 +131,29 @@ class _Ref:
     (:attr:`_Pred.maybe_list`), and ``number``, read only against a numeric prediction.
     """
 
-    __slots__ = ("_number", "_number_done", "_spans", "_spans_done", "_vqaeval", "dashed", "light", "prepared",
-                 "raw", "stripped", "surfaces")
+    __slots__ = (
+        "_number",
+        "_number_done",
+        "_spans",
+        "_spans_done",
+        "_vqaeval",
+        "dashed",
+        "light",
+        "prepared",
+        "raw",
+        "stripped",
+        "surfaces",
+    )
 
-    def __init__(self, raw: str, dashed: str, prepared: str, surfaces: tuple[str, str, str, str],
-                 light: tuple[str, str, str, str] | None, vqaeval: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        raw: str,
+        dashed: str,
+        prepared: str,
+        surfaces: tuple[str, str, str, str],
+        light: tuple[str, str, str, str] | None,
+        vqaeval: Callable[[str], str],
+    ) -> None:
         self.raw = raw
         self.stripped = raw.strip()
         self.dashed = dashed
@@ -149,8 +182,6 @@ class _Ref:
                 if len(rs) >= 2 and not _THOUSANDS.match(self.stripped) and not is_single_entity(self.raw):
                     self._spans = _sorted_spans(rs, self._vqaeval)
         return self._spans
-
-
 
 
 def _make_pred(pred: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None) -> _Pred:
@@ -189,7 +220,6 @@ def _match(p: _Pred, r: _Ref, tolerance: float, light: bool = False) -> str | No
     return None
 
 
-
 def _needs_format(text: str) -> bool:
     """Whether reading ``text`` as a number needed fault kind 6b (currency, magnitude, hedge, boxed, fraction)."""
     t = unify_dashes(text).strip().lower()
@@ -216,9 +246,9 @@ def _numeric_kind(p: _Pred, r: _Ref) -> str:
     return "exact-year-identifier" if _exact_kind(rn[2]) else "numeric-equal"
 
 
-
-def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[str], _Ref]
-               ) -> tuple[float, str | None]:
+def _score_row(
+    p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[str], _Ref]
+) -> tuple[float, str | None]:
     """:func:`canonical_score` of one row on precomputed features (``ref_of`` gives a reference's features)."""
     tol = 0.05 if metric == "relaxed_accuracy" else 0.0
     light = metric == "anls"
@@ -249,12 +279,14 @@ def _score_row(p: _Pred, answers: Sequence[str], metric: str, ref_of: Callable[[
             assert r.light is not None
             # vqaEval forms (articles and punctuation gone), except where they would make the two texts
             # identical: there the light forms, which keep the punctuation, are compared (never destroy an answer).
-            value = (anls(p.light[3], [r.light[3]]) if p.surfaces[3] == r.surfaces[3]
-                     else anls(p.surfaces[3], [r.surfaces[3]]))
+            value = (
+                anls(p.light[3], [r.light[3]])
+                if p.surfaces[3] == r.surfaces[3]
+                else anls(p.surfaces[3], [r.surfaces[3]])
+            )
             best = value if value > best else best
         return best, None
     return 0.0, None
-
 
 
 def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
@@ -269,6 +301,9 @@ def _contained_kind(p: _Pred, refs: Sequence[_Ref]) -> str | None:
                 return kind
             nfkc = unicodedata.normalize  # which part of step 2 was needed (see _unicode_kind)
             pn = _vqaeval(nfkc("NFKC", p.raw))
-            return UNICODE_NFKC if any((rn := _vqaeval(nfkc("NFKC", r.raw))) and contains_at_word_boundaries(pn, rn)
-                                       for r in refs) else UNICODE_DASHES
+            return (
+                UNICODE_NFKC
+                if any((rn := _vqaeval(nfkc("NFKC", r.raw))) and contains_at_word_boundaries(pn, rn) for r in refs)
+                else UNICODE_DASHES
+            )
     return None

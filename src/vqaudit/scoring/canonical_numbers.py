@@ -21,8 +21,10 @@ _DIGIT = re.compile(r"\d")
 _HEDGE = re.compile(r"^(?:approximately|approx\.?|about|around|roughly|~|\u2248)\s*")
 _SPELLED = re.compile(r"[a-z][a-z -]*")
 _CURRENCY = re.compile(r"^([-+]?)\s*[$\u20ac\u00a3\u00a5]\s*")
-_MAGNITUDE = re.compile(r"^(?P<num>[-+]?\d+(?:\.\d+)?|[-+]?\d{1,3}(?:,\d{3})+)\s*"
-                        r"(?P<word>thousand|million|billion|trillion)$")
+_MAGNITUDE = re.compile(
+    r"^(?P<num>[-+]?\d+(?:\.\d+)?|[-+]?\d{1,3}(?:,\d{3})+)\s*"
+    r"(?P<word>thousand|million|billion|trillion)$"
+)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _FRACTION = re.compile(r"^(?P<sign>[-+]?)(?P<a>\d+)\s*/\s*(?P<b>\d+)$")
 
@@ -33,7 +35,7 @@ def _number_format(t: str) -> tuple[str, tuple[float, bool, str] | None]:
         boxed = _BOXED.match(t)
         t = boxed.group(1).strip() if boxed else t
     t = _HEDGE.sub("", t)
-    if t.endswith(")") and (i := t.rfind("(")) > 0 and _SPELLED.fullmatch(t[i + 1:-1]):
+    if t.endswith(")") and (i := t.rfind("(")) > 0 and _SPELLED.fullmatch(t[i + 1 : -1]):
         t = t[:i].rstrip()  # "12 (twelve)"
     t = _CURRENCY.sub(r"\1", t)
     m = _MAGNITUDE.match(t)
@@ -107,8 +109,9 @@ def numbers_equal(pred: str, ref: str, tolerance: float = 0.0) -> bool | None:
     return _parsed_numbers_equal(parse_number(pred), parse_number(ref), tolerance)
 
 
-def _parsed_numbers_equal(p: tuple[float, bool, str] | None, r: tuple[float, bool, str] | None,
-                          tolerance: float) -> bool | None:
+def _parsed_numbers_equal(
+    p: tuple[float, bool, str] | None, r: tuple[float, bool, str] | None, tolerance: float
+) -> bool | None:
     if p is None or r is None:
         return None
     if _exact_kind(r[2]) or _exact_kind(p[2]):

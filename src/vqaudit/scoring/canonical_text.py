@@ -66,13 +66,14 @@ def strip_trailing(text: str) -> str:
     if j == end:
         return text[start:] if start else text
     tail = _TAIL.search(text, max(start, j))
-    return text[start:tail.start() if tail else end]
+    return text[start : tail.start() if tail else end]
 
 
 MAX_CLOSING_CHARS = 60
 """Longest answer taken from a closing "... so the answer is X" (characters); a longer tail is left alone."""
-_CLOSING_LEAD = re.compile(r"(?:^|[.,;:!?]\s*|\b(?:so|thus|therefore|hence)\s*,?\s*)the\s+(?:final\s+)?$",
-                           re.IGNORECASE)
+_CLOSING_LEAD = re.compile(
+    r"(?:^|[.,;:!?]\s*|\b(?:so|thus|therefore|hence)\s*,?\s*)the\s+(?:final\s+)?$", re.IGNORECASE
+)
 _BOXED = re.compile(r"^\\boxed\{([^{}]*)\}$")
 
 
@@ -81,9 +82,9 @@ def _closing(t: str) -> str | None:
     i = low.rfind("answer is")
     if i <= 0:
         return None
-    if not _CLOSING_LEAD.search(low[max(0, i - 24):i]):
+    if not _CLOSING_LEAD.search(low[max(0, i - 24) : i]):
         return None
-    tail = strip_trailing(t[i + len("answer is"):].strip().lstrip(":").strip())
+    tail = strip_trailing(t[i + len("answer is") :].strip().lstrip(":").strip())
     if not tail or len(tail) > MAX_CLOSING_CHARS or re.search(r"[!?\n]|\.(?!\d)\s", tail):
         return None
     return tail
@@ -99,7 +100,7 @@ def strip_wrapper(text: str) -> str:
     t = text.strip()
     m = _WRAPPER.match(t)
     if m:
-        t = t[m.end():]
+        t = t[m.end() :]
     elif "answer is" in t.lower():
         closing = _closing(t)
         if closing is not None:
@@ -183,7 +184,6 @@ def _light_surfaces(text: str) -> tuple[str, str, str, str]:
     return _light(text), _light(t2), _light(t3), _light(t4)
 
 
-
 def split_spans(text: str) -> tuple[str, ...]:
     """Split a list-like answer into its spans (fault kind 9): list literal brackets, ``, ; / &`` and "and"."""
     t = text.strip()
@@ -193,12 +193,17 @@ def split_spans(text: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
-_NAME_SUFFIX = re.compile(r",\s*(?:jr|sr|inc|ltd|llc|co|corp|plc|l\.?p|m\.?d|ph\.?\s?d|esq|ii|iii|iv)\.?\s*$",
-                          re.IGNORECASE)
-_CALENDAR = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|"
-                       r"fri|sat|sun)(?:[a-z]*)\.?(?=[\s,]|$)", re.IGNORECASE)
-_STREET_OR_POSTCODE = re.compile(r"(?:^|,\s*)\d{1,6}\s+[A-Za-z]|\b\d{5}(?:-\d{4})?\b|\bp\.?\s?o\.?\s+box\b",
-                                 re.IGNORECASE)
+_NAME_SUFFIX = re.compile(
+    r",\s*(?:jr|sr|inc|ltd|llc|co|corp|plc|l\.?p|m\.?d|ph\.?\s?d|esq|ii|iii|iv)\.?\s*$", re.IGNORECASE
+)
+_CALENDAR = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|"
+    r"fri|sat|sun)(?:[a-z]*)\.?(?=[\s,]|$)",
+    re.IGNORECASE,
+)
+_STREET_OR_POSTCODE = re.compile(
+    r"(?:^|,\s*)\d{1,6}\s+[A-Za-z]|\b\d{5}(?:-\d{4})?\b|\bp\.?\s?o\.?\s+box\b", re.IGNORECASE
+)
 _STATE_CODE_LAST = re.compile(r",\s*[A-Z]{2}\.?\s*$")
 
 
@@ -214,8 +219,12 @@ def is_single_entity(text: str) -> bool:
     """
     if "," not in text:
         return False
-    return bool(_NAME_SUFFIX.search(text) or _CALENDAR.search(text) or _STREET_OR_POSTCODE.search(text)
-                or _STATE_CODE_LAST.search(text))
+    return bool(
+        _NAME_SUFFIX.search(text)
+        or _CALENDAR.search(text)
+        or _STREET_OR_POSTCODE.search(text)
+        or _STATE_CODE_LAST.search(text)
+    )
 
 
 def _sorted_spans(spans: tuple[str, ...], vqaeval: Callable[[str], str] | None = None) -> list[str]:
@@ -225,8 +234,9 @@ def _sorted_spans(spans: tuple[str, ...], vqaeval: Callable[[str], str] | None =
 _Forms = tuple[str, str, str, str]
 
 
-def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None
-           ) -> tuple[str, str, _Forms, _Forms | None]:
+def _forms(
+    text: str, vqaeval: Callable[[str], str], light: Callable[[str], str] | None
+) -> tuple[str, str, _Forms, _Forms | None]:
     """The steps of :func:`_surfaces` and :func:`_light_surfaces` computed once: ``(t2, t3, surfaces, light)``.
 
     ``t2`` is the dash-unified text, ``t3`` the text after trailing punctuation; ``vqaeval`` must be
@@ -246,12 +256,14 @@ def _forms(text: str, vqaeval: Callable[[str], str], light: Callable[[str], str]
     t4 = strip_trailing(strip_wrapper(t3))
     s1 = vqaeval(text)
     s2 = s1 if t2 == text else vqaeval(t2)
-    final_period = (t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3)
-                    and not t3[-1].isspace())
+    final_period = t3 and len(t2) == len(t3) + 1 and t2[-1] == "." and t2.startswith(t3) and not t3[-1].isspace()
     # s2 ending in "." is the raw fallback of an empty vqaEval form (which never ends in a period here: vqaEval
     # deletes the final one and keeps only periods followed by a digit).
-    s3 = (s2 if t3 == t2 or (final_period and s2 and s2[-1] != "." and t2.count(".") <= PERIOD_STRIP_COUNT)
-          else vqaeval(t3))
+    s3 = (
+        s2
+        if t3 == t2 or (final_period and s2 and s2[-1] != "." and t2.count(".") <= PERIOD_STRIP_COUNT)
+        else vqaeval(t3)
+    )
     s4 = s3 if t4 == t3 else vqaeval(t4)
     if light is None:
         return t2, t3, (s1, s2, s3, s4), None

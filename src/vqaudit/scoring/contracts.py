@@ -44,7 +44,7 @@ SUBTYPES: dict[str, tuple[str, ...]] = {
 }
 
 _NUMBER = re.compile(r"^[-+\u2212]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?\s*(?:%|percent)?$", re.IGNORECASE)
-_MONTHS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE = re.compile(
     rf"^(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTHS}\s+\d{{1,2}},?\s+\d{{4}}"
     rf"|\d{{1,2}}\s+{_MONTHS},?\s+\d{{4}}|{_MONTHS},?\s+\d{{4}}|\d{{4}}\s*[-\u2013]\s*\d{{2,4}})$",
@@ -219,8 +219,9 @@ def classify(
 
 
 @lru_cache(maxsize=1 << 18)
-def _classify_cached(question: str, answers: tuple[str, ...], answer_type: str | None,
-                     ocr_tokens: tuple[str, ...]) -> Contract:
+def _classify_cached(
+    question: str, answers: tuple[str, ...], answer_type: str | None, ocr_tokens: tuple[str, ...]
+) -> Contract:
     return _classify(question, answers, answer_type, ocr_tokens)
 
 
@@ -245,8 +246,7 @@ def classify_item(
     return _classify(question, answers, answer_type, ocr_tokens)
 
 
-def _classify(question: str, answers: Sequence[str], answer_type: str | None,
-              ocr_tokens: Sequence[str]) -> Contract:
+def _classify(question: str, answers: Sequence[str], answer_type: str | None, ocr_tokens: Sequence[str]) -> Contract:
     gold = representative_gold(answers)  # stripped
     # Without a digit, the only scalar shape is yes/no and the only identifier shape is "short upper" (every
     # other rule of is_scalar_answer and identifier_subtype needs one).
@@ -262,8 +262,11 @@ def _classify(question: str, answers: Sequence[str], answer_type: str | None,
     if ident is None and ocr_tokens and _in_ocr(gold, ocr_tokens):
         return _READOUT_OCR
     # The shape alone (no answer type), as the readout rules ask; every list shape needs one of these marks.
-    shape = (multispan_subtype(gold) if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
-             else None)
+    shape = (
+        multispan_subtype(gold)
+        if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
+        else None
+    )
     if info_span and ident is None and shape is None:
         return _READOUT_TYPE
     if shape is None and _readout_question(question):
@@ -276,9 +279,12 @@ def _classify(question: str, answers: Sequence[str], answer_type: str | None,
     return _OTHER
 
 
-def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
-                  answer_types: Sequence[str | None] | None = None,
-                  ocr_tokens: Sequence[Sequence[str]] | None = None) -> list[Contract]:
+def classify_many(
+    questions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    answer_types: Sequence[str | None] | None = None,
+    ocr_tokens: Sequence[Sequence[str]] | None = None,
+) -> list[Contract]:
     """``classify(q, a, answer_type=t, ocr_tokens=o)`` of every row, in row order (equal contracts, no memo).
 
     The rules of :func:`classify_item` (module docstring, in priority order), with what depends on the
@@ -310,13 +316,21 @@ def classify_many(questions: Sequence[str], answers: Sequence[Sequence[str]],
         return _classify_rows(questions, answers, types, ocrs)
 
 
-def _classify_rows(questions: Sequence[str], answers: Sequence[Sequence[str]], types: Sequence[str | None],
-                   ocrs: Sequence[Sequence[str]]) -> list[Contract]:
+def _classify_rows(
+    questions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    types: Sequence[str | None],
+    ocrs: Sequence[Sequence[str]],
+) -> list[Contract]:
     shared = repeated_rows(answers, questions, types, ocrs)
     if shared is not None:  # the same row objects again (a resampled pool): each is classified once
         firsts, where = shared
-        found = _classify_rows([questions[k] for k in firsts], [answers[k] for k in firsts],
-                               [types[k] for k in firsts], [ocrs[k] for k in firsts])
+        found = _classify_rows(
+            [questions[k] for k in firsts],
+            [answers[k] for k in firsts],
+            [types[k] for k in firsts],
+            [ocrs[k] for k in firsts],
+        )
         by_first = dict(zip(firsts, found, strict=True))
         return [by_first[k] for k in where]
     golds = [a[0].strip() if len(a) and 2 * a.count(a[0]) >= len(a) else representative_gold(a) for a in answers]
@@ -341,8 +355,12 @@ def _classify_rows(questions: Sequence[str], answers: Sequence[Sequence[str]], t
             if g and (g in index[0] or f" {g} " in index[1]):
                 append(_READOUT_OCR)
                 continue
-        if answer_type is not None and ident is None and shape is None and (
-                "single span" in answer_type or "question span" in answer_type):
+        if (
+            answer_type is not None
+            and ident is None
+            and shape is None
+            and ("single span" in answer_type or "question span" in answer_type)
+        ):
             append(_READOUT_TYPE)
         elif shape is None and readout_q[question]:
             append(_READOUT_QUESTION)
@@ -368,8 +386,11 @@ def _gold_shape(gold: str) -> tuple[bool, str | None, str | None]:
         return True, None, None
     else:
         ident = identifier_subtype(gold)
-    shape = (multispan_subtype(gold) if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
-             else None)
+    shape = (
+        multispan_subtype(gold)
+        if "[" in gold or "/" in gold or "," in gold or ";" in gold or _CONJ.search(gold)
+        else None
+    )
     return False, ident, shape
 
 

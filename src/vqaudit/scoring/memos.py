@@ -28,8 +28,11 @@ def memoized() -> list[object]:
         if module is None or not (name == _PACKAGE or name.startswith(_PACKAGE + ".")):
             continue
         for value in vars(module).values():
-            if (hasattr(value, "cache_clear") and hasattr(value, "cache_info")
-                    and getattr(value, "__module__", None) == name):
+            if (
+                hasattr(value, "cache_clear")
+                and hasattr(value, "cache_info")
+                and getattr(value, "__module__", None) == name
+            ):
                 found.append(value)
     return found
 

@@ -64,8 +64,9 @@ _ONE_WORD: dict[str, str] = {**_WORD_MAP, **dict.fromkeys(ARTICLES, "")}
 _evalai_one = fast_evalai_process.__wrapped__
 
 
-def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str,
-                    variant: str) -> list[float]:
+def official_scores(
+    predictions: Sequence[str], answers: Sequence[Sequence[str]], metric: str, variant: str
+) -> list[float]:
     """``official_scorer(metric, variant)(p, a)`` of every row ``(p, a)``, in row order (the same floats).
 
     Rules: those of :func:`vqaudit.scoring.registry.official_scorer` (sources in :mod:`vqaudit.scoring.official`).
@@ -114,8 +115,9 @@ def official_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]]
 Scorer = Callable[[str, Sequence[str]], float]
 
 
-def _mmf_textvqa(predictions: Sequence[str], answers: Sequence[Sequence[str]], norm: dict[str, str],
-                 score: Scorer) -> list[float]:
+def _mmf_textvqa(
+    predictions: Sequence[str], answers: Sequence[Sequence[str]], norm: dict[str, str], score: Scorer
+) -> list[float]:
     """The registry's ``mmf_textvqa`` scorer (``leave_one_out_score`` of the EvalAI forms), row by row, inline."""
     get = norm.__getitem__
     pattern = hit_pattern_score

@@ -20,12 +20,23 @@ def score_view(view: View, response: Response, reasoning_format: str = AUTO) -> 
     by ``reasoning_format``); ``reasoning_chars`` records the reasoning's length and ``draft_decision`` the
     decision of the last valid contract object inside it (:func:`vqaudit.parsing.answerability.draft_decision`).
     """
-    parsed = parse_answerability(response.text, response.error, reasoning_format=reasoning_format,
-                                 server_reasoning=response.reasoning, finish_reason=response.finish_reason)
+    parsed = parse_answerability(
+        response.text,
+        response.error,
+        reasoning_format=reasoning_format,
+        server_reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+    )
     draft = None
     if parsed.reasoning_chars:
-        draft = draft_decision(split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning,
-                                               finish_reason=response.finish_reason).reasoning)
+        draft = draft_decision(
+            split_reasoning(
+                response.text,
+                reasoning_format,
+                server_reasoning=response.reasoning,
+                finish_reason=response.finish_reason,
+            ).reasoning
+        )
     supported = view.obligation.supported
     decision_correct = parsed.decision == ("answer" if supported else "abstain")
     answer_correct = supported and parsed.decision == "answer" and answer_matches(parsed.answer, view.obligation)

@@ -172,8 +172,9 @@ def _forms_of(ref: str, bucket: str, question: str) -> tuple[str, ...]:
     return _overlay_one(ref, bucket, question)
 
 
-def reference_overlays(answers: Sequence[Sequence[str]], contracts: Sequence[Contract],
-                       questions: Sequence[str]) -> list[Overlay]:
+def reference_overlays(
+    answers: Sequence[Sequence[str]], contracts: Sequence[Contract], questions: Sequence[str]
+) -> list[Overlay]:
     """``reference_overlay(a, c, q)`` of every row ``(a, c, q)``, in row order (equal tuples).
 
     The rule of :func:`reference_overlay` inline in one loop, and a short gold of ASCII digits (under 10,000: no
@@ -197,8 +198,9 @@ def reference_overlays(answers: Sequence[Sequence[str]], contracts: Sequence[Con
         return _overlay_rows(answers, contracts, questions)
 
 
-def _overlay_rows(answers: Sequence[Sequence[str]], contracts: Sequence[Contract],
-                  questions: Sequence[str]) -> list[Overlay]:
+def _overlay_rows(
+    answers: Sequence[Sequence[str]], contracts: Sequence[Contract], questions: Sequence[str]
+) -> list[Overlay]:
     plain = _PLAIN_REF.fullmatch
     percent: dict[str, bool] = {}
     out: list[Overlay] = []

@@ -75,9 +75,15 @@ def is_multiple_choice(question: str, answers: Sequence[str] = ()) -> bool:
     return len({m.group(1) for m in _OPTION_MARK.finditer(question)}) >= 2
 
 
-def ra_eval_layer(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
-                  official: Sequence[float], *, vqaeval: Callable[[str], str] | None = None,
-                  forms: dict[str, str] | None = None) -> list[bool | None]:
+def ra_eval_layer(
+    predictions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    questions: Sequence[str],
+    official: Sequence[float],
+    *,
+    vqaeval: Callable[[str], str] | None = None,
+    forms: dict[str, str] | None = None,
+) -> list[bool | None]:
     """The RA-Eval layer of an audit: :func:`ra_eval_recovered` of every official error, None elsewhere.
 
     A row gets None when its official score is 1 or more (not an error) or it is multiple choice

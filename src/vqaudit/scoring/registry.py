@@ -68,8 +68,12 @@ METRIC_VARIANTS: dict[str, tuple[str, ...]] = {m.name: m.variants for m in SHORT
 
 HARNESS_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {
     # VLMEvalKit's vqa_eval.py before and after its rule changes (commits cited in scoring/official.py)
-    "vlmevalkit": {"vqa_accuracy": ("vlmevalkit", "vlmevalkit_928a95b0"), "anls": ("vlmevalkit",),
-                   "relaxed_accuracy": ("vlmevalkit", "vlmevalkit_677e30a5"), "exact_match": ("vlmevalkit",)},
+    "vlmevalkit": {
+        "vqa_accuracy": ("vlmevalkit", "vlmevalkit_928a95b0"),
+        "anls": ("vlmevalkit",),
+        "relaxed_accuracy": ("vlmevalkit", "vlmevalkit_677e30a5"),
+        "exact_match": ("vlmevalkit",),
+    },
     # no lmms-eval scorer is reproduced as a variant yet: an lmms-eval log shows the default variant only
     "lmms-eval": {},
 }
@@ -121,8 +125,9 @@ def official_scorer(metric: str, variant: str, *, memo: int = 1 << 18) -> Callab
     if metric not in METRIC_VARIANTS:
         raise VqauditError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
     if variant not in METRIC_VARIANTS[metric]:
-        raise VqauditError(f"metric {metric!r} has no variant {variant!r}; "
-                           f"expected one of {', '.join(METRIC_VARIANTS[metric])}")
+        raise VqauditError(
+            f"metric {metric!r} has no variant {variant!r}; expected one of {', '.join(METRIC_VARIANTS[metric])}"
+        )
     base = _raw_scorer(metric, variant)
     if memo <= 0:
 

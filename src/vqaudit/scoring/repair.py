@@ -58,8 +58,14 @@ _evalai = fast_evalai_process
 _vqaeval = fast_vqaeval_process
 
 
-def score_with_overlay(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
-                       scorer: Callable[[str, Sequence[str]], float]) -> float:
+def score_with_overlay(
+    prediction: str,
+    answers: Sequence[str],
+    overlay: Overlay,
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+) -> float:
     """Official score of ``prediction`` against the answers widened by their overlay forms.
 
     Args:
@@ -80,8 +86,16 @@ def score_with_overlay(prediction: str, answers: Sequence[str], overlay: Overlay
 _SAME_NORM_VQA = frozenset({"mmf_textvqa", "vlmevalkit"})
 
 
-def _widened(prediction: str, answers: Sequence[str], overlay: Overlay, metric: str, variant: str,
-             scorer: Callable[[str, Sequence[str]], float], base: float, official: bool) -> float:
+def _widened(
+    prediction: str,
+    answers: Sequence[str],
+    overlay: Overlay,
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    base: float,
+    official: bool,
+) -> float:
     """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``.
 
     ``official``: the scorer is ``official_scorer(metric, variant)`` (enables the VQA shortcut below).
@@ -119,8 +133,9 @@ class RepairResult:
     judge_fn_recovered: int | None = None
 
 
-def summarize_repair(variant: str, before: Sequence[float], after: Sequence[float],
-                     judge_accepts: Sequence[bool | None] | None = None) -> RepairResult:
+def summarize_repair(
+    variant: str, before: Sequence[float], after: Sequence[float], judge_accepts: Sequence[bool | None] | None = None
+) -> RepairResult:
     """Count gain, recovered errors, breaks and net gain of one repair (module docstring definitions).
 
     Args:
@@ -142,16 +157,34 @@ def summarize_repair(variant: str, before: Sequence[float], after: Sequence[floa
     if judge_accepts is not None:
         fn = sum(1 for b, j in zip(before, judge_accepts, strict=True) if b < 1.0 and j)
         fn_rec = sum(1 for b, a, j in zip(before, after, judge_accepts, strict=True) if b < 1.0 <= a and j)
-    return RepairResult(variant, n, mean_b, mean_a, mean_a - mean_b, sum(1 for b in before if b < 1.0),
-                        recovered, breaks, recovered - breaks, fn, fn_rec)
+    return RepairResult(
+        variant,
+        n,
+        mean_b,
+        mean_a,
+        mean_a - mean_b,
+        sum(1 for b in before if b < 1.0),
+        recovered,
+        breaks,
+        recovered - breaks,
+        fn,
+        fn_rec,
+    )
 
 
-def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], questions: Sequence[str],
-                  contracts: Sequence[Contract], metric: str, variant: str,
-                  scorer: Callable[[str, Sequence[str]], float],
-                  variants: Sequence[str] = VARIANTS, *,
-                  official: Sequence[float] | None = None,
-                  overlays_given: Sequence[Overlay] | None = None) -> Mapping[str, list[float]]:
+def repair_scores(
+    predictions: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    questions: Sequence[str],
+    contracts: Sequence[Contract],
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    variants: Sequence[str] = VARIANTS,
+    *,
+    official: Sequence[float] | None = None,
+    overlays_given: Sequence[Overlay] | None = None,
+) -> Mapping[str, list[float]]:
     """Scores of every row under each repair variant (same order as the inputs).
 
     A row's repaired scores are a pure function of (prediction, answers, question, bucket), so rows made of the
@@ -200,8 +233,11 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
             before = list(official) if distinct else [official[k] for k in firsts]
         else:
             before = _scores(preds, golds, metric, variant, scorer, is_official)
-        given = None if overlays_given is None else (
-            list(overlays_given) if distinct else [overlays_given[k] for k in firsts])
+        given = (
+            None
+            if overlays_given is None
+            else (list(overlays_given) if distinct else [overlays_given[k] for k in firsts])
+        )
         anls_strip = _ANLS_STRIP.get(variant) if futile is not None else None
         rescored: list[float] | None = None  # the rewritten outputs' plain scores (output-only, bidirectional)
         for v in variants:
@@ -214,8 +250,14 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                     rescored = list(before)
                     changed = [i for i, (t, p) in enumerate(zip(repaired, preds, strict=True)) if t != p]
                     if changed:
-                        fresh = _scores([repaired[i] for i in changed], [golds[i] for i in changed], metric,
-                                        variant, scorer, is_official)
+                        fresh = _scores(
+                            [repaired[i] for i in changed],
+                            [golds[i] for i in changed],
+                            metric,
+                            variant,
+                            scorer,
+                            is_official,
+                        )
                         for i, value in zip(changed, fresh, strict=True):
                             rescored[i] = value
                 values = list(rescored)
@@ -237,13 +279,20 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
                 if given is None:
                     todo = [i for i in need if i not in overlays]
                     if todo:
-                        overlays.update(zip(todo, reference_overlays(
-                            [golds[i] for i in todo], [contract_of[i] for i in todo], [asked[i] for i in todo]),
-                            strict=True))
+                        overlays.update(
+                            zip(
+                                todo,
+                                reference_overlays(
+                                    [golds[i] for i in todo], [contract_of[i] for i in todo], [asked[i] for i in todo]
+                                ),
+                                strict=True,
+                            )
+                        )
                 overlay_of: Mapping[int, Overlay] | list[Overlay] = overlays if given is None else given
                 for i in need:
-                    values[i] = _widened(targets[i], golds[i], overlay_of[i], metric, variant, scorer, values[i],
-                                         is_official)
+                    values[i] = _widened(
+                        targets[i], golds[i], overlay_of[i], metric, variant, scorer, values[i], is_official
+                    )
             if distinct:
                 out[v] = values
             else:
@@ -252,17 +301,31 @@ def repair_scores(predictions: Sequence[str], answers: Sequence[Sequence[str]], 
     return out
 
 
-def _scores(predictions: list[str], golds: list[tuple[str, ...]], metric: str, variant: str,
-            scorer: Callable[[str, Sequence[str]], float], is_official: bool) -> list[float]:
+def _scores(
+    predictions: list[str],
+    golds: list[tuple[str, ...]],
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    is_official: bool,
+) -> list[float]:
     """``scorer`` of every row; the official scorer's floats come from one batch (the same floats)."""
     if is_official:
         return official_scores(predictions, golds, metric, variant)
     return list(map(scorer, predictions, golds))
 
 
-def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
-               scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str] = VARIANTS,
-               overlay: Overlay | None = None) -> tuple[float, ...]:
+def repair_row(
+    pred: str,
+    refs: Sequence[str],
+    question: str,
+    contract: Contract,
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    variants: Sequence[str] = VARIANTS,
+    overlay: Overlay | None = None,
+) -> tuple[float, ...]:
     """Scores of one row under each repair variant (module docstring rules).
 
     Args:
@@ -281,8 +344,18 @@ def repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract
     Returns:
         One score in [0, 1] per requested variant.
     """
-    return _repair_row(pred, refs, question, contract, metric, variant, scorer, variants, overlay,
-                       _futility(metric, variant, scorer) if overlay is None else None)
+    return _repair_row(
+        pred,
+        refs,
+        question,
+        contract,
+        metric,
+        variant,
+        scorer,
+        variants,
+        overlay,
+        _futility(metric, variant, scorer) if overlay is None else None,
+    )
 
 
 Futility = Callable[[str, Sequence[str]], bool]
@@ -303,9 +376,18 @@ def _futility(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], 
     return None
 
 
-def _repair_row(pred: str, refs: Sequence[str], question: str, contract: Contract, metric: str, variant: str,
-                scorer: Callable[[str, Sequence[str]], float], variants: Sequence[str], overlay: Overlay | None,
-                futile: Futility | None) -> tuple[float, ...]:
+def _repair_row(
+    pred: str,
+    refs: Sequence[str],
+    question: str,
+    contract: Contract,
+    metric: str,
+    variant: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    variants: Sequence[str],
+    overlay: Overlay | None,
+    futile: Futility | None,
+) -> tuple[float, ...]:
     repaired = repair_output(pred, contract.bucket)
     official = scorer_identity(scorer) == (metric, variant)
     values = []

@@ -95,8 +95,9 @@ def average_precision(positive: Sequence[bool], scores: Sequence[float]) -> floa
     return ap
 
 
-def unanswerable_metrics(answerable: Sequence[bool], answers: Sequence[str],
-                         scores: Sequence[float | None] | None = None) -> UnanswerableMetrics:
+def unanswerable_metrics(
+    answerable: Sequence[bool], answers: Sequence[str], scores: Sequence[float | None] | None = None
+) -> UnanswerableMetrics:
     """VizWiz's answerability metrics of joined rows (module docstring).
 
     Args:
@@ -124,7 +125,15 @@ def unanswerable_metrics(answerable: Sequence[bool], answers: Sequence[str],
     fp = sum(p and not g for g, p in zip(gold, predicted, strict=True))
     fn = sum(g and not p for g, p in zip(gold, predicted, strict=True))
     return UnanswerableMetrics(
-        n=len(gold), unanswerable=sum(gold), predicted=sum(predicted), tp=tp, fp=fp, fn=fn,
-        precision=tp / (tp + fp) if tp + fp else math.nan, recall=tp / (tp + fn) if tp + fn else math.nan,
-        f1=2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else math.nan, average_precision=ap,
-        decided_by=decided_by)
+        n=len(gold),
+        unanswerable=sum(gold),
+        predicted=sum(predicted),
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        precision=tp / (tp + fp) if tp + fp else math.nan,
+        recall=tp / (tp + fn) if tp + fn else math.nan,
+        f1=2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else math.nan,
+        average_precision=ap,
+        decided_by=decided_by,
+    )

@@ -77,11 +77,23 @@ JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=16)
 ABSTAIN_PHRASES: frozenset[str] = frozenset(
     normalize_text(t)
     for t in (
-        *EXTRA_OPTION.values(), *JUDGE_ABSTAIN_OPTION.values(), "None of these", "None of the options",
-        "None of the options are correct", "All provided options are incorrect", "No answer", "No correct answer",
-        "I cannot answer", "I can't answer", "I cannot answer this question", "Cannot answer", "Unanswerable",
-        "The image is irrelevant to the question", "The image and the question are irrelevant",
-        "The image is incompatible with the question", "The image and question are incompatible",
+        *EXTRA_OPTION.values(),
+        *JUDGE_ABSTAIN_OPTION.values(),
+        "None of these",
+        "None of the options",
+        "None of the options are correct",
+        "All provided options are incorrect",
+        "No answer",
+        "No correct answer",
+        "I cannot answer",
+        "I can't answer",
+        "I cannot answer this question",
+        "Cannot answer",
+        "Unanswerable",
+        "The image is irrelevant to the question",
+        "The image and the question are irrelevant",
+        "The image is incompatible with the question",
+        "The image and question are incompatible",
     )
 )
 """Whole replies that abstain (compared after normalisation); anything else undecided goes to the judge."""
@@ -177,8 +189,11 @@ def parse_judge_reply(view: View, text: str | None, spec: str, *, server_reasoni
     letters = "".join(jo.meaning)
     found = None
     for candidate in _judge_candidates(final):
-        found = (match_letter(candidate, letters) or match_option_text(candidate, jo.texts)
-                 or match_declaration(candidate, letters))
+        found = (
+            match_letter(candidate, letters)
+            or match_option_text(candidate, jo.texts)
+            or match_declaration(candidate, letters)
+        )
         if found is not None:
             break
     if found is None:
@@ -213,15 +228,21 @@ def unreadable_judge(spec: str, replies: Sequence[Response], unfinished: int, ca
         unfinished: how many of them are reasoning never finished.
         cache_path: the judge's cache file, where every reply can be read.
     """
-    why = (f"{unfinished} of them reasoning never finished (the judge was still thinking when its token budget "
-           "ran out)" if unfinished else "none says yes or no, or names an option")
+    why = (
+        f"{unfinished} of them reasoning never finished (the judge was still thinking when its token budget ran out)"
+        if unfinished
+        else "none says yes or no, or names an option"
+    )
     shown = next((r for r in replies if r.text is None or r.text.strip()), replies[0])
-    return VqauditError(f"judge {spec}: no verdict could be read from any of its {len(replies)} replies: {why}; "
-                        f"one reply, as stored in {cache_path}: {shown_reply(shown)}")
+    return VqauditError(
+        f"judge {spec}: no verdict could be read from any of its {len(replies)} replies: {why}; "
+        f"one reply, as stored in {cache_path}: {shown_reply(shown)}"
+    )
 
 
-async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache,
-                     concurrency: int) -> list[Verdict]:
+async def _judge_all(
+    pending: list[tuple[View, str]], spec: str, backend: Backend, cache: ResponseCache, concurrency: int
+) -> list[Verdict]:
     """Ask the judge about every pending (view, final answer) and read its verdicts (:func:`parse_judge_reply`).
 
     The judge is shown the candidate's final answer (the callers pass the text after the reasoning split), never
@@ -233,8 +254,9 @@ async def _judge_all(pending: list[tuple[View, str]], spec: str, backend: Backen
     """
     calls = [JudgeCall(v.view_id, JUDGE_PROMPT_ID, judge_prompt(v, t, judge_options(v))) for v, t in pending]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
-                                      concurrency=concurrency)
+        replies = await ask_judge_all(
+            backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS), concurrency=concurrency
+        )
     finally:
         await backend.aclose()
     verdicts: list[Verdict] = []
@@ -272,14 +294,27 @@ def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_
     else:
         answer_correct = decision == "answer" and answer == view.obligation.gold[0]
         decision_correct, task_correct = decision == "answer", answer_correct
-    return Outcome(view_id=view.view_id, group_id=view.group_id, source=view.source, state=view.state,
-                   obligation=view.obligation.kind, decision=decision, answer=answer,
-                   decision_correct=decision_correct, answer_correct=answer_correct, task_correct=task_correct,
-                   invalid_reason=invalid_reason, decided_by=verdict.decided_by,
-                   error=None if response is None else response.error, raw=None if response is None else response.text,
-                   reasoning_chars=None if response is None or response.error is not None else split_reasoning(
-                       response.text, reasoning_format, server_reasoning=response.reasoning,
-                       finish_reason=response.finish_reason).reasoning_chars)
+    return Outcome(
+        view_id=view.view_id,
+        group_id=view.group_id,
+        source=view.source,
+        state=view.state,
+        obligation=view.obligation.kind,
+        decision=decision,
+        answer=answer,
+        decision_correct=decision_correct,
+        answer_correct=answer_correct,
+        task_correct=task_correct,
+        invalid_reason=invalid_reason,
+        decided_by=verdict.decided_by,
+        error=None if response is None else response.error,
+        raw=None if response is None else response.text,
+        reasoning_chars=None
+        if response is None or response.error is not None
+        else split_reasoning(
+            response.text, reasoning_format, server_reasoning=response.reasoning, finish_reason=response.finish_reason
+        ).reasoning_chars,
+    )
 
 
 def score_upd_views(
@@ -324,8 +359,9 @@ def score_upd_views(
             verdicts[view.view_id] = Verdict("undecided", "no-reply", why)
             continue
         # seed 001 §4 matches the model's answer: a reasoning model's thinking is split off first, never matched
-        split = split_reasoning(response.text, reasoning_format, server_reasoning=response.reasoning,
-                                finish_reason=response.finish_reason)
+        split = split_reasoning(
+            response.text, reasoning_format, server_reasoning=response.reasoning, finish_reason=response.finish_reason
+        )
         final = split.final
         if final is None or (response.finish_reason == "length" and not final.strip()):
             verdicts[view.view_id] = Verdict("undecided", "undecided", NOT_FINISHED)
@@ -341,8 +377,11 @@ def score_upd_views(
         else:
             pending.append((view, final))
     if pending and judge is not None:
-        backend = judge_backend if judge_backend is not None else load_backend(
-            judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
+        backend = (
+            judge_backend
+            if judge_backend is not None
+            else load_backend(judge, dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency))
+        )
         run_dir.mkdir(parents=True, exist_ok=True)
         with ResponseCache(RunFolder(run_dir).judge_cache) as cache:
             judged = run_async(_judge_all(pending, judge, backend, cache, concurrency))

@@ -90,8 +90,9 @@ PERIOD_STRIP_COUNT = int(re.UNICODE)
 PERIOD_STRIP_928A95B0 = re.compile(r"(?<!\d)\.(?!\d)")
 
 
-def process_punctuation(text: str, comma_condition: re.Pattern[str] = VQAEVAL_COMMA_CONDITION,
-                        period_strip: re.Pattern[str] = PERIOD_STRIP) -> str:
+def process_punctuation(
+    text: str, comma_condition: re.Pattern[str] = VQAEVAL_COMMA_CONDITION, period_strip: re.Pattern[str] = PERIOD_STRIP
+) -> str:
     """Reproduce ``processPunctuation`` (vqaEval.py) / ``process_punctuation`` (m4c_evaluators.py).
 
     Rule (source: vqaEval.py at a013f00 and c4e6a0e; m4c_evaluators.py at 2dc099a): for each character ``p`` of

@@ -153,9 +153,19 @@ def _share(verdicts: Mapping[str, bool | None]) -> float:
     return 100.0 * sum(decided) / len(decided) if decided else math.nan
 
 
-def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts: Sequence[Contract], spec: str,
-                 cache_dir: Path, backend: Backend | None, labels: Path | None, second: str | None,
-                 second_backend: Backend | None, n_draws: int, seed: int) -> tuple[JudgeAudit, list[bool | None]]:
+def _judge_layer(
+    rows: Sequence[AuditRow],
+    official: Sequence[float],
+    contracts: Sequence[Contract],
+    spec: str,
+    cache_dir: Path,
+    backend: Backend | None,
+    labels: Path | None,
+    second: str | None,
+    second_backend: Backend | None,
+    n_draws: int,
+    seed: int,
+) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
     first = judge_rows(pool, spec, cache_dir / "judge.sqlite", backend=backend)
     verdicts = first.verdicts
@@ -169,14 +179,19 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
     undecided = sum(1 for v in verdicts.values() if v is None)
     n_decided = len(verdicts) - undecided
     if pool and 2 * undecided > len(pool):  # mostly undecided must not read as "0% false negatives"
-        raise VqauditError(f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
-                           f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
-                           f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}")
+        raise VqauditError(
+            f"judge {spec}: {undecided} of {len(pool)} verdicts are undecided (replies neither yes nor "
+            f"no), so its acceptance and false-negative rates would mean nothing; check its replies "
+            f"in {cache_dir / 'judge.sqlite'}{first.why_undecided()}"
+        )
     fn_rate: dict[str, float] = {}
     fn_count: dict[str, int] = {}
     for bucket in BUCKETS:
-        errs = [v for v, c, s in zip(per_row, contracts, official, strict=True)
-                if c.bucket == bucket and s < 1.0 and v is not None]  # decided verdicts only
+        errs = [
+            v
+            for v, c, s in zip(per_row, contracts, official, strict=True)
+            if c.bucket == bucket and s < 1.0 and v is not None
+        ]  # decided verdicts only
         fn_count[bucket] = sum(1 for v in errs if v)
         fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan  # none decided: n/a, not 0%
     validation = None
@@ -186,22 +201,45 @@ def _judge_layer(rows: Sequence[AuditRow], official: Sequence[float], contracts:
         if not pairs:
             raise VqauditError(f"{labels}: no labelled question is in the judged error pool")
         stats = binary_agreement([bool(a) for a, _ in pairs], [b for _, b in pairs])
-        validation = {"n": stats.n, "precision": stats.precision, "recall": stats.recall, "kappa": stats.kappa,
-                      "agreement": stats.agreement, "tp": stats.tp, "fp": stats.fp, "fn": stats.fn, "tn": stats.tn}
+        validation = {
+            "n": stats.n,
+            "precision": stats.precision,
+            "recall": stats.recall,
+            "kappa": stats.kappa,
+            "agreement": stats.agreement,
+            "tp": stats.tp,
+            "fp": stats.fp,
+            "fn": stats.fn,
+            "tn": stats.tn,
+        }
     second_info = None
     if second is not None:
         other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)
         both = [(verdicts[q], other[q]) for q in verdicts if verdicts[q] is not None and other.get(q) is not None]
         agree = binary_agreement([bool(a) for a, _ in both], [bool(b) for _, b in both]) if both else None
-        second_info = {"spec": second, "n": len(both),
-                       "agreement": agree.agreement if agree else math.nan,
-                       "kappa": agree.kappa if agree else math.nan,
-                       "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
-                       "accepted_share": _share(other), "undecided": sum(1 for v in other.values() if v is None)}
+        second_info = {
+            "spec": second,
+            "n": len(both),
+            "agreement": agree.agreement if agree else math.nan,
+            "kappa": agree.kappa if agree else math.nan,
+            "counts": [agree.tp, agree.fp, agree.fn, agree.tn] if agree else None,
+            "accepted_share": _share(other),
+            "undecided": sum(1 for v in other.values() if v is None),
+        }
     delta = judge_delta_interval(official_kept, judged, n_draws=n_draws, seed=seed)
-    audit = JudgeAudit(spec, len(pool), accepted, undecided,
-                       100.0 * accepted / n_decided if n_decided else math.nan, _mean100(judged), delta, fn_rate,
-                       fn_count, validation, second_info)
+    audit = JudgeAudit(
+        spec,
+        len(pool),
+        accepted,
+        undecided,
+        100.0 * accepted / n_decided if n_decided else math.nan,
+        _mean100(judged),
+        delta,
+        fn_rate,
+        fn_count,
+        validation,
+        second_info,
+    )
     return audit, per_row
 
 
@@ -258,11 +296,15 @@ def audit_rows(
     """
     spec = get_benchmark(benchmark)
     if judge is None and (labels is not None or second_judge is not None):
-        raise VqauditError(f"{'--labels' if labels is not None else '--second-judge'} needs --judge: the labels "
-                           "validate, and the second judge is compared with, the first judge's verdicts")
+        raise VqauditError(
+            f"{'--labels' if labels is not None else '--second-judge'} needs --judge: the labels "
+            "validate, and the second judge is compared with, the first judge's verdicts"
+        )
     built: list[Backend | None] = []
-    for option, judge_spec, ready in (("--judge", judge, judge_backend), ("--second-judge", second_judge,
-                                                                          second_backend)):
+    for option, judge_spec, ready in (
+        ("--judge", judge, judge_backend),
+        ("--second-judge", second_judge, second_backend),
+    ):
         if judge_spec is not None and ready is None:
             require_free_text_model(judge_spec, option)
             ready = load_backend(judge_spec, judge_options)  # a bad spec fails before any scoring (no connection)
@@ -274,12 +316,16 @@ def audit_rows(
     if spec.gold_required and join.gold_source == "none":
         raise VqauditError(f"{benchmark}: the predictions carry no gold answers; pass the gold file with --gold")
     if not rows and spec.gold_required:
-        raise VqauditError(f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
-                           "--join-on and --format); nothing to audit")
+        raise VqauditError(
+            f"{benchmark}: no prediction could be joined to a gold answer (check the ids, --gold, "
+            "--join-on and --format); nothing to audit"
+        )
     notes = gold_shape_notes(rows, spec.name, metric)
     chunks = range(0, len(rows), _LAYER_CHUNK_ROWS)
-    with _gc_paused(), step(f"audit {benchmark}: layer passes over {len(rows)} rows",
-                            _N_PASSES * max(1, len(chunks))) as shown:
+    with (
+        _gc_paused(),
+        step(f"audit {benchmark}: layer passes over {len(rows)} rows", _N_PASSES * max(1, len(chunks))) as shown,
+    ):
         layers = _layers_in_chunks(rows, scorer, metric, variant, gold_where, shown)
     official, canon, contracts, overlays, repaired_rows, ra = layers
     memos.clear()  # the passes over every row are done: what follows reads few strings again
@@ -289,28 +335,60 @@ def audit_rows(
     if judge is not None:
         if cache_dir is None:
             raise VqauditError("the judge layer needs a folder for its response cache")
-        judge_audit, verdicts = _judge_layer(rows, official, contracts, judge, cache_dir, judge_backend, labels,
-                                             second_judge, second_backend, n_draws, seed)
+        judge_audit, verdicts = _judge_layer(
+            rows,
+            official,
+            contracts,
+            judge,
+            cache_dir,
+            judge_backend,
+            labels,
+            second_judge,
+            second_backend,
+            n_draws,
+            seed,
+        )
     with _gc_paused():
         canonical = list(map(itemgetter(0), canon))
         mix, by_bucket = bucket_tables(list(map(attrgetter("bucket"), contracts)), official, canonical, repaired)
         # The report's counts are counts of the row labels, so rows.jsonl holds the rows behind each count.
-        gained, lost_causes = canonical_change_labels(rows, official, canonical, list(map(itemgetter(1), canon)),
-                                                      metric)
+        gained, lost_causes = canonical_change_labels(
+            rows, official, canonical, list(map(itemgetter(1), canon)), metric
+        )
         kinds, lost, causes = count_changes(gained, lost_causes)
         ra_info = ra_eval_info(official, ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
-        results = RowResults(rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained,
-                             lost_causes)  # records built when read: one held per row cost ~430 bytes a row
+        results = RowResults(
+            rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained, lost_causes
+        )  # records built when read: one held per row cost ~430 bytes a row
         failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
         splits = list(map(attrgetter("split"), rows))
         scores = by_split(splits, official) if rows else {}
         canonical_by_split = by_split(splits, canonical) if rows else {}
-    return AuditResult(benchmark, model, metric, variant, n_predictions if n_predictions is not None else len(rows),
-                       join, scores, canonical_by_split, mix, subtype_counts(contracts), kinds, lost, ra_info, repair,
-                       by_bucket, failures, judge_audit, tuple(notes), results,
-                       {k: v for k, v in causes.items() if v}, answerability=_answerability(spec.answerability, rows))
+    return AuditResult(
+        benchmark,
+        model,
+        metric,
+        variant,
+        n_predictions if n_predictions is not None else len(rows),
+        join,
+        scores,
+        canonical_by_split,
+        mix,
+        subtype_counts(contracts),
+        kinds,
+        lost,
+        ra_info,
+        repair,
+        by_bucket,
+        failures,
+        judge_audit,
+        tuple(notes),
+        results,
+        {k: v for k, v in causes.items() if v},
+        answerability=_answerability(spec.answerability, rows),
+    )
 
 
 def _answerability(applies: bool, rows: Sequence[AuditRow]) -> UnanswerableMetrics | None:
@@ -322,8 +400,9 @@ def _answerability(applies: bool, rows: Sequence[AuditRow]) -> UnanswerableMetri
     labels = [r.answerable for r in rows]
     if not applies or not rows or any(label is None for label in labels):
         return None
-    return unanswerable_metrics([bool(label) for label in labels], [r.prediction for r in rows],
-                                [r.answerable_score for r in rows])
+    return unanswerable_metrics(
+        [bool(label) for label in labels], [r.prediction for r in rows], [r.answerable_score for r in rows]
+    )
 
 
 @contextmanager
@@ -348,8 +427,14 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_LayerColumns = tuple[list[float], list[tuple[float, str | None]], list[Contract], list[Overlay],
-                      list[tuple[float, ...]], list[bool | None]]
+_LayerColumns = tuple[
+    list[float],
+    list[tuple[float, str | None]],
+    list[Contract],
+    list[Overlay],
+    list[tuple[float, ...]],
+    list[bool | None],
+]
 
 
 _N_PASSES = 6
@@ -362,9 +447,14 @@ the rows they are given (the canonical pass alone about 0.9 KB a row, measured w
 so chunks bound that to the chunk's strings, whatever the file's size."""
 
 
-def _layers_in_chunks(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
-                      variant: str, where: Mapping[str, str] | None = None,
-                      shown: Reporter | None = None) -> _LayerColumns:
+def _layers_in_chunks(
+    rows: Sequence[AuditRow],
+    scorer: Callable[[str, Sequence[str]], float],
+    metric: str,
+    variant: str,
+    where: Mapping[str, str] | None = None,
+    shown: Reporter | None = None,
+) -> _LayerColumns:
     """:func:`_layers` of the rows, :data:`_LAYER_CHUNK_ROWS` rows at a time, its columns joined in row order.
 
     Every layer of a row depends on that row alone (the memos only save time), so the columns equal those of one
@@ -380,15 +470,22 @@ def _layers_in_chunks(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[
     repaired: list[tuple[float, ...]] = []
     ra: list[bool | None] = []
     for start in range(0, len(rows), _LAYER_CHUNK_ROWS):
-        part = _layers(rows[start:start + _LAYER_CHUNK_ROWS], scorer, metric, variant, where, shown, offset=start)
+        part = _layers(rows[start : start + _LAYER_CHUNK_ROWS], scorer, metric, variant, where, shown, offset=start)
         for column, got in zip((official, canon, contracts, overlays, repaired, ra), part, strict=True):
             column.extend(got)  # type: ignore[attr-defined]
     return official, canon, contracts, overlays, repaired, ra
 
 
-def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], float], metric: str,
-            variant: str, where: Mapping[str, str] | None = None, shown: Reporter | None = None, *,
-            offset: int = 0) -> _LayerColumns:
+def _layers(
+    rows: Sequence[AuditRow],
+    scorer: Callable[[str, Sequence[str]], float],
+    metric: str,
+    variant: str,
+    where: Mapping[str, str] | None = None,
+    shown: Reporter | None = None,
+    *,
+    offset: int = 0,
+) -> _LayerColumns:
     """Every gold-side and output-side layer of the rows before the judge, one pass per layer over all rows.
 
     Returns the columns official, canonical ``(score, kind)``, contract, overlay, repaired scores (in
@@ -419,8 +516,18 @@ def _layers(rows: Sequence[AuditRow], scorer: Callable[[str, Sequence[str]], flo
     shown.advance()
     overlays = reference_overlays(golds, contracts, questions)
     shown.advance()
-    by_variant = repair_scores(outputs, golds, questions, contracts, metric, variant, scorer, VARIANTS,
-                               official=official, overlays_given=overlays)
+    by_variant = repair_scores(
+        outputs,
+        golds,
+        questions,
+        contracts,
+        metric,
+        variant,
+        scorer,
+        VARIANTS,
+        official=official,
+        overlays_given=overlays,
+    )
     shown.advance()
     repaired = list(zip(*(by_variant[v] for v in VARIANTS), strict=True))
     forms: dict[str, str] = {}  # vqaEval forms, shared by RA-Eval and the canonical layer
@@ -461,7 +568,7 @@ def model_name_of(predictions: Path) -> str:
     v1.6 audits collided); ``preds.json.gz`` -> ``preds``; a name that is all suffix keeps its name.
     """
     name = predictions.name
-    while (suffix := next((s for s in DATA_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None)):
+    while suffix := next((s for s in DATA_SUFFIXES if name.lower().endswith(s) and len(name) > len(s)), None):
         name = name[: -len(suffix)]
     return name
 
@@ -510,8 +617,9 @@ def run_audit(
     n_predictions = len(preds)
     all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
     del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
-    result = audit_rows(join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs,
-                        gold_where=where, **options)
+    result = audit_rows(
+        join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs, gold_where=where, **options
+    )
     if options.get("variant") is None:  # audited under the default variant: the harness's own numbers beside it
         others = harness_scores(result, layout)
         if others is not None:

@@ -57,8 +57,21 @@ class RowResult:
     judge: bool | None = None
 
 
-_ROW_FIELDS = ("qid", "split", "official", "canonical", "canonical_kind", "canonical_gain_kind",
-               "canonical_lost_cause", "bucket", "subtype", "overlay", "repaired", "ra_eval", "judge")
+_ROW_FIELDS = (
+    "qid",
+    "split",
+    "official",
+    "canonical",
+    "canonical_kind",
+    "canonical_gain_kind",
+    "canonical_lost_cause",
+    "bucket",
+    "subtype",
+    "overlay",
+    "repaired",
+    "ra_eval",
+    "judge",
+)
 assert tuple(f.name for f in fields(RowResult)) == _ROW_FIELDS  # row_results writes exactly these, in this order
 _OUTPUT_ONLY, _REFERENCE_ONLY, _BIDIRECTIONAL = VARIANTS  # row_results builds RowResult.repaired in this order
 
@@ -104,8 +117,9 @@ def _pick(values: Sequence[float], rows: Sequence[int]) -> list[float]:
     return [values[i] for i in rows]
 
 
-def bucket_tables(buckets: Sequence[str], official: Sequence[float], canonical: Sequence[float],
-                  repaired: dict[str, list[float]]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+def bucket_tables(
+    buckets: Sequence[str], official: Sequence[float], canonical: Sequence[float], repaired: dict[str, list[float]]
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """The contract mix (Tables 4/5) and the repair gain per bucket (Table 7), every bucket of :data:`BUCKETS`.
 
     Args:
@@ -128,16 +142,24 @@ def bucket_tables(buckets: Sequence[str], official: Sequence[float], canonical: 
     for bucket in BUCKETS:
         idx = rows_of[bucket]
         scores = _pick(official, idx)
-        mix[bucket] = {"n": len(idx), "share": 100.0 * len(idx) / n if n else math.nan,
-                       "errors": sum([s < 1.0 for s in scores]), "official": mean100(scores),
-                       "canonical": mean100(_pick(canonical, idx))}
+        mix[bucket] = {
+            "n": len(idx),
+            "share": 100.0 * len(idx) / n if n else math.nan,
+            "errors": sum([s < 1.0 for s in scores]),
+            "official": mean100(scores),
+            "canonical": mean100(_pick(canonical, idx)),
+        }
         by_bucket[bucket] = {v: mean100(_pick(repaired[v], idx)) - mix[bucket]["official"] for v in VARIANTS}
     return mix, by_bucket
 
 
-def canonical_change_labels(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[float],
-                            kinds_of_rows: Sequence[str | None], metric: str
-                            ) -> tuple[list[str | None], list[str | None]]:
+def canonical_change_labels(
+    rows: Sequence[AuditRow],
+    official: Sequence[float],
+    canonical: Sequence[float],
+    kinds_of_rows: Sequence[str | None],
+    metric: str,
+) -> tuple[list[str | None], list[str | None]]:
     """The label each row is counted under in the report: its gain kind, or its loss cause.
 
     A gained row (canonical above official) is labelled with its canonical kind: :data:`PARTIAL` for no kind,
@@ -167,15 +189,17 @@ def canonical_change_labels(rows: Sequence[AuditRow], official: Sequence[float],
         s, c, row = official[i], canonical[i], rows[i]
         if c > s:
             kind = kinds_of_rows[i]
-            gained[i] = (PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric)
-                         if kind == "exact" else kind)
+            gained[i] = (
+                PARTIAL if kind is None else gain_kind(row.prediction, row.answers, metric) if kind == "exact" else kind
+            )
         elif c < s:
             lost[i] = refusal_cause(row.prediction, row.answers, metric)
     return gained, lost
 
 
-def count_changes(gained: Sequence[str | None], lost: Sequence[str | None]
-                  ) -> tuple[dict[str, int], int, dict[str, int]]:
+def count_changes(
+    gained: Sequence[str | None], lost: Sequence[str | None]
+) -> tuple[dict[str, int], int, dict[str, int]]:
     """The report's counts of the row labels of :func:`canonical_change_labels`.
 
     Returns:
@@ -213,12 +237,16 @@ def ra_eval_info(official: Sequence[float], ra: Sequence[bool | None]) -> dict[s
     zero = [r for s, r in zip(error_scores, error_ra, strict=True) if s == 0.0 and r is not None]
     partial = [r for s, r in zip(error_scores, error_ra, strict=True) if s > 0.0 and r is not None]
     recovered = zero.count(True)
-    return {"errors": float(len(error_scores)), "recovered": float(recovered),
-            "share": 100.0 * recovered / len(zero) if zero else math.nan,
-            "zero_credit_errors": float(len(zero)), "partial_credit_rows": float(len(partial)),
-            "partial_credit_matched": float(partial.count(True)),
-            "multiple_choice_skipped": float(error_ra.count(None)),
-            "score": mean100([1.0 if r else s for s, r in zip(official, ra, strict=True)])}
+    return {
+        "errors": float(len(error_scores)),
+        "recovered": float(recovered),
+        "share": 100.0 * recovered / len(zero) if zero else math.nan,
+        "zero_credit_errors": float(len(zero)),
+        "partial_credit_rows": float(len(partial)),
+        "partial_credit_matched": float(partial.count(True)),
+        "multiple_choice_skipped": float(error_ra.count(None)),
+        "score": mean100([1.0 if r else s for s, r in zip(official, ra, strict=True)]),
+    }
 
 
 class RowResults(Sequence[RowResult]):
@@ -233,13 +261,32 @@ class RowResults(Sequence[RowResult]):
     a list).
     """
 
-    __slots__ = ("_canonical", "_contracts", "_gained", "_lost", "_official", "_overlays", "_ra",
-                 "_repaired", "_rows", "_verdicts")
+    __slots__ = (
+        "_canonical",
+        "_contracts",
+        "_gained",
+        "_lost",
+        "_official",
+        "_overlays",
+        "_ra",
+        "_repaired",
+        "_rows",
+        "_verdicts",
+    )
 
-    def __init__(self, rows: Sequence[AuditRow], official: Sequence[float],
-                 canonical: Sequence[tuple[float, str | None]], contracts: Sequence[Contract],
-                 overlays: Sequence[Overlay], repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
-                 verdicts: Sequence[bool | None], gained: Sequence[str | None], lost: Sequence[str | None]) -> None:
+    def __init__(
+        self,
+        rows: Sequence[AuditRow],
+        official: Sequence[float],
+        canonical: Sequence[tuple[float, str | None]],
+        contracts: Sequence[Contract],
+        overlays: Sequence[Overlay],
+        repaired_rows: Sequence[tuple[float, ...]],
+        ra: Sequence[bool | None],
+        verdicts: Sequence[bool | None],
+        gained: Sequence[str | None],
+        lost: Sequence[str | None],
+    ) -> None:
         n = len(rows)
         columns = (official, canonical, contracts, overlays, repaired_rows, ra, verdicts, gained, lost)
         if any(len(column) != n for column in columns):
@@ -268,12 +315,21 @@ class RowResults(Sequence[RowResult]):
         row, contract, (canonical, kind) = self._rows[i], self._contracts[i], self._canonical[i]
         r0, r1, r2 = self._repaired[i]
         rec = object.__new__(RowResult)
-        rec.__dict__.update(qid=row.qid, split=row.split, official=self._official[i], canonical=canonical,
-                            canonical_kind=kind, canonical_gain_kind=self._gained[i],
-                            canonical_lost_cause=self._lost[i], bucket=contract.bucket, subtype=contract.subtype,
-                            overlay=self._overlays[i],
-                            repaired={_OUTPUT_ONLY: r0, _REFERENCE_ONLY: r1, _BIDIRECTIONAL: r2},
-                            ra_eval=self._ra[i], judge=self._verdicts[i])
+        rec.__dict__.update(
+            qid=row.qid,
+            split=row.split,
+            official=self._official[i],
+            canonical=canonical,
+            canonical_kind=kind,
+            canonical_gain_kind=self._gained[i],
+            canonical_lost_cause=self._lost[i],
+            bucket=contract.bucket,
+            subtype=contract.subtype,
+            overlay=self._overlays[i],
+            repaired={_OUTPUT_ONLY: r0, _REFERENCE_ONLY: r1, _BIDIRECTIONAL: r2},
+            ra_eval=self._ra[i],
+            judge=self._verdicts[i],
+        )
         return rec
 
     @overload
@@ -304,11 +360,19 @@ class RowResults(Sequence[RowResult]):
         return f"RowResults({len(self)} rows)"
 
 
-def row_results(rows: Sequence[AuditRow], official: Sequence[float], canonical: Sequence[tuple[float, str | None]],
-                contracts: Sequence[Contract], overlays: Sequence[Overlay],
-                repaired_rows: Sequence[tuple[float, ...]], ra: Sequence[bool | None],
-                verdicts: Sequence[bool | None], *, gained: Sequence[str | None],
-                lost: Sequence[str | None]) -> tuple[RowResult, ...]:
+def row_results(
+    rows: Sequence[AuditRow],
+    official: Sequence[float],
+    canonical: Sequence[tuple[float, str | None]],
+    contracts: Sequence[Contract],
+    overlays: Sequence[Overlay],
+    repaired_rows: Sequence[tuple[float, ...]],
+    ra: Sequence[bool | None],
+    verdicts: Sequence[bool | None],
+    *,
+    gained: Sequence[str | None],
+    lost: Sequence[str | None],
+) -> tuple[RowResult, ...]:
     """The :class:`RowResult` of every row, equal field for field to ``RowResult(qid, split, ...)``.
 
     ``gained`` / ``lost`` are the row labels of :func:`canonical_change_labels` (the record's

@@ -40,8 +40,17 @@ from vqaudit.scoring.registry import default_variant, official_scorer
 if TYPE_CHECKING:
     from vqaudit.shortanswer.records import GoldItem
 
-__all__ = ["BENCHMARKS", "BenchmarkSpec", "GoldLayout", "detect_layout", "get_benchmark", "get_layout",
-           "load_gold", "register_benchmark", "resolve_metric"]
+__all__ = [
+    "BENCHMARKS",
+    "BenchmarkSpec",
+    "GoldLayout",
+    "detect_layout",
+    "get_benchmark",
+    "get_layout",
+    "load_gold",
+    "register_benchmark",
+    "resolve_metric",
+]
 
 
 @dataclass(frozen=True)
@@ -96,33 +105,58 @@ class BenchmarkSpec:
 
 _LOADERS = "vqaudit.shortanswer.loaders"
 
-TEXTVQA = GoldLayout("textvqa", "TextVQA", "a 'data' list of rows with 'question_id', 'question', 'image_id' and "
-                     "the 10 annotator 'answers'", f"{_LOADERS}:looks_textvqa")
-STVQA = GoldLayout("stvqa", "ST-VQA", "a 'data' list of rows with 'question_id', 'question', 'answers' and "
-                   "'file_name'", f"{_LOADERS}:looks_stvqa")
-DOCVQA = GoldLayout("docvqa", "DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'",
-                    f"{_LOADERS}:looks_docvqa")
-INFOVQA = GoldLayout("infovqa", "InfographicVQA", "a 'data' list of rows with 'questionId', 'question', 'answers' "
-                     "and 'answer_type'", f"{_LOADERS}:looks_infovqa")
-CHARTQA = GoldLayout("chartqa", "ChartQA", "a list of rows with 'imgname', 'query' and 'label'",
-                     f"{_LOADERS}:looks_chartqa")
-VIZWIZ = GoldLayout("vizwiz", "VizWiz", "a list of rows with 'image', 'question', 'answerable', 'answer_type' and "
-                    "10 'answers' objects ('answer', 'answer_confidence')", f"{_LOADERS}:looks_vizwiz")
+TEXTVQA = GoldLayout(
+    "textvqa",
+    "TextVQA",
+    "a 'data' list of rows with 'question_id', 'question', 'image_id' and the 10 annotator 'answers'",
+    f"{_LOADERS}:looks_textvqa",
+)
+STVQA = GoldLayout(
+    "stvqa",
+    "ST-VQA",
+    "a 'data' list of rows with 'question_id', 'question', 'answers' and 'file_name'",
+    f"{_LOADERS}:looks_stvqa",
+)
+DOCVQA = GoldLayout(
+    "docvqa", "DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'", f"{_LOADERS}:looks_docvqa"
+)
+INFOVQA = GoldLayout(
+    "infovqa",
+    "InfographicVQA",
+    "a 'data' list of rows with 'questionId', 'question', 'answers' and 'answer_type'",
+    f"{_LOADERS}:looks_infovqa",
+)
+CHARTQA = GoldLayout(
+    "chartqa", "ChartQA", "a list of rows with 'imgname', 'query' and 'label'", f"{_LOADERS}:looks_chartqa"
+)
+VIZWIZ = GoldLayout(
+    "vizwiz",
+    "VizWiz",
+    "a list of rows with 'image', 'question', 'answerable', 'answer_type' and "
+    "10 'answers' objects ('answer', 'answer_confidence')",
+    f"{_LOADERS}:looks_vizwiz",
+)
 
 BENCHMARKS: dict[str, BenchmarkSpec] = {
     b.name: b
     for b in (
         BenchmarkSpec("textvqa", "vqa_accuracy", "mmf_textvqa", f"{_LOADERS}:load_textvqa", TEXTVQA, answers=10),
-        BenchmarkSpec("vizwiz", "vqa_accuracy", "vizwiz", f"{_LOADERS}:load_vizwiz", VIZWIZ, answers=10,
-                      gold_required=False, answerability=True),
+        BenchmarkSpec(
+            "vizwiz",
+            "vqa_accuracy",
+            "vizwiz",
+            f"{_LOADERS}:load_vizwiz",
+            VIZWIZ,
+            answers=10,
+            gold_required=False,
+            answerability=True,
+        ),
         BenchmarkSpec("stvqa", "anls", "paper", f"{_LOADERS}:load_stvqa", STVQA, answers=10),
         BenchmarkSpec("docvqa", "anls", "paper", f"{_LOADERS}:load_docvqa", DOCVQA),
         BenchmarkSpec("infovqa", "anls", "paper", f"{_LOADERS}:load_infovqa", INFOVQA),
         BenchmarkSpec("chartqa", "relaxed_accuracy", "pix2struct", f"{_LOADERS}:load_chartqa", CHARTQA),
-        BenchmarkSpec("chartqa-human", "relaxed_accuracy", "pix2struct", f"{_LOADERS}:load_chartqa_human",
-                      CHARTQA),
-        BenchmarkSpec("chartqa-machine", "relaxed_accuracy", "pix2struct", f"{_LOADERS}:load_chartqa_machine",
-                      CHARTQA),
+        BenchmarkSpec("chartqa-human", "relaxed_accuracy", "pix2struct", f"{_LOADERS}:load_chartqa_human", CHARTQA),
+        BenchmarkSpec("chartqa-machine", "relaxed_accuracy", "pix2struct", f"{_LOADERS}:load_chartqa_machine", CHARTQA),
     )
 }
 """Benchmark name -> row. The order of the layouts here is the order :func:`detect_layout` tries them in."""

@@ -28,9 +28,11 @@ LONG_WORDS = 20
 SENTENCE_WORDS = 5
 FORMAT_KINDS: tuple[str, ...] = ("sentence", "wrapper", "trailing-punctuation", "markdown", "multi-line", "quoted")
 
-_ABSTAIN_START = (r"(?:unanswerable|unknown|not answerable|cannot be determined|can ?not be determined|"
-                  r"it is not possible|not possible to (?:determine|tell|answer)|"
-                  r"i (?:cannot|can't|can not|am unable to)\b|there is no (?:way|information)|n/a\b)")
+_ABSTAIN_START = (
+    r"(?:unanswerable|unknown|not answerable|cannot be determined|can ?not be determined|"
+    r"it is not possible|not possible to (?:determine|tell|answer)|"
+    r"i (?:cannot|can't|can not|am unable to)\b|there is no (?:way|information)|n/a\b)"
+)
 _ABSTAIN = re.compile(r"^\s*" + _ABSTAIN_START, re.IGNORECASE)
 _MARKDOWN = re.compile(r"\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
 _DROP_PUNCT = dict.fromkeys(map(ord, "".join(PUNCTUATION) + "."))
@@ -169,8 +171,10 @@ _DROP_PUNCT_BYTES = ("".join(PUNCTUATION) + ".").encode()
 # of its alternatives cut short; candidates are confirmed by strip_wrapper itself. Keep it in step with _WRAPPER.
 # On a plain output (ASCII, spaces its only whitespace) in ASCII lower case, each pattern below (lower-case, bytes:
 # ASCII \s, \b and letters) matches where its IGNORECASE ``str`` original matches on the output.
-_WRAPPER_START = re.compile(rb"\x00(?:(?:the\s+)?(?:(?:final|correct|short)\s+)?(?:answer|result)"
-                            rb"|(?:it|this|that)\s+(?:is|says|reads)|(?:it's|its)\s)")
+_WRAPPER_START = re.compile(
+    rb"\x00(?:(?:the\s+)?(?:(?:final|correct|short)\s+)?(?:answer|result)"
+    rb"|(?:it|this|that)\s+(?:is|says|reads)|(?:it's|its)\s)"
+)
 _ABSTAIN_AFTER_NUL = re.compile(b"\x00" + _ABSTAIN_START.encode())
 _TRAILING_MARKS = re.compile(r"[.,;:!?]")
 
@@ -205,15 +209,24 @@ def _batch_notes(kept: list[str], originals: list[str], joined: str) -> tuple[in
 
     abstain = sum(i not in slow for i in _rows_at(prefixed, [m.start() for m in _ABSTAIN_AFTER_NUL.finditer(prefixed)]))
     abstain += sum(bool(_ABSTAIN.match(originals[i])) for i in slow)
-    unanswerable = sum(is_unanswerable(originals[i]) for i in _rows_holding(lowered.translate(None, _DROP_PUNCT_BYTES),
-                                                                          b"unanswerable"))
+    unanswerable = sum(
+        is_unanswerable(originals[i])
+        for i in _rows_holding(lowered.translate(None, _DROP_PUNCT_BYTES), b"unanswerable")
+    )
     starts = _rows_at(prefixed, [m.start() for m in _WRAPPER_START.finditer(prefixed)])
-    wrapper = {i for i in {*starts, *_rows_holding(lowered, b"answer is")}
-               if i not in slow and strip_wrapper(kept[i]) != kept[i]}
+    wrapper = {
+        i
+        for i in {*starts, *_rows_holding(lowered, b"answer is")}
+        if i not in slow and strip_wrapper(kept[i]) != kept[i]
+    }
 
     n_sentence = [c >= SENTENCE_WORDS for c in spaces].count(True) - sum(spaces[i] >= SENTENCE_WORDS for i in slow)
-    truncated = {i for i in compress(range(n), marks) if i not in slow and (
-        (m := marks[i]).count(b"(") != m.count(b")") or m.count(b"[") != m.count(b"]") or m.count(b'"') % 2 == 1)}
+    truncated = {
+        i
+        for i in compress(range(n), marks)
+        if i not in slow
+        and ((m := marks[i]).count(b"(") != m.count(b")") or m.count(b"[") != m.count(b"]") or m.count(b'"') % 2 == 1)
+    }
     truncated.update(i for i in compress(range(n), map(LONG_WORDS.__le__, spaces)) if last[i].isalnum())
     truncated.update(_rows_holding(data + b"\x00", b"...\x00"))
     truncated -= slow
@@ -223,11 +236,21 @@ def _batch_notes(kept: list[str], originals: list[str], joined: str) -> tuple[in
         if spaces[i] < SENTENCE_WORDS and i not in slow and not _TRAILING_NUMBER_PERIOD.search(kept[i][-3:]):
             trailing.add(i)
     markdown = {i for i in _positions(first, "-") if i not in slow and kept[i].startswith("- ")}
-    quoted = {i for quote in "\"'" for i in _positions(first, quote)
-              if i not in slow and len(kept[i]) >= 2 and last[i] in "\"'"}
+    quoted = {
+        i
+        for quote in "\"'"
+        for i in _positions(first, quote)
+        if i not in slow and len(kept[i]) >= 2 and last[i] in "\"'"
+    }
 
-    fmt = {"sentence": n_sentence, "wrapper": len(wrapper), "trailing-punctuation": len(trailing),
-           "markdown": len(markdown), "multi-line": 0, "quoted": len(quoted)}
+    fmt = {
+        "sentence": n_sentence,
+        "wrapper": len(wrapper),
+        "trailing-punctuation": len(trailing),
+        "markdown": len(markdown),
+        "multi-line": 0,
+        "quoted": len(quoted),
+    }
     # Trailing punctuation excludes sentences already: the outputs with a kind are the sentences and the others.
     any_fmt = n_sentence + len(trailing.union(i for i in wrapper | markdown | quoted if spaces[i] < SENTENCE_WORDS))
     n_truncated = len(truncated)

@@ -102,16 +102,22 @@ def _answer_text(path: Path, row: int, name: str, value: Any, what: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the boolean "
-                           f"{str(value).lower()} (write the {what} as a string)")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': expected text, got the boolean "
+            f"{str(value).lower()} (write the {what} as a string)"
+        )
     if isinstance(value, float) and not math.isfinite(value):
         written = value.text if isinstance(value, JsonNumber) else "NaN" if value != value else str(value)
         missing = " (or null for a missing one)" if what == "prediction" else ""
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
-                           f"{written} (write the {what} as a string{missing})")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': expected text, got the non-finite number "
+            f"{written} (write the {what} as a string{missing})"
+        )
     if isinstance(value, XlsxDate):
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected text, got a date cell (serial number "
-                           f"{value.serial}; format the column as text and write the {what} there)")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': expected text, got a date cell (serial number "
+            f"{value.serial}; format the column as text and write the {what} there)"
+        )
     if isinstance(value, JsonNumber):
         return value.text
     if isinstance(value, (int, float)):
@@ -146,15 +152,17 @@ def _scalar_text(path: Path, row: int, name: str, value: Any) -> str:
 def _id_text(path: Path, row: int, name: str, value: Any) -> str:
     """An id cell as text: a string or a number; booleans, dates, lists, objects and blank text are refused."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id, got "
-                           f"{_kind(value)}")
+        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id, got {_kind(value)}")
     text = str(value)
     if not text.strip():
-        raise VqauditError(f"{path}: row {row}, field '{name}': the id is empty text (a row without an id cannot "
-                           "be joined; give every row its id)")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': the id is empty text (a row without an id cannot "
+            "be joined; give every row its id)"
+        )
     if isinstance(value, float) and not math.isfinite(value):
-        raise VqauditError(f"{path}: row {row}, field '{name}': expected a string or integer id, got the "
-                           f"non-finite number {text}")
+        raise VqauditError(
+            f"{path}: row {row}, field '{name}': expected a string or integer id, got the non-finite number {text}"
+        )
     return text
 
 
@@ -169,8 +177,10 @@ def _answerable_score(path: Path, row: int, value: Any) -> float | None:
     if _is_missing(value):
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise VqauditError(f"{path}: row {row}, field 'answerable': expected a score from 0 to 1 that the question "
-                           f"is answerable, got {value!r}")
+        raise VqauditError(
+            f"{path}: row {row}, field 'answerable': expected a score from 0 to 1 that the question "
+            f"is answerable, got {value!r}"
+        )
     return float(value)
 
 
@@ -180,8 +190,10 @@ def _gold_values(path: Path, row: int, name: str, value: Any, *, expand_literal:
     if isinstance(value, list):
         for i, v in enumerate(value, start=1):
             if _is_missing(v):
-                raise VqauditError(f"{path}: row {row}, field '{name}': answer {i} is null or NaN (a gold answer "
-                                   "must be text; drop it or give the row without gold)")
+                raise VqauditError(
+                    f"{path}: row {row}, field '{name}': answer {i} is null or NaN (a gold answer "
+                    "must be text; drop it or give the row without gold)"
+                )
         return tuple(_answer_text(path, row, name, v, "gold answer") for v in value)
     text = _answer_text(path, row, name, value, "gold answer")
     stripped = text.strip()
@@ -222,8 +234,15 @@ def _file_id_key(records: list[tuple[int, Any]]) -> str | None:
     return next((k for k in ID_KEYS if k in present), None)
 
 
-def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | None = None,
-             image_field: str | None = None, file_id_key: str | None = None) -> tuple[Prediction, str]:
+def _generic(
+    path: Path,
+    row: int,
+    rec: Any,
+    vlmevalkit: bool,
+    id_field: str | None = None,
+    image_field: str | None = None,
+    file_id_key: str | None = None,
+) -> tuple[Prediction, str]:
     """One generic / VLMEvalKit record as a prediction and the name of the field its id came from.
 
     A row without an id in a file that has ids (``file_id_key``) is refused: numbering it would join it to
@@ -244,8 +263,10 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
             raise VqauditError(f"{path}: row {row}, field '{name}': missing")
     id_key = id_field or next((k for k in ID_KEYS if k in rec and not _is_missing(rec[k])), None)
     if id_key is None and file_id_key is not None:
-        raise VqauditError(f"{path}: row {row}, field '{file_id_key}': missing (the other rows have ids; a row "
-                           "number would join this prediction to another question)")
+        raise VqauditError(
+            f"{path}: row {row}, field '{file_id_key}': missing (the other rows have ids; a row "
+            "number would join this prediction to another question)"
+        )
     qid = str(row) if id_key in (None, ROW_ID) else _id_text(path, row, str(id_key), rec[id_key])
     question = next((_scalar_text(path, row, k, rec[k]) for k in QUESTION_KEYS if k in rec), "")
     if not question and isinstance(rec.get("prompt"), str):
@@ -253,10 +274,17 @@ def _generic(path: Path, row: int, rec: Any, vlmevalkit: bool, id_field: str | N
     gold = () if gold_key is None else _gold_values(path, row, gold_key, rec[gold_key], expand_literal=False)
     image_key = image_field or next((k for k in IMAGE_KEYS if k in rec and isinstance(rec[k], (str, int))), None)
     image = "" if image_key is None or (vlmevalkit and image_field is None) else str(rec[image_key])
-    return Prediction(qid=qid, prediction=_prediction_text(path, row, pred_key, rec.get(pred_key)),
-                      question=question, gold=gold, split=_scalar_text(path, row, "split", rec.get("split")),
-                      source=f"{path}:{row}", image=image, row_id=id_key in (None, ROW_ID),
-                      answerable_score=_answerable_score(path, row, rec.get("answerable"))), str(id_key or ROW_ID)
+    return Prediction(
+        qid=qid,
+        prediction=_prediction_text(path, row, pred_key, rec.get(pred_key)),
+        question=question,
+        gold=gold,
+        split=_scalar_text(path, row, "split", rec.get("split")),
+        source=f"{path}:{row}",
+        image=image,
+        row_id=id_key in (None, ROW_ID),
+        answerable_score=_answerable_score(path, row, rec.get("answerable")),
+    ), str(id_key or ROW_ID)
 
 
 def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
@@ -282,13 +310,19 @@ def _lmms(path: Path, row: int, rec: Any) -> tuple[Prediction, str]:
     else:
         gold = _gold_values(path, row, "target", rec.get("target"), expand_literal=True)
     question = _scalar_text(path, row, "doc.question", doc.get("question", doc.get("query", "")))
-    return Prediction(qid=_id_text(path, row, qid_name, qid_value),
-                      prediction=_prediction_text(path, row, name, resp), question=question, gold=gold,
-                      split=_scalar_text(path, row, "doc.split", doc.get("split")), source=f"{path}:{row}"), qid_name
+    return Prediction(
+        qid=_id_text(path, row, qid_name, qid_value),
+        prediction=_prediction_text(path, row, name, resp),
+        question=question,
+        gold=gold,
+        split=_scalar_text(path, row, "doc.split", doc.get("split")),
+        source=f"{path}:{row}",
+    ), qid_name
 
 
-def read_predictions_layout(path: Path, fmt: str = "auto", *, id_field: str | None = None,
-                            image_field: str | None = None) -> tuple[list[Prediction], str]:
+def read_predictions_layout(
+    path: Path, fmt: str = "auto", *, id_field: str | None = None, image_field: str | None = None
+) -> tuple[list[Prediction], str]:
     """:func:`read_predictions` and the layout the file was read as: ``generic``, ``vlmevalkit`` or ``lmms-eval``.
 
     The layout names the harness whose own metric rules the audit shows beside the default variant
@@ -299,8 +333,14 @@ def read_predictions_layout(path: Path, fmt: str = "auto", *, id_field: str | No
     return preds, kind[0] if kind else "generic"
 
 
-def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = None,
-                     image_field: str | None = None, _kind: list[str] | None = None) -> list[Prediction]:
+def read_predictions(
+    path: Path,
+    fmt: str = "auto",
+    *,
+    id_field: str | None = None,
+    image_field: str | None = None,
+    _kind: list[str] | None = None,
+) -> list[Prediction]:
     """Read a prediction file into :class:`Prediction` records, in file order.
 
     Args:
@@ -329,8 +369,11 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
             id_names.append(id_name)
     except UnicodeDecodeError as exc:
         line = undecodable_line(path)
-        at = f"row {line}: " if line is not None and file_suffix(path) == ".jsonl" else (
-            f"line {line}: " if line is not None else "")
+        at = (
+            f"row {line}: "
+            if line is not None and file_suffix(path) == ".jsonl"
+            else (f"line {line}: " if line is not None else "")
+        )
         raise VqauditError(f"{path}: {at}not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise VqauditError(f"{path}: not a readable gzip file ({gzip_reason(exc)})") from None
@@ -340,10 +383,16 @@ def read_predictions(path: Path, fmt: str = "auto", *, id_field: str | None = No
     for pred, id_name in zip(predictions, id_names, strict=True):
         if pred.qid in seen:
             first = next(p for p in predictions if p.qid == pred.qid).source.rsplit(":", 1)[1]
-            hint = ("; LLaVA's answer files repeat the image id as 'question_id': read them with --id-field row "
-                    "--image-field question_id --join-on image-question" if _looks_like_llava(path, id_name) else "")
-            raise VqauditError(f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
-                               f"'{id_name}': duplicate id {pred.qid!r} (first at row {first}){hint}")
+            hint = (
+                "; LLaVA's answer files repeat the image id as 'question_id': read them with --id-field row "
+                "--image-field question_id --join-on image-question"
+                if _looks_like_llava(path, id_name)
+                else ""
+            )
+            raise VqauditError(
+                f"{pred.source.rsplit(':', 1)[0]}: row {pred.source.rsplit(':', 1)[1]}, field "
+                f"'{id_name}': duplicate id {pred.qid!r} (first at row {first}){hint}"
+            )
         seen.add(pred.qid)
     return predictions
 
@@ -360,8 +409,9 @@ def _looks_like_llava(path: Path, id_name: str) -> bool:
     return isinstance(first, dict) and {"question_id", "prompt", "text"} <= set(first)
 
 
-def _read_rows(path: Path, fmt: str, id_field: str | None, image_field: str | None,
-               kind_seen: list[str] | None = None) -> Iterator[tuple[Prediction, str]]:
+def _read_rows(
+    path: Path, fmt: str, id_field: str | None, image_field: str | None, kind_seen: list[str] | None = None
+) -> Iterator[tuple[Prediction, str]]:
     """Every row as ``(prediction, the field its id came from)``, in file order, one record at a time.
 
     The rows and errors of :func:`_read_all`, without holding the file's raw records: each record is turned into
@@ -374,8 +424,12 @@ def _read_rows(path: Path, fmt: str, id_field: str | None, image_field: str | No
     read whole by its reader anyway and goes through :func:`_read_all`. ``kind_seen``: as in :func:`_read_all`.
     """
     suffix = file_suffix(path)
-    if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval" or suffix not in (
-            ".xlsx", ".csv", ".tsv", ".tab", ".json", ".jsonl") or suffix == ".xlsx":
+    if (
+        suffix in (".xlsx", ".csv", ".tsv", ".tab")
+        and fmt == "lmms-eval"
+        or suffix not in (".xlsx", ".csv", ".tsv", ".tab", ".json", ".jsonl")
+        or suffix == ".xlsx"
+    ):
         for pred, id_name in _read_all(path, fmt, id_field, image_field, kind_seen):
             yield _with_shared_gold(pred), id_name
         return
@@ -439,8 +493,9 @@ def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
     return values if len(first) == len(values) else out
 
 
-def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | None,
-              kind_seen: list[str] | None = None) -> list[tuple[Prediction, str]]:
+def _read_all(
+    path: Path, fmt: str, id_field: str | None, image_field: str | None, kind_seen: list[str] | None = None
+) -> list[tuple[Prediction, str]]:
     """Every row as ``(prediction, the field its id came from)``, in file order.
 
     ``kind_seen``: when given, the layout the rows were read as (``generic``, ``vlmevalkit``, ``lmms-eval``) is
@@ -449,8 +504,10 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
     suffix = file_suffix(path)
     out: list[tuple[Prediction, str]] = []
     if suffix in (".xlsx", ".csv", ".tsv", ".tab") and fmt == "lmms-eval":
-        raise VqauditError(f"{path}: --format lmms-eval reads lmms-eval's JSON/JSONL sample logs, not a "
-                           f"{suffix} table (use --format auto, generic or vlmevalkit)")
+        raise VqauditError(
+            f"{path}: --format lmms-eval reads lmms-eval's JSON/JSONL sample logs, not a "
+            f"{suffix} table (use --format auto, generic or vlmevalkit)"
+        )
     if suffix in (".xlsx", ".csv", ".tsv", ".tab"):
         vlm = fmt == "vlmevalkit" or (fmt == "auto" and suffix == ".xlsx")
         if kind_seen is not None:
@@ -471,6 +528,7 @@ def _read_all(path: Path, fmt: str, id_field: str | None, image_field: str | Non
             else:
                 out.append(_generic(path, row, rec, kind == "vlmevalkit", id_field, image_field, id_key))
     else:
-        raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} "
-                           "(use .jsonl, .json, .csv, .tsv or .xlsx)")
+        raise VqauditError(
+            f"{path}: unsupported prediction file type {suffix!r} (use .jsonl, .json, .csv, .tsv or .xlsx)"
+        )
     return out

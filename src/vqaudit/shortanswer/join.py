@@ -57,9 +57,11 @@ def _check_chartqa_numbering(predictions: Sequence[Prediction], gold: Sequence[G
         bad = next((p for p in predictions if p.qid == zero), None)
         if bad is not None:
             place = _location(bad.source, Path("the prediction file"))
-            raise VqauditError(f"{place}, id {zero!r}: ChartQA ids are 1-based ({split}:N is row N of the "
-                               "split, counting from 1); these predictions number from 0 and would join shifted "
-                               "by one: renumber them from 1")
+            raise VqauditError(
+                f"{place}, id {zero!r}: ChartQA ids are 1-based ({split}:N is row N of the "
+                "split, counting from 1); these predictions number from 0 and would join shifted "
+                "by one: renumber them from 1"
+            )
 
 
 TAG_STARTS = ("<", "\u25c1")
@@ -67,8 +69,7 @@ TAG_STARTS = ("<", "\u25c1")
 ``<|begin_of_box|>``, ``◁think▷``, ...): a prediction holding neither holds no reasoning."""
 
 
-def split_predictions(predictions: Sequence[Prediction],
-                      reasoning_format: str = AUTO) -> list[ReasoningSplit | None]:
+def split_predictions(predictions: Sequence[Prediction], reasoning_format: str = AUTO) -> list[ReasoningSplit | None]:
     """Split every prediction into reasoning and final answer, once, in order (:mod:`vqaudit.parsing.reasoning`).
 
     Every layer of the audit reads only the final answer; the raw prediction is kept byte-exact beside it.
@@ -84,8 +85,10 @@ def split_predictions(predictions: Sequence[Prediction],
     fmt = effective_format(reasoning_format, (p.prediction for p in predictions))  # auto: template-opened?
     if fmt.endswith(OPEN_SUFFIX):  # every prediction starts inside the span: each one is split
         return [split_reasoning(p.prediction, fmt) for p in predictions]
-    return [split_reasoning(text, fmt) if "<" in text or "\u25c1" in text else None
-            for text in (p.prediction for p in predictions)]
+    return [
+        split_reasoning(text, fmt) if "<" in text or "\u25c1" in text else None
+        for text in (p.prediction for p in predictions)
+    ]
 
 
 def final_text(split: ReasoningSplit | None, raw: str) -> str:
@@ -111,11 +114,35 @@ def _row(p: Prediction, split: ReasoningSplit | None, benchmark: str, item: Gold
     """The audit row of prediction ``p`` (split into ``split``), joined to ``item`` (None: its embedded gold)."""
     final, raw, chars, finished = scored_text(split, p.prediction)
     if item is None:
-        return AuditRow(p.qid, p.question, final, p.gold, benchmark, p.split, image=p.image, raw=raw,
-                        reasoning_chars=chars, finished=finished, answerable_score=p.answerable_score)
-    return AuditRow(p.qid, item.question or p.question, final, item.answers, benchmark, p.split, item.answer_type,
-                    item.ocr_tokens, item.image or p.image, raw, chars, finished, item.answerable,
-                    p.answerable_score)
+        return AuditRow(
+            p.qid,
+            p.question,
+            final,
+            p.gold,
+            benchmark,
+            p.split,
+            image=p.image,
+            raw=raw,
+            reasoning_chars=chars,
+            finished=finished,
+            answerable_score=p.answerable_score,
+        )
+    return AuditRow(
+        p.qid,
+        item.question or p.question,
+        final,
+        item.answers,
+        benchmark,
+        p.split,
+        item.answer_type,
+        item.ocr_tokens,
+        item.image or p.image,
+        raw,
+        chars,
+        finished,
+        item.answerable,
+        p.answerable_score,
+    )
 
 
 def join_predictions(
@@ -197,15 +224,18 @@ def join_predictions(
         used.add(item.qid)
         rows_list.append(_row(p, split, benchmark, item))
     if predictions and not rows_list:
-        raise VqauditError(_no_id_joins(predictions, gold) if on == "id" else
-                           _no_question_joins(predictions, gold, on, skipped))
+        raise VqauditError(
+            _no_id_joins(predictions, gold) if on == "id" else _no_question_joins(predictions, gold, on, skipped)
+        )
     if on == "id":
         notes.extend(_check_positions(predictions, index, bool(mapped)))
     without_pred = tuple(g.qid for g in gold if g.qid not in used and key_of_gold[g.qid] is not None)
     if without_pred:
-        notes.append(f"the scores average the {len(rows_list)} joined rows only: the gold has {len(gold)} questions, "
-                     f"{len(without_pred)} of them without a prediction (ids in report.json, "
-                     "join.gold_without_predictions)")
+        notes.append(
+            f"the scores average the {len(rows_list)} joined rows only: the gold has {len(gold)} questions, "
+            f"{len(without_pred)} of them without a prediction (ids in report.json, "
+            "join.gold_without_predictions)"
+        )
     return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))
 
 
@@ -216,8 +246,9 @@ VILA1.5-13B sheet in tests/fixtures/shortanswer: index N of test_augmented holds
 ``test_augmented.json``)."""
 
 
-def _vlmevalkit_chartqa_ids(predictions: Sequence[Prediction],
-                            gold: Sequence[GoldItem]) -> tuple[Sequence[Prediction], str]:
+def _vlmevalkit_chartqa_ids(
+    predictions: Sequence[Prediction], gold: Sequence[GoldItem]
+) -> tuple[Sequence[Prediction], str]:
     """VLMEvalKit ChartQA ids (a bare ``index`` and a ``split`` column) as the gold's ``<split>:<row>`` ids.
 
     Applies only when the gold has ChartQA split ids and every prediction has a bare integer id and a ChartQA
@@ -240,14 +271,18 @@ def _vlmevalkit_chartqa_ids(predictions: Sequence[Prediction],
         number = int(p.qid) - offset[p.split]
         if not 1 <= number <= CHARTQA_TEST_HUMAN_ROWS:
             place = _location(p.source, Path("the prediction file"))
-            raise VqauditError(f"{place}, field 'index': index {p.qid} cannot be a {p.split} row of VLMEvalKit's "
-                               f"ChartQA_TEST (test_human is index 1-{CHARTQA_TEST_HUMAN_ROWS}, test_augmented "
-                               f"{CHARTQA_TEST_HUMAN_ROWS + 1}-{2 * CHARTQA_TEST_HUMAN_ROWS}); join with "
-                               "--join-on question")
+            raise VqauditError(
+                f"{place}, field 'index': index {p.qid} cannot be a {p.split} row of VLMEvalKit's "
+                f"ChartQA_TEST (test_human is index 1-{CHARTQA_TEST_HUMAN_ROWS}, test_augmented "
+                f"{CHARTQA_TEST_HUMAN_ROWS + 1}-{2 * CHARTQA_TEST_HUMAN_ROWS}); join with "
+                "--join-on question"
+            )
         out.append(replace(p, qid=f"{p.split}:{number}"))
-    return out, (f"VLMEvalKit ChartQA_TEST index mapped to the split's rows: test_human:N = index N, "
-                 f"test_augmented:N = index N + {CHARTQA_TEST_HUMAN_ROWS} (checked against the question texts "
-                 "the sheet holds)")
+    return out, (
+        f"VLMEvalKit ChartQA_TEST index mapped to the split's rows: test_human:N = index N, "
+        f"test_augmented:N = index N + {CHARTQA_TEST_HUMAN_ROWS} (checked against the question texts "
+        "the sheet holds)"
+    )
 
 
 def _same_question(a: str, b: str) -> bool:
@@ -277,18 +312,25 @@ def _check_positions(predictions: Sequence[Prediction], index: dict[str, GoldIte
         if not _same_question(p.question, item.question):
             how = "its row number" if p.row_id else "its VLMEvalKit index"
             gold_at = _location(item.source, Path("the gold file"))
-            raise VqauditError(f"{_location(p.source, Path('the prediction file'))}, field 'question': joined by "
-                               f"{how} to gold id {item.qid!r} ({gold_at}), but the questions differ ({p.question!r} "
-                               f"vs {item.question!r}): the rows are not in the gold's order; give the predictions "
-                               "an id column, or --join-on question")
+            raise VqauditError(
+                f"{_location(p.source, Path('the prediction file'))}, field 'question': joined by "
+                f"{how} to gold id {item.qid!r} ({gold_at}), but the questions differ ({p.question!r} "
+                f"vs {item.question!r}): the rows are not in the gold's order; give the predictions "
+                "an id column, or --join-on question"
+            )
         checked += 1
     rows = [p for p in positional if p.row_id]
     if not rows:
         return []
-    check = (f"the question texts agree on the {checked} joined rows that carry one" if checked else
-             "no question text to check the order against")
-    return [f"{len(rows)} predictions have no id in the file: their row numbers were used as ids and joined to the "
-            f"gold ids of the same number ({check})"]
+    check = (
+        f"the question texts agree on the {checked} joined rows that carry one"
+        if checked
+        else "no question text to check the order against"
+    )
+    return [
+        f"{len(rows)} predictions have no id in the file: their row numbers were used as ids and joined to the "
+        f"gold ids of the same number ({check})"
+    ]
 
 
 def _no_id_joins(predictions: Sequence[Prediction], gold: Sequence[GoldItem]) -> str:
@@ -297,19 +339,27 @@ def _no_id_joins(predictions: Sequence[Prediction], gold: Sequence[GoldItem]) ->
     pred_at = _location(p.source, Path("the prediction file"))
     if g is None:
         return f"{pred_at}: the gold file has no questions to join the predictions to"
-    shown = (f"no prediction id is a gold id: prediction ids look like {p.qid!r} ({pred_at}), gold ids like "
-             f"{g.qid!r} ({_location(g.source, Path('the gold file'))})")
+    shown = (
+        f"no prediction id is a gold id: prediction ids look like {p.qid!r} ({pred_at}), gold ids like "
+        f"{g.qid!r} ({_location(g.source, Path('the gold file'))})"
+    )
     gold_split = g.qid.split(":", 1)[0] if g.qid.split(":", 1)[0] in CHARTQA_SPLITS else ""
     pred_split = p.qid.split(":", 1)[0] if p.qid.split(":", 1)[0] in CHARTQA_SPLITS else p.split
     if p.qid.endswith(".0") and p.qid[:-2].lstrip("-").isdigit() and g.qid.lstrip("-").isdigit():
-        hint = ("the prediction ids are written as decimals (as pandas writes an integer column with gaps): write "
-                "them as integers")
+        hint = (
+            "the prediction ids are written as decimals (as pandas writes an integer column with gaps): write "
+            "them as integers"
+        )
     elif gold_split and pred_split in CHARTQA_SPLITS and pred_split != gold_split:
-        hint = (f"the predictions are ChartQA's {pred_split} split and the gold file holds {gold_split} (read from "
-                f"its name, or from --benchmark): give the {pred_split} gold file")
+        hint = (
+            f"the predictions are ChartQA's {pred_split} split and the gold file holds {gold_split} (read from "
+            f"its name, or from --benchmark): give the {pred_split} gold file"
+        )
     elif gold_split and p.qid.isdigit():
-        hint = ("ChartQA gold ids are <split>:<row> (test_human:1, ...): give ids of that form, a 'split' column "
-                "beside VLMEvalKit's index, or --join-on question")
+        hint = (
+            "ChartQA gold ids are <split>:<row> (test_human:1, ...): give ids of that form, a 'split' column "
+            "beside VLMEvalKit's index, or --join-on question"
+        )
     else:
         hint = "check the id column (--id-field), the gold file and --join-on"
     return f"{shown}; {hint}"
@@ -332,22 +382,31 @@ def _no_question_joins(predictions: Sequence[Prediction], gold: Sequence[GoldIte
     g = next((x for x in gold if x.question.strip()), gold[0])
     gold_at = _location(g.source, Path("the gold file"))
     if not p.question.strip():
-        return (f"--join-on {on}: the predictions carry no question text ({pred_at} has none), so none can be "
-                "joined by question; give the file a question column, or join by id")
+        return (
+            f"--join-on {on}: the predictions carry no question text ({pred_at} has none), so none can be "
+            "joined by question; give the file a question column, or join by id"
+        )
     if on == "image-question":
-        shown = (f"no prediction's (image, question) is a gold (image, question): predictions look like image "
-                 f"{_shown(p.image)}, question {_shown(p.question)} ({pred_at}), the gold like image "
-                 f"{_shown(g.image)}, question {_shown(g.question)} ({gold_at})")
+        shown = (
+            f"no prediction's (image, question) is a gold (image, question): predictions look like image "
+            f"{_shown(p.image)}, question {_shown(p.question)} ({pred_at}), the gold like image "
+            f"{_shown(g.image)}, question {_shown(g.question)} ({gold_at})"
+        )
         questions = {_question_key(x.question) for x in gold}
         if any(_question_key(x.question) in questions for x in predictions):
             return f"{shown}; the questions match but the images do not: check --image-field"
     else:
-        shown = (f"no prediction question is a gold question (compared lower-cased, whitespace collapsed): "
-                 f"prediction questions look like {_shown(p.question)} ({pred_at}), gold questions like "
-                 f"{_shown(g.question)} ({gold_at})")
+        shown = (
+            f"no prediction question is a gold question (compared lower-cased, whitespace collapsed): "
+            f"prediction questions look like {_shown(p.question)} ({pred_at}), gold questions like "
+            f"{_shown(g.question)} ({gold_at})"
+        )
     if skipped:
-        many = f"{skipped} question keys occurring more than once were" if skipped != 1 else \
-            "1 question key occurring more than once was"
+        many = (
+            f"{skipped} question keys occurring more than once were"
+            if skipped != 1
+            else "1 question key occurring more than once was"
+        )
         return f"{shown}; {many} left unjoined (ambiguous)"
     return f"{shown}; check the gold file (the benchmark and split of the predictions), or join by id"
 
@@ -382,8 +441,14 @@ class SourceLocations(Mapping[str, str]):
         return len(self._sources)
 
 
-def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldItem] | None, *,
-                   predictions_path: Path, gold_path: Path | None, join_on: str) -> Mapping[str, str]:
+def gold_locations(
+    predictions: Sequence[Prediction],
+    gold_items: Sequence[GoldItem] | None,
+    *,
+    predictions_path: Path,
+    gold_path: Path | None,
+    join_on: str,
+) -> Mapping[str, str]:
     """Where each joined row's gold was read, ``qid -> "FILE: row N"`` (for :func:`check_gold`'s messages).
 
     Embedded gold: the prediction file's row (a :class:`SourceLocations`). A gold file joined by id: the item's
@@ -394,10 +459,11 @@ def gold_locations(predictions: Sequence[Prediction], gold_items: Sequence[GoldI
     if gold_items is None or gold_path is None:
         return SourceLocations({p.qid: p.source for p in predictions}, predictions_path)
     if join_on == "id":
-        return {g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
-                for i, g in enumerate(gold_items, start=1)}
-    return {p.qid: f"{gold_path}, the gold item joined to {_location(p.source, predictions_path)}"
-            for p in predictions}
+        return {
+            g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
+            for i, g in enumerate(gold_items, start=1)
+        }
+    return {p.qid: f"{gold_path}, the gold item joined to {_location(p.source, predictions_path)}" for p in predictions}
 
 
 def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> list[str]:
@@ -419,20 +485,27 @@ def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> l
     splits = {r.split for r in rows} & set(CHARTQA_SPLITS)
     if splits and not benchmark.startswith("chartqa"):
         names = ", ".join(sorted(splits))
-        raise VqauditError(f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
-                           "with --benchmark chartqa")
+        raise VqauditError(
+            f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
+            "with --benchmark chartqa"
+        )
     ten = sum(1 for r in rows if len(r.answers) == 10)
     if (get_benchmark(benchmark).answers or 0) < 10 and ten >= 0.9 * len(rows):
-        many = list(dict.fromkeys(s.layout.title if s.layout else s.name for s in BENCHMARKS.values()
-                                  if s.answers == 10))
+        many = list(
+            dict.fromkeys(s.layout.title if s.layout else s.name for s in BENCHMARKS.values() if s.answers == 10)
+        )
         named = " or ".join([", ".join(many[:-1]), many[-1]] if len(many) > 1 else many)
-        raise VqauditError(f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
-                           f"10-annotator gold of {named}; give the benchmark the predictions belong to")
+        raise VqauditError(
+            f"--benchmark {benchmark}: {ten} of {len(rows)} rows have exactly 10 gold answers, the "
+            f"10-annotator gold of {named}; give the benchmark the predictions belong to"
+        )
     notes = []
     if metric == "vqa_accuracy":
         few = sum(1 for r in rows if len(r.answers) < 4)
         if few:
-            notes.append(f"{few} of {len(rows)} rows have fewer than 4 gold answers: VQA accuracy (min(#matches / 3, "
-                         "1) over leave-one-out subsets) cannot reach 1 there, and a single answer always scores 0, "
-                         "as in the official script")
+            notes.append(
+                f"{few} of {len(rows)} rows have fewer than 4 gold answers: VQA accuracy (min(#matches / 3, "
+                "1) over leave-one-out subsets) cannot reach 1 there, and a single answer always scores 0, "
+                "as in the official script"
+            )
     return notes

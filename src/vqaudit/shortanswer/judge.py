@@ -53,13 +53,38 @@ JUDGE_PROMPT = (
 """Binary text-only semantic-equivalence prompt (seed 002 §3.3: question, reference answer(s), model output)."""
 
 _YES = frozenset({"true", "correct", "equivalent", "acceptable", "accept", "accepted", "same"})
-_NO = frozenset({"false", "incorrect", "wrong", "unacceptable", "reject", "rejected", "different",
-                 "not equivalent", "not_equivalent", "non-equivalent", "inequivalent", "not acceptable"})
-_VERDICT_KEYS = ("verdict", "equivalent", "is_equivalent", "acceptable", "correct", "answer", "label", "judgement",
-                 "judgment", "decision")
+_NO = frozenset(
+    {
+        "false",
+        "incorrect",
+        "wrong",
+        "unacceptable",
+        "reject",
+        "rejected",
+        "different",
+        "not equivalent",
+        "not_equivalent",
+        "non-equivalent",
+        "inequivalent",
+        "not acceptable",
+    }
+)
+_VERDICT_KEYS = (
+    "verdict",
+    "equivalent",
+    "is_equivalent",
+    "acceptable",
+    "correct",
+    "answer",
+    "label",
+    "judgement",
+    "judgment",
+    "decision",
+)
 _PHRASE = re.compile(r"(?i)^\W*(not\s+equivalent|not\s+acceptable|non-equivalent|equivalent|acceptable|inequivalent)\b")
 _LABEL_PREFIX = re.compile(
-    r"(?i)^[\s*_#]*(?:final\s+)?(?:verdict|judge?ment|decision|answer|label)[\s*_]*[:=\-][\s*_]*")
+    r"(?i)^[\s*_#]*(?:final\s+)?(?:verdict|judge?ment|decision|answer|label)[\s*_]*[:=\-][\s*_]*"
+)
 _MAX_VERDICT_CHARS = 4096
 
 
@@ -147,8 +172,12 @@ class JudgeRun:
         """A clause saying why verdicts are undecided, with one reply; "" when every received reply was read."""
         if not self.unreadable:
             return ""
-        why = (f"{self.unfinished} of them reasoning never finished (the judge was still thinking when its token "
-               "budget ran out)" if self.unfinished else "neither yes nor no")
+        why = (
+            f"{self.unfinished} of them reasoning never finished (the judge was still thinking when its token "
+            "budget ran out)"
+            if self.unfinished
+            else "neither yes nor no"
+        )
         return f"; {self.unreadable} replies unreadable, {why}; one reply, as stored: {self.example}"
 
 
@@ -162,12 +191,14 @@ def _read(reply: Response) -> tuple[bool | None, bool]:
     return parse_verdict(split.final), False
 
 
-async def _ask_all(backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow],
-                   concurrency: int) -> JudgeRun:
+async def _ask_all(
+    backend: Backend, spec: str, cache: ResponseCache, rows: Sequence[AuditRow], concurrency: int
+) -> JudgeRun:
     calls = [JudgeCall(f"judge:{r.qid}", JUDGE_PROMPT_ID, judge_prompt(r)) for r in rows]
     try:
-        replies = await ask_judge_all(backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS),
-                                      concurrency=concurrency)
+        replies = await ask_judge_all(
+            backend, spec, cache, calls, loaded_generation(backend, JUDGE_PARAMS), concurrency=concurrency
+        )
     finally:
         await backend.aclose()
     verdicts: dict[str, bool | None] = {}
@@ -339,8 +370,9 @@ def _read_labels(path: Path) -> dict[str, bool]:
             raise VqauditError(f"{path}: row {row}, field 'label': missing")
         key = str(qid)
         if key in first_row:
-            raise VqauditError(f"{path}: row {row}, field 'question_id': {key!r} is labelled twice (first at row "
-                               f"{first_row[key]})")
+            raise VqauditError(
+                f"{path}: row {row}, field 'question_id': {key!r} is labelled twice (first at row {first_row[key]})"
+            )
         first_row[key] = row
         out[key] = _truth(path, row, rec["label"])
     if not out:

@@ -44,8 +44,14 @@ from vqaudit.shortanswer.records import GoldItem
 CHARTQA_SPLITS = ("test_human", "test_augmented")
 
 _TEXTVQA_ONLY = ("flickr_original_url", "flickr_300k_url", "image_classes")
-_DATASET_NAMES = {"textvqa": "textvqa", "stvqa": "stvqa", "docvqa": "docvqa", "infographicvqa": "infovqa",
-                  "infographicsvqa": "infovqa", "infovqa": "infovqa"}
+_DATASET_NAMES = {
+    "textvqa": "textvqa",
+    "stvqa": "stvqa",
+    "docvqa": "docvqa",
+    "infographicvqa": "infovqa",
+    "infographicsvqa": "infovqa",
+    "infovqa": "infovqa",
+}
 
 
 def check_input_file(path: Path, what: str) -> None:
@@ -63,8 +69,10 @@ def check_input_file(path: Path, what: str) -> None:
     if path.is_dir():
         raise VqauditError(f"{path}: is a folder, not a {what} (give the file inside it)")
     if path.exists():
-        raise VqauditError(f"{path}: not a regular file (a pipe or device, such as /dev/stdin or <(...)); save the "
-                           f"{what} to a file and give that")
+        raise VqauditError(
+            f"{path}: not a regular file (a pipe or device, such as /dev/stdin or <(...)); save the "
+            f"{what} to a file and give that"
+        )
     raise VqauditError(f"{path}: {what} not found")
 
 
@@ -208,9 +216,11 @@ def _check_layout(path: Path, data: Any, expected: str) -> None:
         return
     got, evidence = found
     want = get_layout(expected)
-    raise VqauditError(f"{path}: looks like a {get_layout(got).title} gold file ({evidence}), not the {want.title} "
-                       f"layout expected ({want.described}); give the {want.title} gold file, or --benchmark {got} "
-                       "for this one")
+    raise VqauditError(
+        f"{path}: looks like a {get_layout(got).title} gold file ({evidence}), not the {want.title} "
+        f"layout expected ({want.described}); give the {want.title} gold file, or --benchmark {got} "
+        "for this one"
+    )
 
 
 def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
@@ -260,8 +270,9 @@ def _unique(path: Path, items: list[GoldItem], fields: list[str]) -> list[GoldIt
         if item.qid in first:
             at = first[item.qid]
             named = "" if fields[at - 1] == field else f", field '{fields[at - 1]}'"
-            raise VqauditError(f"{path}: row {row}, field '{field}': duplicate id {item.qid!r} (first at row "
-                               f"{at}{named})")
+            raise VqauditError(
+                f"{path}: row {row}, field '{field}': duplicate id {item.qid!r} (first at row {at}{named})"
+            )
         first[item.qid] = row
     return items
 
@@ -353,14 +364,26 @@ def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "char
     split_name = split or chartqa_split_of(path)
     named = _named_split(path)
     if split is not None and named is not None and named != split:
-        raise VqauditError(f"{path}: the file's name says it is ChartQA's {named} split, but {benchmark} audits "
-                           f"{split}: give the {split} gold file, or --benchmark chartqa")
+        raise VqauditError(
+            f"{path}: the file's name says it is ChartQA's {named} split, but {benchmark} audits "
+            f"{split}: give the {split} gold file, or --benchmark chartqa"
+        )
     items = []
     for row, rec in enumerate(_records(path, data), start=1):
         question = _text(path, row, _field(path, row, rec, ("query", "question")), "query")
         answers = _answers(path, row, _field(path, row, rec, ("label", "answer")), "label")
-        items.append(GoldItem(f"{split_name}:{row}", question, answers, benchmark, None, (), f"{path}:{row}",
-                              str(rec.get("imgname", ""))))
+        items.append(
+            GoldItem(
+                f"{split_name}:{row}",
+                question,
+                answers,
+                benchmark,
+                None,
+                (),
+                f"{path}:{row}",
+                str(rec.get("imgname", "")),
+            )
+        )
     return items
 
 
@@ -387,12 +410,12 @@ def chartqa_split_of(path: Path) -> str:
     if named is not None:
         return named
     said = "both" if "human" in path.name.lower() else "neither"
-    raise VqauditError(f"{path}: a ChartQA gold file's split is read from its name, and this name says {said} of "
-                       "'human' and 'augmented': name the file after its split (test_human.json or "
-                       "test_augmented.json, as ChartQA ships them), or give --benchmark chartqa-human or "
-                       "chartqa-machine")
-
-
+    raise VqauditError(
+        f"{path}: a ChartQA gold file's split is read from its name, and this name says {said} of "
+        "'human' and 'augmented': name the file after its split (test_human.json or "
+        "test_augmented.json, as ChartQA ships them), or give --benchmark chartqa-human or "
+        "chartqa-machine"
+    )
 
 
 def load_chartqa_human(path: Path) -> list[GoldItem]:
@@ -416,8 +439,9 @@ def _vizwiz_answers(path: Path, row: int, value: Any) -> tuple[str, ...]:
     for k, item in enumerate(value, start=1):
         text = item.get("answer") if isinstance(item, dict) else None
         if not isinstance(text, str):
-            raise VqauditError(f"{path}: row {row}, field 'answers': answer {k} is not an object with a string "
-                               "'answer'")
+            raise VqauditError(
+                f"{path}: row {row}, field 'answers': answer {k} is not an object with a string 'answer'"
+            )
         out.append(text)
     return tuple(out)
 
@@ -447,6 +471,17 @@ def load_vizwiz(path: Path) -> list[GoldItem]:
         if isinstance(answerable, bool) or answerable not in (0, 1):
             raise VqauditError(f"{path}: row {row}, field 'answerable': expected 0 or 1, got {answerable!r}")
         answer_type = rec.get("answer_type")
-        items.append(GoldItem(qid, question, answers, "vizwiz", answer_type if isinstance(answer_type, str) else None,
-                              (), f"{path}:{row}", qid, answerable=bool(answerable)))
+        items.append(
+            GoldItem(
+                qid,
+                question,
+                answers,
+                "vizwiz",
+                answer_type if isinstance(answer_type, str) else None,
+                (),
+                f"{path}:{row}",
+                qid,
+                answerable=bool(answerable),
+            )
+        )
     return _unique(path, items, fields)

@@ -59,8 +59,17 @@ from vqaudit.shortanswer.mc_open import (
 )
 from vqaudit.shortanswer.mc_read import MC_LETTERS, MCRow
 
-__all__ = ["RowVerdict", "extract_choices", "extracted_by", "final_answer_letter", "is_refusal", "open_answer",
-           "open_correct", "read_choice", "score_open"]
+__all__ = [
+    "RowVerdict",
+    "extract_choices",
+    "extracted_by",
+    "final_answer_letter",
+    "is_refusal",
+    "open_answer",
+    "open_correct",
+    "read_choice",
+    "score_open",
+]
 
 
 @dataclass(frozen=True)
@@ -80,10 +89,13 @@ class RowVerdict:
     reason: str | None = None
     split: ReasoningSplit | None = None
 
+
 _FINAL_PATTERNS = (
     re.compile(r"\\boxed\{\s*\(?([A-I])\)?\s*\}"),
-    re.compile(r"(?i:\b(?:final answer|correct answer|the answer|answer|correct option|option))(?:\s+is)?\s*[:：]?"
-               r"\s*(?:option\s+)?[(\[*]*([A-I])(?![A-Za-z0-9])"),
+    re.compile(
+        r"(?i:\b(?:final answer|correct answer|the answer|answer|correct option|option))(?:\s+is)?\s*[:：]?"
+        r"\s*(?:option\s+)?[(\[*]*([A-I])(?![A-Za-z0-9])"
+    ),
 )
 _LAST_LINE = re.compile(r"^[(\[*\s]*([A-I])[)\].*\s]*$")
 _REFUSAL = re.compile(
@@ -193,20 +205,37 @@ def score_open(row: MCRow, final: str) -> tuple[str | None, str, bool]:
     if row.rules == "mathvista-extraction":
         if not final.strip():
             return None, "unparsed", False
-        answer, right = mathvista_from_extraction(final, choices=(), gold=row.gold, answer_type=row.answer_type,
-                                                  precision=row.precision)
+        answer, right = mathvista_from_extraction(
+            final, choices=(), gold=row.gold, answer_type=row.answer_type, precision=row.precision
+        )
         return answer, "extraction", right
     answer = open_answer(row, final)
     return answer, "open", open_correct(row, answer)
 
 
 def _view(row: MCRow) -> View:
-    return View(view_id=row.qid, group_id=row.group, source="upd", state="standard", image="none.png",
-                image_sha256="0" * 64, question=row.question, options=row.options,
-                obligation=Obligation(kind="answer", gold=(row.gold,), answer_type="choice"),
-                meta=UPDViewMeta(item_index=0, ability=row.category, ability_index=None, l2_category="",
-                                 variant="aad", setting="original", kind="standard", rotation=0,
-                                 n_rotations=1).model_dump())
+    return View(
+        view_id=row.qid,
+        group_id=row.group,
+        source="upd",
+        state="standard",
+        image="none.png",
+        image_sha256="0" * 64,
+        question=row.question,
+        options=row.options,
+        obligation=Obligation(kind="answer", gold=(row.gold,), answer_type="choice"),
+        meta=UPDViewMeta(
+            item_index=0,
+            ability=row.category,
+            ability_index=None,
+            l2_category="",
+            variant="aad",
+            setting="original",
+            kind="standard",
+            rotation=0,
+            n_rotations=1,
+        ).model_dump(),
+    )
 
 
 _STRICT_RULES = frozenset({"matcher:letter", "matcher:letter-prefix", "matcher:option-text"})
@@ -236,9 +265,16 @@ def read_choice(row: MCRow, final: str) -> tuple[str | None, str, bool]:
     return None, "unparsed", verdict.meaning == "abstain"
 
 
-def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_backend: Backend | None = None,
-                    cache_dir: Path | None = None, judge_options: ModelOptions | None = None,
-                    concurrency: int = 8, reasoning_format: str = AUTO) -> list[RowVerdict]:
+def extract_choices(
+    rows: Sequence[MCRow],
+    *,
+    judge: str | None = None,
+    judge_backend: Backend | None = None,
+    cache_dir: Path | None = None,
+    judge_options: ModelOptions | None = None,
+    concurrency: int = 8,
+    reasoning_format: str = AUTO,
+) -> list[RowVerdict]:
     """Extract and score every row (module docstring); one verdict per row, in order.
 
     Args:
@@ -267,36 +303,67 @@ def extract_choices(rows: Sequence[MCRow], *, judge: str | None = None, judge_ba
         final = split.final
         if not row.is_choice:
             answer, how, right = score_open(row, final)
-            verdicts[row.qid] = RowVerdict(row.qid, row.group, answer, how if answer is not None else "unparsed",
-                                           answer is None and is_refusal(final), right, split=kept)
+            verdicts[row.qid] = RowVerdict(
+                row.qid,
+                row.group,
+                answer,
+                how if answer is not None else "unparsed",
+                answer is None and is_refusal(final),
+                right,
+                split=kept,
+            )
             continue
         if row.rules == "mathvista-extraction":  # MathVista's own extraction, scored as calculate_score.py does
             index, named = mathvista_choice(final, row.options)
-            verdicts[row.qid] = RowVerdict(row.qid, row.group, MC_LETTERS[index],
-                                           "extraction:letter" if named else "extraction:nearest", False,
-                                           MC_LETTERS[index] == row.gold, split=kept)
+            verdicts[row.qid] = RowVerdict(
+                row.qid,
+                row.group,
+                MC_LETTERS[index],
+                "extraction:letter" if named else "extraction:nearest",
+                False,
+                MC_LETTERS[index] == row.gold,
+                split=kept,
+            )
             continue
         letter, how, abstained = read_choice(row, final)
         if letter is None and not abstained and judge is not None and final.strip():
             pending.append((row, split, final))
             continue
-        verdicts[row.qid] = RowVerdict(row.qid, row.group, letter, how,
-                                       letter is None and (abstained or is_refusal(final)), letter == row.gold,
-                                       split=kept)
+        verdicts[row.qid] = RowVerdict(
+            row.qid,
+            row.group,
+            letter,
+            how,
+            letter is None and (abstained or is_refusal(final)),
+            letter == row.gold,
+            split=kept,
+        )
     if pending:
         views = [_view(r) for r, _, _ in pending]
-        responses = {r.qid: Response(view_id=r.qid, model="predictions", prompt_id="file", text=final)
-                     for r, _, final in pending}
+        responses = {
+            r.qid: Response(view_id=r.qid, model="predictions", prompt_id="file", text=final) for r, _, final in pending
+        }
         options = dataclasses.replace(judge_options or ModelOptions(), concurrency=concurrency)
         # the texts are final answers already: the judge is shown them, never the thinking (no second split)
-        outcomes = score_upd_views(views, responses, run_dir=cache_dir or Path("."), judge=judge,
-                                   judge_backend=judge_backend, concurrency=concurrency, judge_options=options,
-                                   reasoning_format=NONE)
+        outcomes = score_upd_views(
+            views,
+            responses,
+            run_dir=cache_dir or Path("."),
+            judge=judge,
+            judge_backend=judge_backend,
+            concurrency=concurrency,
+            judge_options=options,
+            reasoning_format=NONE,
+        )
         for (row, split, final), outcome in zip(pending, outcomes, strict=True):
             decided = outcome.decision == "answer" and outcome.answer is not None
             verdicts[row.qid] = RowVerdict(
-                row.qid, row.group, outcome.answer if decided else None,
+                row.qid,
+                row.group,
+                outcome.answer if decided else None,
                 (outcome.decided_by or "judge") if decided else "unparsed",
                 (not decided) and (outcome.decision == "abstain" or is_refusal(final)),
-                bool(outcome.answer_correct), split=split if split.final is not row.reply else None)
+                bool(outcome.answer_correct),
+                split=split if split.final is not row.reply else None,
+            )
     return [verdicts[r.qid] for r in rows]

@@ -37,8 +37,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["edit_distance", "mathvista_choice", "mathvista_from_extraction", "mathvista_from_reply",
-           "mathvista_normalize", "mmmu_eval_open", "mmmu_normalize", "mmmu_parse_open"]
+__all__ = [
+    "edit_distance",
+    "mathvista_choice",
+    "mathvista_from_extraction",
+    "mathvista_from_reply",
+    "mathvista_normalize",
+    "mmmu_eval_open",
+    "mmmu_normalize",
+    "mmmu_parse_open",
+]
 
 _MMMU_INDICATORS = ("could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ")
 _MMMU_TRIVIAL = frozenset({":", ",", ".", "!", "?", ";", "'"})
@@ -147,8 +155,9 @@ def mathvista_choice(extraction: str, choices: Sequence[str]) -> tuple[int, bool
     return distances.index(min(distances)), False
 
 
-def mathvista_normalize(extraction: str, *, choices: Sequence[str], answer_type: str,
-                        precision: int | None) -> str | None:
+def mathvista_normalize(
+    extraction: str, *, choices: Sequence[str], answer_type: str, precision: int | None
+) -> str | None:
     """MathVista's normalization of an extracted answer (module docstring); None when it yields no answer.
 
     Args:
@@ -173,8 +182,9 @@ def mathvista_normalize(extraction: str, *, choices: Sequence[str], answer_type:
     return extraction.strip() or None
 
 
-def mathvista_from_extraction(extraction: str, *, choices: Sequence[str], gold: str, answer_type: str,
-                              precision: int | None) -> tuple[str | None, bool]:
+def mathvista_from_extraction(
+    extraction: str, *, choices: Sequence[str], gold: str, answer_type: str, precision: int | None
+) -> tuple[str | None, bool]:
     """``(normalized answer, right)`` of MathVista's ``extraction`` field, as its ``calculate_score.py`` scores.
 
     ``gold``: the answer text (a choice row: the gold choice's text).
@@ -206,8 +216,9 @@ def mathvista_from_reply(reply: str, *, answer_type: str, precision: int | None)
         numbers = _MV_NUMBER.findall(text) or _MV_NUMBER.findall(reply)
         if not numbers:
             return None
-        return mathvista_normalize(numbers[-1].replace(",", ""), choices=(), answer_type=answer_type,
-                                   precision=precision)
+        return mathvista_normalize(
+            numbers[-1].replace(",", ""), choices=(), answer_type=answer_type, precision=precision
+        )
     if answer_type == "list":
         lists = _LIST.findall(text) or _LIST.findall(reply)
         if not lists:

@@ -155,8 +155,9 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield row, {k: (v if v != "" else None) for k, v in rec.items()}
         return
     if suffix not in (".json", ".jsonl"):
-        raise VqauditError(f"{path}: unsupported prediction file type {suffix!r} (use .xlsx, .tsv, .csv, .json "
-                           "or .jsonl)")
+        raise VqauditError(
+            f"{path}: unsupported prediction file type {suffix!r} (use .xlsx, .tsv, .csv, .json or .jsonl)"
+        )
     for row, rec in iter_json_records(path):
         if not isinstance(rec, dict):
             raise VqauditError(f"{path}: row {row}: expected a JSON object")
@@ -193,8 +194,7 @@ def _list_options(path: Path, row: int, name: str, value: Any) -> tuple[str, ...
             value = ast.literal_eval(value.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             raise VqauditError(f"{path}: row {row}, field '{name}': not a list of options") from None
-    if not isinstance(value, list) or any(not isinstance(v, (str, int, float)) or isinstance(v, bool)
-                                          for v in value):
+    if not isinstance(value, list) or any(not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in value):
         raise VqauditError(f"{path}: row {row}, field '{name}': expected a list of option texts")
     if len(value) > len(MC_LETTERS):
         raise VqauditError(f"{path}: row {row}, field '{name}': {len(value)} options; at most {len(MC_LETTERS)}")
@@ -210,16 +210,22 @@ def _gold_letter(path: Path, row: int, answer: str, options: tuple[str, ...], na
             raise _Defect(path, row, name, f"the gold {answer} names option {answer}, which is empty")
         return answer
     if len(answer) == 1 and answer in MC_LETTERS:
-        raise _Defect(path, row, name, f"the gold {answer} is not among the options ({shown}): option {answer} is "
-                                       "empty or missing")
+        raise _Defect(
+            path,
+            row,
+            name,
+            f"the gold {answer} is not among the options ({shown}): option {answer} is empty or missing",
+        )
     hits = [MC_LETTERS[i] for i, o in enumerate(options) if normalize_text(o) == normalize_text(answer)]
     if len(hits) == 1:
         return hits[0]
     if len(hits) > 1:
-        raise _Defect(path, row, name, f"the gold {answer!r} is the text of options {', '.join(hits)} (duplicate "
-                                       "choices)")
-    raise _Defect(path, row, name, f"{answer!r} is neither a letter of the options ({shown}) nor exactly one "
-                                   "option's text")
+        raise _Defect(
+            path, row, name, f"the gold {answer!r} is the text of options {', '.join(hits)} (duplicate choices)"
+        )
+    raise _Defect(
+        path, row, name, f"{answer!r} is neither a letter of the options ({shown}) nor exactly one option's text"
+    )
 
 
 def _precision(path: Path, row: int, value: Any) -> int | None:
@@ -272,9 +278,11 @@ def _mmmu_output_options(path: Path, row: int, rec: dict[str, Any]) -> tuple[str
     choices = rec.get("all_choices")
     index2ans = rec.get("index2ans")
     if not isinstance(choices, list) or not isinstance(index2ans, dict):
-        raise VqauditError(f"{path}: row {row}, field 'index2ans': a multiple-choice MMMU output.json record needs "
-                           "'all_choices' and 'index2ans' (a VLMEvalKit MMMU sheet has option columns A, B, ...; "
-                           "another layout: --benchmark mc)")
+        raise VqauditError(
+            f"{path}: row {row}, field 'index2ans': a multiple-choice MMMU output.json record needs "
+            "'all_choices' and 'index2ans' (a VLMEvalKit MMMU sheet has option columns A, B, ...; "
+            "another layout: --benchmark mc)"
+        )
     if [str(c) for c in choices] != list(MC_LETTERS[: len(choices)]) or len(choices) < 2:
         raise VqauditError(f"{path}: row {row}, field 'all_choices': expected letters A, B, ... in order")
     missing = [c for c in choices if c not in index2ans]
@@ -314,9 +322,11 @@ def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | 
         raise VqauditError(f"{path}: row {row}, field 'question_type': unknown type {qtype!r}")
     layout = _layout(path, rec, benchmark)
     if layout == "vlmevalkit-mmmu" and "A" not in rec:
-        raise VqauditError(f"{path}: row {row}, field 'A': neither an MMMU output.json record (all_choices, "
-                           "index2ans, response) nor a row of VLMEvalKit's MMMU sheet (option columns A, B, ...); "
-                           "for another layout use --benchmark mc")
+        raise VqauditError(
+            f"{path}: row {row}, field 'A': neither an MMMU output.json record (all_choices, "
+            "index2ans, response) nor a row of VLMEvalKit's MMMU sheet (option columns A, B, ...); "
+            "for another layout use --benchmark mc"
+        )
     rules = "default"
     if benchmark == "mathvista":
         rules = "mathvista-extraction" if read == "extraction" else "mathvista"
@@ -337,8 +347,19 @@ def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | 
         raise _Defect(path, row, "B", "a choice row needs at least two options")
     if options:
         gold = _gold_letter(path, row, _text(path, row, "answer", answer_value), options)
-        return MCRow(qid, _group_of(benchmark, qid), question, options, gold, reply, "choice", None, category,
-                     f"{path}:{row}", rules), field
+        return MCRow(
+            qid,
+            _group_of(benchmark, qid),
+            question,
+            options,
+            gold,
+            reply,
+            "choice",
+            None,
+            category,
+            f"{path}:{row}",
+            rules,
+        ), field
     if layout == "vlmevalkit-mmmu" and rec.get("B") == _PREPROC_OTHER and rec.get("A") not in (None, ""):
         answer_value = rec["A"]  # MMMU_preproc moved the open answer's text into option A (the answer may be "A")
     if isinstance(answer_value, list):  # MMMU open answers may list several accepted forms
@@ -348,8 +369,19 @@ def _row(path: Path, row: int, rec: dict[str, Any], benchmark: str, read: str | 
     if not gold:
         raise _Defect(path, row, "answer", "empty gold answer")
     answer_type = str(rec.get("answer_type") or "open")
-    return MCRow(qid, qid, question, (), gold, reply, answer_type, _precision(path, row, rec.get("precision")),
-                 category, f"{path}:{row}", rules), field
+    return MCRow(
+        qid,
+        qid,
+        question,
+        (),
+        gold,
+        reply,
+        answer_type,
+        _precision(path, row, rec.get("precision")),
+        category,
+        f"{path}:{row}",
+        rules,
+    ), field
 
 
 def read_mc_file(path: Path, benchmark: str, *, strict: bool = False, read: str | None = None) -> MCFile:
@@ -397,8 +429,7 @@ def read_mc_file(path: Path, benchmark: str, *, strict: bool = False, read: str 
                 item = None
             key = item.qid if item is not None else (qid or str(row))
             if key in seen:
-                raise VqauditError(f"{path}: row {row}, field 'id': duplicate id {key!r} (first at row "
-                                   f"{seen[key]})")
+                raise VqauditError(f"{path}: row {row}, field 'id': duplicate id {key!r} (first at row {seen[key]})")
             seen[key] = row
             if item is not None:
                 rows.append(item)

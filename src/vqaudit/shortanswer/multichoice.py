@@ -54,8 +54,11 @@ def summarize(rows: Sequence[MCRow], verdicts: Sequence[RowVerdict], *, benchmar
     out: dict[str, Any] = {
         "benchmark": benchmark,
         "choice": {
-            "rows": len(choice), "parsed": len(parsed), "unparsed": len(choice) - len(parsed),
-            "refusals": sum(v.refusal for _, v in choice), "correct": correct,
+            "rows": len(choice),
+            "parsed": len(parsed),
+            "unparsed": len(choice) - len(parsed),
+            "refusals": sum(v.refusal for _, v in choice),
+            "correct": correct,
             "accuracy_all": _share(correct, len(choice)),
             "accuracy_parsed": _share(sum(v.correct for _, v in parsed), len(parsed)),
             "extracted_by": dict(sorted(how.items())),
@@ -71,25 +74,34 @@ def summarize(rows: Sequence[MCRow], verdicts: Sequence[RowVerdict], *, benchmar
         for g in groups.values():
             sizes[str(len(g))] = sizes.get(str(len(g)), 0) + 1
         out["circular"] = {
-            "groups": len(groups), "right": right, "accuracy": _share(right, len(groups)),
-            "groups_parsed": len(full), "accuracy_parsed": _share(sum(all(v.correct for v in g) for g in full),
-                                                                  len(full)),
+            "groups": len(groups),
+            "right": right,
+            "accuracy": _share(right, len(groups)),
+            "groups_parsed": len(full),
+            "accuracy_parsed": _share(sum(all(v.correct for v in g) for g in full), len(full)),
             "rows_per_group": dict(sorted(sizes.items())),
         }
-    out["open"] = {"rows": len(opened), "answered": sum(v.extracted is not None for _, v in opened),
-                   "refusals": sum(v.refusal for _, v in opened), "correct": sum(v.correct for _, v in opened),
-                   "accuracy": _share(sum(v.correct for _, v in opened), len(opened))}
+    out["open"] = {
+        "rows": len(opened),
+        "answered": sum(v.extracted is not None for _, v in opened),
+        "refusals": sum(v.refusal for _, v in opened),
+        "correct": sum(v.correct for _, v in opened),
+        "accuracy": _share(sum(v.correct for _, v in opened), len(opened)),
+    }
     cats: dict[str, list[bool]] = {}
     for r, v in choice:
         if r.category:
             cats.setdefault(r.category, []).append(v.correct)
     if cats:
-        out["by_category"] = {c: {"rows": len(x), "correct": sum(x), "accuracy": sum(x) / len(x)}
-                              for c, x in sorted(cats.items())}
+        out["by_category"] = {
+            c: {"rows": len(x), "correct": sum(x), "accuracy": sum(x) / len(x)} for c, x in sorted(cats.items())
+        }
     with_reasoning = sum(1 for v in verdicts if v.split is not None and v.split.reasoning is not None)
     if with_reasoning:  # only then: the report of replies without reasoning is unchanged
-        out["reasoning"] = {"with_reasoning": with_reasoning,
-                            "not_finished": sum(1 for v in verdicts if v.reason == NOT_FINISHED)}
+        out["reasoning"] = {
+            "with_reasoning": with_reasoning,
+            "not_finished": sum(1 for v in verdicts if v.reason == NOT_FINISHED),
+        }
     return out
 
 
@@ -104,19 +116,32 @@ def add_file_fields(summary: dict[str, Any], read: MCFile) -> None:
     summary["read_field"] = read.read_field
     summary["layout"] = read.layout
     if read.defects:
-        summary["defects"] = {"excluded": len(read.defects), "of": len(read.rows) + len(read.defects),
-                              "rows": [{"file": d.file, "row": d.row, "id": d.qid, "field": d.field,
-                                        "reason": d.reason} for d in read.defects]}
+        summary["defects"] = {
+            "excluded": len(read.defects),
+            "of": len(read.rows) + len(read.defects),
+            "rows": [
+                {"file": d.file, "row": d.row, "id": d.qid, "field": d.field, "reason": d.reason} for d in read.defects
+            ],
+        }
     c, o = summary["choice"], summary["open"]
     if o["rows"] or summary["benchmark"] in ("mmmu", "mathvista"):
         rows, correct = c["rows"] + o["rows"], c["correct"] + o["correct"]
         summary["overall"] = {"rows": rows, "correct": correct, "accuracy": _share(correct, rows)}
 
 
-def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_backend: Backend | None = None,
-                 cache_dir: Path | None = None, judge_options: ModelOptions | None = None,
-                 concurrency: int = 8, reasoning_format: str = AUTO, strict: bool = False,
-                 read: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run_mc_audit(
+    path: Path,
+    benchmark: str,
+    *,
+    judge: str | None = None,
+    judge_backend: Backend | None = None,
+    cache_dir: Path | None = None,
+    judge_options: ModelOptions | None = None,
+    concurrency: int = 8,
+    reasoning_format: str = AUTO,
+    strict: bool = False,
+    read: str | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Read, extract and score a multiple-choice prediction file.
 
     ``reasoning_format``: which reasoning spans are split off every reply before it is read
@@ -136,18 +161,35 @@ def run_mc_audit(path: Path, benchmark: str, *, judge: str | None = None, judge_
     """
     read_file = read_mc_file(path, benchmark, strict=strict, read=read)
     rows = read_file.rows
-    verdicts = extract_choices(rows, judge=judge, judge_backend=judge_backend, cache_dir=cache_dir,
-                               judge_options=judge_options, concurrency=concurrency,
-                               reasoning_format=reasoning_format)
+    verdicts = extract_choices(
+        rows,
+        judge=judge,
+        judge_backend=judge_backend,
+        cache_dir=cache_dir,
+        judge_options=judge_options,
+        concurrency=concurrency,
+        reasoning_format=reasoning_format,
+    )
     summary = summarize(rows, verdicts, benchmark=benchmark)
     add_file_fields(summary, read_file)
     summary["predictions"] = path.name
     summary["predictions_file"] = str(path.resolve())  # the overwrite guard tells two files of one name apart
     summary["judge"] = judge
-    records = [{"id": r.qid, "group": r.group, "kind": "choice" if r.is_choice else "open", "gold": r.gold,
-                "extracted": v.extracted, "extracted_by": v.extracted_by, "refusal": v.refusal,
-                "correct": v.correct, "reply": r.reply, **_reasoning_fields(v)}
-               for r, v in zip(rows, verdicts, strict=True)]
+    records = [
+        {
+            "id": r.qid,
+            "group": r.group,
+            "kind": "choice" if r.is_choice else "open",
+            "gold": r.gold,
+            "extracted": v.extracted,
+            "extracted_by": v.extracted_by,
+            "refusal": v.refusal,
+            "correct": v.correct,
+            "reply": r.reply,
+            **_reasoning_fields(v),
+        }
+        for r, v in zip(rows, verdicts, strict=True)
+    ]
     return summary, records
 
 

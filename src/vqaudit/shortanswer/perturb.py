@@ -38,9 +38,15 @@ from vqaudit.shortanswer.perturb_ask import ask_perturbations, image_loader
 from vqaudit.shortanswer.records import AuditRow
 
 
-def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], metric: str,
-                  variant: str, *, reasoning: Mapping[str, Mapping[str, str]] | None = None,
-                  reasoning_format: str = AUTO) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+def score_replies(
+    rows: Sequence[AuditRow],
+    replies: Mapping[str, Mapping[str, str | None]],
+    metric: str,
+    variant: str,
+    *,
+    reasoning: Mapping[str, Mapping[str, str]] | None = None,
+    reasoning_format: str = AUTO,
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """Official and canonical score of every reply's final answer, ``variant id -> qid -> score``.
 
     Each reply is split first (:func:`vqaudit.parsing.reasoning.split_reasoning` under ``reasoning_format``, with
@@ -71,9 +77,14 @@ def score_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, s
     return official, canonical
 
 
-def _check_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, str | None]], model: str,
-                   variants: Sequence[str], official: Mapping[str, Mapping[str, float]],
-                   last_error: str | None = None) -> None:
+def _check_replies(
+    rows: Sequence[AuditRow],
+    replies: Mapping[str, Mapping[str, str | None]],
+    model: str,
+    variants: Sequence[str],
+    official: Mapping[str, Mapping[str, float]],
+    last_error: str | None = None,
+) -> None:
     """Refuse a run with nothing to compare (no reply, none under Base or the other variants, no gold scored).
 
     Each message gives the last backend error when a call failed; the advice on reply ids is for ``replay:``.
@@ -83,27 +94,35 @@ def _check_replies(rows: Sequence[AuditRow], replies: Mapping[str, Mapping[str, 
     replay = model.partition(":")[0] == "replay"
     why = f" (last error: {last_error})" if last_error else ""
     if not any(text is not None for by_qid in replies.values() for text in by_qid.values()):
-        advice = (f"; replies must carry the ids VARIANT:question_id (e.g. {variants[0]}:{example}; question ids "
-                  f"here: {ids})" if replay else "")
-        raise VqauditError(f"model {model}: no reply was received for any question under {', '.join(variants)}"
-                           f"{why}{advice}")
+        advice = (
+            f"; replies must carry the ids VARIANT:question_id (e.g. {variants[0]}:{example}; question ids here: {ids})"
+            if replay
+            else ""
+        )
+        raise VqauditError(
+            f"model {model}: no reply was received for any question under {', '.join(variants)}{why}{advice}"
+        )
     if not any(text is not None for text in replies.get("Base", {}).values()):
         advice = f"; replies must carry the ids Base:question_id (e.g. Base:{example})" if replay else ""
-        raise VqauditError(f"model {model}: no reply was received for any question under Base, which every flip "
-                           f"rate and delta compares against{why}{advice}")
+        raise VqauditError(
+            f"model {model}: no reply was received for any question under Base, which every flip "
+            f"rate and delta compares against{why}{advice}"
+        )
     others = [v for v in variants if v != "Base"]
     if others and not any(text is not None for v in others for text in replies.get(v, {}).values()):
-        advice = (f"; replies must carry the ids VARIANT:question_id (e.g. {others[0]}:{example})" if replay
-                  else "")
-        raise VqauditError(f"model {model}: no reply was received for any question under {', '.join(others)} "
-                           f"(only Base answered), so there is nothing to compare{why}{advice}")
+        advice = f"; replies must carry the ids VARIANT:question_id (e.g. {others[0]}:{example})" if replay else ""
+        raise VqauditError(
+            f"model {model}: no reply was received for any question under {', '.join(others)} "
+            f"(only Base answered), so there is nothing to compare{why}{advice}"
+        )
     if not official.get("Base"):
-        raise VqauditError(f"model {model}: no Base reply could be scored: none of the answered questions has "
-                           "gold answers (pass --gold)")
+        raise VqauditError(
+            f"model {model}: no Base reply could be scored: none of the answered questions has "
+            "gold answers (pass --gold)"
+        )
 
 
-def check_gold(rows: Sequence[AuditRow], metric: str, variant: str,
-               where: Mapping[str, str] | None = None) -> None:
+def check_gold(rows: Sequence[AuditRow], metric: str, variant: str, where: Mapping[str, str] | None = None) -> None:
     """Check, before any model call, that the rows can be scored: some question, some gold, every gold fits.
 
     Every row's gold answers are scored once against a dummy (empty) prediction on the official and the canonical
@@ -134,8 +153,9 @@ def check_gold(rows: Sequence[AuditRow], metric: str, variant: str,
             canonical_score("", row.answers, metric)
         except ValueError as exc:
             place = (where or {}).get(row.qid, f"joined row {index}")
-            raise VqauditError(f"{place} (question id {row.qid!r}), field 'answers': {exc} (metric {metric}, "
-                               f"variant {variant})") from None
+            raise VqauditError(
+                f"{place} (question id {row.qid!r}), field 'answers': {exc} (metric {metric}, variant {variant})"
+            ) from None
 
 
 def run_perturbation_audit(
@@ -193,19 +213,40 @@ def run_perturbation_audit(
     chosen = check_variants(variants)
     metric, variant = resolve_metric(benchmark, metric, variant)
     check_gold(rows, metric, variant, gold_where)
-    asked = ask_perturbations(rows, image_loader(images), model, cache_path, variants=chosen, backend=backend,
-                              concurrency=concurrency, options=options)
+    asked = ask_perturbations(
+        rows,
+        image_loader(images),
+        model,
+        cache_path,
+        variants=chosen,
+        backend=backend,
+        concurrency=concurrency,
+        options=options,
+    )
     replies = asked.replies
-    official, canonical = score_replies(rows, replies, metric, variant, reasoning=asked.reasoning,
-                                        reasoning_format=reasoning_format)
+    official, canonical = score_replies(
+        rows, replies, metric, variant, reasoning=asked.reasoning, reasoning_format=reasoning_format
+    )
     _check_replies(rows, replies, model, chosen, official, asked.last_error)
-    buckets = {r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
-               for r in rows if r.answers}
+    buckets = {
+        r.qid: classify(r.question, r.answers, answer_type=r.answer_type, ocr_tokens=r.ocr_tokens).bucket
+        for r in rows
+        if r.answers
+    }
     return summarize_perturbations(official, canonical, buckets, n_questions=len(buckets)), replies
 
 
-def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: str, model_spec: str, metric: str,
-                      variant: str, variants: Sequence[str], n_questions: int) -> dict[str, Any]:
+def perturbation_json(
+    summary: PerturbationSummary,
+    *,
+    benchmark: str,
+    model: str,
+    model_spec: str,
+    metric: str,
+    variant: str,
+    variants: Sequence[str],
+    n_questions: int,
+) -> dict[str, Any]:
     """``perturbations.json``: the run's identity and the :class:`PerturbationSummary` as data (NaN -> null).
 
     Args:
@@ -221,9 +262,16 @@ def perturbation_json(summary: PerturbationSummary, *, benchmark: str, model: st
     Returns:
         A JSON-able dict; flip rates are fractions in [0, 1], deltas in percentage points.
     """
-    data = {"benchmark": benchmark, "model": model, "model_spec": model_spec, "metric": metric,
-            "metric_variant": variant, "variants": list(variants), "n_questions": n_questions,
-            "summary": dataclasses.asdict(summary)}
+    data = {
+        "benchmark": benchmark,
+        "model": model,
+        "model_spec": model_spec,
+        "metric": metric,
+        "metric_variant": variant,
+        "variants": list(variants),
+        "n_questions": n_questions,
+        "summary": dataclasses.asdict(summary),
+    }
     cleaned: dict[str, Any] = json_ready(data)
     return cleaned
 
@@ -238,24 +286,71 @@ def summary_markdown(summary: PerturbationSummary) -> str:
     Each variant's row gives ``n``: the questions scored under both Base and the variant, over which its flip
     rate and both deltas are computed (paired, :func:`vqaudit.metrics.flips.paired_delta`).
     """
-    lines = table(["variant", "n (with Base)", "flip rate %", "official delta pp", "canonical delta pp"],
-                  [[f"{vid} (control)" if vid == "B3" else vid, f"{summary.paired.get(vid, 0)}", f"{100 * rate:.1f}",
-                    f"{summary.official_delta[vid]:+.2f}", f"{summary.canonical_delta[vid]:+.2f}"]
-                   for vid, rate in summary.flip_rates.items()])
-    lines += ["", f"Mean benign flip rate (A1-A5, B1-B2): {_pct(summary.mean_benign_flip_rate)}; "
-                  f"B3 control: {_pct(summary.control_flip_rate)}.", "",
-              *table(["family", "official delta pp", "canonical delta pp"],
-                     [[family, f"{summary.family_official_delta[family]:+.2f}",
-                       f"{summary.family_canonical_delta[family]:+.2f}"] for family in ("A", "B")])]
+    lines = table(
+        ["variant", "n (with Base)", "flip rate %", "official delta pp", "canonical delta pp"],
+        [
+            [
+                f"{vid} (control)" if vid == "B3" else vid,
+                f"{summary.paired.get(vid, 0)}",
+                f"{100 * rate:.1f}",
+                f"{summary.official_delta[vid]:+.2f}",
+                f"{summary.canonical_delta[vid]:+.2f}",
+            ]
+            for vid, rate in summary.flip_rates.items()
+        ],
+    )
+    lines += [
+        "",
+        f"Mean benign flip rate (A1-A5, B1-B2): {_pct(summary.mean_benign_flip_rate)}; "
+        f"B3 control: {_pct(summary.control_flip_rate)}.",
+        "",
+        *table(
+            ["family", "official delta pp", "canonical delta pp"],
+            [
+                [
+                    family,
+                    f"{summary.family_official_delta[family]:+.2f}",
+                    f"{summary.family_canonical_delta[family]:+.2f}",
+                ]
+                for family in ("A", "B")
+            ],
+        ),
+    ]
     if summary.bucket_n:
-        lines += ["", "By bucket (points; benign = mean over the benign variants):", "",
-                  table_row(["bucket", "n", "A official", "A canonical", "B official", "B canonical", "benign official",
-                       "benign canonical"]), separator(8)]
+        lines += [
+            "",
+            "By bucket (points; benign = mean over the benign variants):",
+            "",
+            table_row(
+                [
+                    "bucket",
+                    "n",
+                    "A official",
+                    "A canonical",
+                    "B official",
+                    "B canonical",
+                    "benign official",
+                    "benign canonical",
+                ]
+            ),
+            separator(8),
+        ]
         fo, fc = summary.family_bucket_official_delta, summary.family_bucket_canonical_delta
         for b, n in summary.bucket_n.items():
-            lines.append(table_row([b, f"{n}", f"{fo['A'][b]:+.2f}", f"{fc['A'][b]:+.2f}", f"{fo['B'][b]:+.2f}",
-                              f"{fc['B'][b]:+.2f}", f"{summary.benign_bucket_official_delta[b]:+.2f}",
-                              f"{summary.benign_bucket_canonical_delta[b]:+.2f}"]))
+            lines.append(
+                table_row(
+                    [
+                        b,
+                        f"{n}",
+                        f"{fo['A'][b]:+.2f}",
+                        f"{fc['A'][b]:+.2f}",
+                        f"{fo['B'][b]:+.2f}",
+                        f"{fc['B'][b]:+.2f}",
+                        f"{summary.benign_bucket_official_delta[b]:+.2f}",
+                        f"{summary.benign_bucket_canonical_delta[b]:+.2f}",
+                    ]
+                )
+            )
     if summary.notes:
         lines += [""] + [f"- note: {n}" for n in summary.notes]
     return re.sub(r"[+-]?\bnan\b", "n/a", "\n".join(lines)) + "\n"

@@ -66,9 +66,14 @@ class PerturbedView:
 
     def request(self) -> Request:
         """The model call of this view (image and perturbed prompt, at ``params``: :data:`PARAMS` by default)."""
-        return Request(request_id=self.request_id, prompt_id=self.prompt_id,
-                       prompt=self.variant.render(self.row.question), image=self.image, image_mime=self.mime,
-                       params=self.params)
+        return Request(
+            request_id=self.request_id,
+            prompt_id=self.prompt_id,
+            prompt=self.variant.render(self.row.question),
+            image=self.image,
+            image_mime=self.mime,
+            params=self.params,
+        )
 
 
 def ask_perturbations(
@@ -123,8 +128,10 @@ def ask_perturbations(
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     by_id = (row_ := BACKENDS.get(spec.partition(":")[0])) is not None and row_.by_id
     with ResponseCache(cache_path) as cache:
-        keys = [request_key(model, v.prompt_id, v.request().prompt, sha256_bytes(v.image), params, v.request_id)
-                for v in views]
+        keys = [
+            request_key(model, v.prompt_id, v.request().prompt, sha256_bytes(v.image), params, v.request_id)
+            for v in views
+        ]
         jobs = [Job(key=k, request_id=v.request_id, build=v.request) for v, k in zip(views, keys, strict=True)]
         n_todo = len({k for k in keys if (c := cache.get(k)) is None or c.error is not None})
 
@@ -133,13 +140,21 @@ def ask_perturbations(
                 f"model {spec}: its first {n_done} calls all failed after their retries (last: "
                 f"{response.error}); stopped instead of asking the other {n_todo - n_done}. Is the server "
                 f"up? Replies received so far are cached in {cache.path}; rerun the same command once the "
-                "model answers")
+                "model answers"
+            )
 
         async def go() -> None:
             try:
-                await ask_cached(model, jobs, cache, concurrency=concurrency, reask_errors=True,
-                                 give_up=(lambda n: n + 1) if by_id else (lambda n: min(EARLY_STOP_CALLS, n)),
-                                 unreachable=unreachable, fatal_label=f"model {spec}")
+                await ask_cached(
+                    model,
+                    jobs,
+                    cache,
+                    concurrency=concurrency,
+                    reask_errors=True,
+                    give_up=(lambda n: n + 1) if by_id else (lambda n: min(EARLY_STOP_CALLS, n)),
+                    unreachable=unreachable,
+                    fatal_label=f"model {spec}",
+                )
             finally:
                 await model.aclose()
 

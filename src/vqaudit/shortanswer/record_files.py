@@ -94,8 +94,10 @@ def iter_json_records(path: Path) -> Iterator[tuple[int, Any]]:
     elif isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
         data = [v if any(k in v for k in ID_KEYS) else {"question_id": key, **v} for key, v in data.items()]
     if not isinstance(data, list):
-        raise VqauditError(f"{path}: expected a JSON list of records, an object of records keyed by question id, "
-                           "or lmms-eval {'logs': [...]}")
+        raise VqauditError(
+            f"{path}: expected a JSON list of records, an object of records keyed by question id, "
+            "or lmms-eval {'logs': [...]}"
+        )
     for i in range(len(data)):  # each record is let go once read, so a reader keeping less holds less
         record, data[i] = data[i], None
         yield i + 1, record
@@ -114,15 +116,17 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
         rows = read_xlsx_cells(path)
         sheets = sheet_names(path)
-        more = (f" (only the first of the workbook's {len(sheets)} sheets, {sheets[0]!r}, is read; the others are "
-                f"{', '.join(repr(n) for n in sheets[1:])}: put the predictions in the first sheet)"
-                if len(sheets) > 1 else "")
+        more = (
+            f" (only the first of the workbook's {len(sheets)} sheets, {sheets[0]!r}, is read; the others are "
+            f"{', '.join(repr(n) for n in sheets[1:])}: put the predictions in the first sheet)"
+            if len(sheets) > 1
+            else ""
+        )
         if not rows:
             raise VqauditError(f"{path}: the sheet is empty{more}")
         header = [str(h) if h is not None else "" for h in rows[0]]
         if more and not any(k in header for k in PRED_KEYS):
-            raise VqauditError(f"{path}: row 1, field 'prediction': missing (looked for {', '.join(PRED_KEYS)})"
-                               f"{more}")
+            raise VqauditError(f"{path}: row 1, field 'prediction': missing (looked for {', '.join(PRED_KEYS)}){more}")
         for row, values in enumerate(rows[1:], start=2):
             yield row, dict(zip(header, values, strict=False))
         return
@@ -153,25 +157,33 @@ def _check_separator(path: Path, header: list[str], delimiter: str) -> None:
         return
     other, right, name = ("\t", ".tsv", "tab") if delimiter == "," else (",", ".csv", "comma")
     if other in header[0]:
-        raise VqauditError(f"{path}: row 1 (header): one column {header[0][:40]!r} holding {name}s: the file is "
-                           f"{name}-separated but named {file_suffix(path)}; give it the {right} suffix")
+        raise VqauditError(
+            f"{path}: row 1 (header): one column {header[0][:40]!r} holding {name}s: the file is "
+            f"{name}-separated but named {file_suffix(path)}; give it the {right} suffix"
+        )
 
 
-_QUOTING_HINT = ("write the file with a CSV writer (Python's csv module, pandas to_csv), which quotes such fields "
-                 "and doubles the quotes inside them, or as JSON Lines, which needs no quoting")
+_QUOTING_HINT = (
+    "write the file with a CSV writer (Python's csv module, pandas to_csv), which quotes such fields "
+    "and doubles the quotes inside them, or as JSON Lines, which needs no quoting"
+)
 
 
-def _quote_error(path: Path, row: int, line: int, header: Any, delimiter: str, kind: str,
-                 exc: csv.Error) -> VqauditError:
+def _quote_error(
+    path: Path, row: int, line: int, header: Any, delimiter: str, kind: str, exc: csv.Error
+) -> VqauditError:
     """The one-line error for a CSV/TSV record the strict reader refuses (an unterminated or misplaced quote)."""
     field = _quoted_field(path, line, delimiter)
     name = f", field '{header[field]}'" if header and field is not None and field < len(header) else ""
     where = f"{path}: row {row} (line {line}){name}"
     if "unexpected end of data" in str(exc):
-        return VqauditError(f"{where}: a quoted field starts here and is never closed (an unmatched '\"' swallows "
-                            f"the rest of the file); {_QUOTING_HINT}")
-    return VqauditError(f"{where}: not valid {kind}: {exc} (a '\"' ends a quoted field in the middle of it); "
-                        f"{_QUOTING_HINT}")
+        return VqauditError(
+            f"{where}: a quoted field starts here and is never closed (an unmatched '\"' swallows "
+            f"the rest of the file); {_QUOTING_HINT}"
+        )
+    return VqauditError(
+        f"{where}: not valid {kind}: {exc} (a '\"' ends a quoted field in the middle of it); {_QUOTING_HINT}"
+    )
 
 
 def _quoted_field(path: Path, line: int, delimiter: str) -> int | None:
@@ -190,7 +202,7 @@ def _quoted_field(path: Path, line: int, delimiter: str) -> int | None:
     while i < len(text):
         ch = text[i]
         if quoted:
-            if ch == '"' and text[i + 1:i + 2] == '"':
+            if ch == '"' and text[i + 1 : i + 2] == '"':
                 i += 1
             elif ch == '"':
                 quoted, closed = False, True
@@ -232,10 +244,12 @@ def _check_spanning(path: Path, row: int, line: int, rec: dict[Any, Any], header
                     continue
                 if isinstance(own_id, str) and own_id.isdigit() and not cell.isdigit():
                     continue
-            raise VqauditError(f"{path}: row {row} (line {line}), field '{name}': this quoted field runs over "
-                               f"line {line + offset}, which looks like a row of its own ({width} fields); an "
-                               f"unmatched '\"' at the start of the field joins the rows between into one; "
-                               f"{_QUOTING_HINT}")
+            raise VqauditError(
+                f"{path}: row {row} (line {line}), field '{name}': this quoted field runs over "
+                f"line {line + offset}, which looks like a row of its own ({width} fields); an "
+                f"unmatched '\"' at the start of the field joins the rows between into one; "
+                f"{_QUOTING_HINT}"
+            )
 
 
 def _check_width(path: Path, row: int, rec: dict[Any, Any], header: int) -> None:

@@ -31,15 +31,17 @@ def score(views: Sequence[View], responses: Mapping[str, Response], ctx: ScoreCo
     return [score_view(v, responses[v.view_id], ctx.reasoning_format) for v in views]
 
 
-def metrics(outcomes: Sequence[Outcome], views: Sequence[View], groups: Sequence[Group], *, n_draws: int,
-            seed: int) -> dict[str, Any]:
+def metrics(
+    outcomes: Sequence[Outcome], views: Sequence[View], groups: Sequence[Group], *, n_draws: int, seed: int
+) -> dict[str, Any]:
     """The source's ``metrics.json`` entry (keys of :data:`vqaudit.metrics.METRIC_KEYS`, counts, ``ci``)."""
     (entry,) = answerability_metrics(list(outcomes), n_draws=n_draws, seed=seed).values()
     return dict(entry)
 
 
-def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Mapping[str, Any], *, n_draws: int,
-                seed: int) -> dict[str, Any]:
+def diagnostics(
+    outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Mapping[str, Any], *, n_draws: int, seed: int
+) -> dict[str, Any]:
     """Failure accounting (seed 000 §E.2), the E_lambda curve and counts of invalid-reply reasons."""
     (accounting,) = failure_accounting(list(outcomes)).values()
     reasons = Counter(o.invalid_reason for o in outcomes if o.decision == "invalid")
@@ -53,5 +55,7 @@ def diagnostics(outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Map
 
 def summary_line(entry: Mapping[str, Any]) -> str:
     """One line of a source's ``metrics.json`` entry for ``vqaudit score``: Jk, Bk, Ebal, invalid rate, groups."""
-    return (f"Jk={entry['Jk']:.3f} Bk={entry['Bk']:.3f} Ebal={entry['Ebal']:.3f} "
-            f"invalid={entry['invalid_rate']:.3f} ({entry['n_groups']} groups)")
+    return (
+        f"Jk={entry['Jk']:.3f} Bk={entry['Bk']:.3f} Ebal={entry['Ebal']:.3f} "
+        f"invalid={entry['invalid_rate']:.3f} ({entry['n_groups']} groups)"
+    )

@@ -89,13 +89,25 @@ class Source:
 SOURCES: dict[str, Source] = {
     row.name: row
     for row in (
-        Source("charts", "vqaudit.suites.charts.source", (("groups", 60),), "chart groups from bundled real tables",
-               eval_models=(*REFERENCE_POLICIES, "baseline:chart-reader")),
+        Source(
+            "charts",
+            "vqaudit.suites.charts.source",
+            (("groups", 60),),
+            "chart groups from bundled real tables",
+            eval_models=(*REFERENCE_POLICIES, "baseline:chart-reader"),
+        ),
         Source("scenes", "vqaudit.suites.scenes.source", (("groups", 12),), "CLEVR scene groups rendered on the CPU"),
         Source("photos", "vqaudit.suites.photos.source", (("groups", 40),), "photo groups (COCO or GQA)"),
-        Source("upd", "vqaudit.suites.upd.source", (("max_items", 80),), "MM-UPD variants of multiple-choice sets",
-               report="vqaudit.report.upd:write_upd_report", summary_table="vqaudit.report.upd:summary_table",
-               report_subdir="upd", budget_sweep=False),
+        Source(
+            "upd",
+            "vqaudit.suites.upd.source",
+            (("max_items", 80),),
+            "MM-UPD variants of multiple-choice sets",
+            report="vqaudit.report.upd:write_upd_report",
+            summary_table="vqaudit.report.upd:summary_table",
+            report_subdir="upd",
+            budget_sweep=False,
+        ),
     )
 }
 

@@ -89,8 +89,13 @@ KNOWN: list[tuple[tuple[str, str, str], tuple[Cell, ...], Program, bool, Fractio
 
 
 @pytest.mark.parametrize(("row", "hidden", "program", "determined", "answer"), KNOWN)
-def test_known_cases_both_paths(row: tuple[str, str, str], hidden: tuple[Cell, ...], program: Program,
-                                determined: bool, answer: Fraction | str | None) -> None:
+def test_known_cases_both_paths(
+    row: tuple[str, str, str],
+    hidden: tuple[Cell, ...],
+    program: Program,
+    determined: bool,
+    answer: Fraction | str | None,
+) -> None:
     table = _table(row)
     enum, smt = cross_check(table, hidden, DOMAIN, program)
     for cert in (enum, smt):
@@ -133,8 +138,10 @@ def test_z3_proof_verified_by_brute_force() -> None:
     assert cert.determined and cert.z3_result == "unsat" and cert.answer == Fraction(8)
     assert cert.z3_version and "(check-sat)" in cert.smt2
     assert recheck_smt2(cert.smt2) == "unsat"
-    answers = {evaluate(program, {**table, **dict(zip(hidden, combo, strict=True))})
-               for combo in itertools.product(DOMAIN.values(), repeat=len(hidden))}
+    answers = {
+        evaluate(program, {**table, **dict(zip(hidden, combo, strict=True))})
+        for combo in itertools.product(DOMAIN.values(), repeat=len(hidden))
+    }
     assert answers == {Fraction(8)}  # all 21^3 completions
     data = cert.to_json()
     assert data["status"] == "determined" and data["method"] == "z3" and data["answer"] == "8"
@@ -217,8 +224,9 @@ def test_recheck_certificate_accepts_genuine_and_rejects_tampered() -> None:
     table = _table(("10", "3", "3"))
     det_program = Rank(A1, ROW_A)  # A1 = 10 = axis_hi visible -> rank 1
     amb_program = Compare(A2, A3)
-    certs = [f(table, (A2, A3), DOMAIN, p) for f in (certify_enumeration, certify_z3)
-             for p in (det_program, amb_program)]
+    certs = [
+        f(table, (A2, A3), DOMAIN, p) for f in (certify_enumeration, certify_z3) for p in (det_program, amb_program)
+    ]
     for cert in certs:
         assert recheck_certificate(cert.to_json()) == [], cert.to_json()
     det_z3, amb_z3 = certs[2].to_json(), certs[3].to_json()
@@ -226,8 +234,10 @@ def test_recheck_certificate_accepts_genuine_and_rejects_tampered() -> None:
     assert recheck_certificate({**det_z3, "smt2": "(assert true)"})
     assert recheck_certificate({**det_z3, "smt2": "(assert ("})
     assert recheck_certificate({**amb_z3, "status": "determined"})  # re-deciding finds it ambiguous
-    bad_witness = [amb_z3["witness"][0], [[s, c, "1/3" if [s, c] == list(A2) else v]
-                                         for s, c, v in amb_z3["witness"][1]]]
+    bad_witness = [
+        amb_z3["witness"][0],
+        [[s, c, "1/3" if [s, c] == list(A2) else v] for s, c, v in amb_z3["witness"][1]],
+    ]
     assert recheck_certificate({**amb_z3, "witness": bad_witness})
     assert recheck_certificate({**amb_z3, "witness_answers": ["x", "y"]})
     assert recheck_certificate({"status": "determined"})

@@ -47,30 +47,30 @@ ROW_A = (A1, A2, A3)
 ALL = (A1, A2, A3, B1, B2, B3)
 
 CASES: list[tuple[Program, Fraction | str]] = [
-    (Lookup(A2), Fraction(15, 2)),                                   # A 2002 = 7.5
-    (Difference(Lookup(A1), Lookup(B1)), Fraction(2)),               # 4 - 2 = 2
-    (Difference(Lookup(A3), Lookup(A3)), Fraction(0)),               # same cell: 7.5 - 7.5 = 0
-    (Sum(Lookup(A2), Lookup(B2)), Fraction(33, 2)),                  # 7.5 + 9 = 16.5
-    (Mean(over(ROW_A)), Fraction(19, 3)),                            # (4 + 7.5 + 7.5) / 3 = 19/3
-    (Max(over(ROW_A)), Fraction(15, 2)),                             # max(4, 7.5, 7.5) = 7.5
-    (Min(over((B1, B2, B3))), Fraction(0)),                          # min(2, 9, 0) = 0
-    (ArgMax(ROW_A), "2002"),                                         # 7.5 ties at 2002 and 2003 -> first: 2002
-    (ArgMin(ROW_A), "2001"),                                         # 4 is the smallest of A
-    (ArgMin((A1, B1)), "B"),                                         # one category: labels are series; 2 < 4
-    (ArgMax((A1, B2)), "B, 2002"),                                   # mixed cells: "series, category"; 9 > 4
-    (Compare(A2, A3), "equal"),                                      # 7.5 vs 7.5
-    (Compare(A1, B1), "A"),                                          # 4 > 2, labels are series
-    (Compare(B3, B2), "2002"),                                       # 0 < 9, labels are categories
-    (CountAbove(ALL, Const(Fraction(7))), Fraction(3)),              # 7.5, 7.5, 9 are > 7 -> 3
-    (CountAbove(ROW_A, Const(Fraction(15, 2))), Fraction(0)),        # strictly above 7.5: none
-    (Rank(A3, ROW_A), Fraction(1)),                                  # nobody above 7.5; tie shares rank 1
-    (Rank(A1, ROW_A), Fraction(3)),                                  # 1 + two values above 4 = 3
-    (Rank(B3, ALL), Fraction(6)),                                    # 0 is below all five others: 1 + 5 = 6
-    (Difference(Max(over(ROW_A)), Lookup(B1)), Fraction(11, 2)),     # 7.5 - 2 = 5.5
-    (CountAbove(ROW_A, Mean(over(ROW_A))), Fraction(2)),             # mean 19/3 ~ 6.33: 7.5 and 7.5 -> 2
-    (Difference(Max(over(ALL)), Min(over(ALL))), Fraction(9)),       # range 9 - 0 = 9
+    (Lookup(A2), Fraction(15, 2)),  # A 2002 = 7.5
+    (Difference(Lookup(A1), Lookup(B1)), Fraction(2)),  # 4 - 2 = 2
+    (Difference(Lookup(A3), Lookup(A3)), Fraction(0)),  # same cell: 7.5 - 7.5 = 0
+    (Sum(Lookup(A2), Lookup(B2)), Fraction(33, 2)),  # 7.5 + 9 = 16.5
+    (Mean(over(ROW_A)), Fraction(19, 3)),  # (4 + 7.5 + 7.5) / 3 = 19/3
+    (Max(over(ROW_A)), Fraction(15, 2)),  # max(4, 7.5, 7.5) = 7.5
+    (Min(over((B1, B2, B3))), Fraction(0)),  # min(2, 9, 0) = 0
+    (ArgMax(ROW_A), "2002"),  # 7.5 ties at 2002 and 2003 -> first: 2002
+    (ArgMin(ROW_A), "2001"),  # 4 is the smallest of A
+    (ArgMin((A1, B1)), "B"),  # one category: labels are series; 2 < 4
+    (ArgMax((A1, B2)), "B, 2002"),  # mixed cells: "series, category"; 9 > 4
+    (Compare(A2, A3), "equal"),  # 7.5 vs 7.5
+    (Compare(A1, B1), "A"),  # 4 > 2, labels are series
+    (Compare(B3, B2), "2002"),  # 0 < 9, labels are categories
+    (CountAbove(ALL, Const(Fraction(7))), Fraction(3)),  # 7.5, 7.5, 9 are > 7 -> 3
+    (CountAbove(ROW_A, Const(Fraction(15, 2))), Fraction(0)),  # strictly above 7.5: none
+    (Rank(A3, ROW_A), Fraction(1)),  # nobody above 7.5; tie shares rank 1
+    (Rank(A1, ROW_A), Fraction(3)),  # 1 + two values above 4 = 3
+    (Rank(B3, ALL), Fraction(6)),  # 0 is below all five others: 1 + 5 = 6
+    (Difference(Max(over(ROW_A)), Lookup(B1)), Fraction(11, 2)),  # 7.5 - 2 = 5.5
+    (CountAbove(ROW_A, Mean(over(ROW_A))), Fraction(2)),  # mean 19/3 ~ 6.33: 7.5 and 7.5 -> 2
+    (Difference(Max(over(ALL)), Min(over(ALL))), Fraction(9)),  # range 9 - 0 = 9
     (Sum(Rank(A1, ROW_A), CountAbove(ALL, Const(Fraction(8)))), Fraction(4)),  # 3 + one (9) = 4
-    (Mean((Max(over(ROW_A)), Lookup(B3))), Fraction(15, 4)),         # (7.5 + 0) / 2 = 3.75
+    (Mean((Max(over(ROW_A)), Lookup(B3))), Fraction(15, 4)),  # (7.5 + 0) / 2 = 3.75
 ]
 
 
@@ -120,17 +120,31 @@ def test_cells_read_and_helpers(world: World) -> None:
         evaluate(Lookup(("A", "1999")), world_table(world))
 
 
-@pytest.mark.parametrize("bad", [
-    Mean(()), Rank(A1, (A2, A3)), ArgMax(()), ArgMax((A1, A1)),
-    Difference(ArgMax(ROW_A), Lookup(A1)),  # type: ignore[arg-type]
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Mean(()),
+        Rank(A1, (A2, A3)),
+        ArgMax(()),
+        ArgMax((A1, A1)),
+        Difference(ArgMax(ROW_A), Lookup(A1)),  # type: ignore[arg-type]
+    ],
+)
 def test_validate_rejects(bad: Program) -> None:
     with pytest.raises(VqauditError):
         validate(bad)
 
 
-@pytest.mark.parametrize("data", [{"op": "nope"}, {"op": "lookup"}, {"op": "max", "args": []},
-                                  {"op": "const", "value": "x"}, {"op": "rank", "cell": ["A", "1"], "cells": []}])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"op": "nope"},
+        {"op": "lookup"},
+        {"op": "max", "args": []},
+        {"op": "const", "value": "x"},
+        {"op": "rank", "cell": ["A", "1"], "cells": []},
+    ],
+)
 def test_from_json_rejects(data: dict[str, object]) -> None:
     with pytest.raises(VqauditError):
         program_from_json(data)

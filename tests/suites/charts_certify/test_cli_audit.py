@@ -31,8 +31,10 @@ def test_audit_command_writes_json_and_markdown(tmp_path: Path) -> None:
     # two grid values: every completion is a corner, so the endpoint shortcut cannot miss anything here
     assert total["endpoints_missed"] == 0 and total["reads_hidden_false_rejections"] > 0
     md = tmp_path / "audit.md"
-    assert CliRunner().invoke(_app(), ["audit-certifier", "--grid", "0:1:1", "--no-recursive", "--out",
-                                       str(md)]).exit_code == 0
+    assert (
+        CliRunner().invoke(_app(), ["audit-certifier", "--grid", "0:1:1", "--no-recursive", "--out", str(md)]).exit_code
+        == 0
+    )
     assert md.read_text().startswith("# Certifier audit")
 
 

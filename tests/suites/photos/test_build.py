@@ -89,14 +89,27 @@ def test_masked_pixels_are_grey_and_the_rest_is_the_original(bundled: Any) -> No
 
 @pytest.mark.slow
 def test_real_coco_photos_with_inpainting(tmp_path: Path) -> None:
-    manifest = build_photos(tmp_path / "b", 3, 1, images_dir=FIX / "coco" / "images",
-                            annotations=FIX / "coco" / "instances_subset.json", mask="inpaint")
+    manifest = build_photos(
+        tmp_path / "b",
+        3,
+        1,
+        images_dir=FIX / "coco" / "images",
+        annotations=FIX / "coco" / "instances_subset.json",
+        mask="inpaint",
+    )
     assert manifest["input"] == "coco" and manifest["n_views"] == 9
     assert all("Attribution" in c for c in manifest["credits"].values())
     for _, views in _groups(tmp_path / "b"):
         assert [v.meta["mask"] for v in views.values()] == [None, "inpaint", "inpaint"]
-    again = build_photos(tmp_path / "c", 3, 1, images_dir=FIX / "coco" / "images", workers=2,
-                         annotations=FIX / "coco" / "instances_subset.json", mask="inpaint")
+    again = build_photos(
+        tmp_path / "c",
+        3,
+        1,
+        images_dir=FIX / "coco" / "images",
+        workers=2,
+        annotations=FIX / "coco" / "instances_subset.json",
+        mask="inpaint",
+    )
     assert again["files"] == manifest["files"]  # inpainted pixels are identical across processes
     sheet = contact_sheet(tmp_path / "b", tmp_path / "sheet.png")
     assert Image.open(sheet).size[0] == 3 * (300 + 8) + 8  # three states, 300 px cells
@@ -106,23 +119,40 @@ def test_gqa_source_on_the_hand_written_files(tmp_path: Path) -> None:
     images = tmp_path / "images"
     images.mkdir()
     Image.new("RGB", (300, 200), (40, 120, 200)).save(images / "img1.jpg")
-    manifest = build_photos(tmp_path / "b", 3, 0, source="gqa", images_dir=images,
-                            annotations=FIX / "gqa" / "sceneGraphs.json", questions=FIX / "gqa" / "questions.json")
+    manifest = build_photos(
+        tmp_path / "b",
+        3,
+        0,
+        source="gqa",
+        images_dir=images,
+        annotations=FIX / "gqa" / "sceneGraphs.json",
+        questions=FIX / "gqa" / "questions.json",
+    )
     # 13 questions: q05 and q06 have no control (test_plan.py), the other 11 are candidates.
     assert manifest["candidates"] == 11 and manifest["rejected_candidates"] == {"no_control": 2}
     with pytest.raises(VqauditError, match="only 11 certifiable"):
-        build_photos(tmp_path / "c", 12, 0, source="gqa", images_dir=images,
-                     annotations=FIX / "gqa" / "sceneGraphs.json", questions=FIX / "gqa" / "questions.json")
+        build_photos(
+            tmp_path / "c",
+            12,
+            0,
+            source="gqa",
+            images_dir=images,
+            annotations=FIX / "gqa" / "sceneGraphs.json",
+            questions=FIX / "gqa" / "questions.json",
+        )
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"n_groups": 0}, "--groups must be at least 1"),
-    ({"mask": "paint"}, "--mask must be one of fill, blur, inpaint"),
-    ({"source": "vqa"}, "--source must be 'coco' or 'gqa'"),
-    ({"annotations": FIX / "coco" / "instances_subset.json"}, "needs --images"),
-    ({"source": "gqa", "images_dir": FIX, "annotations": FIX / "gqa" / "sceneGraphs.json"}, "needs --questions"),
-    ({"images_dir": FIX / "nowhere", "annotations": FIX / "coco" / "instances_subset.json"}, "not found"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_groups": 0}, "--groups must be at least 1"),
+        ({"mask": "paint"}, "--mask must be one of fill, blur, inpaint"),
+        ({"source": "vqa"}, "--source must be 'coco' or 'gqa'"),
+        ({"annotations": FIX / "coco" / "instances_subset.json"}, "needs --images"),
+        ({"source": "gqa", "images_dir": FIX, "annotations": FIX / "gqa" / "sceneGraphs.json"}, "needs --questions"),
+        ({"images_dir": FIX / "nowhere", "annotations": FIX / "coco" / "instances_subset.json"}, "not found"),
+    ],
+)
 def test_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
     args: dict[str, Any] = {"n_groups": 1, **kwargs}
     n = args.pop("n_groups")
@@ -150,8 +180,11 @@ def test_scored_through_the_answerability_pipeline_with_strata(bundled: Any) -> 
 
     def reply(view: View, always_answer: bool) -> Response:
         gold = view.obligation.gold[0] if view.obligation.gold else "yes"
-        body = ({"answerable": True, "answer": gold, "reason": "seen"} if always_answer or view.obligation.gold
-                else {"answerable": False, "answer": None, "reason": "masked"})
+        body = (
+            {"answerable": True, "answer": gold, "reason": "seen"}
+            if always_answer or view.obligation.gold
+            else {"answerable": False, "answer": None, "reason": "masked"}
+        )
         return Response(view_id=view.view_id, model="test", prompt_id="p", text=json.dumps(body))
 
     for always_answer, expected in ((False, 1.0), (True, 0.0)):
@@ -183,16 +216,29 @@ def test_a_build_that_fails_part_way_leaves_nothing_and_the_rerun_succeeds(
     import shutil
 
     coco = FIX / "coco"
-    reference = build_photos(tmp_path / "ref", 2, 0, images_dir=coco / "images",
-                             annotations=coco / "instances_subset.json")
+    reference = build_photos(
+        tmp_path / "ref", 2, 0, images_dir=coco / "images", annotations=coco / "instances_subset.json"
+    )
     first, second = (g.meta["file"] for g in load_benchmark(tmp_path / "ref").groups)
     assert first != second  # seed 0: groups 0 and 1 use two different photos of the fixture
     images = tmp_path / "images"
     images.mkdir()
     shutil.copy(coco / "images" / first, images / first)  # group 0 builds, group 1 finds no photo
     out = tmp_path / "work" / "bench"
-    args = ("build", "photos", "--images", str(images), "--annotations", str(coco / "instances_subset.json"),
-            "--groups", "2", "--seed", "0", "--out", str(out))
+    args = (
+        "build",
+        "photos",
+        "--images",
+        str(images),
+        "--annotations",
+        str(coco / "instances_subset.json"),
+        "--groups",
+        "2",
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+    )
     code, err = _cli(monkeypatch, capsys, *args)
     assert code == 2 and "Traceback" not in err
     assert f"{images / second}: image of" in err and "not found in the --images folder" in err
@@ -205,23 +251,50 @@ def test_a_build_that_fails_part_way_leaves_nothing_and_the_rerun_succeeds(
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["bench"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--annotations", str(FIX / "coco" / "instances_subset.json")),
-     "--source coco needs --images (or neither --images nor --annotations, for the bundled photos)"),
-    (("--images", str(FIX / "coco" / "images")),
-     "--source coco needs --annotations (or neither --images nor --annotations, for the bundled photos)"),
-    (("--source", "gqa", "--images", str(FIX), "--annotations", str(FIX / "gqa" / "sceneGraphs.json")),
-     "--source gqa needs --questions"),
-    (("--images", str(FIX / "nowhere"), "--annotations", str(FIX / "coco" / "instances_subset.json")),
-     f"--images {FIX / 'nowhere'}: not found"),
-    (("--images", str(FIX / "coco" / "images"), "--annotations", str(FIX / "none.json")),
-     f"--annotations {FIX / 'none.json'}: not found"),
-    (("--source", "gqa", "--images", str(FIX), "--annotations", str(FIX / "gqa" / "sceneGraphs.json"),
-      "--questions", str(FIX / "q.json")), f"--questions {FIX / 'q.json'}: not found"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--annotations", str(FIX / "coco" / "instances_subset.json")),
+            "--source coco needs --images (or neither --images nor --annotations, for the bundled photos)",
+        ),
+        (
+            ("--images", str(FIX / "coco" / "images")),
+            "--source coco needs --annotations (or neither --images nor --annotations, for the bundled photos)",
+        ),
+        (
+            ("--source", "gqa", "--images", str(FIX), "--annotations", str(FIX / "gqa" / "sceneGraphs.json")),
+            "--source gqa needs --questions",
+        ),
+        (
+            ("--images", str(FIX / "nowhere"), "--annotations", str(FIX / "coco" / "instances_subset.json")),
+            f"--images {FIX / 'nowhere'}: not found",
+        ),
+        (
+            ("--images", str(FIX / "coco" / "images"), "--annotations", str(FIX / "none.json")),
+            f"--annotations {FIX / 'none.json'}: not found",
+        ),
+        (
+            (
+                "--source",
+                "gqa",
+                "--images",
+                str(FIX),
+                "--annotations",
+                str(FIX / "gqa" / "sceneGraphs.json"),
+                "--questions",
+                str(FIX / "q.json"),
+            ),
+            f"--questions {FIX / 'q.json'}: not found",
+        ),
+    ],
+)
 def test_photo_errors_name_the_command_line_flags(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
-    message: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    message: str,
 ) -> None:
     code, err = _cli(monkeypatch, capsys, "build", "photos", *args, "--groups", "1", "--out", str(tmp_path / "b"))
     assert code == 2 and err == f"error: {message}\n"  # one line, the flag the user typed, no Python names

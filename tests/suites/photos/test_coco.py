@@ -32,8 +32,10 @@ def _rels(objs: list[Obj]) -> dict[str, list[tuple[str, str]]]:
 def test_relation_rule_on_hand_made_boxes() -> None:
     a, b = Obj("a", "cup", 0, 0, 10, 10), Obj("b", "cup", 14, 0, 10, 10)
     # cx(a) = 5 < x(b) = 14 and cx(b) = 19 > 10: left/right; gap 4 <= 5 and full vertical overlap: next to.
-    assert _rels([a, b]) == {"a": [("to the left of", "b"), ("next to", "b")],
-                             "b": [("to the right of", "a"), ("next to", "a")]}
+    assert _rels([a, b]) == {
+        "a": [("to the left of", "b"), ("next to", "b")],
+        "b": [("to the right of", "a"), ("next to", "a")],
+    }
     far = Obj("b", "cup", 20, 0, 10, 10)  # gap 10 > half the narrower width (5): not next to
     assert _rels([a, far])["a"] == [("to the left of", "b")]
     low = Obj("c", "cup", 2, 30, 6, 6)  # cy(a) = 5 < 30 and cy(c) = 33 > 10: a above c
@@ -87,21 +89,39 @@ def test_sampling_is_deterministic_and_family_balanced() -> None:
 
 def test_plural() -> None:
     assert [plural(n) for n in ("person", "knife", "cup", "bus", "dining table")] == [
-        "people", "knives", "cups", "buses", "dining tables"]
+        "people",
+        "knives",
+        "cups",
+        "buses",
+        "dining tables",
+    ]
 
 
-@pytest.mark.parametrize(("patch", "message"), [
-    ({"annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 0, 5]}]},
-     r"annotations\[0\], field 'bbox': expected \[x, y, w, h\]"),
-    ({"annotations": [{"id": 1, "image_id": 1, "category_id": 99, "bbox": [0, 0, 4, 5]}]},
-     r"annotations\[0\], field 'category_id': unknown category 99"),
-    ({"annotations": [{"id": 1, "image_id": 7, "category_id": 1, "bbox": [0, 0, 4, 5]}]},
-     r"annotations name unknown image ids \[7\]"),
-    ({"images": [{"id": 1, "width": 10, "file_name": "a.jpg"}]}, r"images\[0\], field 'height': missing"),
-])
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (
+            {"annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 0, 5]}]},
+            r"annotations\[0\], field 'bbox': expected \[x, y, w, h\]",
+        ),
+        (
+            {"annotations": [{"id": 1, "image_id": 1, "category_id": 99, "bbox": [0, 0, 4, 5]}]},
+            r"annotations\[0\], field 'category_id': unknown category 99",
+        ),
+        (
+            {"annotations": [{"id": 1, "image_id": 7, "category_id": 1, "bbox": [0, 0, 4, 5]}]},
+            r"annotations name unknown image ids \[7\]",
+        ),
+        ({"images": [{"id": 1, "width": 10, "file_name": "a.jpg"}]}, r"images\[0\], field 'height': missing"),
+    ],
+)
 def test_bad_coco_files_name_the_row_and_field(tmp_path: Path, patch: dict[str, object], message: str) -> None:
-    data: dict[str, object] = {"images": [{"id": 1, "width": 10, "height": 10, "file_name": "a.jpg"}],
-                               "annotations": [], "categories": [{"id": 1, "name": "cat"}], **patch}
+    data: dict[str, object] = {
+        "images": [{"id": 1, "width": 10, "height": 10, "file_name": "a.jpg"}],
+        "annotations": [],
+        "categories": [{"id": 1, "name": "cat"}],
+        **patch,
+    }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
     with pytest.raises(VqauditError, match=message):
@@ -111,10 +131,14 @@ def test_bad_coco_files_name_the_row_and_field(tmp_path: Path, patch: dict[str, 
 
 
 def test_crowds_are_never_asked_about() -> None:
-    data = {"images": [{"id": 1, "width": 100, "height": 100, "file_name": "a.jpg"}],
-            "categories": [{"id": 1, "name": "person"}, {"id": 2, "name": "dog"}],
-            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 40, 40], "iscrowd": 1},
-                            {"id": 2, "image_id": 1, "category_id": 2, "bbox": [60, 60, 30, 30]}]}
+    data = {
+        "images": [{"id": 1, "width": 100, "height": 100, "file_name": "a.jpg"}],
+        "categories": [{"id": 1, "name": "person"}, {"id": 2, "name": "dog"}],
+        "annotations": [
+            {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 40, 40], "iscrowd": 1},
+            {"id": 2, "image_id": 1, "category_id": 2, "bbox": [60, 60, 30, 30]},
+        ],
+    }
     (photo,) = coco_photos(data)
     assert photo.graph.by_id()["1"].attributes == ("crowd",)
     assert all("person" not in q.text and "people" not in q.text for q in enumerate_questions(photo.graph))

@@ -23,8 +23,9 @@ def test_reasons() -> None:
     count = Question("c", "i", "How many cups are there?", "2", (Step("select", "cup (4,6)"), Step("count", "", (0,))))
     assert residual_cues(count, "2", [(0, 0, 5, 5), (10, 10, 15, 15)]) == ("mask_count",)  # 2 separate masks
     assert residual_cues(count, "2", [(0, 0, 5, 5), (4, 4, 15, 15)]) == ()  # overlapping: one blob
-    size = Question("s", "i", "Is the cup small?", "yes", (Step("select", "cup (4)"), Step("verify size", "small",
-                                                                                            (0,))))
+    size = Question(
+        "s", "i", "Is the cup small?", "yes", (Step("select", "cup (4)"), Step("verify size", "small", (0,)))
+    )
     assert residual_cues(size, "yes", [(0, 0, 5, 5)]) == ("mask_size",)
 
 
@@ -34,27 +35,47 @@ def _outcomes(group: str, m_accepted: bool, wrong_answer: bool = False) -> list[
         supported = state != "M"
         decision = "answer" if supported or m_accepted else "abstain"
         ok_answer = supported and not (wrong_answer and state == "control")
-        out.append(Outcome(view_id=f"{group}-{state}", group_id=group, source="photos", state=state,
-                           obligation="answer" if supported else "abstain", decision=decision,
-                           decision_correct=(decision == "answer") == supported,
-                           answer_correct=ok_answer, task_correct=ok_answer if supported else decision == "abstain"))
+        out.append(
+            Outcome(
+                view_id=f"{group}-{state}",
+                group_id=group,
+                source="photos",
+                state=state,
+                obligation="answer" if supported else "abstain",
+                decision=decision,
+                decision_correct=(decision == "answer") == supported,
+                answer_correct=ok_answer,
+                task_correct=ok_answer if supported else decision == "abstain",
+            )
+        )
     return out
 
 
 def test_metrics_with_and_without_the_stratum() -> None:
     # g1 flagged, all right; g2 right; g3 accepts M (decision failure); g4 wrong control answer (task failure).
-    outcomes = (_outcomes("g1", False) + _outcomes("g2", False) + _outcomes("g3", True)
-                + _outcomes("g4", False, wrong_answer=True))
-    meta = {"g1": {"spatial_answer": True}, "g2": {"spatial_answer": False}, "g3": {"spatial_answer": False},
-            "g4": {"spatial_answer": False}}
+    outcomes = (
+        _outcomes("g1", False)
+        + _outcomes("g2", False)
+        + _outcomes("g3", True)
+        + _outcomes("g4", False, wrong_answer=True)
+    )
+    meta = {
+        "g1": {"spatial_answer": True},
+        "g2": {"spatial_answer": False},
+        "g3": {"spatial_answer": False},
+        "g4": {"spatial_answer": False},
+    }
     report = stratified_metrics(outcomes, meta, n_draws=0)
     assert (report["n_groups"], report["n_flagged"]) == (4, 1)
     assert (report["all"]["Jk"], report["all"]["Bk"]) == (2 / 4, 3 / 4)  # g1, g2 / g1, g2, g4
     assert (report["without"]["Jk"], report["without"]["Bk"]) == (1 / 3, 2 / 3)
     assert (report["only"]["Jk"], report["only"]["n_views"]) == (1.0, 3)
     assert report["without"]["EM"] == 1 / 3  # one of three M views answered
-    with pytest.raises(VqauditError, match=r"group 'g1', field 'meta.residual_cue': missing \(rebuild the benchmark "
-                       r"with `vqaudit build photos`\)"):
+    with pytest.raises(
+        VqauditError,
+        match=r"group 'g1', field 'meta.residual_cue': missing \(rebuild the benchmark "
+        r"with `vqaudit build photos`\)",
+    ):
         stratified_metrics(outcomes, meta, stratum="residual_cue", n_draws=0)
     with pytest.raises(VqauditError, match="unknown stratum"):
         stratified_metrics(outcomes, meta, stratum="colour", n_draws=0)
@@ -62,9 +83,20 @@ def test_metrics_with_and_without_the_stratum() -> None:
 
 def test_mask_reaction_compares_matched_with_original() -> None:
     outcomes = _outcomes("g1", False) + _outcomes("g2", True)
-    matched = [Outcome(view_id=f"{g}-matched", group_id=g, source="photos", state="matched", obligation="answer",
-                       decision=d, decision_correct=d == "answer", answer_correct=d == "answer",
-                       task_correct=d == "answer") for g, d in (("g1", "abstain"), ("g2", "answer"))]
+    matched = [
+        Outcome(
+            view_id=f"{g}-matched",
+            group_id=g,
+            source="photos",
+            state="matched",
+            obligation="answer",
+            decision=d,
+            decision_correct=d == "answer",
+            answer_correct=d == "answer",
+            task_correct=d == "answer",
+        )
+        for g, d in (("g1", "abstain"), ("g2", "answer"))
+    ]
     report = mask_reaction(outcomes + matched)
     assert report["abstain_rate"] == {"M": 0.5, "control": 0.0, "matched": 0.5, "original": 0.0}
     assert report["mask_effect"] == 0.5

@@ -52,10 +52,19 @@ def test_step_outputs_of_a_four_step_program() -> None:
     assert execute(QUESTIONS["q04"].program, G).outputs == (("3",), ("4", "6"), ("6",), True)
 
 
-@pytest.mark.parametrize(("qid", "deps"), [
-    ("q01", {"1", "2"}), ("q02", {"2"}), ("q04", {"3", "4", "6"}), ("q05", {"1", "3"}), ("q06", {"1", "3"}),
-    ("q07", {"3", "5"}), ("q10", {"4", "6"}), ("q13", {"5"}),
-])
+@pytest.mark.parametrize(
+    ("qid", "deps"),
+    [
+        ("q01", {"1", "2"}),
+        ("q02", {"2"}),
+        ("q04", {"3", "4", "6"}),
+        ("q05", {"1", "3"}),
+        ("q06", {"1", "3"}),
+        ("q07", {"3", "5"}),
+        ("q10", {"4", "6"}),
+        ("q13", {"5"}),
+    ],
+)
 def test_dependency_sets(qid: str, deps: set[str]) -> None:
     # Every object in a step's object-set output, plus the related objects of verify/choose rel.
     assert dependency_set(QUESTIONS[qid].program, G) == deps
@@ -105,18 +114,34 @@ def _write(tmp: Path, obj: object) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 5}}},
-     r"image im, object 7, field 'h': missing"),
-    ({"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 5, "h": "2"}}},
-     r"object 7, field 'h': expected int or float"),
-    ({"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 0, "h": 2}}},
-     r"object 7, field 'w'/'h': box size must be positive"),
-    ({"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 5, "h": 2,
-                                                    "relations": [{"name": "on", "object": "8"}]}}},
-     r"object 7, field 'relations': unknown object '8'"),
-    ({"height": 10, "objects": {}}, r"image im, field 'width': missing"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 5}}},
+            r"image im, object 7, field 'h': missing",
+        ),
+        (
+            {"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 5, "h": "2"}}},
+            r"object 7, field 'h': expected int or float",
+        ),
+        (
+            {"width": 10, "height": 10, "objects": {"7": {"name": "cat", "x": 0, "y": 0, "w": 0, "h": 2}}},
+            r"object 7, field 'w'/'h': box size must be positive",
+        ),
+        (
+            {
+                "width": 10,
+                "height": 10,
+                "objects": {
+                    "7": {"name": "cat", "x": 0, "y": 0, "w": 5, "h": 2, "relations": [{"name": "on", "object": "8"}]}
+                },
+            },
+            r"object 7, field 'relations': unknown object '8'",
+        ),
+        ({"height": 10, "objects": {}}, r"image im, field 'width': missing"),
+    ],
+)
 def test_bad_scene_graphs_name_file_row_and_field(tmp_path: Path, entry: object, message: str) -> None:
     path = _write(tmp_path, {"im": entry})
     with pytest.raises(VqauditError, match=message) as info:
@@ -124,16 +149,33 @@ def test_bad_scene_graphs_name_file_row_and_field(tmp_path: Path, entry: object,
     assert str(path) in str(info.value)
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"imageId": "im", "question": "?", "answer": "yes", "semantic": []}, r"question q, field 'semantic': empty"),
-    ({"imageId": "im", "question": "?", "semantic": [{"operation": "exist", "argument": "", "dependencies": []}]},
-     r"question q, field 'answer': missing"),
-    ({"imageId": "im", "question": "?", "answer": "no",
-      "semantic": [{"operation": "exist", "argument": "", "dependencies": [0]}]},
-     r"field 'semantic\[0\]'.dependencies: each must be the index of an earlier step"),
-    ({"imageId": "im", "question": "?", "answer": "no", "semantic": [{"argument": "", "dependencies": []}]},
-     r"field 'semantic\[0\]', field 'operation': missing"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"imageId": "im", "question": "?", "answer": "yes", "semantic": []}, r"question q, field 'semantic': empty"),
+        (
+            {
+                "imageId": "im",
+                "question": "?",
+                "semantic": [{"operation": "exist", "argument": "", "dependencies": []}],
+            },
+            r"question q, field 'answer': missing",
+        ),
+        (
+            {
+                "imageId": "im",
+                "question": "?",
+                "answer": "no",
+                "semantic": [{"operation": "exist", "argument": "", "dependencies": [0]}],
+            },
+            r"field 'semantic\[0\]'.dependencies: each must be the index of an earlier step",
+        ),
+        (
+            {"imageId": "im", "question": "?", "answer": "no", "semantic": [{"argument": "", "dependencies": []}]},
+            r"field 'semantic\[0\]', field 'operation': missing",
+        ),
+    ],
+)
 def test_bad_questions_name_file_row_and_field(tmp_path: Path, entry: object, message: str) -> None:
     path = _write(tmp_path, {"q": entry})
     with pytest.raises(VqauditError, match=message):

@@ -92,9 +92,19 @@ def test_m_removes_objects_half_covered_by_the_masks() -> None:
 
 
 def test_rejections() -> None:
-    both = Question("x1", "img1", "Are there both a hat and a dog?", "no", (
-        Step("select", "hat (2)"), Step("exist", "?", (0,)), Step("select", "dog (-)"), Step("exist", "?", (2,)),
-        Step("and", "", (1, 3))))
+    both = Question(
+        "x1",
+        "img1",
+        "Are there both a hat and a dog?",
+        "no",
+        (
+            Step("select", "hat (2)"),
+            Step("exist", "?", (0,)),
+            Step("select", "dog (-)"),
+            Step("exist", "?", (2,)),
+            Step("and", "", (1, 3)),
+        ),
+    )
     assert plan_group(both, G) == "evidence_not_removed"  # and(no, no) is still "no"
     dog = Question("x2", "img1", "Is there a dog?", "no", (Step("select", "dog (-)"), Step("exist", "?", (0,))))
     assert plan_group(dog, G) == "no_dependencies"

@@ -77,8 +77,10 @@ def test_four_views_per_group_with_one_question_and_the_right_obligations(built:
 def test_labels_follow_from_executing_the_program_on_each_views_scene(built: tuple[Path, Path, Any]) -> None:
     for group, views in _groups(built[0]):
         program = program_from_json(views["original"].meta["program"])
-        scene = {s: scene_from_json({"objects": v.meta["objects"], "directions": group.meta["directions"]})
-                 for s, v in views.items()}
+        scene = {
+            s: scene_from_json({"objects": v.meta["objects"], "directions": group.meta["directions"]})
+            for s, v in views.items()
+        }
         orig = execute(program, scene["original"])
         assert answer(program, scene["S"]) == orig[-1]
         assert answer(program, scene["C"]) not in (None, orig[-1])
@@ -169,7 +171,8 @@ def test_typed_meta_reads_every_key_the_builder_wrote(built: tuple[Path, Path, A
         assert SceneGroupMeta.of(g).model_dump(exclude_unset=True) == g.meta
     for v in bench.views:
         assert SceneViewMeta.of(v).model_dump(exclude_unset=True) == v.meta
-    broken = bench.groups[0].model_copy(update={"meta": {k: x for k, x in bench.groups[0].meta.items()
-                                                         if k != "template"}})
+    broken = bench.groups[0].model_copy(
+        update={"meta": {k: x for k, x in bench.groups[0].meta.items() if k != "template"}}
+    )
     with pytest.raises(VqauditError, match=rf"^group {broken.group_id}: field 'meta.template': Field required$"):
         SceneGroupMeta.of(broken)

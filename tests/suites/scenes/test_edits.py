@@ -18,8 +18,14 @@ from vqaudit.suites.scenes.scene import Scene, load_scenes
 
 
 def _color_of(size: str, material: str, shape: str) -> tuple[Node, ...]:
-    return (Node("scene"), Node("filter_size", (0,), (size,)), Node("filter_material", (1,), (material,)),
-            Node("filter_shape", (2,), (shape,)), Node("unique", (3,)), Node("query_color", (4,)))
+    return (
+        Node("scene"),
+        Node("filter_size", (0,), (size,)),
+        Node("filter_material", (1,), (material,)),
+        Node("filter_shape", (2,), (shape,)),
+        Node("unique", (3,)),
+        Node("query_color", (4,)),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +74,9 @@ def test_m_hides_the_small_cube_and_a_recoloured_completion_is_a_pixel_identical
     assert answer(prog, m.edit.scene) == "gray"  # the occluder keeps the answer
     w = ev["witness"]
     assert w["object"] in ev["hidden"] and w["answer"] != "gray"
-    alt = m.edit.scene.with_object(w["object"], with_attribute(m.edit.scene.objects[w["object"]],
-                                                                 w["change"]["attribute"], w["change"]["to"]))
+    alt = m.edit.scene.with_object(
+        w["object"], with_attribute(m.edit.scene.objects[w["object"]], w["change"]["attribute"], w["change"]["to"])
+    )
     assert answer(prog, alt) == w["answer"]
     assert np.array_equal(render(alt, cam).rgb, m.rendered.rgb)
 
@@ -78,6 +85,7 @@ def test_size_change_keeps_the_object_on_the_ground_and_layout_catches_overlaps(
     big = with_attribute(scene.objects[4], "size", "large")
     assert big.xyz[2] == 0.7 and big.xyz[:2] == scene.objects[4].xyz[:2]
     assert layout_ok(scene)
-    on_top = scene.with_object(2, scene.objects[2].__class__(**{**scene.objects[2].__dict__,
-                                                                 "xyz": scene.objects[4].xyz}))
+    on_top = scene.with_object(
+        2, scene.objects[2].__class__(**{**scene.objects[2].__dict__, "xyz": scene.objects[4].xyz})
+    )
     assert not layout_ok(on_top)

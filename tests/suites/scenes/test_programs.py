@@ -30,6 +30,7 @@ def raw_scene_records(split: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = json.loads(gzip.decompress(path.read_bytes()))["scenes"]
     return records
 
+
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "scenes" / "questions"
 ATTR_OF = {"filter_size": "Size", "filter_color": "Color", "filter_material": "Material", "filter_shape": "Shape"}
 SYN = json.loads((Path(__file__).parents[3] / "src/vqaudit/suites/scenes/data/synonyms.json").read_text())
@@ -81,8 +82,10 @@ def _restore_values(q: dict[str, Any]) -> list[list[dict[str, Any]]]:
 def _sub(scene: Any, node: dict[str, Any]) -> Any:
     """The scene restricted to the input node's objects, keeping object indices (others get a dummy shape)."""
     keep = set(node["_output"])
-    objs = tuple(o if i in keep else type(o)(shape="-", color="-", size="-", material="-", xyz=o.xyz, rotation=0.0)
-                 for i, o in enumerate(scene.objects))
+    objs = tuple(
+        o if i in keep else type(o)(shape="-", color="-", size="-", material="-", xyz=o.xyz, rotation=0.0)
+        for i, o in enumerate(scene.objects)
+    )
     return type(scene)(name=scene.name, objects=objs, directions=scene.directions)
 
 
@@ -130,17 +133,29 @@ def test_template_only_functions_on_val_scene_0_by_hand() -> None:
     assert run(Node("filter_exist", (0,), ("", "cyan", "", "thing"))) is False
     assert run(Node("filter_unique", (0,), ("", "", "metal", "sphere"))) == 3
     assert run(Node("filter_unique", (0,), ("", "gray", "", "cube"))) is None  # two gray cubes: invalid
-    assert run(Node("filter_unique", (0,), ("", "brown", "", "")), Node("relate_filter_count", (1,),
-               ("right", "", "gray", "", ""))) == 2
+    assert (
+        run(
+            Node("filter_unique", (0,), ("", "brown", "", "")),
+            Node("relate_filter_count", (1,), ("right", "", "gray", "", "")),
+        )
+        == 2
+    )
     assert run(Node("filter_unique", (0,), ("", "brown", "", "")), Node("same_size", (1,))) == (1, 3)
-    assert run(Node("filter_unique", (0,), ("", "brown", "", "")), Node("relate_filter_unique", (1,),
-               ("right", "", "", "metal", "sphere")), Node("query_color", (2,))) == "purple"
+    assert (
+        run(
+            Node("filter_unique", (0,), ("", "brown", "", "")),
+            Node("relate_filter_unique", (1,), ("right", "", "", "metal", "sphere")),
+            Node("query_color", (2,)),
+        )
+        == "purple"
+    )
 
 
 def test_invalid_unique_invalidates_every_later_node() -> None:
     s = load_scenes("val")[0]
-    out = execute((Node("scene"), Node("filter_color", (0,), ("gray",)), Node("unique", (1,)),
-                   Node("query_shape", (2,))), s)
+    out = execute(
+        (Node("scene"), Node("filter_color", (0,), ("gray",)), Node("unique", (1,)), Node("query_shape", (2,))), s
+    )
     assert out == [(0, 1, 2, 3, 4), (1, 4), None, None]
 
 
@@ -150,9 +165,13 @@ def test_answer_text_and_dependency_set() -> None:
     with pytest.raises(VqauditError):
         answer_text((1, 2))
     s = load_scenes("val")[0]
-    prog = program_from_json([{"type": "scene", "inputs": []},
-                              {"type": "filter_color", "inputs": [0], "value_inputs": ["gray"]},
-                              {"type": "count", "inputs": [1]}])
+    prog = program_from_json(
+        [
+            {"type": "scene", "inputs": []},
+            {"type": "filter_color", "inputs": [0], "value_inputs": ["gray"]},
+            {"type": "count", "inputs": [1]},
+        ]
+    )
     assert dependency_set(prog, execute(prog, s)) == frozenset({1, 4})
 
 

@@ -27,6 +27,7 @@ def supported_templates() -> tuple[Template, ...]:
     """All templates of ``SUPPORTED_FAMILIES``, in family then index order."""
     return tuple(t for f in SUPPORTED_FAMILIES for t in templates(f))
 
+
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "scenes" / "questions"
 
 
@@ -49,8 +50,20 @@ def sample() -> list[tuple[Question, object]]:
 
 
 def test_the_official_template_files_have_90_families_and_57_are_supported() -> None:
-    counts = {f: len(templates(f)) for f in ("compare_integer", "comparison", "one_hop", "same_relate", "single_and",
-                                             "single_or", "three_hop", "two_hop", "zero_hop")}
+    counts = {
+        f: len(templates(f))
+        for f in (
+            "compare_integer",
+            "comparison",
+            "one_hop",
+            "same_relate",
+            "single_and",
+            "single_or",
+            "three_hop",
+            "two_hop",
+            "zero_hop",
+        )
+    }
     assert sum(counts.values()) == 90
     assert len(supported_templates()) == 6 + 6 + 9 + 8 + 28 == 57
     assert SUPPORTED_FAMILIES == ("zero_hop", "one_hop", "compare_integer", "single_or", "same_relate")
@@ -98,8 +111,14 @@ def test_degenerate_relate_is_rejected_on_a_hand_checked_scene() -> None:
     # CLEVR_val_000000: right-of(brown cylinder 0) = [1, 2, 3, 4], i.e. every other object, so "things right of the
     # brown cylinder" equals "all things but it"; counting gray things there gives 2, as in the whole scene.
     s = load_scenes("val")[0]
-    prog = (Node("scene"), Node("filter_color", (0,), ("brown",)), Node("unique", (1,)),
-            Node("relate", (2,), ("right",)), Node("filter_color", (3,), ("gray",)), Node("count", (4,)))
+    prog = (
+        Node("scene"),
+        Node("filter_color", (0,), ("brown",)),
+        Node("unique", (1,)),
+        Node("relate", (2,), ("right",)),
+        Node("filter_color", (3,), ("gray",)),
+        Node("count", (4,)),
+    )
     assert execute(prog, s)[-1] == 2
     assert is_degenerate(prog, s)
     left = prog[:3] + (Node("relate", (2,), ("left",)), prog[4], prog[5])  # left of 0 is empty: 0 != 2
@@ -107,9 +126,17 @@ def test_degenerate_relate_is_rejected_on_a_hand_checked_scene() -> None:
     # "fewer gray things left of the brown cylinder (none: 0) than large things right of it (1 and 3: 2)?" -> yes.
     # Dropping the right-hand relate can only grow its count (large: 0, 1, 3 -> 0 < 3), so the answer survives:
     # degenerate under CLEVR's "any" rule. Dropping the left one gives gray {1, 4}: 2 < 2 -> no, so not "all".
-    cmp = (*prog[:5], Node("count", (4,)), Node("scene"), Node("filter_color", (6,), ("brown",)),
-           Node("unique", (7,)), Node("relate", (8,), ("right",)), Node("filter_size", (9,), ("large",)),
-           Node("count", (10,)), Node("less_than", (5, 11)))
+    cmp = (
+        *prog[:5],
+        Node("count", (4,)),
+        Node("scene"),
+        Node("filter_color", (6,), ("brown",)),
+        Node("unique", (7,)),
+        Node("relate", (8,), ("right",)),
+        Node("filter_size", (9,), ("large",)),
+        Node("count", (10,)),
+        Node("less_than", (5, 11)),
+    )
     cmp = (*prog[:3], Node("relate", (2,), ("left",)), *cmp[4:])
     assert execute(cmp, s)[-1] is True
     assert is_degenerate(cmp, s)  # replacing the right-hand relate keeps 0 < 3

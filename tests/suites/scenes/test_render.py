@@ -16,9 +16,56 @@ from vqaudit.suites.scenes.scene import Scene, SceneObject, load_scenes
 
 IMAGES = Path(__file__).parents[2] / "fixtures" / "scenes" / "images"
 # the train scenes whose original renders are in /work/shared/data/clevr-real/images (48 files)
-RENDERED = (5, 6, 8, 12, 22, 23, 24, 28, 31, 33, 37, 42, 45, 56, 60, 69, 70, 71, 74, 77, 83, 86, 90, 96, 99, 106,
-            107, 108, 120, 123, 125, 126, 127, 135, 140, 143, 148, 149, 152, 159, 169, 171, 172, 175, 182, 188,
-            196, 198)
+RENDERED = (
+    5,
+    6,
+    8,
+    12,
+    22,
+    23,
+    24,
+    28,
+    31,
+    33,
+    37,
+    42,
+    45,
+    56,
+    60,
+    69,
+    70,
+    71,
+    74,
+    77,
+    83,
+    86,
+    90,
+    96,
+    99,
+    106,
+    107,
+    108,
+    120,
+    123,
+    125,
+    126,
+    127,
+    135,
+    140,
+    143,
+    148,
+    149,
+    152,
+    159,
+    169,
+    171,
+    172,
+    175,
+    182,
+    188,
+    196,
+    198,
+)
 
 
 def test_focal_length_is_blenders_35mm_lens_on_a_32mm_sensor_at_480px() -> None:
@@ -68,8 +115,7 @@ def test_rays_hit_the_three_shapes_where_a_hand_computation_says() -> None:
     d = np.array([[0.0, 0.0, -1.0]])
     o = np.array([[0.2, 0.1, 5.0]])
     for shape, top in (("sphere", 0.7 + np.sqrt(0.7**2 - 0.05)), ("cube", 1.4), ("cylinder", 1.4)):
-        obj = SceneObject(shape=shape, color="red", size="large", material="rubber", xyz=(0.0, 0.0, 0.7),
-                          rotation=0.3)
+        obj = SceneObject(shape=shape, color="red", size="large", material="rubber", xyz=(0.0, 0.0, 0.7), rotation=0.3)
         t, n = intersect(obj, o, d)
         assert 5.0 - t[0] == pytest.approx(top), shape  # height of the top surface above the ground
         assert n[0, 2] > 0
@@ -181,7 +227,7 @@ def test_doubling_dilation_equals_the_window_definition() -> None:
         mask = rng.random(shape) < 0.03
         brute = np.zeros(shape, dtype=bool)
         for i, j in zip(*np.nonzero(mask), strict=True):  # every set cell lights its (2r+1)-square window
-            brute[max(i - r, 0):i + r + 1, max(j - r, 0):j + r + 1] = True
+            brute[max(i - r, 0) : i + r + 1, max(j - r, 0) : j + r + 1] = True
         assert np.array_equal(_dilate(mask, r), brute), (shape, r)
 
 
@@ -214,6 +260,13 @@ def test_shadow_ray_distances_are_bit_identical_to_intersect() -> None:
 def test_pixel_rays_are_the_normalised_rotated_pixel_directions() -> None:
     cam = fit_camera(load_scenes("val")[7])
     i, j = np.arange(cam.width) + 0.5, np.arange(cam.height) + 0.5
-    d = np.stack(np.broadcast_arrays((i[None, :] - cam.width / 2) / cam.focal,
-                                     -(j[:, None] - cam.height / 2) / cam.focal, -1.0), axis=-1) @ cam.r
+    d = (
+        np.stack(
+            np.broadcast_arrays(
+                (i[None, :] - cam.width / 2) / cam.focal, -(j[:, None] - cam.height / 2) / cam.focal, -1.0
+            ),
+            axis=-1,
+        )
+        @ cam.r
+    )
     assert np.array_equal(cam.pixel_rays(), d / np.linalg.norm(d, axis=-1, keepdims=True))

@@ -188,8 +188,7 @@ def _value_axis(boxes: list[TextBox], ticks: list[float], vertical: bool) -> Axi
     return _fit_axis(points, float(np.median(np.diff(sorted(ticks)))) if len(ticks) >= 2 else None)
 
 
-def _categories(boxes: list[TextBox], ticks: list[float], frame: Frame, vertical: bool) -> tuple[list[Category],
-                                                                                                 float]:
+def _categories(boxes: list[TextBox], ticks: list[float], frame: Frame, vertical: bool) -> tuple[list[Category], float]:
     span = (frame.right - frame.left) if vertical else (frame.bottom - frame.top)
     spacing = _spacing(ticks, span, len(boxes))
     best: dict[float, tuple[float, TextBox]] = {}
@@ -251,8 +250,7 @@ def _value_labels(px: Pixels, boxes: list[TextBox], colours: tuple[tuple[int, in
     return out
 
 
-def _coloured_text(px: Pixels, ocr: Ocr, frame: Frame,
-                   colours: tuple[tuple[int, int, int], ...]) -> list[ValueLabel]:
+def _coloured_text(px: Pixels, ocr: Ocr, frame: Frame, colours: tuple[tuple[int, int, int], ...]) -> list[ValueLabel]:
     """Values printed in a series colour below the plot, read on one copy per colour holding only that colour.
 
     Black text (tick labels, the axis title) and the other series' rows may overlap coloured value labels;
@@ -277,8 +275,20 @@ def _coloured_text(px: Pixels, ocr: Ocr, frame: Frame,
 
 
 def _failed(px: Pixels, problem: str, texts: list[TextBox] | None = None) -> Chart:
-    return Chart(vertical=True, canon=px, frame=None, axis=None, categories=(), spacing=0.0, legend=(), colours=(),
-                 masks=(), value_labels=(), texts=tuple(texts or ()), problem=problem)
+    return Chart(
+        vertical=True,
+        canon=px,
+        frame=None,
+        axis=None,
+        categories=(),
+        spacing=0.0,
+        legend=(),
+        colours=(),
+        masks=(),
+        value_labels=(),
+        texts=tuple(texts or ()),
+        problem=problem,
+    )
 
 
 def _box(quad: tuple[tuple[float, float], ...]) -> TextBox:
@@ -353,10 +363,22 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
     colours = tuple(saturated_colours(interior[::2, ::2], min_share=0.03, min_pixels=8))
     legend = tuple((t.text, c) for t in above if t.text and (c := _handle_colour(px, t)) is not None)
     masks = tuple(mask_bands(fills, frame, vertical))
-    labels = tuple(_coloured_text(px, ocr, frame, colours)
-                   + _value_labels(px, below if vertical else below + left, colours))
-    return Chart(vertical=vertical, canon=canon, frame=cframe, axis=axis, categories=tuple(cats), spacing=spacing,
-                 legend=legend, colours=colours, masks=masks, value_labels=labels, texts=tuple(texts))
+    labels = tuple(
+        _coloured_text(px, ocr, frame, colours) + _value_labels(px, below if vertical else below + left, colours)
+    )
+    return Chart(
+        vertical=vertical,
+        canon=canon,
+        frame=cframe,
+        axis=axis,
+        categories=tuple(cats),
+        spacing=spacing,
+        legend=legend,
+        colours=colours,
+        masks=masks,
+        value_labels=labels,
+        texts=tuple(texts),
+    )
 
 
 def _clip(quad: tuple[tuple[float, float], ...], frame: Frame) -> tuple[tuple[float, float], ...]:

@@ -114,8 +114,12 @@ def ink_box(px: Pixels, rect: tuple[int, int, int, int]) -> tuple[int, int, int,
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     if rows.size == 0:
         return None
-    return (max(x0, 0) + int(cols[0]), max(y0, 0) + int(rows[0]), max(x0, 0) + int(cols[-1]) + 1,
-            max(y0, 0) + int(rows[-1]) + 1)
+    return (
+        max(x0, 0) + int(cols[0]),
+        max(y0, 0) + int(rows[0]),
+        max(x0, 0) + int(cols[-1]) + 1,
+        max(y0, 0) + int(rows[-1]) + 1,
+    )
 
 
 def coloured_rows(px: Pixels, y0: int, y1: int) -> tuple[int, int] | None:

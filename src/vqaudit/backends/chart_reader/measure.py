@@ -109,8 +109,13 @@ def measure(chart: Chart, colour: tuple[int, int, int], pos: float) -> Mark | No
         return any(not 0 <= r < n_rows or any(np.hypot.reduce(region[r] - o) < 60 for o in others) for r in rows)
 
     clipped = (covered((a - 1, a - 2)), covered((b, b + 1)))
-    return Mark(axis.value(f.top + 1 + (a + b - 1) / 2), False, pos, (f.top + 1 + a, f.top + 1 + b),
-                (bool(clipped[0]), bool(clipped[1])))
+    return Mark(
+        axis.value(f.top + 1 + (a + b - 1) / 2),
+        False,
+        pos,
+        (f.top + 1 + a, f.top + 1 + b),
+        (bool(clipped[0]), bool(clipped[1])),
+    )
 
 
 def unclip(axis: Axis, mark: Mark, typical: float) -> Mark:
@@ -146,8 +151,9 @@ def choose_grid(axis: Axis, values: list[float]) -> Fraction:
     for d in GRID_DIVISIONS:
         g = float(axis.step) / d
         tol = min(1.0, 0.3 * g * px_per_unit)
-        if values and all(abs(v - float(axis.origin) - g * round((v - float(axis.origin)) / g)) * px_per_unit <= tol
-                          for v in values):
+        if values and all(
+            abs(v - float(axis.origin) - g * round((v - float(axis.origin)) / g)) * px_per_unit <= tol for v in values
+        ):
             return axis.step / d
     return axis.step / GRID_DIVISIONS[-1]
 

@@ -107,8 +107,11 @@ class Ocr:
             self._engine = RapidOCR(params=dict(_PARAMS))
         return self._engine
 
-    def detect(self, px: Pixels, regions: list[tuple[int, int, int, int]] | None = None,
-               ) -> list[tuple[tuple[float, float], ...]]:
+    def detect(
+        self,
+        px: Pixels,
+        regions: list[tuple[int, int, int, int]] | None = None,
+    ) -> list[tuple[tuple[float, float], ...]]:
         """Text boxes (quadrilaterals, image coordinates) in an RGB image of shape (H, W, 3).
 
         Args:
@@ -129,8 +132,12 @@ class Ocr:
             boxes = getattr(result, "boxes", None)
             if boxes is not None:
                 for box in boxes:
-                    out.append(tuple((min(max(float(x) + x0 - _PAD, 0.0), w - 1.0),
-                                      min(max(float(y) + y0 - _PAD, 0.0), h - 1.0)) for x, y in box))
+                    out.append(
+                        tuple(
+                            (min(max(float(x) + x0 - _PAD, 0.0), w - 1.0), min(max(float(y) + y0 - _PAD, 0.0), h - 1.0))
+                            for x, y in box
+                        )
+                    )
         return out
 
     def recognize(self, px: Pixels, quads: list[tuple[tuple[float, float], ...]]) -> list[TextBox]:

@@ -72,8 +72,12 @@ def series_colour(chart: Chart, series: str) -> tuple[int, int, int] | None:
         for text, colour in chart.legend:
             # the handle's line and marker can be read as a short prefix ("IT 1987"): allow up to 3 characters
             got = normalize_label(text)
-            if got == want or (got.endswith(want) and len(got) - len(want) <= 3 and text.rstrip().count(" ")
-                                and normalize_label(text.split(" ", 1)[1]) == want):
+            if got == want or (
+                got.endswith(want)
+                and len(got) - len(want) <= 3
+                and text.rstrip().count(" ")
+                and normalize_label(text.split(" ", 1)[1]) == want
+            ):
                 return colour
         return None
     return chart.colours[0] if chart.colours else None
@@ -151,7 +155,8 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     colour = series_colour(chart, series)
     for label in chart.value_labels:
         if _same_label(label.category, name, chart) and (
-                label.colour is None or colour is None or _near(label.colour, colour)):
+            label.colour is None or colour is None or _near(label.colour, colour)
+        ):
             return Reading(True, label.value, f"a printed value label gives {series} for {name}")
     if colour is None:
         if chart.legend:
@@ -163,8 +168,11 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     mark = measure(chart, colour, cat.pos)
     if mark is None and chart.axis is not None and _bars(marks) and not _masked(chart, cat.pos):
         base = chart.axis.value(chart.frame.bottom if chart.axis.b < 0 else chart.frame.top)  # type: ignore[union-attr]
-        return Reading(True, snap_value(chart.axis, chart.axis.step, base),
-                       f"no bar of {series} at {name}: the value is at the axis base")
+        return Reading(
+            True,
+            snap_value(chart.axis, chart.axis.step, base),
+            f"no bar of {series} at {name}: the value is at the axis base",
+        )
     if mark is None:
         if _masked(chart, cat.pos):
             return Reading(False, None, f"the mark of {series} at {name} is covered by a mask")
@@ -174,5 +182,6 @@ def read_lookup(chart: Chart, splits: list[tuple[str, str]], *, ignore_mask: boo
     grid = choose_grid(chart.axis, [m.value for m in marks] + [mark.value])
     value = snap_value(chart.axis, grid, mark.value)
     what = "bar end" if mark.bar else "marker"
-    return Reading(True, value, f"the {what} of {series} at {name} read against the value axis "
-                                f"(grid {answer_text(grid)})")
+    return Reading(
+        True, value, f"the {what} of {series} at {name} read against the value axis (grid {answer_text(grid)})"
+    )

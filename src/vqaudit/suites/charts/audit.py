@@ -127,9 +127,15 @@ class AuditRow:
 
     def add(self, constant: bool, agree: bool, reads_hidden_wrong: bool, endpoints_wrong: bool) -> AuditRow:
         """This row with one more case counted."""
-        return AuditRow(self.name, self.cases + 1, self.constant + constant, self.ambiguous + (not constant),
-                        self.agree + agree, self.reads_hidden_false_rejections + (reads_hidden_wrong and constant),
-                        self.endpoints_missed + (endpoints_wrong and not constant))
+        return AuditRow(
+            self.name,
+            self.cases + 1,
+            self.constant + constant,
+            self.ambiguous + (not constant),
+            self.agree + agree,
+            self.reads_hidden_false_rejections + (reads_hidden_wrong and constant),
+            self.endpoints_missed + (endpoints_wrong and not constant),
+        )
 
 
 @dataclass(frozen=True)
@@ -157,35 +163,50 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict with every count, the program definitions and the timings."""
+
         def row(r: AuditRow) -> dict[str, Any]:
             return dict(r.__dict__)
 
-        return {"grid": self.grid.to_json(), "parts": [row(r) for r in self.parts],
-                "programs": [row(r) for r in self.programs], "disagreements": list(self.disagreements),
-                "other_shortcut_errors": self.other_shortcut_errors,
-                "seconds_enumeration": round(self.seconds_enumeration, 3), "seconds_z3": round(self.seconds_z3, 3),
-                "definitions": self.definitions}
+        return {
+            "grid": self.grid.to_json(),
+            "parts": [row(r) for r in self.parts],
+            "programs": [row(r) for r in self.programs],
+            "disagreements": list(self.disagreements),
+            "other_shortcut_errors": self.other_shortcut_errors,
+            "seconds_enumeration": round(self.seconds_enumeration, 3),
+            "seconds_z3": round(self.seconds_z3, 3),
+            "definitions": self.definitions,
+        }
 
     def to_markdown(self, per_program: bool = True) -> str:
         """The audit table (and, optionally, one row per program) as Markdown."""
-        head = ("| {} | cases | constant | ambiguous | enumeration = z3 | reads-hidden false rejections "
-                "| endpoints-only missed |\n|---|---|---|---|---|---|---|\n")
+        head = (
+            "| {} | cases | constant | ambiguous | enumeration = z3 | reads-hidden false rejections "
+            "| endpoints-only missed |\n|---|---|---|---|---|---|---|\n"
+        )
 
         def lines(rows: Sequence[AuditRow]) -> str:
-            return "".join(f"| {r.name} | {r.cases} | {r.constant} | {r.ambiguous} | {r.agree}/{r.cases} | "
-                           f"{r.reads_hidden_false_rejections} | {r.endpoints_missed} |\n" for r in rows)
+            return "".join(
+                f"| {r.name} | {r.cases} | {r.constant} | {r.ambiguous} | {r.agree}/{r.cases} | "
+                f"{r.reads_hidden_false_rejections} | {r.endpoints_missed} |\n"
+                for r in rows
+            )
 
         g = self.grid
-        out = (f"Grid: values k*{g.grid_step} in [{g.axis_lo}, {g.axis_hi}] ({len(g.values())} values); "
-               f"enumeration {self.seconds_enumeration:.1f} s, z3 {self.seconds_z3:.1f} s.\n\n"
-               + head.format("part") + lines(self.parts))
+        out = (
+            f"Grid: values k*{g.grid_step} in [{g.axis_lo}, {g.axis_hi}] ({len(g.values())} values); "
+            f"enumeration {self.seconds_enumeration:.1f} s, z3 {self.seconds_z3:.1f} s.\n\n"
+            + head.format("part")
+            + lines(self.parts)
+        )
         if per_program:
             out += "\n" + head.format("program") + lines(self.programs)
         return out
 
 
-def _cases(domain: Domain, programs: Sequence[tuple[str, Program]], recursive: Sequence[tuple[str, Program]],
-           seed: int) -> list[tuple[str, str, Program, dict[Cell, Fraction], tuple[Cell, ...]]]:
+def _cases(
+    domain: Domain, programs: Sequence[tuple[str, Program]], recursive: Sequence[tuple[str, Program]], seed: int
+) -> list[tuple[str, str, Program, dict[Cell, Fraction], tuple[Cell, ...]]]:
     rng = np.random.default_rng([seed, 0])
     grid = domain.values()
     subsets = [tuple(c for c in CELLS if c in s) for h in range(1, 5) for s in itertools.combinations(CELLS, h)]
@@ -203,8 +224,14 @@ def _cases(domain: Domain, programs: Sequence[tuple[str, Program]], recursive: S
     return out
 
 
-def run_audit(grid: str = "0:3:1", *, recursive: bool = True, n_trees: int = 32, seed: int = 0,
-              program_names: Sequence[str] | None = None) -> AuditResult:
+def run_audit(
+    grid: str = "0:3:1",
+    *,
+    recursive: bool = True,
+    n_trees: int = 32,
+    seed: int = 0,
+    program_names: Sequence[str] | None = None,
+) -> AuditResult:
     """Run the synthetic audit (seed 000, §3.3, appendix D) on the four-cell family.
 
     Args:
@@ -243,8 +270,14 @@ def run_audit(grid: str = "0:3:1", *, recursive: bool = True, n_trees: int = 32,
         constant = enum.determined
         agree = enum.status == smt.status and enum.answer == smt.answer
         if not agree:
-            disagreements.append({"program": program_to_json(program), "hidden": [list(c) for c in hidden],
-                                  "enumeration": enum.status, "z3": smt.status})
+            disagreements.append(
+                {
+                    "program": program_to_json(program),
+                    "hidden": [list(c) for c in hidden],
+                    "enumeration": enum.status,
+                    "z3": smt.status,
+                }
+            )
         rh = shortcut_reads_hidden(program, hidden) != enum.status
         ep = shortcut_endpoints(table, hidden, domain, program) != enum.status
         other += (rh and not constant) + (ep and constant)
@@ -254,6 +287,13 @@ def run_audit(grid: str = "0:3:1", *, recursive: bool = True, n_trees: int = 32,
             parts[key] = parts[key].add(constant, agree, rh, ep)
     definitions = {n: str(program_to_json(p)) for n, p in [*programs, *trees]}
     kept = tuple(parts[p] for p in ("base", "recursive", "total") if p != "recursive" or recursive)
-    return AuditResult(grid=domain, parts=kept, programs=tuple(rows.values()), disagreements=tuple(disagreements),
-                       other_shortcut_errors=other, seconds_enumeration=t_enum, seconds_z3=t_z3,
-                       definitions=definitions)
+    return AuditResult(
+        grid=domain,
+        parts=kept,
+        programs=tuple(rows.values()),
+        disagreements=tuple(disagreements),
+        other_shortcut_errors=other,
+        seconds_enumeration=t_enum,
+        seconds_z3=t_z3,
+        definitions=definitions,
+    )

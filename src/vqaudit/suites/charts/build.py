@@ -50,6 +50,7 @@ from vqaudit.suites.common import GroupBuild, build_benchmark, map_groups, versi
 
 STATES = ("original", "S", "C", "M", "I")
 
+
 def _draw_world(rng: np.random.Generator) -> tuple[RealTable, World, int, int, World]:
     for _ in range(100):
         table = load_table(TABLE_NAMES[int(rng.integers(len(TABLE_NAMES)))])
@@ -65,8 +66,9 @@ def _draw_world(rng: np.random.Generator) -> tuple[RealTable, World, int, int, W
     raise VqauditError("could not draw a chart world after 100 attempts")  # pragma: no cover
 
 
-def _edit(world: World, cells: list[tuple[int, int]], program: Program, keep: bool,
-          rng: np.random.Generator) -> World | None:
+def _edit(
+    world: World, cells: list[tuple[int, int]], program: Program, keep: bool, rng: np.random.Generator
+) -> World | None:
     """A one-cell edit among ``cells`` that keeps (S) or changes (C) the program's answer; None if none found."""
     answer = evaluate_world(program, world)
     for _ in range(40):
@@ -87,8 +89,9 @@ def view_obligation(program: Program, world: World, answer: Answer | None) -> Ob
     """The obligation of a supported view: answer ``answer`` (the program's on ``world``) as number or text."""
     assert answer is not None
     if is_numeric(program):
-        return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="number",
-                          unit=answer_unit(program, world))
+        return Obligation(
+            kind="answer", gold=(answer_text(answer),), answer_type="number", unit=answer_unit(program, world)
+        )
     return Obligation(kind="answer", gold=(answer_text(answer),), answer_type="text")
 
 
@@ -111,8 +114,16 @@ def _plan(rng: np.random.Generator, programs: str, determined: bool) -> Plan | N
     return plan_group(rng, table, world, s, c, invalid, program, determined)
 
 
-def plan_group(rng: np.random.Generator, table: RealTable, world: World, s: int, c: int, invalid: World,
-               program: Program, determined: bool) -> Plan | None:
+def plan_group(
+    rng: np.random.Generator,
+    table: RealTable,
+    world: World,
+    s: int,
+    c: int,
+    invalid: World,
+    program: Program,
+    determined: bool,
+) -> Plan | None:
     """Edits, certificate and witness of one group whose world, queried cell and program are chosen.
 
     Returns None when the answer is unreadable, the invalid-reference world still answers, or no S or C edit is
@@ -147,8 +158,7 @@ def plan_group(rng: np.random.Generator, table: RealTable, world: World, s: int,
                 continue
             cert = certify_world(world, category_cells(world, world.categories[ci]), program)
             if cert.determined:
-                d_view = (int(ci), category_mask(world, int(ci), "neighbors" if world.kind == "line" else "slot"),
-                          cert)
+                d_view = (int(ci), category_mask(world, int(ci), "neighbors" if world.kind == "line" else "slot"), cert)
                 worlds["D"] = world
                 break
     return Plan(table, program, worlds, witness, m_cert, d_view)
@@ -195,8 +205,13 @@ def group_from_plan(plan: Plan, group_id: str, extra_meta: dict[str, Any] | None
         view_id = f"{group_id}-{state}"
         w = plan.worlds[state]
         px = pixels if w is world else render(w)
-        meta: dict[str, Any] = {"table": table.name, "kind": w.kind, "program": program_to_json(program),
-                                "world": w.to_json(), **(extra_meta or {})}
+        meta: dict[str, Any] = {
+            "table": table.name,
+            "kind": w.kind,
+            "program": program_to_json(program),
+            "world": w.to_json(),
+            **(extra_meta or {}),
+        }
         if state in ("M", "I"):
             obligation = Obligation(kind="abstain")
         else:
@@ -204,25 +219,59 @@ def group_from_plan(plan: Plan, group_id: str, extra_meta: dict[str, Any] | None
         if state == "M":
             assert plan.m_witness is not None
             px = apply_mask(px, plan.m_witness.mask)
-            cert = make_certificate(view_id=view_id, group_id=group_id, world=world, program=program, c=c,
-                                    witness=plan.m_witness, image_pixel_sha256=pixel_sha256(px))
+            cert = make_certificate(
+                view_id=view_id,
+                group_id=group_id,
+                world=world,
+                program=program,
+                c=c,
+                witness=plan.m_witness,
+                image_pixel_sha256=pixel_sha256(px),
+            )
             cert["answerability"] = plan.m_cert.to_json()
         elif state == "D":
             ci, mask, dcert = (c, _queried_mask(world, c), plan.m_cert) if plan.d_view is None else plan.d_view
             px = apply_mask(px, mask)
-            cert = make_determined_certificate(view_id=view_id, group_id=group_id, world=world, mask=mask,
-                                               answerability=dcert, image_pixel_sha256=pixel_sha256(px))
+            cert = make_determined_certificate(
+                view_id=view_id,
+                group_id=group_id,
+                world=world,
+                mask=mask,
+                answerability=dcert,
+                image_pixel_sha256=pixel_sha256(px),
+            )
         if state in ("M", "D"):
             meta["certificate"] = f"certificates/{view_id}.json"
             certificates[meta["certificate"]] = cert
         data = png_bytes(px)
         image = f"images/{view_id}.png"
         images[image] = data
-        views.append(View(view_id=view_id, group_id=group_id, source="charts", state=state, image=image,
-                          image_sha256=sha256_bytes(data), question=text, obligation=obligation, meta=meta))
-    group = Group(group_id=group_id, source="charts", question=text, view_ids=tuple(v.view_id for v in views),
-                  meta={"table": table.name, "kind": world.kind, "n_series": len(world.series),
-                        "program": program_to_json(program)["op"], **(extra_meta or {})})
+        views.append(
+            View(
+                view_id=view_id,
+                group_id=group_id,
+                source="charts",
+                state=state,
+                image=image,
+                image_sha256=sha256_bytes(data),
+                question=text,
+                obligation=obligation,
+                meta=meta,
+            )
+        )
+    group = Group(
+        group_id=group_id,
+        source="charts",
+        question=text,
+        view_ids=tuple(v.view_id for v in views),
+        meta={
+            "table": table.name,
+            "kind": world.kind,
+            "n_series": len(world.series),
+            "program": program_to_json(program)["op"],
+            **(extra_meta or {}),
+        },
+    )
     return GroupBuild(group=group, views=tuple(views), images=images, certificates=certificates)
 
 

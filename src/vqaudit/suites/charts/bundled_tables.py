@@ -174,8 +174,13 @@ def _barley() -> RealTable:
     )
 
 
-_CRIME = {"poverty": "Poverty rate", "hs_grad": "High-school graduates", "white": "White population",
-          "urban": "Urban population", "single": "Single-parent households"}
+_CRIME = {
+    "poverty": "Poverty rate",
+    "hs_grad": "High-school graduates",
+    "white": "White population",
+    "urban": "Urban population",
+    "single": "Single-parent households",
+}
 
 
 def _state_statistics() -> RealTable:

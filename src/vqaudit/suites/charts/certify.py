@@ -69,8 +69,11 @@ class Domain:
 
     def to_json(self) -> dict[str, str]:
         """Exact text of the three numbers."""
-        return {"axis_lo": fraction_text(self.axis_lo), "axis_hi": fraction_text(self.axis_hi),
-                "grid_step": fraction_text(self.grid_step)}
+        return {
+            "axis_lo": fraction_text(self.axis_lo),
+            "axis_hi": fraction_text(self.axis_hi),
+            "grid_step": fraction_text(self.grid_step),
+        }
 
     @staticmethod
     def of_world(world: World) -> Domain:
@@ -117,9 +120,14 @@ class Certificate:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (format ``vqaudit-answerability/1``); witness tables as ``[series, category, value]``."""
         out: dict[str, Any] = {
-            "format": CERTIFICATE_FORMAT, "status": self.status, "method": self.method,
-            "program": program_to_json(self.program), "hidden_cells": [list(c) for c in self.hidden_cells],
-            "domain": self.domain.to_json(), "answer": answer_text(self.answer), "table": _table_json(self.table),
+            "format": CERTIFICATE_FORMAT,
+            "status": self.status,
+            "method": self.method,
+            "program": program_to_json(self.program),
+            "hidden_cells": [list(c) for c in self.hidden_cells],
+            "domain": self.domain.to_json(),
+            "answer": answer_text(self.answer),
+            "table": _table_json(self.table),
         }
         if self.witness is not None and self.witness_answers is not None:
             out["witness"] = [_table_json(t) for t in self.witness]
@@ -160,8 +168,12 @@ def n_completions(hidden_cells: Iterable[Cell], domain: Domain, program: Program
 
 
 def check_witness(
-    table: Mapping[Cell, Fraction], hidden_cells: Iterable[Cell], domain: Domain, program: Program,
-    a: Mapping[Cell, Fraction], b: Mapping[Cell, Fraction],
+    table: Mapping[Cell, Fraction],
+    hidden_cells: Iterable[Cell],
+    domain: Domain,
+    program: Program,
+    a: Mapping[Cell, Fraction],
+    b: Mapping[Cell, Fraction],
 ) -> list[str]:
     """Problems with a claimed witness ``(a, b)``; empty when it is valid.
 
@@ -184,14 +196,29 @@ def check_witness(
     return problems
 
 
-def _ambiguous(ref: dict[Cell, Fraction], other: dict[Cell, Fraction], hidden: tuple[Cell, ...], domain: Domain,
-               program: Program, **fields: Any) -> Certificate:
+def _ambiguous(
+    ref: dict[Cell, Fraction],
+    other: dict[Cell, Fraction],
+    hidden: tuple[Cell, ...],
+    domain: Domain,
+    program: Program,
+    **fields: Any,
+) -> Certificate:
     problems = check_witness(ref, hidden, domain, program, ref, other)
     if problems:
         raise VqauditError(f"internal error: witness failed its own check: {problems}")
     answers = (evaluate(program, ref), evaluate(program, other))
-    return Certificate(status="ambiguous", program=program, hidden_cells=hidden, domain=domain, answer=answers[0],
-                       table=ref, witness=(ref, other), witness_answers=answers, **fields)
+    return Certificate(
+        status="ambiguous",
+        program=program,
+        hidden_cells=hidden,
+        domain=domain,
+        answer=answers[0],
+        table=ref,
+        witness=(ref, other),
+        witness_answers=answers,
+        **fields,
+    )
 
 
 def certify_enumeration(
@@ -220,8 +247,16 @@ def certify_enumeration(
         other = {**ref, **dict(zip(read, combo, strict=True))}
         if evaluate(program, other) != answer:
             return _ambiguous(ref, other, hidden, domain, program, method="enumeration", n_enumerated=n)
-    return Certificate(status="determined", method="enumeration", program=program, hidden_cells=hidden,
-                       domain=domain, answer=answer, table=ref, n_enumerated=n)
+    return Certificate(
+        status="determined",
+        method="enumeration",
+        program=program,
+        hidden_cells=hidden,
+        domain=domain,
+        answer=answer,
+        table=ref,
+        n_enumerated=n,
+    )
 
 
 def certify_z3(
@@ -244,8 +279,11 @@ def certify_z3(
     ref, hidden, read, answer = _prepare(table_values, hidden_cells, domain, program)
     step = z3_value(domain.grid_step)
     ks = {cell: z3.Int(f"k{i}") for i, cell in enumerate(read)}
-    terms = {cell: (z3.ToReal(ks[cell]) * step if cell in ks else z3_value(v)) for cell, v in ref.items()
-             if cell in cells_read(program)}
+    terms = {
+        cell: (z3.ToReal(ks[cell]) * step if cell in ks else z3_value(v))
+        for cell, v in ref.items()
+        if cell in cells_read(program)
+    }
     solver = z3.SimpleSolver()
     for k in ks.values():
         solver.add(k >= domain.k_lo, k <= domain.k_hi)
@@ -256,11 +294,16 @@ def certify_z3(
         solver.add(z3.Not(encoded[answer]))
     smt2 = solver.to_smt2()
     result = solver.check()
-    fields: dict[str, Any] = {"method": "z3", "smt2": smt2, "z3_result": str(result),
-                              "z3_version": z3.get_version_string()}
+    fields: dict[str, Any] = {
+        "method": "z3",
+        "smt2": smt2,
+        "z3_result": str(result),
+        "z3_version": z3.get_version_string(),
+    }
     if result == z3.unsat:
-        return Certificate(status="determined", program=program, hidden_cells=hidden, domain=domain, answer=answer,
-                           table=ref, **fields)
+        return Certificate(
+            status="determined", program=program, hidden_cells=hidden, domain=domain, answer=answer, table=ref, **fields
+        )
     if result != z3.sat:
         raise VqauditError(f"z3 returned {result} for {program_to_json(program)}")
     model = solver.model()
@@ -271,8 +314,12 @@ def certify_z3(
 
 
 def certify(
-    table_values: Mapping[Cell, Fraction], hidden_cells: Iterable[Cell], domain: Domain, program: Program,
-    *, enumeration_limit: int = ENUMERATION_LIMIT,
+    table_values: Mapping[Cell, Fraction],
+    hidden_cells: Iterable[Cell],
+    domain: Domain,
+    program: Program,
+    *,
+    enumeration_limit: int = ENUMERATION_LIMIT,
 ) -> Certificate:
     """Decide answerability: enumeration if :func:`n_completions` <= ``enumeration_limit``, else z3.
 
@@ -306,8 +353,10 @@ def cross_check(
     enum = certify_enumeration(table_values, hidden, domain, program)
     smt = certify_z3(table_values, hidden, domain, program)
     if enum.status != smt.status or enum.answer != smt.answer:
-        raise VqauditError(f"enumeration says {enum.status}, z3 says {smt.status} for "
-                           f"{program_to_json(program)} with hidden {list(hidden)}")
+        raise VqauditError(
+            f"enumeration says {enum.status}, z3 says {smt.status} for "
+            f"{program_to_json(program)} with hidden {list(hidden)}"
+        )
     return enum, smt
 
 
@@ -330,8 +379,10 @@ def shortcut_endpoints(
     """
     ref, _, read, _ = _prepare(table_values, hidden_cells, domain, program)
     ends = (domain.k_lo * domain.grid_step, domain.k_hi * domain.grid_step)
-    answers = {evaluate(program, {**ref, **dict(zip(read, combo, strict=True))})
-               for combo in itertools.product(ends, repeat=len(read))}
+    answers = {
+        evaluate(program, {**ref, **dict(zip(read, combo, strict=True))})
+        for combo in itertools.product(ends, repeat=len(read))
+    }
     return "determined" if len(answers) == 1 else "ambiguous"
 
 

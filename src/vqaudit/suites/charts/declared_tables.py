@@ -21,11 +21,20 @@ from vqaudit.suites.charts.tables import TABLES_DIR, declare_table
 def table_to_json(table: RealTable) -> dict[str, Any]:
     """A declared table as JSON: every field; values as ``[series, category, value]`` rows (float ``repr``)."""
     return {
-        "name": table.name, "title": table.title, "category_label": table.category_label,
-        "value_label": table.value_label, "unit": table.unit, "categories": list(table.categories),
-        "series": list(table.series), "values": [[s, c, repr(v)] for (s, c), v in table.values.items()],
-        "ordered": table.ordered, "axis_lo": str(table.axis_lo), "axis_hi": str(table.axis_hi),
-        "grid_step": str(table.grid_step), "tick_step": str(table.tick_step), "source": table.source,
+        "name": table.name,
+        "title": table.title,
+        "category_label": table.category_label,
+        "value_label": table.value_label,
+        "unit": table.unit,
+        "categories": list(table.categories),
+        "series": list(table.series),
+        "values": [[s, c, repr(v)] for (s, c), v in table.values.items()],
+        "ordered": table.ordered,
+        "axis_lo": str(table.axis_lo),
+        "axis_hi": str(table.axis_hi),
+        "grid_step": str(table.grid_step),
+        "tick_step": str(table.tick_step),
+        "source": table.source,
     }
 
 
@@ -36,16 +45,23 @@ def table_from_json(data: Any) -> RealTable:
     try:
         values = {(str(s), str(c)): float(v) for s, c, v in data["values"]}
         return RealTable(
-            name=str(data["name"]), title=str(data["title"]), category_label=str(data["category_label"]),
-            value_label=str(data["value_label"]), unit=str(data["unit"]),
-            categories=tuple(str(c) for c in data["categories"]), series=tuple(str(x) for x in data["series"]),
-            values=values, ordered=bool(data["ordered"]), axis_lo=Fraction(data["axis_lo"]),
-            axis_hi=Fraction(data["axis_hi"]), grid_step=Fraction(data["grid_step"]),
-            tick_step=Fraction(data["tick_step"]), source=str(data["source"]),
+            name=str(data["name"]),
+            title=str(data["title"]),
+            category_label=str(data["category_label"]),
+            value_label=str(data["value_label"]),
+            unit=str(data["unit"]),
+            categories=tuple(str(c) for c in data["categories"]),
+            series=tuple(str(x) for x in data["series"]),
+            values=values,
+            ordered=bool(data["ordered"]),
+            axis_lo=Fraction(data["axis_lo"]),
+            axis_hi=Fraction(data["axis_hi"]),
+            grid_step=Fraction(data["grid_step"]),
+            tick_step=Fraction(data["tick_step"]),
+            source=str(data["source"]),
         )
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise VqauditError(f"declared table {data.get('name')!r}: malformed field: {exc!r}") from None
-
 
 
 def declare_benchmark_tables(bench_dir: Path) -> int:
@@ -68,4 +84,3 @@ def declare_benchmark_tables(bench_dir: Path) -> int:
             raise VqauditError(f"{path}: holds table {table.name!r}, not the one its name says")
         declare_table(table)
     return len(files)
-

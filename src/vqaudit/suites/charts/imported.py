@@ -87,8 +87,10 @@ class ImportResult:
 
     def reasons(self) -> str:
         """Every reason with its count and first plot: ``"a value is not a number: 2 (first: a.json row 1)"``."""
-        return "; ".join(f"{k}: {n}" + (f" (first: {self.first[k]})" if k in self.first else "")
-                         for k, n in sorted(self.skipped.items()))
+        return "; ".join(
+            f"{k}: {n}" + (f" (first: {self.first[k]})" if k in self.first else "")
+            for k, n in sorted(self.skipped.items())
+        )
 
 
 def label_problem(text: str) -> str | None:
@@ -160,8 +162,9 @@ def label_text(value: Any) -> str:
     return str(value).strip()
 
 
-def fit_grid(values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid: Fraction | None,
-             max_points: int) -> Fraction | str:
+def fit_grid(
+    values: Sequence[Fraction], axis_lo: Fraction, axis_hi: Fraction, grid: Fraction | None, max_points: int
+) -> Fraction | str:
     """The declared grid step (``grid``, or the values' finest printed decimal), or why the values fit none.
 
     Returns:
@@ -205,8 +208,6 @@ def read_json_file(path: Path, what: str) -> Any:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-
-
 def _nice_ceiling(value: Fraction) -> Fraction:
     """The smallest of 1, 2, 2.5, 5 times a power of ten that is at least ``value`` (> 0)."""
     power = Fraction(1)
@@ -220,8 +221,9 @@ def _nice_ceiling(value: Fraction) -> Fraction:
     return 10 * power  # pragma: no cover
 
 
-def chartqa_table(path: Path, *, grid: Fraction | None = None,
-                  max_grid_points: int = MAX_GRID_POINTS) -> RealTable | str:
+def chartqa_table(
+    path: Path, *, grid: Fraction | None = None, max_grid_points: int = MAX_GRID_POINTS
+) -> RealTable | str:
     """One ChartQA CSV table as a declared table, or the reason it is skipped.
 
     Rows are categories and columns series; a table with more series columns than rows whose column headers are
@@ -250,8 +252,9 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
             raise VqauditError(f"{path}: row {r}: {len(row)} cells where the header has {len(header)}")
     cats = [row[0].strip() for row in rows[1:]]
     cols = header[1:]
-    cells = {(s, c): parse_number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True)
-             for j, s in enumerate(cols)}
+    cells = {
+        (s, c): parse_number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True) for j, s in enumerate(cols)
+    }
     transpose = len(cols) > len(cats) and all(parse_number(h) is not None for h in cols)
     if transpose:
         cells = {(c, s): v for (s, c), v in cells.items()}
@@ -278,16 +281,24 @@ def chartqa_table(path: Path, *, grid: Fraction | None = None,
     unit = "%" if "%" in text else ""
     value_label = header[1] if len(cols) == 1 and not transpose else "Value"
     return RealTable(
-        name=table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in
-                                                                    values.items()]]),
-        title=path.stem, category_label="Year" if transpose else (header[0] or "Category"),
-        value_label=value_label, unit=unit, categories=tuple(complete), series=tuple(cols),
-        values={k: float(v) for k, v in values.items()}, ordered=transpose, axis_lo=axis_lo, axis_hi=axis_hi,
-        grid_step=fitted, tick_step=(axis_hi - axis_lo) / 5, source=f"ChartQA table {path.name}")
+        name=table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in values.items()]]),
+        title=path.stem,
+        category_label="Year" if transpose else (header[0] or "Category"),
+        value_label=value_label,
+        unit=unit,
+        categories=tuple(complete),
+        series=tuple(cols),
+        values={k: float(v) for k, v in values.items()},
+        ordered=transpose,
+        axis_lo=axis_lo,
+        axis_hi=axis_hi,
+        grid_step=fitted,
+        tick_step=(axis_hi - axis_lo) / 5,
+        source=f"ChartQA table {path.name}",
+    )
 
 
-def read_chartqa(tables: Path, *, grid: Fraction | None = None,
-                 max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
+def read_chartqa(tables: Path, *, grid: Fraction | None = None, max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
     """Every ``*.csv`` table of a ChartQA ``tables/`` folder, in name order (see :func:`chartqa_table`).
 
     Raises:
@@ -321,12 +332,22 @@ def _world(plot: ImportedPlot, rng: np.random.Generator) -> tuple[World, int, in
     spare = spare_pool[int(rng.integers(len(spare_pool)))]
     cats = tuple(c for c in table.categories if c != spare)
     values = tuple(tuple(Fraction(repr(table.values[(s, c)])) for c in cats) for s in table.series)
-    values = tuple(tuple((v / table.grid_step).limit_denominator(1) * table.grid_step for v in row)
-                   for row in values)
-    world = World(table=table.name, kind=plot.kind, title=table.title, category_label=table.category_label,
-                  value_label=table.value_label, unit=table.unit, categories=cats, series=table.series,
-                  values=values, axis_lo=table.axis_lo, axis_hi=table.axis_hi, grid_step=table.grid_step,
-                  tick_step=table.tick_step)
+    values = tuple(tuple((v / table.grid_step).limit_denominator(1) * table.grid_step for v in row) for row in values)
+    world = World(
+        table=table.name,
+        kind=plot.kind,
+        title=table.title,
+        category_label=table.category_label,
+        value_label=table.value_label,
+        unit=table.unit,
+        categories=cats,
+        series=table.series,
+        values=values,
+        axis_lo=table.axis_lo,
+        axis_hi=table.axis_hi,
+        grid_step=table.grid_step,
+        tick_step=table.tick_step,
+    )
     s, c = table.series.index(series), cats.index(category)
     invalid = replace_category(world, c, table, rng)
     if invalid is None:  # pragma: no cover - the spare category is always available
@@ -358,8 +379,16 @@ def _group(plot: ImportedPlot, seed: int, g: int, prefix: str) -> GroupBuild | s
     return "no answer-preserving or answer-changing edit found"
 
 
-def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: Sequence[Path], *, seed: int,
-                          max_groups: int, on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
+def build_imported_charts(
+    out: Path,
+    source: str,
+    result: ImportResult,
+    inputs: Sequence[Path],
+    *,
+    seed: int,
+    max_groups: int,
+    on_group: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Build a chart benchmark folder from imported plots (one group each, in input order, up to ``max_groups``).
 
     Returns:
@@ -394,10 +423,16 @@ def build_imported_charts(out: Path, source: str, result: ImportResult, inputs: 
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
         used = {ChartGroupMeta.of(g).table for g in groups}
         return {
-            "from": source, "seed": seed, "n_groups": len(groups), "n_views": len(views),
-            "states": sorted({v.state for v in views}), "programs": "lookup", "determined_views": False,
+            "from": source,
+            "seed": seed,
+            "n_groups": len(groups),
+            "n_views": len(views),
+            "states": sorted({v.state for v in views}),
+            "programs": "lookup",
+            "determined_views": False,
             "inputs": {p.name: sha256_bytes(p.read_bytes()) for p in _files(inputs)},
-            "n_plots_read": result.n_read, "n_plots_usable": len(builds),
+            "n_plots_read": result.n_read,
+            "n_plots_usable": len(builds),
             "skipped": dict(sorted(result.skipped.items())),
             "renderer": RENDERER,
             "versions": image_versions(),

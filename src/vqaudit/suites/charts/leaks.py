@@ -182,8 +182,9 @@ def audit_leaks(bench_dir: Path, *, max_views: int | None = None, ocr: Ocr | Non
     return len(views), leaks
 
 
-def audit_fault_leaks(bench_dir: Path, *, max_views: int = 6, ocr: Ocr | None = None,
-                      kinds: tuple[str, ...] = FAULT_KINDS) -> dict[str, list[int]]:
+def audit_fault_leaks(
+    bench_dir: Path, *, max_views: int = 6, ocr: Ocr | None = None, kinds: tuple[str, ...] = FAULT_KINDS
+) -> dict[str, list[int]]:
     """Design ``audit-checker``'s faults from a benchmark's masked views and count the leaking ones.
 
     Returns:
@@ -196,8 +197,7 @@ def audit_fault_leaks(bench_dir: Path, *, max_views: int = 6, ocr: Ocr | None = 
     views = [v for v in bench.views if v.source == "charts" and v.state == "M"][:max_views]
     if len(views) < 2:
         raise VqauditError(f"{bench_dir}: need at least two masked chart views to design faults")
-    genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), bench.image_path(v).read_bytes())
-               for v in views]
+    genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), bench.image_path(v).read_bytes()) for v in views]
     ocr = ocr or Ocr()
     table: dict[str, list[int]] = {kind: [0, 0] for kind in kinds}
     faults = list(design_faults(genuine, kinds))

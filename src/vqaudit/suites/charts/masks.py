@@ -37,9 +37,12 @@ class Mask:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"name": self.name, "category_index": self.category_index,
-                "rect_px": [self.x0, self.y0, self.x1, self.y1], "fill": list(MASK_FILL)}
-
+        return {
+            "name": self.name,
+            "category_index": self.category_index,
+            "rect_px": [self.x0, self.y0, self.x1, self.y1],
+            "fill": list(MASK_FILL),
+        }
 
 
 def category_mask(world: World, category_index: int, name: str) -> Mask:
@@ -65,12 +68,14 @@ def category_mask(world: World, category_index: int, name: str) -> Mask:
     if world.kind == "hbar":  # categories run top to bottom along the y axis
         r0 = ay0 + (a + 0.5) / n * (ay1 - ay0)
         r1 = ay0 + (b + 0.5) / n * (ay1 - ay0)
-        return Mask(name, category_index, int(np.floor(ax0)) - 2, int(np.floor(r0)), int(np.ceil(ax1)) + 2,
-                    int(np.ceil(r1)))
+        return Mask(
+            name, category_index, int(np.floor(ax0)) - 2, int(np.floor(r0)), int(np.ceil(ax1)) + 2, int(np.ceil(r1))
+        )
     c0 = ax0 + (a + 0.5) / n * (ax1 - ax0)
     c1 = ax0 + (b + 0.5) / n * (ax1 - ax0)
-    return Mask(name, category_index, int(np.floor(c0)), int(np.floor(ay0)) - 2, int(np.ceil(c1)),
-                int(np.ceil(ay1)) + 2)
+    return Mask(
+        name, category_index, int(np.floor(c0)), int(np.floor(ay0)) - 2, int(np.ceil(c1)), int(np.ceil(ay1)) + 2
+    )
 
 
 def apply_mask(pixels: np.ndarray, mask: Mask) -> np.ndarray:

@@ -34,8 +34,12 @@ from vqaudit.suites.charts.imported import (
 from vqaudit.suites.charts.real_table import RealTable
 from vqaudit.suites.charts.world import ChartKind
 
-PLOTQA_KINDS: dict[str, ChartKind] = {"vbar_categorical": "vbar", "hbar_categorical": "hbar", "dot_line": "dot",
-                                      "line": "line"}
+PLOTQA_KINDS: dict[str, ChartKind] = {
+    "vbar_categorical": "vbar",
+    "hbar_categorical": "hbar",
+    "dot_line": "dot",
+    "line": "line",
+}
 """PlotQA's plot ``type`` -> the chart kind it is drawn as."""
 
 
@@ -52,7 +56,6 @@ def _axis_ticks(info: Any) -> tuple[Fraction, Fraction, Fraction] | str:
     if len(steps) != 1 or min(steps) <= 0:
         return "the value axis' tick labels are not evenly spaced"
     return exact[0], exact[-1], steps.pop()
-
 
 
 def _qa_by_image(path: Path) -> dict[str, list[tuple[int, dict[str, Any]]]]:
@@ -87,15 +90,19 @@ def match_lookup(table: RealTable, qa: Sequence[tuple[int, dict[str, Any]]]) -> 
         question = str(rec.get("question_string", ""))
         if answer is None:
             continue
-        hits = [(s, c) for (s, c), v in table.values.items() if parse_number(v) == answer and _names(question, c)
-                and (len(table.series) == 1 or _names(question, s))]
+        hits = [
+            (s, c)
+            for (s, c), v in table.values.items()
+            if parse_number(v) == answer and _names(question, c) and (len(table.series) == 1 or _names(question, s))
+        ]
         if len(hits) == 1:
             return hits[0], row
     return None
 
 
-def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None,
-                 max_points: int) -> RealTable | str | tuple[str, str]:
+def _plotqa_plot(
+    path: Path, row: int, rec: Any, grid: Fraction | None, max_points: int
+) -> RealTable | str | tuple[str, str]:
     """The plot of annotation ``row`` as a declared table, or why it is skipped.
 
     A skip is a reason, or ``(reason, where)`` when one field is to blame (``field 'models[0].y[3]': 'n/a'``).
@@ -114,8 +121,9 @@ def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None,
         raise VqauditError(f"{path}: row {row}, field 'models': expected a non-empty list of series")
     if len(models) > MAX_SERIES:
         return f"more than {MAX_SERIES} series"
-    cat_key, val_key, val_axis, cat_axis = ("y", "x", "x_axis", "y_axis") if kind == "hbar" else (
-        "x", "y", "y_axis", "x_axis")
+    cat_key, val_key, val_axis, cat_axis = (
+        ("y", "x", "x_axis", "y_axis") if kind == "hbar" else ("x", "y", "y_axis", "x_axis")
+    )
     ticks = _axis_ticks(info.get(val_axis))
     if isinstance(ticks, str):
         return ticks
@@ -124,10 +132,16 @@ def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None,
     categories: dict[str, None] = {}
     series: list[str] = []
     for m, model in enumerate(models):
-        if not isinstance(model, dict) or not isinstance(model.get(cat_key), list) or not isinstance(
-                model.get(val_key), list) or len(model[cat_key]) != len(model[val_key]):
-            raise VqauditError(f"{path}: row {row}, field 'models[{m}].{val_key}': expected lists '{cat_key}' and "
-                               f"'{val_key}' of one length")
+        if (
+            not isinstance(model, dict)
+            or not isinstance(model.get(cat_key), list)
+            or not isinstance(model.get(val_key), list)
+            or len(model[cat_key]) != len(model[val_key])
+        ):
+            raise VqauditError(
+                f"{path}: row {row}, field 'models[{m}].{val_key}': expected lists '{cat_key}' and "
+                f"'{val_key}' of one length"
+            )
         name = label_text(model.get("label") or model.get("name") or "")
         name = name or label_text(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or f"series {m + 1}"
         if name in series:
@@ -155,16 +169,26 @@ def _plotqa_plot(path: Path, row: int, rec: Any, grid: Fraction | None,
     key = label_text(rec.get("image_index", row))
     payload = [rec["type"], title, series, cats, [[s, c, str(v)] for (s, c), v in values.items()]]
     return RealTable(
-        name=table_name("plotqa", key, payload), title=title or "PlotQA plot",
+        name=table_name("plotqa", key, payload),
+        title=title or "PlotQA plot",
         category_label=label_text(((info.get(cat_axis) or {}).get("label") or {}).get("text", "")) or "Category",
-        value_label=label_text(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or "Value", unit="",
-        categories=cats, series=tuple(series), values={k: float(v) for k, v in values.items()},
-        ordered=all(parse_number(c) is not None for c in cats), axis_lo=axis_lo, axis_hi=axis_hi, grid_step=fitted,
-        tick_step=tick_step, source=f"PlotQA plot image_index {key} ({path.name}, row {row})")
+        value_label=label_text(((info.get(val_axis) or {}).get("label") or {}).get("text", "")) or "Value",
+        unit="",
+        categories=cats,
+        series=tuple(series),
+        values={k: float(v) for k, v in values.items()},
+        ordered=all(parse_number(c) is not None for c in cats),
+        axis_lo=axis_lo,
+        axis_hi=axis_hi,
+        grid_step=fitted,
+        tick_step=tick_step,
+        source=f"PlotQA plot image_index {key} ({path.name}, row {row})",
+    )
 
 
-def read_plotqa(annotations: Path, qa: Path | None = None, *, grid: Fraction | None = None,
-                max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
+def read_plotqa(
+    annotations: Path, qa: Path | None = None, *, grid: Fraction | None = None, max_grid_points: int = MAX_GRID_POINTS
+) -> ImportResult:
     """Read PlotQA annotations (and QA pairs) into declared tables (module docstring).
 
     Raises:

@@ -50,8 +50,14 @@ def png_bytes(pixels: np.ndarray, level: int = PNG_LEVEL) -> bytes:
     rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # a leading 0 per row: filter type None
     rows[:, 1:] = pixels.reshape(height, 3 * width)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, deflate, filter method 0, no interlace
-    return b"".join([b"\x89PNG\r\n\x1a\n", _chunk(b"IHDR", header),
-                     _chunk(b"IDAT", zlib.compress(rows.tobytes(), level)), _chunk(b"IEND", b"")])
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _chunk(b"IHDR", header),
+            _chunk(b"IDAT", zlib.compress(rows.tobytes(), level)),
+            _chunk(b"IEND", b""),
+        ]
+    )
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

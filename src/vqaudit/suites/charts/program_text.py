@@ -67,6 +67,7 @@ def program_to_json(program: Program) -> dict[str, Any]:
 
 def program_from_json(data: Mapping[str, Any]) -> Program:
     """Inverse of :func:`program_to_json`; validates the tree. Raises VqauditError on a malformed program."""
+
     def cell(x: Any) -> Cell:
         s, c = x
         return (str(s), str(c))
@@ -102,7 +103,6 @@ def program_from_json(data: Mapping[str, Any]) -> Program:
     return program
 
 
-
 def _cell_phrase(cell: Cell, world: World) -> str:
     return f"the value of {cell[0]} for {cell[1]}"
 
@@ -133,6 +133,7 @@ def answer_unit(program: Program, world: World) -> str | None:
 
 def phrase(program: NumProgram, world: World) -> str:
     """Noun phrase of a numeric program ("the largest value of A over all 5 year entries shown")."""
+
     def sub(p: NumProgram, wrap: bool) -> str:
         text = phrase(p, world)
         return f"({text})" if wrap and isinstance(p, Difference | Sum) else text
@@ -154,8 +155,10 @@ def phrase(program: NumProgram, world: World) -> str:
         case CountAbove(cells, t):
             return f"the number of values among {_set_phrase(cells, world)} strictly above {sub(t, True)}"
         case Rank(cell, cells):
-            return (f"the rank of {_cell_phrase(cell, world)} among {_set_phrase(cells, world)} "
-                    "(1 = largest; tied values share the better rank)")
+            return (
+                f"the rank of {_cell_phrase(cell, world)} among {_set_phrase(cells, world)} "
+                "(1 = largest; tied values share the better rank)"
+            )
     raise VqauditError(f"not a numeric program: {program!r}")  # pragma: no cover
 
 
@@ -166,13 +169,18 @@ def question(program: Program, world: World) -> str:
         case ArgMax(cells) | ArgMin(cells):
             word = "largest" if isinstance(program, ArgMax) else "smallest"
             full_series = len({x for x, _ in cells}) == 1 and tuple(c for _, c in cells) == world.categories
-            what = (f"Which {world.category_label.lower()} has the {word} value of {cells[0][0]}" if full_series
-                    else f"Which of {_set_phrase(cells, world)} has the {word} value")
+            what = (
+                f"Which {world.category_label.lower()} has the {word} value of {cells[0][0]}"
+                if full_series
+                else f"Which of {_set_phrase(cells, world)} has the {word} value"
+            )
             return f"{what}? On a tie, name the first one in the chart's order."
         case Compare(a, b):
             la, lb = cell_labels((a, b))
-            return (f"Which is larger, {_cell_phrase(a, world)} or {_cell_phrase(b, world)}? Answer {la!r}, "
-                    f"{lb!r} or 'equal'.")
+            return (
+                f"Which is larger, {_cell_phrase(a, world)} or {_cell_phrase(b, world)}? Answer {la!r}, "
+                f"{lb!r} or 'equal'."
+            )
         case CountAbove() | Rank():
             return f"What is {phrase(program, world)}?"
     assert is_numeric(program)

@@ -36,8 +36,19 @@ Cell = tuple[str, str]
 Answer = Fraction | str
 
 EQUAL = "equal"
-PROGRAM_KINDS = ("lookup", "difference", "sum", "mean", "max", "min", "argmax", "argmin", "compare",
-                 "count_above", "rank")
+PROGRAM_KINDS = (
+    "lookup",
+    "difference",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "compare",
+    "count_above",
+    "rank",
+)
 
 
 @dataclass(frozen=True)
@@ -175,6 +186,7 @@ def validate(program: Program) -> None:
         VqauditError: an empty or repeated cell set, a rank cell not among its cells, an empty argument list, or
             a categorical program used as an operand.
     """
+
     def num(p: Any) -> None:
         if not isinstance(p, _NUMERIC):
             raise VqauditError(f"operand {type(p).__name__} is not a numeric program")
@@ -231,6 +243,7 @@ def evaluate(program: Program, table: Mapping[Cell, Fraction]) -> Answer:
     Raises:
         VqauditError: the program reads a cell that is not in ``table``.
     """
+
     def v(cell: Cell) -> Fraction:
         try:
             return table[cell]
@@ -302,6 +315,7 @@ def encode_z3(program: Program, cells: Mapping[Cell, Any]) -> Any:
     Raises:
         VqauditError: a read cell is missing from ``cells``.
     """
+
     def v(cell: Cell) -> Any:
         if cell not in cells:
             raise VqauditError(f"no z3 term for cell {cell}")
@@ -343,8 +357,9 @@ def encode_z3(program: Program, cells: Mapping[Cell, Any]) -> Any:
 
             conds: dict[str, list[Any]] = {}
             for i, (ci, label) in enumerate(zip(cs, cell_labels(cs), strict=True)):
-                beats = [better(v(ci), v(cj)) if j < i else z3.Not(better(v(cj), v(ci)))
-                         for j, cj in enumerate(cs) if j != i]
+                beats = [
+                    better(v(ci), v(cj)) if j < i else z3.Not(better(v(cj), v(ci))) for j, cj in enumerate(cs) if j != i
+                ]
                 conds.setdefault(label, []).append(z3.And(*beats) if beats else z3.BoolVal(True))
             return {k: z3.Or(*c) for k, c in conds.items()}
         case Compare(a, b):
@@ -354,7 +369,6 @@ def encode_z3(program: Program, cells: Mapping[Cell, Any]) -> Any:
             cmp.setdefault(lb, []).append(v(b) > v(a))
             return {k: z3.Or(*c) for k, c in cmp.items()}
     raise VqauditError(f"not a program: {program!r}")  # pragma: no cover
-
 
 
 def sample_program(world: World, kind: str, s: int, c: int, rng: np.random.Generator) -> Program:

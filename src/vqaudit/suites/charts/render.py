@@ -121,8 +121,15 @@ def _add_data(ax: Any, world: World) -> list[Any]:
         elif world.kind == "line":
             # Each segment is its own path, so rasterizing one segment never depends on a far-away vertex.
             for j in range(n - 1):
-                added += ax.plot(pos[j : j + 2], vals[j : j + 2], linewidth=2, solid_capstyle="round", color=COLORS[s],
-                        zorder=3, snap=False)
+                added += ax.plot(
+                    pos[j : j + 2],
+                    vals[j : j + 2],
+                    linewidth=2,
+                    solid_capstyle="round",
+                    color=COLORS[s],
+                    zorder=3,
+                    snap=False,
+                )
             added += ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=7, **style)
         else:
             added += ax.plot(pos, vals, linestyle="none", marker=MARKERS[s], markersize=8, **style)
@@ -213,8 +220,11 @@ class _Canvas:
         self.overlay.append(self.fig.text(0.5, 0.955, world.title, ha="center", va="center", fontsize=11))
         if len(world.series) > 1:
             handles = [_legend_handle(world, s) for s in range(len(world.series))]
-            self.overlay.append(self.fig.legend(handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895),
-                                                ncol=len(world.series), frameon=False))
+            self.overlay.append(
+                self.fig.legend(
+                    handles=handles, loc="center", bbox_to_anchor=(0.5, 0.895), ncol=len(world.series), frameon=False
+                )
+            )
         self.canvas.draw()  # type: ignore[no-untyped-call]
         renderer = self.canvas.get_renderer()  # type: ignore[no-untyped-call]
         box = self.ax.bbox
@@ -230,8 +240,11 @@ class _Canvas:
         category_axis, value_axis = _axes_of(self.ax, world)
         self.category_box = category_axis.get_tightbbox(renderer)
         reach = _TICK_REACH_PX
-        self.keep_out = [Bbox.from_extents(box.x0 - reach, box.y0 - reach, box.x1 + reach, box.y1 + reach),
-                         value_axis.get_tightbbox(renderer), *extents]
+        self.keep_out = [
+            Bbox.from_extents(box.x0 - reach, box.y0 - reach, box.x1 + reach, box.y1 + reach),
+            value_axis.get_tightbbox(renderer),
+            *extents,
+        ]
 
     def _redraw_categories(self, world: World) -> bool:
         """Turn the shown background into ``world``'s, whose layout differs only in its category names.
@@ -298,8 +311,12 @@ def _axes_of(ax: Any, world: World) -> tuple[Any, Any]:
 
 def _pixel_rect(box: Any, margin: float) -> tuple[int, int, int, int]:
     """Whole-pixel display rectangle ``(x0, y0, x1, y1)`` covering ``box`` grown by ``margin``, inside the figure."""
-    return (max(int(np.floor(box.x0 - margin)), 0), max(int(np.floor(box.y0 - margin)), 0),
-            min(int(np.ceil(box.x1 + margin)), WIDTH), min(int(np.ceil(box.y1 + margin)), HEIGHT))
+    return (
+        max(int(np.floor(box.x0 - margin)), 0),
+        max(int(np.floor(box.y0 - margin)), 0),
+        min(int(np.ceil(box.x1 + margin)), WIDTH),
+        min(int(np.ceil(box.y1 + margin)), HEIGHT),
+    )
 
 
 def _apart(a: Any, b: Any, margin: float) -> bool:

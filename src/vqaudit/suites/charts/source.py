@@ -12,8 +12,18 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, View
 from vqaudit.suites.answerability import diagnostics, metrics, prompt, score, summary_line
 
-__all__ = ["Options", "build", "checked", "diagnostics", "metrics", "prompt", "rebuild_options", "score",
-           "summary_line", "verify"]
+__all__ = [
+    "Options",
+    "build",
+    "checked",
+    "diagnostics",
+    "metrics",
+    "prompt",
+    "rebuild_options",
+    "score",
+    "summary_line",
+    "verify",
+]
 
 
 class Options(BaseModel):
@@ -24,18 +34,20 @@ class Options(BaseModel):
     programs: Literal["lookup", "all"] = Field(default="lookup", description="Question program kinds.")
     determined: bool = Field(default=False, description="Add D views: masked, answer still determined (proved).")
     input: Literal["bundled", "plotqa", "chartqa"] = Field(
-        default="bundled", description="bundled tables, PlotQA annotations or ChartQA tables (``--from``).")
+        default="bundled", description="bundled tables, PlotQA annotations or ChartQA tables (``--from``)."
+    )
     annotations: Path | None = Field(default=None, description="PlotQA annotations.json (--from plotqa).")
     qa: Path | None = Field(default=None, description="PlotQA QA pairs; the queried cell is a lookup QA's.")
     tables: Path | None = Field(default=None, description="ChartQA tables folder of CSV files (--from chartqa).")
-    grid: str | None = Field(default=None, description="Declared grid step of imported values (default: their "
-                                                       "printed precision).")
-    max_grid_points: int = Field(default=10_000, ge=10, description="Imported plots needing a finer grid are "
-                                                                    "skipped.")
+    grid: str | None = Field(
+        default=None, description="Declared grid step of imported values (default: their printed precision)."
+    )
+    max_grid_points: int = Field(default=10_000, ge=10, description="Imported plots needing a finer grid are skipped.")
 
 
-def build(out: Path, options: Options, *, workers: int = 1,
-          on_group: Callable[[int], None] | None = None) -> dict[str, Any]:
+def build(
+    out: Path, options: Options, *, workers: int = 1, on_group: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Build the benchmark and return its manifest.
 
     Bundled tables: :func:`vqaudit.suites.charts.build.build_charts`; PlotQA or ChartQA input:
@@ -47,8 +59,15 @@ def build(out: Path, options: Options, *, workers: int = 1,
         raise VqauditError("--annotations, --qa, --tables and --grid need --from plotqa or --from chartqa")
     from vqaudit.suites.charts.build import build_charts
 
-    return build_charts(out, options.groups, options.seed, workers=workers, programs=options.programs,
-                        determined=options.determined, on_group=on_group)
+    return build_charts(
+        out,
+        options.groups,
+        options.seed,
+        workers=workers,
+        programs=options.programs,
+        determined=options.determined,
+        on_group=on_group,
+    )
 
 
 def _build_imported(out: Path, options: Options, on_group: Callable[[int], None] | None) -> dict[str, Any]:
@@ -66,8 +85,7 @@ def _build_imported(out: Path, options: Options, on_group: Callable[[int], None]
         if grid <= 0:
             raise VqauditError(f"--grid must be positive (got {options.grid})")
     if options.programs != "lookup" or options.determined:
-        raise VqauditError("imported charts are built with the lookup question only (no --programs all, "
-                           "--determined)")
+        raise VqauditError("imported charts are built with the lookup question only (no --programs all, --determined)")
     if options.input == "plotqa":
         if options.annotations is None or options.tables is not None:
             raise VqauditError("--from plotqa needs --annotations FILE (and optionally --qa FILE), not --tables")
@@ -78,12 +96,14 @@ def _build_imported(out: Path, options: Options, on_group: Callable[[int], None]
             raise VqauditError("--from chartqa needs --tables DIR, not --annotations or --qa")
         result = read_chartqa(options.tables, grid=grid, max_grid_points=options.max_grid_points)
         inputs = [options.tables]
-    return build_imported_charts(out, options.input, result, inputs, seed=options.seed, max_groups=options.groups,
-                                 on_group=on_group)
+    return build_imported_charts(
+        out, options.input, result, inputs, seed=options.seed, max_groups=options.groups, on_group=on_group
+    )
 
 
-def verify(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
-           workers: int) -> list[tuple[str, str]]:
+def verify(
+    bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *, workers: int
+) -> list[tuple[str, str]]:
     """Re-derive every view (gold, states, question, image bytes) and re-check every certificate (appendix D).
 
     :func:`vqaudit.suites.charts.verify.verify_chart_views`.
@@ -108,8 +128,13 @@ def rebuild_options(manifest: dict[str, Any]) -> Options:
     from vqaudit.suites.common import manifest_field
 
     if "from" in manifest:
-        raise VqauditError(f"manifest.json, field 'from': charts imported from {manifest['from']} are rebuilt from "
-                           "their input files (rerun `vqaudit build charts` with them and compare)")
-    return Options(groups=manifest_field(manifest, "n_groups", int), seed=manifest_field(manifest, "seed", int),
-                   programs=manifest_field(manifest, "programs", str),
-                   determined=manifest_field(manifest, "determined_views", bool))
+        raise VqauditError(
+            f"manifest.json, field 'from': charts imported from {manifest['from']} are rebuilt from "
+            "their input files (rerun `vqaudit build charts` with them and compare)"
+        )
+    return Options(
+        groups=manifest_field(manifest, "n_groups", int),
+        seed=manifest_field(manifest, "seed", int),
+        programs=manifest_field(manifest, "programs", str),
+        determined=manifest_field(manifest, "determined_views", bool),
+    )

@@ -53,8 +53,10 @@ def load_table(name: str) -> RealTable:
 @cache
 def _load_bundled(name: str) -> RealTable:
     if name not in LOADERS:
-        raise VqauditError(f"unknown chart table {name!r}; known: {', '.join(TABLE_NAMES)} (an imported chart's "
-                           f"table is declared in its benchmark's {TABLES_DIR}/ folder)")
+        raise VqauditError(
+            f"unknown chart table {name!r}; known: {', '.join(TABLE_NAMES)} (an imported chart's "
+            f"table is declared in its benchmark's {TABLES_DIR}/ folder)"
+        )
     table = LOADERS[name]()
     for (s, c), v in table.values.items():
         if not table.axis_lo <= Fraction(v) <= table.axis_hi:

@@ -81,8 +81,9 @@ def check_loaded(item: tuple[View, object, bytes | None]) -> list[str]:
     return check_certificate(view, cert, image)
 
 
-def check_certificate(view: View, cert: object, image_png: bytes,
-                      render_world: Callable[[World], np.ndarray] = render) -> list[str]:
+def check_certificate(
+    view: View, cert: object, image_png: bytes, render_world: Callable[[World], np.ndarray] = render
+) -> list[str]:
     """The failed conditions of a certificate for ``view`` against the image bytes (empty = verified).
 
     ``render_world`` renders a world (default :func:`~vqaudit.suites.charts.render.render`; ``verify`` passes one
@@ -106,8 +107,9 @@ def check_certificate(view: View, cert: object, image_png: bytes,
     return verify_certificate(cert, image_png, render_world)
 
 
-def verify_chart_views(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
-                       workers: int) -> list[tuple[str, str]]:
+def verify_chart_views(
+    bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *, workers: int
+) -> list[tuple[str, str]]:
     """Re-derive every chart group from its views' meta (:func:`check_chart_group`) on the current executor.
 
     Images, certificates and the manifest's zlib version are read here, on the driver, so the checks can run on
@@ -218,8 +220,12 @@ def check_chart_group(item: GroupFiles, *, same_zlib: bool = True) -> list[tuple
     except VqauditError as exc:
         return [*faults, (item.group.group_id, f"groups.jsonl: the program has no question ({exc})")]
     if item.group.question != text:
-        faults.append((item.group.group_id, f"groups.jsonl, group {item.group.group_id}, field 'question': "
-                                            f"not the program's question {text!r}"))
+        faults.append(
+            (
+                item.group.group_id,
+                f"groups.jsonl, group {item.group.group_id}, field 'question': not the program's question {text!r}",
+            )
+        )
     for view in item.views:
         if view.view_id not in worlds:
             continue
@@ -231,11 +237,21 @@ def check_chart_group(item: GroupFiles, *, same_zlib: bool = True) -> list[tuple
             faults.append((view.view_id, f"{where}, field 'meta.kind': not the world's kind {world.kind!r}"))
         expected = _expected_obligation(view.state, program, world)
         if expected is None:
-            faults.append((view.view_id, f"{where}, field 'obligation': the program has no answer on the view's "
-                                         "world, but the view obliges an answer"))
+            faults.append(
+                (
+                    view.view_id,
+                    f"{where}, field 'obligation': the program has no answer on the view's "
+                    "world, but the view obliges an answer",
+                )
+            )
         elif view.obligation != expected:
-            faults.append((view.view_id, f"{where}, field 'obligation': gold {_gold(view.obligation)} but the "
-                                         f"view's world and program give {_gold(expected)}"))
+            faults.append(
+                (
+                    view.view_id,
+                    f"{where}, field 'obligation': gold {_gold(view.obligation)} but the "
+                    f"view's world and program give {_gold(expected)}",
+                )
+            )
         cert = item.certificates.get(view.view_id)
         data = item.images.get(view.view_id)
         if data is None:
@@ -256,9 +272,13 @@ def check_chart_group(item: GroupFiles, *, same_zlib: bool = True) -> list[tuple
             faults.append((view.view_id, f"{where}, field 'meta.world': does not render ({exc})"))
             continue
         if not _same_image(pixels, data, same_zlib):
-            faults.append((view.view_id, f"{where}, field 'image': {view.image} is not the render of the view's "
-                                         "world" + (" under its certificate's mask" if view.state in ("M", "D")
-                                                    else "")))
+            faults.append(
+                (
+                    view.view_id,
+                    f"{where}, field 'image': {view.image} is not the render of the view's "
+                    "world" + (" under its certificate's mask" if view.state in ("M", "D") else ""),
+                )
+            )
     return faults
 
 
@@ -297,15 +317,17 @@ def _one_cell_changed(a: World, b: World) -> bool:
     return sum(x != y for ra, rb in zip(a.values, b.values, strict=True) for x, y in zip(ra, rb, strict=True)) == 1
 
 
-def _states_problems(item: GroupFiles, by_state: dict[str, View], worlds: dict[str, World], program: Program,
-                     original: World) -> list[tuple[str, str]]:
+def _states_problems(
+    item: GroupFiles, by_state: dict[str, View], worlds: dict[str, World], program: Program, original: World
+) -> list[tuple[str, str]]:
     """The relations between a group's states (S keeps the answer, C changes it, M/D draw the original world)."""
     states = set(by_state)
     faults: list[tuple[str, str]] = []
     gid = item.group.group_id
     if not {"original", "S", "C", "I"} <= states or not states & {"M", "D"}:
-        faults.append((gid, f"groups.jsonl, group {gid}: states {sorted(states)}, expected original, S, C, I and "
-                            "M or D"))
+        faults.append(
+            (gid, f"groups.jsonl, group {gid}: states {sorted(states)}, expected original, S, C, I and M or D")
+        )
     answer = evaluate_world(program, original)
     for state, view in by_state.items():
         world = worlds[view.view_id]
@@ -368,11 +390,17 @@ def run_fault_suite(bench_dir: Path, *, max_views: int | None = None, workers: i
     views = [v for v in bench.views if v.source == "charts" and v.state == "M"][:max_views]
     if len(views) < 2:
         raise VqauditError(f"{bench_dir}: need at least two masked chart views to design faults")
-    genuine = [(v, read_json(bench_dir / str(v.meta["certificate"])), (bench_dir / v.image).read_bytes())
-               for v in views]
+    genuine = [
+        (v, read_json(bench_dir / str(v.meta["certificate"])), (bench_dir / v.image).read_bytes()) for v in views
+    ]
     faults = design_faults(genuine)
-    verdicts = list(track(current().map(partial(_check_fault, tables), faults, workers=workers, chunksize=4),
-                          f"audit-checker {bench_dir}: faults checked", len(faults)))
+    verdicts = list(
+        track(
+            current().map(partial(_check_fault, tables), faults, workers=workers, chunksize=4),
+            f"audit-checker {bench_dir}: faults checked",
+            len(faults),
+        )
+    )
     table: dict[str, list[int]] = {kind: [0, 0] for kind in FAULT_KINDS}
     for fault, problems in zip(faults, verdicts, strict=True):
         table[fault.kind][0] += 1

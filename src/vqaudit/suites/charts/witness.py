@@ -90,7 +90,13 @@ def differing_pixels(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def make_certificate(
-    *, view_id: str, group_id: str, world: World, program: Program, c: int, witness: Witness,
+    *,
+    view_id: str,
+    group_id: str,
+    world: World,
+    program: Program,
+    c: int,
+    witness: Witness,
     image_pixel_sha256: str,
 ) -> dict[str, Any]:
     """The JSON certificate of one masked, unanswerable view. See :func:`verify_certificate` for the checks."""
@@ -101,8 +107,11 @@ def make_certificate(
         "view_id": view_id,
         "group_id": group_id,
         "program": program_to_json(program),
-        "domain": {"axis_lo": fraction_text(world.axis_lo), "axis_hi": fraction_text(world.axis_hi),
-                   "grid_step": fraction_text(world.grid_step)},
+        "domain": {
+            "axis_lo": fraction_text(world.axis_lo),
+            "axis_hi": fraction_text(world.axis_hi),
+            "grid_step": fraction_text(world.grid_step),
+        },
         "hidden_cells": [[name, world.categories[c]] for name in world.series],
         "mask": witness.mask.to_json(),
         "rejected_masks": list(witness.rejected),
@@ -131,8 +140,9 @@ def make_determined_certificate(
     }
 
 
-def verify_certificate(cert: dict[str, Any], image_png: bytes,
-                       render_world: Callable[[World], np.ndarray] = render) -> list[str]:
+def verify_certificate(
+    cert: dict[str, Any], image_png: bytes, render_world: Callable[[World], np.ndarray] = render
+) -> list[str]:
     """Re-check one witness certificate against the saved image; return the failed conditions (empty = valid).
 
     Conditions (seed 000, §3.2): both worlds admissible (on the grid, inside the declared fixed axis range of
@@ -184,8 +194,11 @@ def _field_problems(cert: dict[str, Any], wa: World, category: str) -> list[str]
         problems.append(f"field 'format': expected {CERTIFICATE_FORMAT!r}")
     if cert.get("hidden_cells") != [[name, category] for name in wa.series]:
         problems.append("field 'hidden_cells': not the masked category's cells")
-    domain = {"axis_lo": fraction_text(wa.axis_lo), "axis_hi": fraction_text(wa.axis_hi),
-              "grid_step": fraction_text(wa.grid_step)}
+    domain = {
+        "axis_lo": fraction_text(wa.axis_lo),
+        "axis_hi": fraction_text(wa.axis_hi),
+        "grid_step": fraction_text(wa.grid_step),
+    }
     if cert.get("domain") != domain:
         problems.append("field 'domain': not world_a's declared domain")
     if not isinstance(cert.get("answerability"), dict):
@@ -201,7 +214,12 @@ def _cheap_problems(wa: World, wb: World, cert: dict[str, Any], program: Program
     for label, w in (("world_a", wa), ("world_b", wb)):
         problems += [f"{label} not admissible: {p}" for p in w.admissibility_problems()]
     same_layout = (wa.kind, wa.categories, wa.series, wa.title, wa.value_labels) == (
-        wb.kind, wb.categories, wb.series, wb.title, wb.value_labels)
+        wb.kind,
+        wb.categories,
+        wb.series,
+        wb.title,
+        wb.value_labels,
+    )
     if not same_layout:
         return [*problems, "the two worlds differ in layout (kind, categories, series, title or labels)"]
     if category not in wa.categories:
@@ -224,8 +242,9 @@ def _cheap_problems(wa: World, wb: World, cert: dict[str, Any], program: Program
     return problems
 
 
-def verify_determined(cert: dict[str, Any], image_png: bytes,
-                      render_world: Callable[[World], np.ndarray] = render) -> list[str]:
+def verify_determined(
+    cert: dict[str, Any], image_png: bytes, render_world: Callable[[World], np.ndarray] = render
+) -> list[str]:
     """Re-check a determined masked view (state ``D``); return the failed conditions (empty = valid).
 
     Conditions: the world is admissible; the answerability certificate re-verifies (its proof is still UNSAT, or

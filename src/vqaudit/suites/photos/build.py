@@ -74,8 +74,9 @@ class Pool:
     rejected: dict[str, int]
 
 
-def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | None,
-                   questions: Path | None = None) -> Inputs:
+def resolve_inputs(
+    source: str, images_dir: Path | None, annotations: Path | None, questions: Path | None = None
+) -> Inputs:
     """Check the builder's input arguments and resolve the bundled default.
 
     Args:
@@ -92,15 +93,21 @@ def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | Non
         raise VqauditError(f"--source must be 'coco' or 'gqa' (got {source!r})")
     if source == "coco" and images_dir is None and annotations is None:
         data = Path(str(resources.files("vqaudit.suites.photos") / "data"))
-        return Inputs(BUNDLED, str(data / "skimage_instances.json"), str(data),
-                      digest=sha256_file(data / "skimage_instances.json"))
+        return Inputs(
+            BUNDLED,
+            str(data / "skimage_instances.json"),
+            str(data),
+            digest=sha256_file(data / "skimage_instances.json"),
+        )
     needed = {"--images": images_dir, "--annotations": annotations}  # named by the CLI flag the user types
     if source == "gqa":
         needed["--questions"] = questions
     for flag, path in needed.items():
         if path is None:
-            raise VqauditError(f"--source {source} needs {flag}" + (" (or neither --images nor --annotations, "
-                               "for the bundled photos)" if source == "coco" else ""))
+            raise VqauditError(
+                f"--source {source} needs {flag}"
+                + (" (or neither --images nor --annotations, for the bundled photos)" if source == "coco" else "")
+            )
         if not path.exists():
             raise VqauditError(f"{flag} {path}: not found")
     digest = sha256_file(Path(str(annotations))) + (sha256_file(questions) if questions is not None else "")
@@ -109,8 +116,10 @@ def resolve_inputs(source: str, images_dir: Path | None, annotations: Path | Non
 
 def _gqa_photos(inputs: Inputs) -> tuple[dict[str, Photo], list[Question]]:
     graphs = load_scene_graphs(Path(inputs.annotations))
-    photos = {k: Photo(g, f"{k}.jpg", "GQA (Hudson & Manning 2019), Visual Genome images, CC BY 4.0")
-              for k, g in graphs.items()}
+    photos = {
+        k: Photo(g, f"{k}.jpg", "GQA (Hudson & Manning 2019), Visual Genome images, CC BY 4.0")
+        for k, g in graphs.items()
+    }
     return photos, list(load_questions(Path(inputs.questions)).values())
 
 
@@ -184,13 +193,16 @@ def candidate_order(inputs: Inputs, seed: int) -> tuple[int, ...]:
 def _load_rgb(inputs: Inputs, photo: Photo) -> np.ndarray[Any, np.dtype[np.uint8]]:
     path = Path(inputs.images_dir) / photo.file_name
     if not path.is_file():
-        raise VqauditError(f"{path}: image of {photo.graph.image_id} not found in the --images folder "
-                           f"{inputs.images_dir}")
+        raise VqauditError(
+            f"{path}: image of {photo.graph.image_id} not found in the --images folder {inputs.images_dir}"
+        )
     with Image.open(path) as im:
         rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
     if rgb.shape[:2] != (photo.graph.height, photo.graph.width):
-        raise VqauditError(f"{path}: image is {rgb.shape[1]}x{rgb.shape[0]} but the annotations say "
-                           f"{photo.graph.width}x{photo.graph.height}")
+        raise VqauditError(
+            f"{path}: image is {rgb.shape[1]}x{rgb.shape[0]} but the annotations say "
+            f"{photo.graph.width}x{photo.graph.height}"
+        )
     return rgb
 
 
@@ -235,20 +247,52 @@ def build_group(inputs: Inputs, seed: int, g: int, mask: str = "fill", matched: 
         view_id = f"{group_id}-{state}"
         image = f"images/{view_id}.png"
         images[image] = data
-        meta: dict[str, Any] = {"image_id": graph.image_id, "file": cand.photo.file_name, "question_id": q.id,
-                                "program": program, "mask": mask if view else None,
-                                "masked": view.to_json() if view else None}
+        meta: dict[str, Any] = {
+            "image_id": graph.image_id,
+            "file": cand.photo.file_name,
+            "question_id": q.id,
+            "program": program,
+            "mask": mask if view else None,
+            "masked": view.to_json() if view else None,
+        }
         obligation = Obligation(kind="abstain") if state == "M" else view_obligation(q.program, plan.answer)
-        views.append(View(view_id=view_id, group_id=group_id, source="photos", state=state, image=image,
-                          image_sha256=sha256_bytes(data), question=q.text, obligation=obligation, meta=meta))
-    group = Group(group_id=group_id, source="photos", question=q.text, view_ids=tuple(v.view_id for v in views),
-                  meta={"image_id": graph.image_id, "file": cand.photo.file_name, "credit": cand.photo.credit,
-                        "question_id": q.id, "family": family(q),
-                        "answer": plan.answer, "program": program, "dependencies": sorted(plan.dependencies),
-                        "control_object": plan.control_object, "area_ratio": plan.area_ratio, "mask": mask,
-                        "spatial_answer": "spatial_answer" in cues, "residual_cue": bool(cues),
-                        "residual_cue_reasons": list(cues), "scene_graph": graph.to_json(),
-                        "matched": matched_view.to_json() if matched_view else None})
+        views.append(
+            View(
+                view_id=view_id,
+                group_id=group_id,
+                source="photos",
+                state=state,
+                image=image,
+                image_sha256=sha256_bytes(data),
+                question=q.text,
+                obligation=obligation,
+                meta=meta,
+            )
+        )
+    group = Group(
+        group_id=group_id,
+        source="photos",
+        question=q.text,
+        view_ids=tuple(v.view_id for v in views),
+        meta={
+            "image_id": graph.image_id,
+            "file": cand.photo.file_name,
+            "credit": cand.photo.credit,
+            "question_id": q.id,
+            "family": family(q),
+            "answer": plan.answer,
+            "program": program,
+            "dependencies": sorted(plan.dependencies),
+            "control_object": plan.control_object,
+            "area_ratio": plan.area_ratio,
+            "mask": mask,
+            "spatial_answer": "spatial_answer" in cues,
+            "residual_cue": bool(cues),
+            "residual_cue_reasons": list(cues),
+            "scene_graph": graph.to_json(),
+            "matched": matched_view.to_json() if matched_view else None,
+        },
+    )
     return GroupBuild(group=group, views=tuple(views), images=images)
 
 
@@ -299,8 +343,10 @@ def build_photos(
     inputs = resolve_inputs(source, images_dir, annotations, questions)
     pool = candidate_pool(inputs)
     if n_groups > len(pool.candidates):
-        raise VqauditError(f"asked for {n_groups} groups but this input has only {len(pool.candidates)} "
-                           "certifiable questions; lower --groups or add photos")
+        raise VqauditError(
+            f"asked for {n_groups} groups but this input has only {len(pool.candidates)} "
+            "certifiable questions; lower --groups or add photos"
+        )
     make = partial(build_group, inputs, seed, mask=mask, matched=matched)
 
     def fields(groups: Sequence[Group], views: Sequence[View]) -> dict[str, Any]:
@@ -313,12 +359,17 @@ def build_photos(
             tally.update(f"stratum:{s}" for s in ("spatial_answer", "residual_cue") if getattr(meta, s))
             tally.update(f"reason:{r}" for r in meta.residual_cue_reasons)
         return {
-            "input": inputs.kind, "seed": seed, "n_groups": n_groups,
-            "n_views": len(views), "states": sorted({v.state for v in views}, key=_state_key), "mask": mask,
+            "input": inputs.kind,
+            "seed": seed,
+            "n_groups": n_groups,
+            "n_views": len(views),
+            "states": sorted({v.state for v in views}, key=_state_key),
+            "mask": mask,
             "versions": versions("numpy", "PIL"),
             "annotations": {"file": Path(inputs.annotations).name, "sha256": sha256_file(Path(inputs.annotations))},
             "credits": dict(sorted(credits.items())),
-            "candidates": len(pool.candidates), "rejected_candidates": pool.rejected,
+            "candidates": len(pool.candidates),
+            "rejected_candidates": pool.rejected,
             "families": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("family:")},
             "strata": {s: tally[f"stratum:{s}"] for s in ("spatial_answer", "residual_cue")},
             "residual_cue_reasons": {k[7:]: v for k, v in sorted(tally.items()) if k.startswith("reason:")},

@@ -35,11 +35,29 @@ from vqaudit.suites.photos.graph import Obj, Question, Relation, SceneGraph, Ste
 FAMILIES = ("exist", "count", "query_rel", "verify_rel", "choose_rel", "position", "query_attr", "verify_attr")
 GEOMETRIC_RELATIONS = ("to the left of", "to the right of", "above", "below", "next to")
 MAX_COUNT = 4
-_CONTRAST = {"color": ("red", "blue", "green", "yellow", "white", "black"), "material": ("wood", "metal", "plastic",
-             "glass"), "shape": ("round", "square"), "size": ("small", "large"), "pattern": ("striped", "dotted")}
-_PLURAL = {"person": "people", "mouse": "mice", "sheep": "sheep", "skis": "skis", "scissors": "scissors",
-           "knife": "knives", "bus": "buses", "glass": "glasses", "wine glass": "wine glasses", "bench": "benches",
-           "couch": "couches", "sandwich": "sandwiches", "toothbrush": "toothbrushes", "skateboard": "skateboards"}
+_CONTRAST = {
+    "color": ("red", "blue", "green", "yellow", "white", "black"),
+    "material": ("wood", "metal", "plastic", "glass"),
+    "shape": ("round", "square"),
+    "size": ("small", "large"),
+    "pattern": ("striped", "dotted"),
+}
+_PLURAL = {
+    "person": "people",
+    "mouse": "mice",
+    "sheep": "sheep",
+    "skis": "skis",
+    "scissors": "scissors",
+    "knife": "knives",
+    "bus": "buses",
+    "glass": "glasses",
+    "wine glass": "wine glasses",
+    "bench": "benches",
+    "couch": "couches",
+    "sandwich": "sandwiches",
+    "toothbrush": "toothbrushes",
+    "skateboard": "skateboards",
+}
 
 
 @dataclass(frozen=True)
@@ -86,8 +104,16 @@ def _rel(a: Obj, b: Obj) -> list[str]:
 def with_relations(objects: list[Obj]) -> tuple[Obj, ...]:
     """The objects with their derived geometric relations (targets in object order, relations in fixed order)."""
     return tuple(
-        Obj(a.id, a.name, a.x, a.y, a.w, a.h, a.attributes,
-            tuple(Relation(r, b.id) for b in objects if b.id != a.id for r in _rel(a, b)))
+        Obj(
+            a.id,
+            a.name,
+            a.x,
+            a.y,
+            a.w,
+            a.h,
+            a.attributes,
+            tuple(Relation(r, b.id) for b in objects if b.id != a.id for r in _rel(a, b)),
+        )
         for a in objects
     )
 
@@ -110,8 +136,10 @@ def coco_photos(data: dict[str, Any], where: str = "annotations") -> tuple[Photo
     """
     images = _field(data, "images", list, where)
     anns = _field(data, "annotations", list, where)
-    cats = {int(_field(c, "id", int, f"{where}, categories[{i}]")): str(_field(c, "name", str, f"{where}, "
-            f"categories[{i}]")) for i, c in enumerate(_field(data, "categories", list, where))}
+    cats = {
+        int(_field(c, "id", int, f"{where}, categories[{i}]")): str(_field(c, "name", str, f"{where}, categories[{i}]"))
+        for i, c in enumerate(_field(data, "categories", list, where))
+    }
     licences = {lic.get("id"): f"{lic.get('name', '')} ({lic.get('url', '')})" for lic in data.get("licenses", [])}
     by_image: dict[int, list[Obj]] = {}
     for i, ann in enumerate(anns):
@@ -130,8 +158,12 @@ def coco_photos(data: dict[str, Any], where: str = "annotations") -> tuple[Photo
     for i, im in enumerate(images):
         at = f"{where}, images[{i}]"
         image_id = _field(im, "id", int, at)
-        graph = SceneGraph(str(image_id), _field(im, "width", int, at), _field(im, "height", int, at),
-                           with_relations(by_image.pop(image_id, [])))
+        graph = SceneGraph(
+            str(image_id),
+            _field(im, "width", int, at),
+            _field(im, "height", int, at),
+            with_relations(by_image.pop(image_id, [])),
+        )
         url = im.get("flickr_url") or im.get("coco_url") or im.get("url", "")
         credit = f"{licences.get(im.get('license'), im.get('credit', 'unknown licence'))}; {url}".strip("; ")
         photos.append(Photo(graph, _field(im, "file_name", str, at), credit))
@@ -183,41 +215,84 @@ def enumerate_questions(graph: SceneGraph, min_area: float = 0.01) -> list[Quest
         for rel in GEOMETRIC_RELATIONS[:4]:
             hits = [by[o.id] for o in graph.objects if any(r.name == rel and r.target == b.id for r in o.relations)]
             if hits and len({h.name for h in hits}) == 1 and len(hits) <= 3 and hits[0].name not in crowded:
-                out.append(("query_rel", f"What is {rel} the {b.name}?", [
-                    ("select", f"{b.name} ({b.id})", []), ("relate", f"_,{rel},s ({_ids(hits)})", [0]),
-                    ("query", "name", [1])]))
+                out.append(
+                    (
+                        "query_rel",
+                        f"What is {rel} the {b.name}?",
+                        [
+                            ("select", f"{b.name} ({b.id})", []),
+                            ("relate", f"_,{rel},s ({_ids(hits)})", [0]),
+                            ("query", "name", [1]),
+                        ],
+                    )
+                )
         for a in unique:
             if a.id == b.id:
                 continue
             for rel in GEOMETRIC_RELATIONS[:4]:
-                out.append(("verify_rel", f"Is the {a.name} {rel} the {b.name}?", [
-                    ("select", f"{b.name} ({b.id})", []), ("verify rel", f"{a.name},{rel},s ({a.id})", [0])]))
-            out.append(("choose_rel", f"Is the {a.name} to the left or to the right of the {b.name}?", [
-                ("select", f"{b.name} ({b.id})", []),
-                ("choose rel", f"{a.name},to the left of|to the right of,s ({a.id})", [0])]))
+                out.append(
+                    (
+                        "verify_rel",
+                        f"Is the {a.name} {rel} the {b.name}?",
+                        [("select", f"{b.name} ({b.id})", []), ("verify rel", f"{a.name},{rel},s ({a.id})", [0])],
+                    )
+                )
+            out.append(
+                (
+                    "choose_rel",
+                    f"Is the {a.name} to the left or to the right of the {b.name}?",
+                    [
+                        ("select", f"{b.name} ({b.id})", []),
+                        ("choose rel", f"{a.name},to the left of|to the right of,s ({a.id})", [0]),
+                    ],
+                )
+            )
     for a in unique:
         if position(a, graph, "h") != "middle":
-            out.append(("position", f"On which side of the picture is the {a.name}?", [
-                ("select", f"{a.name} ({a.id})", []), ("query", "hposition", [0])]))
+            out.append(
+                (
+                    "position",
+                    f"On which side of the picture is the {a.name}?",
+                    [("select", f"{a.name} ({a.id})", []), ("query", "hposition", [0])],
+                )
+            )
         for kind, vocab in ATTRIBUTE_TYPES.items():
             have = [v for v in a.attributes if v in vocab]
             if not have:
                 continue
             what = "color" if kind == "color" else kind
-            out.append(("query_attr", f"What {what} is the {a.name}?", [("select", f"{a.name} ({a.id})", []),
-                                                                         ("query", kind, [0])]))
+            out.append(
+                (
+                    "query_attr",
+                    f"What {what} is the {a.name}?",
+                    [("select", f"{a.name} ({a.id})", []), ("query", kind, [0])],
+                )
+            )
             others = [v for v in _CONTRAST[kind] if v not in a.attributes]
             other = others[sum(map(ord, a.id)) % len(others)]  # fixed per object, spread over the values
             for value in (have[0], other):
-                out.append(("verify_attr", f"Is the {a.name} {value}?", [
-                    ("select", f"{a.name} ({a.id})", []), (f"verify {kind}", value, [0])]))
+                out.append(
+                    (
+                        "verify_attr",
+                        f"Is the {a.name} {value}?",
+                        [("select", f"{a.name} ({a.id})", []), (f"verify {kind}", value, [0])],
+                    )
+                )
     questions = []
     for k, (family, text, steps) in enumerate(out):
         program = tuple(Step(op, arg, tuple(deps)) for op, arg, deps in steps)
         answer = answer_text(execute(program, graph).answer)
         if answer is not None:
-            questions.append(Question(f"{graph.image_id}-{family}-{k:04d}", graph.image_id, text, answer, program,
-                                      {"structural": family, "semantic": "vqaudit-coco", "detailed": family}))
+            questions.append(
+                Question(
+                    f"{graph.image_id}-{family}-{k:04d}",
+                    graph.image_id,
+                    text,
+                    answer,
+                    program,
+                    {"structural": family, "semantic": "vqaudit-coco", "detailed": family},
+                )
+            )
     return questions
 
 

@@ -27,14 +27,55 @@ from vqaudit.suites.photos.gqa import split_argument
 from vqaudit.suites.photos.graph import Question
 from vqaudit.suites.photos.masks import Rect
 
-SPATIAL_TERMS = frozenset({"left", "right", "top", "bottom", "middle", "center", "centre", "above", "below",
-                           "front", "behind", "upper", "lower", "side", "near", "far", "inside", "outside",
-                           "to the left of", "to the right of", "on the left", "on the right", "in front of",
-                           "next to", "on top of", "under", "beneath", "beside"})
+SPATIAL_TERMS = frozenset(
+    {
+        "left",
+        "right",
+        "top",
+        "bottom",
+        "middle",
+        "center",
+        "centre",
+        "above",
+        "below",
+        "front",
+        "behind",
+        "upper",
+        "lower",
+        "side",
+        "near",
+        "far",
+        "inside",
+        "outside",
+        "to the left of",
+        "to the right of",
+        "on the left",
+        "on the right",
+        "in front of",
+        "next to",
+        "on top of",
+        "under",
+        "beneath",
+        "beside",
+    }
+)
 """Answers that name a place in the image (seed 000 §6.2: "left, right, top, bottom, ...")."""
 
-GEOMETRIC = frozenset({"to the left of", "to the right of", "above", "below", "next to", "on top of", "under",
-                       "in front of", "behind", "beside", "near"})
+GEOMETRIC = frozenset(
+    {
+        "to the left of",
+        "to the right of",
+        "above",
+        "below",
+        "next to",
+        "on top of",
+        "under",
+        "in front of",
+        "behind",
+        "beside",
+        "near",
+    }
+)
 """Relations that a mask layout alone can show."""
 
 STRATA = ("spatial_answer", "residual_cue")
@@ -75,8 +116,9 @@ def residual_cues(question: Question, answer: str, m_rects: Sequence[Rect]) -> t
             kind = body
         if kind in ("hposition", "vposition") or (op == "filter" and body in SPATIAL_TERMS):
             kinds.add("mask_position")
-        if (op == "relate" or kind == "rel") and any(r.strip() in GEOMETRIC for r in
-                                                     (body.split(",")[1].split("|") if "," in body else [])):
+        if (op == "relate" or kind == "rel") and any(
+            r.strip() in GEOMETRIC for r in (body.split(",")[1].split("|") if "," in body else [])
+        ):
             kinds.add("mask_relation")
         if kind == "size":
             kinds.add("mask_size")
@@ -92,8 +134,10 @@ def _flags(groups: Iterable[Group] | Mapping[str, Mapping[str, Any]], stratum: s
     out = {}
     for gid, meta in groups.items():
         if stratum not in meta:
-            raise VqauditError(f"groups.jsonl: group {gid!r}, field 'meta.{stratum}': missing (rebuild the benchmark "
-                               "with `vqaudit build photos`)")
+            raise VqauditError(
+                f"groups.jsonl: group {gid!r}, field 'meta.{stratum}': missing (rebuild the benchmark "
+                "with `vqaudit build photos`)"
+            )
         out[gid] = bool(meta[stratum])
     return out
 
@@ -137,12 +181,23 @@ def stratified_metrics(
     if missing:
         raise VqauditError(f"outcomes name groups not in the benchmark: {missing[:5]}")
 
-    table = grouped(METRIC_KEYS, photos, by=lambda o: ("all", "only" if flags[o.group_id] else "without"),
-                    n_draws=n_draws, seed=seed)
+    table = grouped(
+        METRIC_KEYS,
+        photos,
+        by=lambda o: ("all", "only" if flags[o.group_id] else "without"),
+        n_draws=n_draws,
+        seed=seed,
+    )
     parts = {s.key: s.as_dict() for s in table.strata}
     scored = {o.group_id for o in photos}
-    return {"stratum": stratum, "n_groups": len(scored), "n_flagged": sum(flags[g] for g in scored),
-            "all": parts["all"], "without": parts.get("without"), "only": parts.get("only")}
+    return {
+        "stratum": stratum,
+        "n_groups": len(scored),
+        "n_flagged": sum(flags[g] for g in scored),
+        "all": parts["all"],
+        "without": parts.get("without"),
+        "only": parts.get("only"),
+    }
 
 
 def mask_reaction(outcomes: Sequence[Outcome]) -> dict[str, Any]:

@@ -39,16 +39,62 @@ from vqaudit.suites.photos.graph import (
     load_scene_graphs,
 )
 
-__all__ = ["ATTRIBUTE_TYPES", "Execution", "Value", "answer_text", "argument_ids", "dependency_set", "execute",
-           "load_questions", "load_scene_graphs", "position"]
+__all__ = [
+    "ATTRIBUTE_TYPES",
+    "Execution",
+    "Value",
+    "answer_text",
+    "argument_ids",
+    "dependency_set",
+    "execute",
+    "load_questions",
+    "load_scene_graphs",
+    "position",
+]
 
 Value = tuple[str, ...] | bool | int | str | None
 
 ATTRIBUTE_TYPES: dict[str, frozenset[str]] = {
-    "color": frozenset({"white", "black", "blue", "green", "red", "brown", "yellow", "gray", "grey", "orange",
-                        "pink", "purple", "silver", "gold", "beige", "tan", "dark", "light"}),
-    "material": frozenset({"wood", "wooden", "metal", "metallic", "plastic", "glass", "ceramic", "porcelain",
-                           "leather", "cloth", "concrete", "stone", "paper", "steel"}),
+    "color": frozenset(
+        {
+            "white",
+            "black",
+            "blue",
+            "green",
+            "red",
+            "brown",
+            "yellow",
+            "gray",
+            "grey",
+            "orange",
+            "pink",
+            "purple",
+            "silver",
+            "gold",
+            "beige",
+            "tan",
+            "dark",
+            "light",
+        }
+    ),
+    "material": frozenset(
+        {
+            "wood",
+            "wooden",
+            "metal",
+            "metallic",
+            "plastic",
+            "glass",
+            "ceramic",
+            "porcelain",
+            "leather",
+            "cloth",
+            "concrete",
+            "stone",
+            "paper",
+            "steel",
+        }
+    ),
     "shape": frozenset({"round", "square", "rectangular", "triangular", "circular", "oval"}),
     "size": frozenset({"small", "large", "big", "little", "tiny", "huge", "tall", "short", "long"}),
     "pattern": frozenset({"striped", "checkered", "dotted", "plaid", "patterned"}),
@@ -104,8 +150,9 @@ def _attr(obj: Obj, graph: SceneGraph, kind: str) -> str | None:
         return position(obj, graph, kind[0])
     vocab = ATTRIBUTE_TYPES.get(kind)
     if vocab is None:
-        raise VqauditError(f"unknown attribute type {kind!r} (known: name, hposition, vposition, "
-                           f"{', '.join(ATTRIBUTE_TYPES)})")
+        raise VqauditError(
+            f"unknown attribute type {kind!r} (known: name, hposition, vposition, {', '.join(ATTRIBUTE_TYPES)})"
+        )
     return next((a for a in obj.attributes if a in vocab), None)
 
 
@@ -130,8 +177,12 @@ def _relate(inputs: tuple[str, ...], body: str, graph: SceneGraph, rels: tuple[s
             if role == "s":
                 hit = any(r.name == rel and r.target in inputs and r.target != o.id for r in o.relations)
             else:
-                hit = any(r.name == rel and r.target == o.id for i in inputs if i in objs and i != o.id
-                          for r in objs[i].relations)
+                hit = any(
+                    r.name == rel and r.target == o.id
+                    for i in inputs
+                    if i in objs and i != o.id
+                    for r in objs[i].relations
+                )
             if hit:
                 found.setdefault(o.id, rel)
     return found
@@ -211,9 +262,14 @@ def _step(step: Step, inputs: list[Value], graph: SceneGraph) -> Value:
         if len(objs) < 2:
             return None
         if op == "common":
-            return next((t for t in ATTRIBUTE_TYPES
-                         if len({_attr(by[i], graph, t) for i in objs}) == 1 and _attr(by[objs[0]], graph, t)),
-                        None)
+            return next(
+                (
+                    t
+                    for t in ATTRIBUTE_TYPES
+                    if len({_attr(by[i], graph, t) for i in objs}) == 1 and _attr(by[objs[0]], graph, t)
+                ),
+                None,
+            )
         values = [_attr(by[i], graph, kind or body) for i in objs]
         if any(v is None for v in values):
             return None

@@ -58,9 +58,15 @@ class Obj:
 
     def to_json(self) -> dict[str, Any]:
         """The object in GQA's layout (without its id, which is the key in ``objects``)."""
-        return {"name": self.name, "x": self.x, "y": self.y, "w": self.w, "h": self.h,
-                "attributes": list(self.attributes),
-                "relations": [{"name": r.name, "object": r.target} for r in self.relations]}
+        return {
+            "name": self.name,
+            "x": self.x,
+            "y": self.y,
+            "w": self.w,
+            "h": self.h,
+            "attributes": list(self.attributes),
+            "relations": [{"name": r.name, "object": r.target} for r in self.relations],
+        }
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,8 @@ class SceneGraph:
         """The graph with objects ``ids`` removed, together with every relation that names them."""
         kept = tuple(
             replace(o, relations=tuple(r for r in o.relations if r.target not in ids))
-            for o in self.objects if o.id not in ids
+            for o in self.objects
+            if o.id not in ids
         )
         return replace(self, objects=kept)
 
@@ -116,8 +123,14 @@ class Question:
 
     def to_json(self) -> dict[str, Any]:
         """The question in GQA's layout (the value under the question id)."""
-        return {**dict(self.extra), "imageId": self.image_id, "question": self.text, "answer": self.answer,
-                "semantic": [s.to_json() for s in self.program], "types": dict(self.types)}
+        return {
+            **dict(self.extra),
+            "imageId": self.image_id,
+            "question": self.text,
+            "answer": self.answer,
+            "semantic": [s.to_json() for s in self.program],
+            "types": dict(self.types),
+        }
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -219,8 +232,12 @@ def parse_question(qid: str, raw: Any, where: str = "questions") -> Question:
         raise VqauditError(f"{at}, field 'types': expected an object")
     known = {"imageId", "question", "answer", "semantic", "types"}
     return Question(
-        id=str(qid), image_id=str(_get(raw, "imageId", (str, int), at)), text=_get(raw, "question", str, at),
-        answer=_get(raw, "answer", str, at), program=program, types={str(k): str(v) for k, v in types.items()},
+        id=str(qid),
+        image_id=str(_get(raw, "imageId", (str, int), at)),
+        text=_get(raw, "question", str, at),
+        answer=_get(raw, "answer", str, at),
+        program=program,
+        types={str(k): str(v) for k, v in types.items()},
         extra={k: v for k, v in raw.items() if k not in known},
     )
 

@@ -43,8 +43,12 @@ def mask_rect(box: tuple[float, float, float, float], width: int, height: int) -
     """The mask rectangle of a box ``(x, y, w, h)``: the box plus the margin, outward-rounded and clipped."""
     x, y, w, h = box
     m = max(MARGIN_MIN_PX, MARGIN_FRACTION * max(w, h))
-    return (max(0, math.floor(x - m)), max(0, math.floor(y - m)),
-            min(width, math.ceil(x + w + m)), min(height, math.ceil(y + h + m)))
+    return (
+        max(0, math.floor(x - m)),
+        max(0, math.floor(y - m)),
+        min(width, math.ceil(x + w + m)),
+        min(height, math.ceil(y + h + m)),
+    )
 
 
 def rect_area(rect: Rect) -> int:
@@ -77,8 +81,9 @@ def covered_fraction(box: tuple[float, float, float, float], covered: NDArray[np
     return float(covered[y0:y1, x0:x1].mean())
 
 
-def _neighbour_mean(img: NDArray[np.float64], known: NDArray[np.bool_]) -> tuple[NDArray[np.float64],
-                                                                                   NDArray[np.float64]]:
+def _neighbour_mean(
+    img: NDArray[np.float64], known: NDArray[np.bool_]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     pad_i = np.pad(img * known[..., None], ((1, 1), (1, 1), (0, 0)))
     pad_k = np.pad(known.astype(np.float64), 1)
     h, w = known.shape
@@ -87,8 +92,8 @@ def _neighbour_mean(img: NDArray[np.float64], known: NDArray[np.bool_]) -> tuple
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
             if dy or dx:
-                total += pad_i[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
-                count += pad_k[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
+                total += pad_i[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+                count += pad_k[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
     return total, count
 
 
@@ -156,5 +161,5 @@ def apply_masks(rgb: RGB, rects: Sequence[Rect], kind: str) -> RGB:
         pad = math.ceil(2 * radius)
         cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), min(h, y1 + pad)
         blurred = np.asarray(image.crop((cx0, cy0, cx1, cy1)).filter(ImageFilter.GaussianBlur(radius)))
-        out[y0:y1, x0:x1] = blurred[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
+        out[y0:y1, x0:x1] = blurred[y0 - cy0 : y1 - cy0, x0 - cx0 : x1 - cx0]
     return out

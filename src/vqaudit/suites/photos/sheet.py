@@ -17,8 +17,7 @@ THUMB = 300
 CAPTION = 34
 
 
-def contact_sheet(bench_dir: Path, out: Path, group_ids: Sequence[str] | None = None, *,
-                  max_groups: int = 6) -> Path:
+def contact_sheet(bench_dir: Path, out: Path, group_ids: Sequence[str] | None = None, *, max_groups: int = 6) -> Path:
     """Write a PNG with a row per group (original, control, M and, when present, matched views).
 
     Each thumbnail fits a ``THUMB`` x ``THUMB`` pixel cell; the caption above a row gives the group id, the

@@ -52,8 +52,9 @@ class PhotoGroup:
     bundled: bytes | None
 
 
-def verify_photo_groups(bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *,
-                        workers: int) -> list[tuple[str, str]]:
+def verify_photo_groups(
+    bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str], *, workers: int
+) -> list[tuple[str, str]]:
     """Re-derive every photo group (:func:`check_photo_group`) on the current executor; ``(id, problem)`` pairs.
 
     Images are read here, on the driver; views whose image is in ``missing`` (already a fault) are re-derived
@@ -67,19 +68,25 @@ def verify_photo_groups(bench_dir: Path, views: Sequence[View], groups: Sequence
     versions = manifest.get("versions")
     versions = versions if isinstance(versions, dict) else {}
     same_encoder = versions.get("pillow") == PIL.__version__  # Pillow's PNG bytes depend on its version
-    bundled_dir = Path(str(resources.files("vqaudit.suites.photos") / "data")) \
-        if manifest.get("input") == "bundled" else None
+    bundled_dir = (
+        Path(str(resources.files("vqaudit.suites.photos") / "data")) if manifest.get("input") == "bundled" else None
+    )
     by_id = {v.view_id: v for v in views}
-    items = (_load(bench_dir, g, tuple(by_id[i] for i in g.view_ids if i in by_id), missing, bundled_dir)
-             for g in groups)
+    items = (
+        _load(bench_dir, g, tuple(by_id[i] for i in g.view_ids if i in by_id), missing, bundled_dir) for g in groups
+    )
     check = partial(_check, str(manifest.get("mask", "")), same_encoder)
     return [fault for faults in current().map(check, items, workers=workers, chunksize=4) for fault in faults]
 
 
-def _load(bench_dir: Path, group: Group, views: tuple[View, ...], missing: set[str],
-          bundled_dir: Path | None) -> PhotoGroup:
-    images = {v.view_id: (bench_dir / v.image).read_bytes() for v in views
-              if v.view_id not in missing and (bench_dir / v.image).is_file()}
+def _load(
+    bench_dir: Path, group: Group, views: tuple[View, ...], missing: set[str], bundled_dir: Path | None
+) -> PhotoGroup:
+    images = {
+        v.view_id: (bench_dir / v.image).read_bytes()
+        for v in views
+        if v.view_id not in missing and (bench_dir / v.image).is_file()
+    }
     bundled = None
     name = group.meta.get("file")
     if bundled_dir is not None and isinstance(name, str) and "/" not in name and "\\" not in name:
@@ -118,10 +125,14 @@ def check_photo_group(item: PhotoGroup, *, mask_kind: str, same_encoder: bool = 
     faults: list[tuple[str, str]] = []
     original = by_state["original"]
     try:
-        program = tuple(parse_step(s, k, f"view {original.view_id}")
-                        for k, s in enumerate(original.meta["program"]))
-        question = Question(id=str(original.meta["question_id"]), image_id=graph.image_id, text=original.question,
-                            answer="", program=program)
+        program = tuple(parse_step(s, k, f"view {original.view_id}") for k, s in enumerate(original.meta["program"]))
+        question = Question(
+            id=str(original.meta["question_id"]),
+            image_id=graph.image_id,
+            text=original.question,
+            answer="",
+            program=program,
+        )
         answer = answer_text(execute(program, graph, question.id).answer)
     except (KeyError, TypeError, VqauditError) as exc:
         return [(original.view_id, f"views.jsonl, view {original.view_id}, field 'meta.program': {exc}")]
@@ -136,8 +147,13 @@ def check_photo_group(item: PhotoGroup, *, mask_kind: str, same_encoder: bool = 
             faults.append((view.view_id, f"{where}, field 'question': not the group's question and program"))
         if view.state == "original":
             if view.obligation != supported:
-                faults.append((view.view_id, f"{where}, field 'obligation': {_gold(view.obligation)} but the "
-                                             f"program answers {answer!r} on the scene graph"))
+                faults.append(
+                    (
+                        view.view_id,
+                        f"{where}, field 'obligation': {_gold(view.obligation)} but the "
+                        f"program answers {answer!r} on the scene graph",
+                    )
+                )
             continue
         faults += _check_masked(item, view, graph, question, answer, deps, supported, rgb, mask_kind, same_encoder)
     return faults
@@ -147,8 +163,9 @@ def _gold(obligation: Obligation) -> str:
     return "abstain" if obligation.kind == "abstain" else f"gold {list(obligation.gold)!r}"
 
 
-def _original_pixels(item: PhotoGroup, original: View, graph: SceneGraph,
-                     faults: list[tuple[str, str]]) -> np.ndarray[Any, np.dtype[np.uint8]] | None:
+def _original_pixels(
+    item: PhotoGroup, original: View, graph: SceneGraph, faults: list[tuple[str, str]]
+) -> np.ndarray[Any, np.dtype[np.uint8]] | None:
     data = item.images.get(original.view_id)
     if data is None:
         return None
@@ -159,8 +176,13 @@ def _original_pixels(item: PhotoGroup, original: View, graph: SceneGraph,
         faults.append((original.view_id, f"{where}: {original.image} does not decode ({exc})"))
         return None
     if rgb.shape[:2] != (graph.height, graph.width):
-        faults.append((original.view_id, f"{where}: {original.image} is {rgb.shape[1]}x{rgb.shape[0]}, the scene "
-                                         f"graph says {graph.width}x{graph.height}"))
+        faults.append(
+            (
+                original.view_id,
+                f"{where}: {original.image} is {rgb.shape[1]}x{rgb.shape[0]}, the scene "
+                f"graph says {graph.width}x{graph.height}",
+            )
+        )
         return None
     if item.bundled is not None:
         try:
@@ -168,14 +190,24 @@ def _original_pixels(item: PhotoGroup, original: View, graph: SceneGraph,
         except Exception:  # noqa: BLE001 - an unreadable bundled photo matches nothing
             same = False
         if not same:
-            faults.append((original.view_id, f"{where}: {original.image} is not the bundled photo "
-                                             f"{item.group.meta.get('file')}"))
+            faults.append(
+                (original.view_id, f"{where}: {original.image} is not the bundled photo {item.group.meta.get('file')}")
+            )
     return rgb
 
 
-def _check_masked(item: PhotoGroup, view: View, graph: SceneGraph, question: Question, answer: str,
-                  deps: frozenset[str], supported: Obligation, rgb: np.ndarray[Any, np.dtype[np.uint8]] | None,
-                  mask_kind: str, same_encoder: bool) -> list[tuple[str, str]]:
+def _check_masked(
+    item: PhotoGroup,
+    view: View,
+    graph: SceneGraph,
+    question: Question,
+    answer: str,
+    deps: frozenset[str],
+    supported: Obligation,
+    rgb: np.ndarray[Any, np.dtype[np.uint8]] | None,
+    mask_kind: str,
+    same_encoder: bool,
+) -> list[tuple[str, str]]:
     where = f"views.jsonl, view {view.view_id}"
     try:
         rects = tuple((int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in view.meta["masked"]["rects"])
@@ -200,19 +232,31 @@ def _check_masked(item: PhotoGroup, view: View, graph: SceneGraph, question: Que
         if redone.answer == answer:
             faults.append((view.view_id, f"{where}, field 'meta.masked': the masks leave the answer {answer!r}"))
         if view.obligation != Obligation(kind="abstain"):
-            faults.append((view.view_id, f"{where}, field 'obligation': {_gold(view.obligation)} but the masks "
-                                         "remove the evidence (abstain)"))
+            faults.append(
+                (
+                    view.view_id,
+                    f"{where}, field 'obligation': {_gold(view.obligation)} but the masks "
+                    "remove the evidence (abstain)",
+                )
+            )
     else:
         if redone.answer != answer:
-            faults.append((view.view_id, f"{where}, field 'meta.masked': the masks change the answer to "
-                                         f"{redone.answer!r}"))
+            faults.append(
+                (view.view_id, f"{where}, field 'meta.masked': the masks change the answer to {redone.answer!r}")
+            )
         if view.obligation != supported:
-            faults.append((view.view_id, f"{where}, field 'obligation': {_gold(view.obligation)} but the program "
-                                         f"answers {answer!r} with these masks"))
+            faults.append(
+                (
+                    view.view_id,
+                    f"{where}, field 'obligation': {_gold(view.obligation)} but the program "
+                    f"answers {answer!r} with these masks",
+                )
+            )
     recorded = view.meta["masked"]
     if sorted(redone.removed) != recorded.get("removed") or redone.answer != recorded.get("answer"):
-        faults.append((view.view_id, f"{where}, field 'meta.masked': removed objects or answer are not the "
-                                     "re-executed ones"))
+        faults.append(
+            (view.view_id, f"{where}, field 'meta.masked': removed objects or answer are not the re-executed ones")
+        )
     data = item.images.get(view.view_id)
     if rgb is None or data is None or mask_kind not in MASK_KINDS:
         if mask_kind not in MASK_KINDS:
@@ -221,8 +265,13 @@ def _check_masked(item: PhotoGroup, view: View, graph: SceneGraph, question: Que
     pixels = apply_masks(rgb, rects, mask_kind)
     same = png_bytes(pixels) == data if same_encoder else _same_pixels(pixels, data)
     if not same:
-        faults.append((view.view_id, f"{where}, field 'image': {view.image} is not the original photo with the "
-                                     f"view's masks ({mask_kind}) applied"))
+        faults.append(
+            (
+                view.view_id,
+                f"{where}, field 'image': {view.image} is not the original photo with the "
+                f"view's masks ({mask_kind}) applied",
+            )
+        )
     return faults
 
 

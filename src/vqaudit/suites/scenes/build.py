@@ -38,7 +38,7 @@ MAX_ATTEMPTS = 200
 CREDITS = {
     "scenes": "CLEVR v1.0 train scenes 0-999 and val scenes 0-499 (Johnson et al., CVPR 2017), CC BY 4.0",
     "templates": "CLEVR 1.0 question templates, metadata.json, synonyms.json, properties.json from "
-                 "facebookresearch/clevr-dataset-gen @ f0ce2c8, BSD licence",
+    "facebookresearch/clevr-dataset-gen @ f0ce2c8, BSD licence",
 }
 
 
@@ -109,8 +109,14 @@ def build_group(seed: int, g: int, allow_determined: bool = True) -> GroupBuild:
     group_id = f"scenes-{g:05d}"
     q = d.question
     program = program_to_json(q.program)
-    original = Edit(state="original", scene=d.scene, answer=q.answer, supported=True,
-                    description="the real CLEVR scene", evidence={"answer": answer_text(q.answer)})
+    original = Edit(
+        state="original",
+        scene=d.scene,
+        answer=q.answer,
+        supported=True,
+        description="the real CLEVR scene",
+        evidence={"answer": answer_text(q.answer)},
+    )
     edits = {"original": original, "S": d.edits[0], "C": d.edits[1], "M": d.masked.edit}
     images: dict[str, bytes] = {}
     views: list[View] = []
@@ -121,18 +127,44 @@ def build_group(seed: int, g: int, allow_determined: bool = True) -> GroupBuild:
         view_id = f"{group_id}-{state}"
         image = f"images/{view_id}.png"
         images[image] = data
-        meta: dict[str, Any] = {"scene_id": d.scene.name, "template": q.template_id, "program": program,
-                                "edit": edit.description, "evidence": edit.evidence,
-                                "objects": [o.to_json() for o in edit.scene.objects]}
+        meta: dict[str, Any] = {
+            "scene_id": d.scene.name,
+            "template": q.template_id,
+            "program": program,
+            "edit": edit.description,
+            "evidence": edit.evidence,
+            "objects": [o.to_json() for o in edit.scene.objects],
+        }
         if state == "M":
             meta["m_status"] = edit.evidence["status"]
-        views.append(View(view_id=view_id, group_id=group_id, source="scenes", state=state, image=image,
-                          image_sha256=sha256_bytes(data), question=q.text,
-                          obligation=obligation_for(edit.answer, edit.supported), meta=meta))
-    group = Group(group_id=group_id, source="scenes", question=q.text, view_ids=tuple(v.view_id for v in views),
-                  meta={"scene_id": d.scene.name, "template": q.template_id, "answer": answer_text(q.answer),
-                        "m_status": d.masked.edit.evidence["status"], "rejected": d.rejected,
-                        "camera": d.camera.to_json(), "directions": {k: list(v) for k, v in d.scene.directions}})
+        views.append(
+            View(
+                view_id=view_id,
+                group_id=group_id,
+                source="scenes",
+                state=state,
+                image=image,
+                image_sha256=sha256_bytes(data),
+                question=q.text,
+                obligation=obligation_for(edit.answer, edit.supported),
+                meta=meta,
+            )
+        )
+    group = Group(
+        group_id=group_id,
+        source="scenes",
+        question=q.text,
+        view_ids=tuple(v.view_id for v in views),
+        meta={
+            "scene_id": d.scene.name,
+            "template": q.template_id,
+            "answer": answer_text(q.answer),
+            "m_status": d.masked.edit.evidence["status"],
+            "rejected": d.rejected,
+            "camera": d.camera.to_json(),
+            "directions": {k: list(v) for k, v in d.scene.directions},
+        },
+    )
     return GroupBuild(group=group, views=tuple(views), images=images)
 
 

@@ -98,8 +98,13 @@ class Camera:
 
     def to_json(self) -> dict[str, object]:
         """JSON form (for view metadata)."""
-        return {"rotation": [list(row) for row in self.rotation], "centre": list(self.centre), "focal": self.focal,
-                "width": self.width, "height": self.height}
+        return {
+            "rotation": [list(row) for row in self.rotation],
+            "centre": list(self.centre),
+            "focal": self.focal,
+            "width": self.width,
+            "height": self.height,
+        }
 
 
 def _kabsch(src: F64, dst: F64) -> tuple[F64, F64]:
@@ -135,5 +140,7 @@ def fit_camera(scene: Scene) -> Camera:
         raise VqauditError(f"scene {scene.name}: object centres are collinear; the camera is not determined")
     rot, t = _kabsch(world, cam)
     centre = -rot.T @ t
-    return Camera(rotation=tuple((float(a), float(b), float(c)) for a, b, c in rot),
-                  centre=(float(centre[0]), float(centre[1]), float(centre[2])))
+    return Camera(
+        rotation=tuple((float(a), float(b), float(c)) for a, b, c in rot),
+        centre=(float(centre[0]), float(centre[1]), float(centre[2])),
+    )

@@ -31,25 +31,35 @@ from vqaudit.suites.scenes.scene import ATTRIBUTES, Scene, scene_from_json
 
 
 def _scene(view: View, directions: dict[str, Any]) -> Scene:
-    return scene_from_json({"objects": SceneViewMeta.of(view).objects, "directions": directions, "name": view.view_id},
-                           where=f"view {view.view_id}: meta")
+    return scene_from_json(
+        {"objects": SceneViewMeta.of(view).objects, "directions": directions, "name": view.view_id},
+        where=f"view {view.view_id}: meta",
+    )
 
 
 def camera_from_json(data: dict[str, Any]) -> Camera:
     """Rebuild a camera from ``Camera.to_json``."""
     rot = tuple(tuple(float(x) for x in row) for row in data["rotation"])
     c = data["centre"]
-    return Camera(rotation=rot, centre=(float(c[0]), float(c[1]), float(c[2])),  # type: ignore[arg-type]
-                  focal=float(data["focal"]), width=int(data["width"]), height=int(data["height"]))
+    return Camera(
+        rotation=rot,  # type: ignore[arg-type]
+        centre=(float(c[0]), float(c[1]), float(c[2])),
+        focal=float(data["focal"]),
+        width=int(data["width"]),
+        height=int(data["height"]),
+    )
 
 
 def _diff(a: Scene, b: Scene) -> list[tuple[int, str]]:
-    return [(i, attr) for i, (x, y) in enumerate(zip(a.objects, b.objects, strict=False))
-            for attr in ATTRIBUTES if x.attr(attr) != y.attr(attr)]
+    return [
+        (i, attr)
+        for i, (x, y) in enumerate(zip(a.objects, b.objects, strict=False))
+        for attr in ATTRIBUTES
+        if x.attr(attr) != y.attr(attr)
+    ]
 
 
-def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[str, Any],
-                root: Path) -> list[str]:
+def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[str, Any], root: Path) -> list[str]:
     """Problems found in one group (empty when every label is re-derived), each naming the view.
 
     Args:
@@ -70,8 +80,10 @@ def check_group(views: Sequence[View], camera: dict[str, Any], directions: dict[
         ob = view.obligation
         if ob.kind == "answer" and (value is None or ob.gold != (answer_text(value),)):
             said = "nothing" if value is None else repr(answer_text(value))
-            problems.append(f"views.jsonl, view {view.view_id}, field 'obligation': gold {list(ob.gold)!r} but the "
-                            f"program answers {said} on the view's scene")
+            problems.append(
+                f"views.jsonl, view {view.view_id}, field 'obligation': gold {list(ob.gold)!r} but the "
+                f"program answers {said} on the view's scene"
+            )
     changed = _diff(scenes["original"], scenes["S"])
     deps = dependency_set(program, base)
     if len(changed) != 1 or changed[0][0] in deps or execute(program, scenes["S"]) != base:

@@ -112,8 +112,9 @@ def _record(scene: Scene, index: int, attr: str, value: str) -> dict[str, Any]:
     return {"object": index, "attribute": attr, "from": scene.objects[index].attr(attr), "to": value}
 
 
-def edit_unrelated(program: Program, scene: Scene, camera: Camera, rng: np.random.Generator,
-                   max_tries: int = 40) -> Edit | None:
+def edit_unrelated(
+    program: Program, scene: Scene, camera: Camera, rng: np.random.Generator, max_tries: int = 40
+) -> Edit | None:
     """The S edit: change an attribute of an object outside the dependency set, all node outputs kept.
 
     Returns:
@@ -127,18 +128,31 @@ def edit_unrelated(program: Program, scene: Scene, camera: Camera, rng: np.rando
         if execute(program, edited) != outputs or not layout_ok(edited) or not all_visible(edited, camera):
             continue
         change = _record(scene, index, attr, value)
-        return Edit(state="S", scene=edited, answer=outputs[-1], supported=True,
-                    description=f"object {index} ({_name(scene.objects[index])}) changes {attr} "
-                                f"from {change['from']} to {value}; it is outside the program's dependency set",
-                    evidence={"change": change, "dependency_set": sorted(deps),
-                              "checks": {"outside_dependency_set": True, "node_outputs_unchanged": True,
-                                         "layout_ok": True, "all_objects_visible": True},
-                              "answer": answer_text(outputs[-1])})
+        return Edit(
+            state="S",
+            scene=edited,
+            answer=outputs[-1],
+            supported=True,
+            description=f"object {index} ({_name(scene.objects[index])}) changes {attr} "
+            f"from {change['from']} to {value}; it is outside the program's dependency set",
+            evidence={
+                "change": change,
+                "dependency_set": sorted(deps),
+                "checks": {
+                    "outside_dependency_set": True,
+                    "node_outputs_unchanged": True,
+                    "layout_ok": True,
+                    "all_objects_visible": True,
+                },
+                "answer": answer_text(outputs[-1]),
+            },
+        )
     return None
 
 
-def edit_referent(program: Program, scene: Scene, camera: Camera, rng: np.random.Generator,
-                  max_tries: int = 40) -> Edit | None:
+def edit_referent(
+    program: Program, scene: Scene, camera: Camera, rng: np.random.Generator, max_tries: int = 40
+) -> Edit | None:
     """The C edit: change an attribute of an object in the dependency set so the (valid) answer changes.
 
     Returns:
@@ -152,13 +166,27 @@ def edit_referent(program: Program, scene: Scene, camera: Camera, rng: np.random
         if new is None or new == outputs[-1] or not layout_ok(edited) or not all_visible(edited, camera):
             continue
         change = _record(scene, index, attr, value)
-        return Edit(state="C", scene=edited, answer=new, supported=True,
-                    description=f"referent {index} ({_name(scene.objects[index])}) changes {attr} "
-                                f"from {change['from']} to {value}; the answer changes",
-                    evidence={"change": change, "dependency_set": deps,
-                              "checks": {"in_dependency_set": True, "answer_changed": True, "program_valid": True,
-                                         "layout_ok": True, "all_objects_visible": True},
-                              "answer_before": answer_text(outputs[-1]), "answer": answer_text(new)})
+        return Edit(
+            state="C",
+            scene=edited,
+            answer=new,
+            supported=True,
+            description=f"referent {index} ({_name(scene.objects[index])}) changes {attr} "
+            f"from {change['from']} to {value}; the answer changes",
+            evidence={
+                "change": change,
+                "dependency_set": deps,
+                "checks": {
+                    "in_dependency_set": True,
+                    "answer_changed": True,
+                    "program_valid": True,
+                    "layout_ok": True,
+                    "all_objects_visible": True,
+                },
+                "answer_before": answer_text(outputs[-1]),
+                "answer": answer_text(new),
+            },
+        )
     return None
 
 

@@ -112,8 +112,11 @@ def _cylinder(o: F64, d: F64, r: float, normals: bool) -> tuple[F64, F64 | None]
     if not normals:
         return t, None
     p = o + d * np.where(np.isfinite(t), t, 0.0)[:, None]
-    n = np.where(side[:, None], np.stack([p[:, 0] / r, p[:, 1] / r, np.zeros_like(t)], axis=1),
-                 np.stack([np.zeros_like(t), np.zeros_like(t), np.where(d[:, 2] < 0, 1.0, -1.0)], axis=1))
+    n = np.where(
+        side[:, None],
+        np.stack([p[:, 0] / r, p[:, 1] / r, np.zeros_like(t)], axis=1),
+        np.stack([np.zeros_like(t), np.zeros_like(t), np.where(d[:, 2] < 0, 1.0, -1.0)], axis=1),
+    )
     return t, n
 
 

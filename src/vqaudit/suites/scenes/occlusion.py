@@ -93,8 +93,9 @@ def _completions(scene: Scene, hidden: list[int]) -> list[tuple[int, str, str | 
     return out
 
 
-def find_witness(program: Program, scene: Scene, camera: Camera, hidden: list[int],
-                 rgb: np.ndarray) -> tuple[dict[str, Any] | None, int, int]:
+def find_witness(
+    program: Program, scene: Scene, camera: Camera, hidden: list[int], rgb: np.ndarray
+) -> tuple[dict[str, Any] | None, int, int]:
     """Search the completion space for a world with identical pixels and a different outcome.
 
     A different valid answer is preferred; failing that, a completion where the program is invalid (a
@@ -115,18 +116,30 @@ def find_witness(program: Program, scene: Scene, camera: Camera, hidden: list[in
         rendered += 1
         if not np.array_equal(render(alt, camera).rgb, rgb):
             continue
-        change: Any = "removed" if value is None else {"attribute": attr, "from": scene.objects[h].attr(attr),
-                                                       "to": value}
-        witness = {"object": h, "change": change, "pixels_identical": True,
-                   "answer": None if other is None else answer_text(other), "program_valid": other is not None}
+        change: Any = (
+            "removed" if value is None else {"attribute": attr, "from": scene.objects[h].attr(attr), "to": value}
+        )
+        witness = {
+            "object": h,
+            "change": change,
+            "pixels_identical": True,
+            "answer": None if other is None else answer_text(other),
+            "program_valid": other is not None,
+        }
         if other is not None:
             return witness, examined, rendered
         fallback = witness
     return fallback, examined, rendered
 
 
-def occlude(program: Program, scene: Scene, camera: Camera, rng: np.random.Generator,
-            max_referents: int = 3, allow_determined: bool = True) -> Masked | None:
+def occlude(
+    program: Program,
+    scene: Scene,
+    camera: Camera,
+    rng: np.random.Generator,
+    max_referents: int = 3,
+    allow_determined: bool = True,
+) -> Masked | None:
     """The M edit: hide a referent behind an added occluder and certify the label.
 
     Tries referents (the last ``unique`` referent first) and occluder placements in a fixed order; the first
@@ -151,27 +164,54 @@ def occlude(program: Program, scene: Scene, camera: Camera, rng: np.random.Gener
             shot = render(edited, camera)
             witness, examined, rendered = find_witness(program, edited, camera, hidden, shot.rgb)
             evidence: dict[str, Any] = {
-                "referent": target, "hidden": hidden, "occluder": occ.to_json(),
-                "occluder_index": len(scene.objects), "answer_observed_world": answer_text(base),
+                "referent": target,
+                "hidden": hidden,
+                "occluder": occ.to_json(),
+                "occluder_index": len(scene.objects),
+                "answer_observed_world": answer_text(base),
                 "checks": {"referent_visible_pixels": 0, "occluder_keeps_answer": True, "layout_ok": True},
-                "completion_space": COMPLETION_SPACE, "completions_examined": examined,
+                "completion_space": COMPLETION_SPACE,
+                "completions_examined": examined,
                 "completions_rendered": rendered,
                 "image_pixel_sha256": hashlib.sha256(shot.rgb.tobytes()).hexdigest(),
             }
-            desc = f"a large {occ.color} {occ.material} {occ.shape} is added in front of object {target}, which " \
-                   f"has no visible pixel"
+            desc = (
+                f"a large {occ.color} {occ.material} {occ.shape} is added in front of object {target}, which "
+                f"has no visible pixel"
+            )
             if witness is not None:
                 evidence.update(status="ambiguous", witness=witness)
-                return Masked(Edit(state="M", scene=edited, answer=None, supported=False,
-                                   description=desc + "; a hidden completion with identical pixels "
-                                   + (f"answers {witness['answer']!r}" if witness["program_valid"]
-                                      else "makes the question's referent fail")
-                                   + ", so the image does not determine the answer",
-                                   evidence=evidence), shot)
+                return Masked(
+                    Edit(
+                        state="M",
+                        scene=edited,
+                        answer=None,
+                        supported=False,
+                        description=desc
+                        + "; a hidden completion with identical pixels "
+                        + (
+                            f"answers {witness['answer']!r}"
+                            if witness["program_valid"]
+                            else "makes the question's referent fail"
+                        )
+                        + ", so the image does not determine the answer",
+                        evidence=evidence,
+                    ),
+                    shot,
+                )
             if determined is None and allow_determined:
                 evidence.update(status="determined", witness=None)
-                determined = Masked(Edit(state="M", scene=edited, answer=base, supported=True,
-                                         description=desc + "; every completion in the declared space keeps the "
-                                         "answer (determined masked view)", evidence=evidence), shot)
+                determined = Masked(
+                    Edit(
+                        state="M",
+                        scene=edited,
+                        answer=base,
+                        supported=True,
+                        description=desc + "; every completion in the declared space keeps the "
+                        "answer (determined masked view)",
+                        evidence=evidence,
+                    ),
+                    shot,
+                )
             break  # one fully hidden placement per referent
     return determined

@@ -58,8 +58,11 @@ def program_from_json(nodes: Sequence[dict[str, Any]], where: str = "program") -
     out: list[Node] = []
     for k, raw in enumerate(nodes):
         try:
-            node = Node(type=str(raw["type"]), inputs=tuple(int(i) for i in raw.get("inputs", [])),
-                        values=tuple(str(v) for v in raw.get("value_inputs", raw.get("side_inputs", []))))
+            node = Node(
+                type=str(raw["type"]),
+                inputs=tuple(int(i) for i in raw.get("inputs", [])),
+                values=tuple(str(v) for v in raw.get("value_inputs", raw.get("side_inputs", []))),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise VqauditError(f"{where}: node {k}: malformed ({exc})") from None
         if any(i < 0 or i >= k for i in node.inputs):

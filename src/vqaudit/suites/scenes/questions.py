@@ -93,9 +93,17 @@ def templates(family: str) -> tuple[Template, ...]:
         raw = _data(f"templates/{family}.json")
     except FileNotFoundError:
         raise VqauditError(f"unknown CLEVR template family {family!r}") from None
-    return tuple(Template(family=family, index=i, text=tuple(t["text"]), nodes=tuple(t["nodes"]),
-                          params={p["name"]: p["type"] for p in t["params"]}, constraints=tuple(t["constraints"]))
-                 for i, t in enumerate(raw))
+    return tuple(
+        Template(
+            family=family,
+            index=i,
+            text=tuple(t["text"]),
+            nodes=tuple(t["nodes"]),
+            params={p["name"]: p["type"] for p in t["params"]},
+            constraints=tuple(t["constraints"]),
+        )
+        for i, t in enumerate(raw)
+    )
 
 
 @dataclass(frozen=True)
@@ -127,8 +135,14 @@ def _add_empty(options: dict[tuple[str | None, ...], tuple[int, ...]], n: int, r
             options[key] = ()
 
 
-def _expand(scene: Scene, tnode: dict[str, Any], state: _State, outputs: list[Output], template: Template,
-            rng: np.random.Generator) -> list[_State]:
+def _expand(
+    scene: Scene,
+    tnode: dict[str, Any],
+    state: _State,
+    outputs: list[Output],
+    template: Template,
+    rng: np.random.Generator,
+) -> list[_State]:
     kind = tnode["type"]
     imap = dict(state.input_map)
     src = imap[tnode["inputs"][0]]
@@ -192,8 +206,11 @@ def _expand(scene: Scene, tnode: dict[str, Any], state: _State, outputs: list[Ou
                 new.append(Node(suffix, (cur,)))
                 cur = len(state.nodes) + len(new) - 1
         imap[state.next_node] = cur
-        out.append(_State(state.nodes + tuple(new), tuple(sorted(vals.items())), tuple(sorted(imap.items())),
-                          state.next_node + 1))
+        out.append(
+            _State(
+                state.nodes + tuple(new), tuple(sorted(vals.items())), tuple(sorted(imap.items())), state.next_node + 1
+            )
+        )
     return out
 
 
@@ -224,8 +241,11 @@ def is_degenerate(program: Program, scene: Scene, require_all: bool = False) -> 
     ans = answer(program, scene)
     if ans is None:
         return True
-    kept = [answer(tuple(Node("scene") if i == k else n for i, n in enumerate(program)), scene) == ans
-            for k, node in enumerate(program) if node.type == "relate"]
+    kept = [
+        answer(tuple(Node("scene") if i == k else n for i, n in enumerate(program)), scene) == ans
+        for k, node in enumerate(program)
+        if node.type == "relate"
+    ]
     return bool(kept) and (all(kept) if require_all else any(kept))
 
 
@@ -238,7 +258,7 @@ def _text(template: Template, vals: dict[str, str], rng: np.random.Generator) ->
             val = syn[int(rng.integers(len(syn)))]
         text = " ".join(text.replace(name, val).split())
     while (m := re.search(r"\[([^\[]*)\]", text)) is not None:
-        text = text[: m.start()] + (m.group(1) if rng.random() > 0.5 else "") + text[m.end():]
+        text = text[: m.start()] + (m.group(1) if rng.random() > 0.5 else "") + text[m.end() :]
     text = " ".join(text.split())
     if (" other " in text or " another " in text) and _other_differs(vals):
         text = text.replace(" other ", " ").replace(" another ", " a ")
@@ -249,8 +269,10 @@ def _other_differs(vals: dict[str, str]) -> bool:
     keys = {"<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>"}
     if set(vals) != keys:
         return False
-    return any(vals[a] not in ("", "thing") and vals[b] not in ("", "thing") and vals[a] != vals[b]
-               for a, b in (("<Z>", "<Z2>"), ("<C>", "<C2>"), ("<M>", "<M2>"), ("<S>", "<S2>")))
+    return any(
+        vals[a] not in ("", "thing") and vals[b] not in ("", "thing") and vals[a] != vals[b]
+        for a, b in (("<Z>", "<Z2>"), ("<C>", "<C2>"), ("<M>", "<M2>"), ("<S>", "<S2>"))
+    )
 
 
 def generate(scene: Scene, template: Template, rng: np.random.Generator) -> Question | None:
@@ -273,11 +295,24 @@ def generate(scene: Scene, template: Template, rng: np.random.Generator) -> Ques
             monotone = state.nodes[-1].type in ("less_than", "greater_than")
             if is_degenerate(state.nodes, scene, require_all=monotone):
                 continue
-            return Question(text=_text(template, dict(state.vals), rng), program=state.nodes, answer=outputs[-1],
-                            template_id=template.template_id, values=state.vals)
+            return Question(
+                text=_text(template, dict(state.vals), rng),
+                program=state.nodes,
+                answer=outputs[-1],
+                template_id=template.template_id,
+                values=state.vals,
+            )
         tnode = template.nodes[state.next_node]
-        if tnode["type"] in ("filter_unique", "filter_count", "filter_exist", "filter", "relate_filter",
-                             "relate_filter_unique", "relate_filter_count", "relate_filter_exist"):
+        if tnode["type"] in (
+            "filter_unique",
+            "filter_count",
+            "filter_exist",
+            "filter",
+            "relate_filter",
+            "relate_filter_unique",
+            "relate_filter_count",
+            "relate_filter_exist",
+        ):
             stack.extend(_expand(scene, tnode, state, outputs, template, rng))
             continue
         imap = dict(state.input_map)
@@ -290,9 +325,21 @@ def generate(scene: Scene, template: Template, rng: np.random.Generator) -> Ques
                 val = str(domain[int(j)])
                 vals = dict(state.vals)
                 vals[name] = val
-                stack.append(_State(state.nodes + (Node(tnode["type"], inputs, (val,)),), tuple(sorted(vals.items())),
-                                    tuple(sorted(imap.items())), state.next_node + 1))
+                stack.append(
+                    _State(
+                        state.nodes + (Node(tnode["type"], inputs, (val,)),),
+                        tuple(sorted(vals.items())),
+                        tuple(sorted(imap.items())),
+                        state.next_node + 1,
+                    )
+                )
         else:
-            stack.append(_State(state.nodes + (Node(tnode["type"], inputs),), state.vals,
-                                tuple(sorted(imap.items())), state.next_node + 1))
+            stack.append(
+                _State(
+                    state.nodes + (Node(tnode["type"], inputs),),
+                    state.vals,
+                    tuple(sorted(imap.items())),
+                    state.next_node + 1,
+                )
+            )
     return None

@@ -102,7 +102,7 @@ def _primary(scene: Scene, camera: Camera) -> tuple[F64, F64, F64, NDArray[np.in
     grid = np.arange(n_rays).reshape(camera.height, camera.width)
     for k, obj in enumerate(scene.objects):
         rect = _screen_rect(obj, camera)
-        cand = np.arange(n_rays) if rect is None else grid[rect[2]:rect[3], rect[0]:rect[1]].ravel()
+        cand = np.arange(n_rays) if rect is None else grid[rect[2] : rect[3], rect[0] : rect[1]].ravel()
         if len(cand) == 0:
             continue
         sub = dirs[cand]
@@ -137,8 +137,11 @@ def _shade(scene: Scene, camera: Camera, dirs: F64, t: F64, normals: F64, ids: N
     origin = camera.c
     f32 = np.float32
     point_cols = tuple(origin[i] + dirs[:, i] * tt for i in range(3))  # the primary hits (float64)
-    lift = (point_cols[0] + normals[:, 0] * 1e-4, point_cols[1] + normals[:, 1] * 1e-4,
-            point_cols[2] + normals[:, 2] * 1e-4)
+    lift = (
+        point_cols[0] + normals[:, 0] * 1e-4,
+        point_cols[1] + normals[:, 1] * 1e-4,
+        point_cols[2] + normals[:, 2] * 1e-4,
+    )
     px, py, pz = (c.astype(f32) for c in point_cols)
     on_obj = np.nonzero(ids >= 0)[0]  # highlights and reflections only matter on objects (the ground is matte)
     obj_ids = ids[on_obj]

@@ -52,8 +52,14 @@ class SceneObject:
 
     def to_json(self) -> dict[str, Any]:
         """The object as a CLEVR-style JSON record."""
-        out: dict[str, Any] = {"shape": self.shape, "color": self.color, "size": self.size,
-                               "material": self.material, "3d_coords": list(self.xyz), "rotation": self.rotation}
+        out: dict[str, Any] = {
+            "shape": self.shape,
+            "color": self.color,
+            "size": self.size,
+            "material": self.material,
+            "3d_coords": list(self.xyz),
+            "rotation": self.rotation,
+        }
         if self.pixel is not None:
             out["pixel_coords"] = list(self.pixel)
         return out
@@ -86,8 +92,11 @@ class Scene:
 
     def to_json(self) -> dict[str, Any]:
         """The scene as JSON (objects and directions; relationships are derived)."""
-        return {"name": self.name, "objects": [o.to_json() for o in self.objects],
-                "directions": {k: list(v) for k, v in self.directions}}
+        return {
+            "name": self.name,
+            "objects": [o.to_json() for o in self.objects],
+            "directions": {k: list(v) for k, v in self.directions},
+        }
 
 
 def relationships(scene: Scene) -> dict[str, tuple[tuple[int, ...], ...]]:
@@ -101,8 +110,11 @@ def relationships(scene: Scene) -> dict[str, tuple[tuple[int, ...], ...]]:
         d = scene.direction(rel)
         rows = []
         for a in scene.objects:
-            row = [j for j, b in enumerate(scene.objects) if b is not a
-                   and sum((b.xyz[k] - a.xyz[k]) * d[k] for k in range(3)) > RELATION_EPS]
+            row = [
+                j
+                for j, b in enumerate(scene.objects)
+                if b is not a and sum((b.xyz[k] - a.xyz[k]) * d[k] for k in range(3)) > RELATION_EPS
+            ]
             rows.append(tuple(row))
         out[rel] = tuple(rows)
     return out
@@ -122,14 +134,20 @@ def scene_from_json(record: dict[str, Any], where: str = "scene") -> Scene:
     """
     try:
         objects = tuple(
-            SceneObject(shape=str(o["shape"]), color=str(o["color"]), size=str(o["size"]),
-                        material=str(o["material"]), xyz=_vec3(o["3d_coords"], f"{where}.objects[{i}].3d_coords"),
-                        rotation=float(o["rotation"]),
-                        pixel=_vec3(o["pixel_coords"], f"{where}.objects[{i}].pixel_coords")
-                        if "pixel_coords" in o else None)
-            for i, o in enumerate(record["objects"]))
-        directions = tuple((str(k), _vec3(v, f"{where}.directions.{k}"))
-                           for k, v in sorted(record["directions"].items()))
+            SceneObject(
+                shape=str(o["shape"]),
+                color=str(o["color"]),
+                size=str(o["size"]),
+                material=str(o["material"]),
+                xyz=_vec3(o["3d_coords"], f"{where}.objects[{i}].3d_coords"),
+                rotation=float(o["rotation"]),
+                pixel=_vec3(o["pixel_coords"], f"{where}.objects[{i}].pixel_coords") if "pixel_coords" in o else None,
+            )
+            for i, o in enumerate(record["objects"])
+        )
+        directions = tuple(
+            (str(k), _vec3(v, f"{where}.directions.{k}")) for k, v in sorted(record["directions"].items())
+        )
         name = str(record.get("image_filename", record.get("name", where))).removesuffix(".png")
     except KeyError as exc:
         raise VqauditError(f"{where}: missing field {exc.args[0]!r}") from None

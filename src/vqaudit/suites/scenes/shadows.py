@@ -24,8 +24,9 @@ F32 = NDArray[np.float32]
 B = NDArray[np.bool_]
 
 EDGE_PX = 8  # half-width of the window in which a centre-ray shadow edge makes a point take all 8 samples
-DISC = tuple((float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in
-             [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)])
+DISC = tuple(
+    (float(np.cos(a)) * r, float(np.sin(a)) * r) for r, a in [(0.0, 0.0)] + [(0.8, 2 * np.pi * k / 7) for k in range(7)]
+)
 
 
 def _near(obj: SceneObject, cols: tuple[F64, ...], dist: F64, disc: float) -> B:
@@ -80,7 +81,7 @@ def _grow(mask: B, r: int, axis: int) -> B:
         acc = acc[:-width] | acc[width:]
         width *= 2
     if width < need:
-        acc = acc[:len(acc) - (need - width)] | acc[need - width:]
+        acc = acc[: len(acc) - (need - width)] | acc[need - width :]
     out: B = np.moveaxis(acc, 0, axis)
     return out
 
@@ -98,8 +99,9 @@ def _union(rects: list[Rect | None], camera: Camera) -> Rect:
     return min(r[0] for r in some), max(r[1] for r in some), min(r[2] for r in some), max(r[3] for r in some)
 
 
-def visibility(scene: Scene, camera: Camera, lift: tuple[F64, F64, F64], active: B, owner: NDArray[np.int64],
-               light: Light) -> F32:
+def visibility(
+    scene: Scene, camera: Camera, lift: tuple[F64, F64, F64], active: B, owner: NDArray[np.int64], light: Light
+) -> F32:
     """Fraction (0..1) of the light's disc samples visible from each pixel's point (soft shadows), float32 (N,).
 
     ``lift`` holds the x, y, z (each (height * width,) float64) of the lifted primary hits, ``active`` the pixels
@@ -133,8 +135,11 @@ def visibility(scene: Scene, camera: Camera, lift: tuple[F64, F64, F64], active:
     # per object: flat pixel indices, points (n, 3), unit directions to the disc centre (n, 3), distances (n,)
     near: list[tuple[SceneObject, NDArray[np.int64], F64, F64, F64]] = []
     for k, (obj, rect) in enumerate(zip(scene.objects, rects, strict=True)):
-        sub = (slice(0, bv1 - bv0), slice(0, bu1 - bu0)) if rect is None else \
-            (slice(rect[2] - bv0, rect[3] - bv0), slice(rect[0] - bu0, rect[1] - bu0))
+        sub = (
+            (slice(0, bv1 - bv0), slice(0, bu1 - bu0))
+            if rect is None
+            else (slice(rect[2] - bv0, rect[3] - bv0), slice(rect[0] - bu0, rect[1] - bu0))
+        )
         if sub[0].stop <= sub[0].start or sub[1].stop <= sub[1].start:
             continue
         cols = tuple(a[sub] for a in (px, py, pz, lx, ly, lz))

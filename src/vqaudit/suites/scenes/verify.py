@@ -9,8 +9,9 @@ from vqaudit.errors import VqauditError
 from vqaudit.schema import Group, SceneGroupMeta, View
 
 
-def verify_scene_groups(bench_dir: Path, views: Sequence[View], groups: Sequence[Group],
-                   missing: set[str]) -> list[tuple[str, str]]:
+def verify_scene_groups(
+    bench_dir: Path, views: Sequence[View], groups: Sequence[Group], missing: set[str]
+) -> list[tuple[str, str]]:
     """Re-derive every scene group's labels from its files (program re-execution, instance buffers).
 
     Groups with a view in ``missing`` (image not found: already a fault) are skipped.

@@ -27,8 +27,10 @@ from vqaudit.files import read_jsonl
 from vqaudit.schema import Outcome, UPDViewMeta
 from vqaudit.store import RunFolder, load_benchmark
 
-HAND_CHECK = ("seed 001 App. 0.B.1 then checked the remaining questions by hand and removed the image-agnostic "
-              "ones it found; that check is not done here")
+HAND_CHECK = (
+    "seed 001 App. 0.B.1 then checked the remaining questions by hand and removed the image-agnostic "
+    "ones it found; that check is not done here"
+)
 """Recorded in the manifest beside the rule: what the paper did after the text-only pass, left to the user."""
 
 
@@ -70,12 +72,15 @@ def read_blind_run(run_dir: Path) -> BlindRun:
     """
     folder = RunFolder(run_dir)
     if not folder.info.is_file():
-        raise VqauditError(f"{run_dir}: not a run folder (no {folder.info.name}); give the folder of a "
-                           "`vqaudit run --blind`")
+        raise VqauditError(
+            f"{run_dir}: not a run folder (no {folder.info.name}); give the folder of a `vqaudit run --blind`"
+        )
     info = folder.read_info()
     if not info.blind:
-        raise VqauditError(f"{folder.info}: field 'blind': the run was made with images; --drop-image-agnostic "
-                           "takes blind runs (`vqaudit run BENCH --model M --out RUN --blind`)")
+        raise VqauditError(
+            f"{folder.info}: field 'blind': the run was made with images; --drop-image-agnostic "
+            "takes blind runs (`vqaudit run BENCH --model M --out RUN --blind`)"
+        )
     if not folder.outcomes.is_file():
         raise VqauditError(f"{run_dir}: not scored yet; run `vqaudit score {run_dir}` first")
     bench_dir = folder.benchmark()
@@ -87,14 +92,18 @@ def read_blind_run(run_dir: Path) -> BlindRun:
             item_of[view.view_id] = UPDViewMeta.of(view).item_index
     if not item_of:
         raise VqauditError(f"{bench_dir}: the blind run's benchmark has no standard MM-UPD views")
-    right: dict[str, bool] = {o.view_id: o.task_correct for o in read_jsonl(folder.outcomes, Outcome,
-                                                                             surrogates=True)}
+    right: dict[str, bool] = {o.view_id: o.task_correct for o in read_jsonl(folder.outcomes, Outcome, surrogates=True)}
     passed: dict[int, bool] = {}
     for view_id, item in item_of.items():
         passed[item] = passed.get(item, True) and right.get(view_id, False)  # a view not scored fails
-    return BlindRun(path=run_dir.resolve(), model=info.model, model_identity=info.model_identity,
-                    inputs=dict(inputs) if isinstance(inputs, dict) else {}, asked=frozenset(passed),
-                    correct=frozenset(i for i, ok in passed.items() if ok))
+    return BlindRun(
+        path=run_dir.resolve(),
+        model=info.model,
+        model_identity=info.model_identity,
+        inputs=dict(inputs) if isinstance(inputs, dict) else {},
+        asked=frozenset(passed),
+        correct=frozenset(i for i, ok in passed.items() if ok),
+    )
 
 
 def image_agnostic(runs: Sequence[BlindRun], k: int | None = None) -> tuple[frozenset[int], dict[str, Any]]:
@@ -122,12 +131,22 @@ def image_agnostic(runs: Sequence[BlindRun], k: int | None = None) -> tuple[froz
             votes[item] = votes.get(item, 0) + 1
     dropped = frozenset(i for i, n in votes.items() if n >= need)
     record: dict[str, Any] = {
-        "rule": (f"an item is dropped when at least {need} of the {len(runs)} blind runs answer it correctly (every "
-                 "standard view of the item they asked right, all circular rotations; seed 001 App. 0.B.1)"),
+        "rule": (
+            f"an item is dropped when at least {need} of the {len(runs)} blind runs answer it correctly (every "
+            "standard view of the item they asked right, all circular rotations; seed 001 App. 0.B.1)"
+        ),
         "k": need,
         "n_runs": len(runs),
-        "runs": [{"path": str(r.path), "model": r.model, "model_identity": r.model_identity,
-                  "n_items": len(r.asked), "n_correct": len(r.correct)} for r in runs],
+        "runs": [
+            {
+                "path": str(r.path),
+                "model": r.model,
+                "model_identity": r.model_identity,
+                "n_items": len(r.asked),
+                "n_correct": len(r.correct),
+            }
+            for r in runs
+        ],
         "hand_check": HAND_CHECK,
     }
     return dropped, record

@@ -46,8 +46,9 @@ def bundled_path(name: str) -> Path:
     return Path(str(resources.files("vqaudit.suites.upd").joinpath("data", name)))
 
 
-def load_items(tsv: Path | None, max_items: int | None = None, *, images: Path | None = None,
-               merged: list[int] | None = None) -> tuple[list[MCItem], dict[str, str]]:
+def load_items(
+    tsv: Path | None, max_items: int | None = None, *, images: Path | None = None, merged: list[int] | None = None
+) -> tuple[list[MCItem], dict[str, str]]:
     """Load the items of ``tsv`` (or of the bundled TSVs when None), keeping the first ``max_items``.
 
     Circular copies (index + k * 10**6) are merged into their items (:func:`vqaudit.suites.upd.tsv.load_mc`);
@@ -137,10 +138,20 @@ def _views(pair: UPDPair, setting: str, group_id: str) -> list[View]:
                 donor_index=pair.donor_index,
                 item_source=item.extra.get("source", ""),
             ).model_dump()
-            views.append(View(
-                view_id=f"{group_id}-{'std' if side.kind == 'standard' else side.state}-r{r}", group_id=group_id,
-                source="upd", state=side.state, image=image_name(side.image), image_sha256=sha256_bytes(side.image),
-                question=item.question, options=shown, obligation=obligation, meta=meta))
+            views.append(
+                View(
+                    view_id=f"{group_id}-{'std' if side.kind == 'standard' else side.state}-r{r}",
+                    group_id=group_id,
+                    source="upd",
+                    state=side.state,
+                    image=image_name(side.image),
+                    image_sha256=sha256_bytes(side.image),
+                    question=item.question,
+                    options=shown,
+                    obligation=obligation,
+                    meta=meta,
+                )
+            )
     return views
 
 
@@ -154,16 +165,19 @@ def _expand(value: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     return parts
 
 
-def _drop_agnostic(items: list[MCItem], inputs: dict[str, str], runs: Sequence[Path],
-                   k: int | None) -> tuple[list[MCItem], dict[str, Any]]:
+def _drop_agnostic(
+    items: list[MCItem], inputs: dict[str, str], runs: Sequence[Path], k: int | None
+) -> tuple[list[MCItem], dict[str, Any]]:
     """The items left after dropping those the blind ``runs`` answer, and the manifest's ``image_agnostic``."""
     from vqaudit.suites.upd.agnostic import image_agnostic, read_blind_run
 
     blind = [read_blind_run(path) for path in runs]
     for run in blind:
         if run.inputs != inputs:  # an item index names another question in other input files
-            raise VqauditError(f"{run.path}: its benchmark was built from other input files ({run.inputs}) than "
-                               f"this build ({inputs}); run the blind pass on a build of the same files")
+            raise VqauditError(
+                f"{run.path}: its benchmark was built from other input files ({run.inputs}) than "
+                f"this build ({inputs}); run the blind pass on a build of the same files"
+            )
     dropped, record = image_agnostic(blind, k)
     kept = [item for item in items if item.index not in dropped]
     gone = sorted(item.index for item in items if item.index in dropped)
@@ -176,8 +190,16 @@ def versions() -> dict[str, str]:
 
 
 def build_upd(
-    out: Path, *, tsv: Path | None, variant: str, setting: str, seed: int, max_items: int | None = None,
-    images: Path | None = None, drop_image_agnostic: Sequence[Path] = (), drop_k: int | None = None,
+    out: Path,
+    *,
+    tsv: Path | None,
+    variant: str,
+    setting: str,
+    seed: int,
+    max_items: int | None = None,
+    images: Path | None = None,
+    drop_image_agnostic: Sequence[Path] = (),
+    drop_k: int | None = None,
 ) -> dict[str, Any]:
     """Build an MM-UPD benchmark folder and return its manifest.
 
@@ -238,12 +260,21 @@ def build_upd(
                 group_id = f"upd-{v}-{s}-{pair.item.index}"
                 group_views = _views(pair, s, group_id)
                 item = pair.item
-                group = Group(group_id=group_id, source="upd", question=item.question,
-                              view_ids=tuple(x.view_id for x in group_views),
-                              meta={"item_index": item.index, "ability": item.category,
-                                    "ability_index": ability_index(item.category),
-                                    "l2_category": item.l2_category, "variant": v, "setting": s,
-                                    "donor_index": pair.donor_index})
+                group = Group(
+                    group_id=group_id,
+                    source="upd",
+                    question=item.question,
+                    view_ids=tuple(x.view_id for x in group_views),
+                    meta={
+                        "item_index": item.index,
+                        "ability": item.category,
+                        "ability_index": ability_index(item.category),
+                        "l2_category": item.l2_category,
+                        "variant": v,
+                        "setting": s,
+                        "donor_index": pair.donor_index,
+                    },
+                )
                 files = {image_name(data): data for data in (pair.item.image, pair.upd_image)}
                 builds.append(GroupBuild(group=group, views=tuple(group_views), images=files))
     if not builds:

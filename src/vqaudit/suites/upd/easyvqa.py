@@ -28,8 +28,25 @@ import numpy as np
 
 COLORS = ("red", "green", "blue", "yellow", "gray", "teal", "black", "brown")
 SHAPES = ("circle", "rectangle", "triangle")
-COLUMNS = ("index", "question", "hint", "A", "B", "C", "D", "answer", "category", "image", "source", "l2-category",
-           "answer_domain", "image_shape", "image_color", "easyvqa_image_id", "split")
+COLUMNS = (
+    "index",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "image",
+    "source",
+    "l2-category",
+    "answer_domain",
+    "image_shape",
+    "image_color",
+    "easyvqa_image_id",
+    "split",
+)
 
 
 def _image_attributes(questions: list[tuple[str, str, int]]) -> dict[int, dict[str, str]]:

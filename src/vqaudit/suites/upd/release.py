@@ -110,8 +110,6 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [dict(r) for r in records]
 
 
-
-
 def _image(path: Path, row: int, value: Any) -> bytes | str:
     """Raw image bytes, or the digit text of an index reference."""
     if isinstance(value, dict):
@@ -131,8 +129,9 @@ def _image(path: Path, row: int, value: Any) -> bytes | str:
     return data
 
 
-def _check_answer(path: Path, row: int, kind: str, options: tuple[str, ...], answer: str, variant: str,
-                  setting: str) -> None:
+def _check_answer(
+    path: Path, row: int, kind: str, options: tuple[str, ...], answer: str, variant: str, setting: str
+) -> None:
     letters = LETTERS[: len(options)]
     if (kind == "standard" or setting == "option") and (len(answer) != 1 or answer not in letters):
         raise _err(path, row, "answer", f"{answer!r} is not one of the options {', '.join(letters)}")
@@ -140,12 +139,16 @@ def _check_answer(path: Path, row: int, kind: str, options: tuple[str, ...], ans
         extra = EXTRA_OPTION[variant]
         named = options[letters.index(answer)]
         if normalize_text(named) != normalize_text(extra):
-            raise _err(path, row, "answer", f"a UPD row of the option setting must answer the added option "
-                       f"{extra!r} (seed 001 §4), but {answer} is {named!r}")
+            raise _err(
+                path,
+                row,
+                "answer",
+                f"a UPD row of the option setting must answer the added option "
+                f"{extra!r} (seed 001 §4), but {answer} is {named!r}",
+            )
 
 
-def _parse(path: Path, row: int, rec: dict[str, Any], variant: str,
-           setting: str) -> tuple[ReleaseRow, bytes | str]:
+def _parse(path: Path, row: int, rec: dict[str, Any], variant: str, setting: str) -> tuple[ReleaseRow, bytes | str]:
     for name in _REQUIRED:
         if name not in rec:
             raise _err(path, row, name, "missing")
@@ -168,9 +171,14 @@ def _parse(path: Path, row: int, rec: dict[str, Any], variant: str,
             raise _err(path, row, _OPTION_LETTERS[i], f"option {_OPTION_LETTERS[i]} is empty but a later one is set")
         hidden = hidden_characters(values[i])  # the rule of the MMBench loader (suites/upd/tsv.py)
         if hidden:
-            raise _err(path, row, _OPTION_LETTERS[i], f"option {_OPTION_LETTERS[i]} {values[i]!r} holds an invisible "
-                                                      f"or direction-changing character ({', '.join(hidden)}); "
-                                                      "remove it from the input")
+            raise _err(
+                path,
+                row,
+                _OPTION_LETTERS[i],
+                f"option {_OPTION_LETTERS[i]} {values[i]!r} holds an invisible "
+                f"or direction-changing character ({', '.join(hidden)}); "
+                "remove it from the input",
+            )
     options = tuple(values[: last + 1])
     if len(options) < 1 or (kind == "standard" and len(options) < 2):
         raise _err(path, row, "B", "too few options")
@@ -179,10 +187,20 @@ def _parse(path: Path, row: int, rec: dict[str, Any], variant: str,
     category = cell_text(rec["category"])
     if not category:
         raise _err(path, row, "category", "empty category")
-    parsed = ReleaseRow(row=row, index=index, kind=kind, question=question, hint=cell_text(rec.get("hint")),
-                        options=options, answer=answer, masked_answer=cell_text(rec.get("masked_answer")),
-                        category=category, l2_category=cell_text(rec.get("l2-category")), image=b"",
-                        source=cell_text(rec.get("source")))
+    parsed = ReleaseRow(
+        row=row,
+        index=index,
+        kind=kind,
+        question=question,
+        hint=cell_text(rec.get("hint")),
+        options=options,
+        answer=answer,
+        masked_answer=cell_text(rec.get("masked_answer")),
+        category=category,
+        l2_category=cell_text(rec.get("l2-category")),
+        image=b"",
+        source=cell_text(rec.get("source")),
+    )
     return parsed, _image(path, row, rec["image"])
 
 
@@ -201,10 +219,14 @@ def _check_setting(path: Path, rows: list[ReleaseRow], variant: str, setting: st
     if setting == "option" or not all(normalize_text(r.options[-1]) in _ADDED_OPTIONS for r in rows):
         return
     first = rows[0]
-    raise _err(path, first.row, _OPTION_LETTERS[len(first.options) - 1],
-               f"every row's last option is the option setting's added option ({first.options[-1]!r}), but the "
-               f"file name says {variant}/{setting}: an option-setting file under another name? (name it "
-               f"mm{variant}_option_..., or give --variant and --setting with a name that says neither)")
+    raise _err(
+        path,
+        first.row,
+        _OPTION_LETTERS[len(first.options) - 1],
+        f"every row's last option is the option setting's added option ({first.options[-1]!r}), but the "
+        f"file name says {variant}/{setting}: an option-setting file under another name? (name it "
+        f"mm{variant}_option_..., or give --variant and --setting with a name that says neither)",
+    )
 
 
 def config_of(path: Path, variant: str | None, setting: str | None) -> tuple[str, str]:
@@ -217,8 +239,10 @@ def config_of(path: Path, variant: str | None, setting: str | None) -> tuple[str
     named = (found.group(1).lower(), found.group(2).lower()) if found else (None, None)
     v, s = variant or named[0], setting or named[1]
     if v is None or s is None:
-        raise VqauditError(f"{path}: the file name does not say its configuration (mmaad_base, mmivqd_option, ...); "
-                           "give --variant and --setting (one value each)")
+        raise VqauditError(
+            f"{path}: the file name does not say its configuration (mmaad_base, mmivqd_option, ...); "
+            "give --variant and --setting (one value each)"
+        )
     if (named[0] and v != named[0]) or (named[1] and s != named[1]):
         raise VqauditError(f"{path}: the file name says {named[0]}/{named[1]}, the options say {v}/{s}")
     if v not in EXTRA_OPTION or s not in ("base", "option", "instruction"):
@@ -257,8 +281,12 @@ def read_release(path: Path, *, variant: str | None = None, setting: str | None 
     for parsed, image in rows:
         key = (parsed.kind, parsed.index)
         if key in by_key:
-            raise _err(path, parsed.row, "index", f"duplicate {parsed.kind} row for index {parsed.index} (first at "
-                       f"row {by_key[key].row})")
+            raise _err(
+                path,
+                parsed.row,
+                "index",
+                f"duplicate {parsed.kind} row for index {parsed.index} (first at row {by_key[key].row})",
+            )
         by_key[key], raw[key] = parsed, image
     decoded: set[bytes] = set()
     for parsed, image in rows:
@@ -272,8 +300,14 @@ def read_release(path: Path, *, variant: str | None = None, setting: str | None 
         image = raw[key]
         if isinstance(image, str):
             ref = int(image)
-            image = next((raw[k] for k in ((key[0], ref), ("standard", ref), ("upd", ref)) if k in raw
-                          and isinstance(raw[k], bytes)), "")
+            image = next(
+                (
+                    raw[k]
+                    for k in ((key[0], ref), ("standard", ref), ("upd", ref))
+                    if k in raw and isinstance(raw[k], bytes)
+                ),
+                "",
+            )
             if not image:
                 raise _err(path, parsed.row, "image", f"refers to index {ref}, which has no image in this file")
         assert isinstance(image, bytes)
@@ -289,8 +323,10 @@ def _answer_named(r: ReleaseRow) -> str:
 
 def _passes(path: Path, rows: dict[tuple[str, int], ReleaseRow], kind: str, base: int) -> tuple[ReleaseRow, ...]:
     first = rows[(kind, base)]
-    copies = sorted((r for (k, i), r in rows.items() if k == kind and i >= CIRCULAR_STRIDE
-                     and i % CIRCULAR_STRIDE == base), key=lambda r: r.index)
+    copies = sorted(
+        (r for (k, i), r in rows.items() if k == kind and i >= CIRCULAR_STRIDE and i % CIRCULAR_STRIDE == base),
+        key=lambda r: r.index,
+    )
     for copy in copies:
         where = f"{path}: rows {first.row} and {copy.row} ({kind} index {base} and its circular copy {copy.index})"
         if copy.question != first.question:
@@ -298,9 +334,11 @@ def _passes(path: Path, rows: dict[tuple[str, int], ReleaseRow], kind: str, base
         if rotation_shift(first.options, copy.options) is None:
             raise VqauditError(f"{where}, fields 'A'-'E': the copy's options are not a rotation of the first pass's")
         if _answer_named(copy) != _answer_named(first):
-            raise VqauditError(f"{where}, field 'answer': the copy's answer {copy.answer} names "
-                               f"{_answer_named(copy)!r}, the first pass's {first.answer} names "
-                               f"{_answer_named(first)!r}")
+            raise VqauditError(
+                f"{where}, field 'answer': the copy's answer {copy.answer} names "
+                f"{_answer_named(copy)!r}, the first pass's {first.answer} names "
+                f"{_answer_named(first)!r}"
+            )
     return (first, *copies)
 
 
@@ -331,22 +369,35 @@ def _check_complete(path: Path, passes: tuple[ReleaseRow, ...], tail: int) -> No
     seen = {c.index // CIRCULAR_STRIDE for c in copies}
     missing = [first.index + k * CIRCULAR_STRIDE for k in range(1, len(first.options) - tail) if k not in seen]
     if missing:
-        raise _err(path, first.row, "index", f"{first.kind} index {first.index} has {len(passes)} of its "
-                   f"{len(passes) + len(missing)} circular passes: no {first.kind} row has index "
-                   f"{', '.join(str(m) for m in missing)} (a file cut short or a row lost? the release's scorer "
-                   "would score this question over fewer rotations)")
+        raise _err(
+            path,
+            first.row,
+            "index",
+            f"{first.kind} index {first.index} has {len(passes)} of its "
+            f"{len(passes) + len(missing)} circular passes: no {first.kind} row has index "
+            f"{', '.join(str(m) for m in missing)} (a file cut short or a row lost? the release's scorer "
+            "would score this question over fewer rotations)",
+        )
 
 
 def _pair(path: Path, rows: dict[tuple[str, int], ReleaseRow], setting: str) -> list[ReleaseItem]:
     for (kind, index), r in rows.items():
         base = index % CIRCULAR_STRIDE
         if index >= CIRCULAR_STRIDE and (kind, base) not in rows:
-            raise _err(path, r.row, "index", f"circular copy {index} of {kind} index {base}, but no {kind} row has "
-                       f"index {base}")
+            raise _err(
+                path,
+                r.row,
+                "index",
+                f"circular copy {index} of {kind} index {base}, but no {kind} row has index {base}",
+            )
         other = "upd" if kind == "standard" else "standard"
         if index < CIRCULAR_STRIDE and (other, index) not in rows:
-            raise _err(path, r.row, "type", f"the {kind} row of index {index} has no {other} row (the release pairs "
-                       "them by index)")
+            raise _err(
+                path,
+                r.row,
+                "type",
+                f"the {kind} row of index {index} has no {other} row (the release pairs them by index)",
+            )
     circular = any(index >= CIRCULAR_STRIDE for _, index in rows)
     items: list[ReleaseItem] = []
     for (kind, index), _ in sorted(rows.items(), key=lambda kv: kv[1].row):

@@ -49,23 +49,43 @@ def _views(item: ReleaseItem, variant: str, setting: str, group_id: str, path: P
                 obligation = Obligation(kind="abstain")
             removed = r.masked_answer if r.kind == "upd" and variant in ("aad", "iasd") and r.masked_answer else None
             meta = UPDViewMeta(
-                item_index=item.index, ability=std0.category, ability_index=ability_index(std0.category),
-                l2_category=std0.l2_category, variant=variant, setting=setting, kind=r.kind, rotation=k,
-                n_rotations=len(side), hint=r.hint,
+                item_index=item.index,
+                ability=std0.category,
+                ability_index=ability_index(std0.category),
+                l2_category=std0.l2_category,
+                variant=variant,
+                setting=setting,
+                kind=r.kind,
+                rotation=k,
+                n_rotations=len(side),
+                hint=r.hint,
                 correct_text=r.options[LETTERS.index(r.answer)] if r.kind == "standard" else None,
-                removed_text=removed, abstain_letter=abstain, donor_index=None,
+                removed_text=removed,
+                abstain_letter=abstain,
+                donor_index=None,
                 item_source=f"{r.source} ({path.name}, row {r.row})".lstrip(),
             ).model_dump()
             tag = "std" if r.kind == "standard" else variant
-            views.append(View(view_id=f"{group_id}-{tag}-r{k}", group_id=group_id, source="upd",
-                              state="standard" if r.kind == "standard" else variant, image=_image_name(r.image),
-                              image_sha256=sha256_bytes(r.image), question=r.question, options=r.options,
-                              obligation=obligation, meta=meta))
+            views.append(
+                View(
+                    view_id=f"{group_id}-{tag}-r{k}",
+                    group_id=group_id,
+                    source="upd",
+                    state="standard" if r.kind == "standard" else variant,
+                    image=_image_name(r.image),
+                    image_sha256=sha256_bytes(r.image),
+                    question=r.question,
+                    options=r.options,
+                    obligation=obligation,
+                    meta=meta,
+                )
+            )
     return views
 
 
-def build_upd_release(out: Path, files: Sequence[Path], *, variant: str | None = None,
-                      setting: str | None = None) -> dict[str, Any]:
+def build_upd_release(
+    out: Path, files: Sequence[Path], *, variant: str | None = None, setting: str | None = None
+) -> dict[str, Any]:
     """Build a UPD benchmark folder from release files, every published question kept; return its manifest.
 
     Args:
@@ -91,8 +111,9 @@ def build_upd_release(out: Path, files: Sequence[Path], *, variant: str | None =
     seen: dict[tuple[str, str], Path] = {}
     for rs in sets:
         if (rs.variant, rs.setting) in seen:
-            raise VqauditError(f"{rs.path}: configuration {rs.variant}/{rs.setting} also given by "
-                               f"{seen[(rs.variant, rs.setting)]}")
+            raise VqauditError(
+                f"{rs.path}: configuration {rs.variant}/{rs.setting} also given by {seen[(rs.variant, rs.setting)]}"
+            )
         seen[(rs.variant, rs.setting)] = rs.path
     builds: list[GroupBuild] = []
     counts: dict[str, int] = {}
@@ -108,11 +129,21 @@ def build_upd_release(out: Path, files: Sequence[Path], *, variant: str | None =
             group_id = f"upd-{rs.variant}-{rs.setting}-{item.index}"
             views = _views(item, rs.variant, rs.setting, group_id, rs.path)
             std0 = item.standard[0]
-            group = Group(group_id=group_id, source="upd", question=std0.question,
-                          view_ids=tuple(v.view_id for v in views),
-                          meta={"item_index": item.index, "ability": std0.category,
-                                "ability_index": ability_index(std0.category), "l2_category": std0.l2_category,
-                                "variant": rs.variant, "setting": rs.setting, "donor_index": None})
+            group = Group(
+                group_id=group_id,
+                source="upd",
+                question=std0.question,
+                view_ids=tuple(v.view_id for v in views),
+                meta={
+                    "item_index": item.index,
+                    "ability": std0.category,
+                    "ability_index": ability_index(std0.category),
+                    "l2_category": std0.l2_category,
+                    "variant": rs.variant,
+                    "setting": rs.setting,
+                    "donor_index": None,
+                },
+            )
             images = {_image_name(r.image): r.image for r in (*item.standard, *item.upd)}
             builds.append(GroupBuild(group=group, views=tuple(views), images=images))
     if not builds:

@@ -161,8 +161,13 @@ def _options(path: Path, row: int, rec: dict[str, str]) -> tuple[str, ...]:
         # be read by the model as the text the answer key means; emoji are visible text and stay allowed
         hidden = hidden_characters(v)
         if hidden:
-            raise _err(path, row, LETTERS[i], f"option {LETTERS[i]} {v!r} holds an invisible or direction-changing "
-                                              f"character ({', '.join(hidden)}); remove it from the input")
+            raise _err(
+                path,
+                row,
+                LETTERS[i],
+                f"option {LETTERS[i]} {v!r} holds an invisible or direction-changing "
+                f"character ({', '.join(hidden)}); remove it from the input",
+            )
     if len(opts) < 2:
         raise _err(path, row, "B", "an item needs at least two options")
     return tuple(opts)
@@ -218,16 +223,22 @@ def read_records(path: Path) -> tuple[list[str], list[dict[str, str]]]:
                 raise _err(path, row, header[-1] if header else "index", "the row has more cells than the header")
             short = [k for k, v in rec.items() if v is None]
             if short:  # DictReader fills the cells a short row lacks with None (its restval)
-                raise _err(path, row, short[0], f"the row has {len(header) - len(short)} cells where the header has "
-                                                f"{len(header)} (the row ends before this column: a cut or "
-                                                "mis-separated line?)")
+                raise _err(
+                    path,
+                    row,
+                    short[0],
+                    f"the row has {len(header) - len(short)} cells where the header has "
+                    f"{len(header)} (the row ends before this column: a cut or "
+                    "mis-separated line?)",
+                )
             rows.append({k: (v or "") for k, v in rec.items() if k is not None})
             start = reader.line_num + 1
     except csv.Error as exc:
         where = f"{path}: row {len(rows) + 1} (line {start})" if reader.line_num > 1 or rows else f"{path}: row 0"
         if "unexpected end of data" in str(exc):
-            raise VqauditError(f"{where}: a quoted cell starts here and is never closed (the file is cut off, or a "
-                               "'\"' is unmatched)") from None
+            raise VqauditError(
+                f"{where}: a quoted cell starts here and is never closed (the file is cut off, or a '\"' is unmatched)"
+            ) from None
         raise VqauditError(f"{where}: not a valid table row: {exc}") from None
     return header, rows
 
@@ -242,9 +253,11 @@ def _check_delimiter(path: Path, kind: str, header: list[str]) -> None:
     used, other, right = (",", "\t", ".tsv") if kind == ".csv" else ("\t", ",", ".csv")
     if other in header[0]:
         names = "tab" if other == "\t" else "comma"
-        raise VqauditError(f"{path}: row 0 (header): one column {header[0][:40]!r} holding {names}s: the file is "
-                           f"{names}-separated but named {kind} (read as {used!r}-separated); give it the {right} "
-                           "suffix")
+        raise VqauditError(
+            f"{path}: row 0 (header): one column {header[0][:40]!r} holding {names}s: the file is "
+            f"{names}-separated but named {kind} (read as {used!r}-separated); give it the {right} "
+            "suffix"
+        )
 
 
 def _parse_index(path: Path, row: int, rec: dict[str, str]) -> int:
@@ -322,14 +335,17 @@ def _merge(path: Path, rows: list[_Row]) -> list[MCItem]:
         if a.question != b.question:
             raise VqauditError(f"{where}, field 'question': the copy asks another question")
         if rotation_shift(a.options, b.options) is None:
-            raise VqauditError(f"{where}, fields 'A'-'{LETTERS[max(len(a.options), len(b.options)) - 1]}': the "
-                               "copy's options are not a rotation of the original's")
+            raise VqauditError(
+                f"{where}, fields 'A'-'{LETTERS[max(len(a.options), len(b.options)) - 1]}': the "
+                "copy's options are not a rotation of the original's"
+            )
         if a.answer_text != b.answer_text:
-            raise VqauditError(f"{where}, field 'answer': the copy's answer {LETTERS[b.answer]} names "
-                               f"{b.answer_text!r}, the original's {LETTERS[a.answer]} names {a.answer_text!r}")
+            raise VqauditError(
+                f"{where}, field 'answer': the copy's answer {LETTERS[b.answer]} names "
+                f"{b.answer_text!r}, the original's {LETTERS[a.answer]} names {a.answer_text!r}"
+            )
         copies.setdefault(base, []).append(r.index)
-    return [replace(r.item, copies=tuple(sorted(copies.get(r.index, ())))) for r in rows
-            if r.index < CIRCULAR_STRIDE]
+    return [replace(r.item, copies=tuple(sorted(copies.get(r.index, ())))) for r in rows if r.index < CIRCULAR_STRIDE]
 
 
 def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
@@ -369,8 +385,12 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
         if cell.isdigit() and int(cell) in raw_images and int(cell) != index:
             cell = raw_images[int(cell)]
         elif cell.isdigit() and int(cell) != index and index < CIRCULAR_STRIDE:  # no base64 image is all digits
-            raise _err(path, row, "image", f"names index {cell} (the row whose image it shares), but no row of the "
-                                           f"file has index {cell}")
+            raise _err(
+                path,
+                row,
+                "image",
+                f"names index {cell} (the row whose image it shares), but no row of the file has index {cell}",
+            )
         if not cell and index < CIRCULAR_STRIDE:
             cell = external.get(index, "")
         elif index >= CIRCULAR_STRIDE:

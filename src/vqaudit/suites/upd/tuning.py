@@ -57,8 +57,9 @@ def _prompt(item: MCItem, options: list[str]) -> str:
     return "\n".join([*lines, LETTER_INSTRUCTION])
 
 
-def _sample(kind: str, item: MCItem, image: bytes, rng: np.random.Generator, settings: tuple[str, ...],
-            ident: str) -> tuple[dict[str, Any], bytes]:
+def _sample(
+    kind: str, item: MCItem, image: bytes, rng: np.random.Generator, settings: tuple[str, ...], ident: str
+) -> tuple[dict[str, Any], bytes]:
     others = [o for k, o in enumerate(item.options) if k != item.answer]
     keep_answer = kind != "aad"
     available = len(others) + (1 if keep_answer else 0)
@@ -77,9 +78,14 @@ def _sample(kind: str, item: MCItem, image: bytes, rng: np.random.Generator, set
         target = LETTERS[options.index(item.answer_text)]
     else:
         target = LETTERS[len(options) - 1] if setting == "option" else CANNOT_ANSWER
-    record = {"id": ident, "image": image_name(image),
-              "conversations": [{"from": "human", "value": "<image>\n" + _prompt(item, options)},
-                                {"from": "gpt", "value": target}]}
+    record = {
+        "id": ident,
+        "image": image_name(image),
+        "conversations": [
+            {"from": "human", "value": "<image>\n" + _prompt(item, options)},
+            {"from": "gpt", "value": target},
+        ],
+    }
     return record, image
 
 
@@ -141,9 +147,17 @@ def export_tuning(
         atomic_write_bytes(out / name, images[name])
         files[name] = sha256_bytes(images[name])
     atomic_write_text(out / TUNING_FILE, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
-    manifest = {"format": "llava-conversations/1", "counts": dict(zip(KINDS, counts, strict=True)),
-                "ratio": list(ratio), "settings": list(settings), "seed": seed, "n": n,
-                "input": {path.name: sha256_bytes(path.read_bytes())}, "versions": versions(), "files": files,
-                "data_sha256": sha256_bytes((out / TUNING_FILE).read_bytes())}
+    manifest = {
+        "format": "llava-conversations/1",
+        "counts": dict(zip(KINDS, counts, strict=True)),
+        "ratio": list(ratio),
+        "settings": list(settings),
+        "seed": seed,
+        "n": n,
+        "input": {path.name: sha256_bytes(path.read_bytes())},
+        "versions": versions(),
+        "files": files,
+        "data_sha256": sha256_bytes((out / TUNING_FILE).read_bytes()),
+    }
     write_json(out / MANIFEST_FILE, manifest)
     return manifest

@@ -63,8 +63,10 @@ GENERIC_QUESTION_PATTERNS: tuple[str, ...] = (
 
 _UNDETERMINED = re.compile(r"\b(can'?t|cannot|can not) (be )?(judge|judged|determined|tell|told)\b")
 _ANY_ANSWER = re.compile(_UNDETERMINED.pattern + r"|\bneither\b")
-_ALL_OF_THESE = re.compile(r"^both\b|\ball of (these|the above|them|the options)\b|\ball (the )?(above|options) (are )?"
-                           r"(correct|right)\b")
+_ALL_OF_THESE = re.compile(
+    r"^both\b|\ball of (these|the above|them|the options)\b|\ball (the )?(above|options) (are )?"
+    r"(correct|right)\b"
+)
 _VOCAB = {"color": COLORS, "shape": SHAPES}
 
 
@@ -127,6 +129,7 @@ def _undetermined(text: str) -> bool:
 
 def same_words(a: str, b: str) -> bool:
     """True when ``a`` and ``b`` have the same words in any order, ignoring case, punctuation and a/an/the."""
+
     def bag(text: str) -> list[str]:
         return sorted(w for w in _words(text).split() if w not in ("a", "an", "the"))
 
@@ -206,8 +209,9 @@ def ivqd_rejection(item: MCItem, donor: MCItem) -> str | None:
     return None
 
 
-def _pick(item: MCItem, pool: list[MCItem], seed: int, variant: str,
-          reject: Callable[[MCItem, MCItem], str | None]) -> MCItem | None:
+def _pick(
+    item: MCItem, pool: list[MCItem], seed: int, variant: str, reject: Callable[[MCItem, MCItem], str | None]
+) -> MCItem | None:
     """The first eligible donor in a seeded permutation of ``pool``: a uniform draw among the eligible ones."""
     rng = np.random.default_rng([seed, _VARIANT_CODE[variant], item.index])
     for k in rng.permutation(len(pool)):

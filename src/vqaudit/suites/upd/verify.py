@@ -51,8 +51,10 @@ def check_upd_group(group: Group, views: Sequence[View], *, release: bool) -> li
     for view in views:
         meta = metas.get(view.view_id)
         if meta is not None:
-            faults += [(view.view_id, f"views.jsonl, view {view.view_id}, {p}")
-                       for p in _view_problems(group, view, meta, release)]
+            faults += [
+                (view.view_id, f"views.jsonl, view {view.view_id}, {p}")
+                for p in _view_problems(group, view, meta, release)
+            ]
     if not release and not faults:
         faults += _group_problems(group, views, metas)
     return faults
@@ -68,21 +70,29 @@ def _view_problems(group: Group, view: View, meta: UPDViewMeta, release: bool) -
     if meta.kind == "standard":
         gold = view.obligation.gold
         letter = gold[0] if view.obligation.kind == "answer" and len(gold) == 1 else ""
-        index = LETTERS.index(letter) if len(letter) == 1 and letter in LETTERS[:len(options)] else None
+        index = LETTERS.index(letter) if len(letter) == 1 and letter in LETTERS[: len(options)] else None
         if view.state != "standard" or index is None or options[index] != meta.correct_text:
-            problems.append(f"field 'obligation': {view.obligation.kind} {list(gold)!r}, but the option whose text "
-                            f"is the correct text {meta.correct_text!r} is "
-                            f"{_letter_of(options, meta.correct_text)}")
+            problems.append(
+                f"field 'obligation': {view.obligation.kind} {list(gold)!r}, but the option whose text "
+                f"is the correct text {meta.correct_text!r} is "
+                f"{_letter_of(options, meta.correct_text)}"
+            )
     elif view.obligation.kind != "abstain" or view.state != meta.variant:
         problems.append(f"field 'obligation': a {meta.variant} view must oblige abstention")
     if meta.setting == "instruction" and meta.abstain_letter != INSTRUCTION_LETTER:
         problems.append(f"field 'meta.abstain_letter': the instruction setting abstains with {INSTRUCTION_LETTER}")
     elif meta.setting in ("base", "original") and meta.abstain_letter is not None:
         problems.append(f"field 'meta.abstain_letter': the {meta.setting} setting has no abstain letter")
-    elif meta.setting == "option" and not release and (not options or options[-1] != EXTRA_OPTION[meta.variant]
-                                                        or meta.abstain_letter != LETTERS[len(options) - 1]):
-        problems.append("field 'options': the option setting adds the variant's abstain option last, and its "
-                        "letter abstains")
+    elif (
+        meta.setting == "option"
+        and not release
+        and (
+            not options or options[-1] != EXTRA_OPTION[meta.variant] or meta.abstain_letter != LETTERS[len(options) - 1]
+        )
+    ):
+        problems.append(
+            "field 'options': the option setting adds the variant's abstain option last, and its letter abstains"
+        )
     return problems
 
 
@@ -100,27 +110,49 @@ def _group_problems(group: Group, views: Sequence[View], metas: dict[str, UPDVie
     for kind, side in sides.items():
         side = sorted(side, key=lambda v: metas[v.view_id].rotation)
         extra = 1 if metas[side[0].view_id].setting == "option" else 0
-        base = tuple(side[0].options)[:len(side[0].options) - extra]
+        base = tuple(side[0].options)[: len(side[0].options) - extra]
         for view in side:
             meta = metas[view.view_id]
             r = meta.rotation
             shown = base[r:] + base[:r] if r < len(base) else None
-            if meta.n_rotations != len(side) or len(side) != len(base) or (
-                    shown is None or tuple(view.options)[:len(base)] != shown):
-                faults.append((view.view_id, f"views.jsonl, view {view.view_id}, field 'options': not rotation {r} "
-                                             f"of the {kind} side's {len(base)} options"))
+            if (
+                meta.n_rotations != len(side)
+                or len(side) != len(base)
+                or (shown is None or tuple(view.options)[: len(base)] != shown)
+            ):
+                faults.append(
+                    (
+                        view.view_id,
+                        f"views.jsonl, view {view.view_id}, field 'options': not rotation {r} "
+                        f"of the {kind} side's {len(base)} options",
+                    )
+                )
         if len(images[kind]) != 1:
-            faults.append((group.group_id, f"groups.jsonl, group {group.group_id}: the {kind} views show "
-                                           f"{len(images[kind])} images"))
+            faults.append(
+                (
+                    group.group_id,
+                    f"groups.jsonl, group {group.group_id}: the {kind} views show {len(images[kind])} images",
+                )
+            )
     if "standard" in sides and "upd" in sides:
         variant = metas[sides["upd"][0].view_id].variant
         if (images["standard"] == images["upd"]) != (variant != "ivqd"):
-            faults.append((group.group_id, f"groups.jsonl, group {group.group_id}: an {variant} group must "
-                                           f"{'show another' if variant == 'ivqd' else 'keep the'} image"))
+            faults.append(
+                (
+                    group.group_id,
+                    f"groups.jsonl, group {group.group_id}: an {variant} group must "
+                    f"{'show another' if variant == 'ivqd' else 'keep the'} image",
+                )
+            )
         if variant == "aad":
             for view in sides["upd"]:
                 removed = metas[view.view_id].removed_text
                 if removed is None or removed in view.options:
-                    faults.append((view.view_id, f"views.jsonl, view {view.view_id}, field 'options': an aad view "
-                                                 "must not offer the removed correct option"))
+                    faults.append(
+                        (
+                            view.view_id,
+                            f"views.jsonl, view {view.view_id}, field 'options': an aad view "
+                            "must not offer the removed correct option",
+                        )
+                    )
     return faults
