@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
@@ -33,5 +34,6 @@ test-fast: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
