@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vqaudit.metrics import answerability_metrics, e_lambda, failure_accounting
+from vqaudit.metrics.conditional import conditional_diagnostics
 from vqaudit.prompts.answerability import ANSWERABILITY_PROMPT_ID, answerability_prompt
 from vqaudit.schema import Group, Outcome, Response, View
 from vqaudit.scoring import score_view
@@ -42,7 +43,9 @@ def metrics(
 def diagnostics(
     outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Mapping[str, Any], *, n_draws: int, seed: int
 ) -> dict[str, Any]:
-    """Failure accounting (seed 000 §E.2), the E_lambda curve and counts of invalid-reply reasons."""
+    """Failure accounting (seed 000 §E.2), the E_lambda curve, counts of invalid-reply reasons, and the appendix-B
+    common-state comparison, conditional disagreement and supported-answer counts
+    (:func:`vqaudit.metrics.conditional.conditional_diagnostics`, same seed and draws as the metrics)."""
     (accounting,) = failure_accounting(list(outcomes)).values()
     reasons = Counter(o.invalid_reason for o in outcomes if o.decision == "invalid")
     return {
@@ -50,6 +53,7 @@ def diagnostics(
         "E_lambda": {f"{lam:.1f}": e_lambda(dict(entry), lam) for lam in LAMBDAS},
         "invalid_reasons": dict(sorted((str(k), v) for k, v in reasons.items())),
         "backend_errors": sum(1 for o in outcomes if o.error is not None),
+        **conditional_diagnostics(outcomes, n_draws=n_draws, seed=seed),
     }
 
 
