@@ -10,6 +10,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.markdown import row, separator
 from vqaudit.metrics import paired_difference
+from vqaudit.report.conditional import markdown_section as conditional_markdown_section
 from vqaudit.report.grouped import markdown_section as grouped_markdown_section
 from vqaudit.report.plots import jk_bk_chart
 from vqaudit.report.reasoning import (
@@ -197,6 +198,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         reasoning_markdown(reasoning_rows(thinking)),
         sweep_markdown(budget_sweeps(thinking)),
         grouped_markdown_section([r.run_dir for r in results]),
+        conditional_markdown_section((r.run_dir.name, r.diagnostics) for r in results),
     ):
         if section:
             parts += [section, ""]

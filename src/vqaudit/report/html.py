@@ -38,6 +38,7 @@ from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read
 from vqaudit.metrics.reasoning import QUARTILE_METRICS
 from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.progress import Reporter, step
+from vqaudit.report.conditional import CONDITIONAL_NOTE, CONDITIONAL_TITLE, HEADER, conditional_rows
 from vqaudit.report.grouped import GROUPED_NOTE, grouped_by_source
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import (
@@ -580,6 +581,10 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
             ((r.label, r.outcomes, r.answer_sources, r.bench_dir) for r in runs), n_draws=n_draws
         ),
         "grouped_note": GROUPED_NOTE,
+        "conditional": conditional_rows((r.label, r.diagnostics) for r in runs),
+        "conditional_title": CONDITIONAL_TITLE,
+        "conditional_note": CONDITIONAL_NOTE,
+        "conditional_header": HEADER,
     }
     shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)
