@@ -43,9 +43,11 @@ def metrics(
 def diagnostics(
     outcomes: Sequence[Outcome], groups: Sequence[Group], entry: Mapping[str, Any], *, n_draws: int, seed: int
 ) -> dict[str, Any]:
-    """Failure accounting (seed 000 §E.2), the E_lambda curve, counts of invalid-reply reasons, and the appendix-B
-    common-state comparison, conditional disagreement and supported-answer counts
-    (:func:`vqaudit.metrics.conditional.conditional_diagnostics`, same seed and draws as the metrics)."""
+    """The source's ``diagnostics.json`` entry: failure accounting (seed 000 §E.2), E_lambda, invalid reasons.
+
+    Also the appendix-B common-state comparison, conditional disagreement and supported-answer counts
+    (:func:`vqaudit.metrics.conditional.conditional_diagnostics`, on the same seed and draws as the metrics).
+    """
     (accounting,) = failure_accounting(list(outcomes)).values()
     reasons = Counter(o.invalid_reason for o in outcomes if o.decision == "invalid")
     return {
