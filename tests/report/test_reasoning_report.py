@@ -199,7 +199,8 @@ def test_upd_runs_get_shares_and_lengths(tmp_path: Path) -> None:
     run_benchmark(bench, f"replay:{replay}", run, progress=False)
     score_run(run, n_draws=100)
     lines = write_upd_report([run], tmp_path / "rep").read_text().splitlines()
-    assert "| thinking | upd | 26 | 26 | 25 of 26 (96.2%) | 135 | 235 | 0 |" in lines
+    # MM-UPD replies hold no answerability drafts: the drafts column is "–" (nothing to count), not a count of 0
+    assert "| thinking | upd | 26 | 26 | 25 of 26 (96.2%) | 135 | 235 | – |" in lines
     assert "### By reasoning-length quartile" not in lines
     page = write_html_report([run], tmp_path / "html", n_draws=100).read_text()
     table = page.split('<table class="reasoning-table" data-source="upd">', 1)[1].split("</table>", 1)[0]

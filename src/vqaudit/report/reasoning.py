@@ -117,7 +117,7 @@ def _interval(ci: list[float] | None) -> str:
 
 
 def _count_share(n: int, of: int, share: float | None) -> str:
-    return f"{n} of {of} ({_pct(share)}%)" if of else "0"
+    return f"{n} of {of} ({_pct(share)}%)" if of else "–"  # none to count: no bare "0" that reads as a count
 
 
 @dataclass(frozen=True)
