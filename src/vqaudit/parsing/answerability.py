@@ -30,7 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED, split_reasoning
+from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED, ReasoningSplit, split_reasoning
 from vqaudit.schema import Decision, Parsed
 
 _FENCE_TAG = re.compile(r"[a-zA-Z0-9_-]*")
@@ -308,13 +308,22 @@ def parse_answerability(
     """
     if error is not None:
         return Parsed(decision="invalid", invalid_reason=f"no reply: {error}", raw=text)
-    split = split_reasoning(text, reasoning_format, server_reasoning=server_reasoning, finish_reason=finish_reason)
+    return parse_split(
+        text, split_reasoning(text, reasoning_format, server_reasoning=server_reasoning, finish_reason=finish_reason)
+    )
+
+
+def parse_split(text: str | None, split: ReasoningSplit) -> Parsed:
+    """:func:`parse_answerability` of a reply already split (``split`` of ``text``; no recorded error).
+
+    For a caller that also reads the reasoning (the draft decision), so the reply is split once.
+    """
     if text is None and split.reasoning is None:
         return Parsed(decision="invalid", invalid_reason="no reply: missing", raw=text)
     chars = split.reasoning_chars
+    if split.final is None:
+        return Parsed(decision="invalid", invalid_reason=NOT_FINISHED, raw=text, reasoning_chars=chars)
     final = split.final
-    if final is None or (finish_reason == "length" and not final.strip()):
-        return Parsed(decision="invalid", invalid_reason=NOT_FINISHED, raw=text, final=final, reasoning_chars=chars)
     return _parse_final(final).model_copy(update={"raw": text, "final": final, "reasoning_chars": chars})
 
 

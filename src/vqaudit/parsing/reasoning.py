@@ -280,6 +280,16 @@ def split_reasoning(
     Raises:
         ValueError: ``fmt`` is not a known format (checked by the CLI before any reply is read).
     """
+    split = _split(text, fmt, server_reasoning, finish_reason)
+    if finish_reason == "length" and split.final is not None and not split.final.strip():
+        # rule 3: empty content cut by the budget (OpenAI's reasoning models when their hidden reasoning used every
+        # token) never finished either
+        return ReasoningSplit(None, split.reasoning, split.format, finished=False)
+    return split
+
+
+def _split(text: str | None, fmt: str, server_reasoning: str | None, finish_reason: str | None) -> ReasoningSplit:
+    """Rules 1, 2, 4, 5 and 6 of the module docstring (:func:`split_reasoning` adds the empty cut content)."""
     formats = _formats(fmt)
     if text is None:
         if server_reasoning is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vqaudit.parsing import parse_answerability
-from vqaudit.parsing.answerability import draft_decision
+from vqaudit.parsing.answerability import draft_decision, parse_split
 from vqaudit.parsing.reasoning import AUTO, split_reasoning
 from vqaudit.schema import Outcome, Response, View
 from vqaudit.scoring.answers import answer_matches
@@ -20,23 +20,15 @@ def score_view(view: View, response: Response, reasoning_format: str = AUTO) -> 
     by ``reasoning_format``); ``reasoning_chars`` records the reasoning's length and ``draft_decision`` the
     decision of the last valid contract object inside it (:func:`vqaudit.parsing.answerability.draft_decision`).
     """
-    parsed = parse_answerability(
-        response.text,
-        response.error,
-        reasoning_format=reasoning_format,
-        server_reasoning=response.reasoning,
-        finish_reason=response.finish_reason,
-    )
-    draft = None
-    if parsed.reasoning_chars:
-        draft = draft_decision(
-            split_reasoning(
-                response.text,
-                reasoning_format,
-                server_reasoning=response.reasoning,
-                finish_reason=response.finish_reason,
-            ).reasoning
+    if response.error is not None:
+        parsed = parse_answerability(response.text, response.error)
+        draft = None
+    else:  # split once: the parse reads the final answer, the draft decision the reasoning
+        split = split_reasoning(
+            response.text, reasoning_format, server_reasoning=response.reasoning, finish_reason=response.finish_reason
         )
+        parsed = parse_split(response.text, split)
+        draft = draft_decision(split.reasoning) if split.reasoning else None
     supported = view.obligation.supported
     decision_correct = parsed.decision == ("answer" if supported else "abstain")
     answer_correct = supported and parsed.decision == "answer" and answer_matches(parsed.answer, view.obligation)

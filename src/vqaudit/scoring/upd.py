@@ -273,7 +273,7 @@ async def _judge_all(
     return verdicts
 
 
-def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_format: str = AUTO) -> Outcome:
+def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_chars: int | None = None) -> Outcome:
     upd = view.obligation.kind == "abstain"
     decision = "invalid"
     answer: str | None = None
@@ -309,11 +309,7 @@ def _outcome(view: View, response: Response | None, verdict: Verdict, reasoning_
         decided_by=verdict.decided_by,
         error=None if response is None else response.error,
         raw=None if response is None else response.text,
-        reasoning_chars=None
-        if response is None or response.error is not None
-        else split_reasoning(
-            response.text, reasoning_format, server_reasoning=response.reasoning, finish_reason=response.finish_reason
-        ).reasoning_chars,
+        reasoning_chars=reasoning_chars,
     )
 
 
@@ -352,6 +348,7 @@ def score_upd_views(
     """
     verdicts: dict[str, Verdict] = {}
     pending: list[tuple[View, str]] = []
+    chars: dict[str, int | None] = {}  # reasoning length of each view with a reply, from its one split
     for view in views:
         response = responses.get(view.view_id)
         if response is None or response.error is not None or (response.text is None and response.reasoning is None):
@@ -362,8 +359,9 @@ def score_upd_views(
         split = split_reasoning(
             response.text, reasoning_format, server_reasoning=response.reasoning, finish_reason=response.finish_reason
         )
+        chars[view.view_id] = split.reasoning_chars
         final = split.final
-        if final is None or (response.finish_reason == "length" and not final.strip()):
+        if final is None:
             verdicts[view.view_id] = Verdict("undecided", "undecided", NOT_FINISHED)
             continue
         if too_long(final):  # over the token budget's reply length: not matched, not sent to a judge
@@ -387,4 +385,4 @@ def score_upd_views(
             judged = run_async(_judge_all(pending, judge, backend, cache, concurrency))
         for (view, _), verdict in zip(pending, judged, strict=True):
             verdicts[view.view_id] = verdict
-    return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id], reasoning_format) for v in views]
+    return [_outcome(v, responses.get(v.view_id), verdicts[v.view_id], chars.get(v.view_id)) for v in views]
