@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import load_line, ratio, timed  # noqa: E402
 from bench_openai import SERVER, write_bench  # noqa: E402
 
-from vqaudit.executors import LocalExecutor, RayExecutor, start_ray, using  # noqa: E402
+from vqaudit.executors import LocalExecutor, RayExecutor, using  # noqa: E402
+from vqaudit.ray_session import start_ray  # noqa: E402
 from vqaudit.run import run_benchmark  # noqa: E402
 from vqaudit.suites.charts.build import build_charts  # noqa: E402
 

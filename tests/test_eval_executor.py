@@ -2,7 +2,7 @@
 
 Ray itself is tested in ``tests/test_ray.py``; nothing here starts Ray. That eval hands the executor to its build
 and run stages is shown by a malformed ``--ray-address``: the build's parallel map (or the run's model loading)
-is where a Ray executor first connects, and ``executors._probe`` refuses the address there with its one line.
+is where a Ray executor first connects, and ``ray_session._probe`` refuses the address there with its one line.
 """
 
 from __future__ import annotations

@@ -33,11 +33,9 @@ from vqaudit.executors import (
     _check_versions,
     current,
     make_executor,
-    ray_session,
-    start_ray,
-    stop_ray,
     using,
 )
+from vqaudit.ray_session import ray_session, start_ray, stop_ray
 from vqaudit.run import run_benchmark
 from vqaudit.score import score_run
 from vqaudit.suites.charts.build import build_charts
@@ -279,7 +277,7 @@ def test_a_bad_or_silent_ray_address_fails_at_once_with_one_line() -> None:
     # without the probe, ray.init retries an address where nobody listens for minutes
     import socket
 
-    from vqaudit.executors import _probe
+    from vqaudit.ray_session import _probe
 
     with pytest.raises(VqauditError, match=r"--ray-address 'head': expected HOST:PORT"):
         _probe("head")
@@ -448,7 +446,7 @@ def test_a_refused_token_or_unreachable_cluster_is_one_line_naming_the_fix() -> 
     # the inputs are what Ray 2.60 gave here: ray.init(address=...) against a head started with RAY_AUTH_MODE=token
     # raised ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391") after about 20 s, while its C++
     # client logged "InvalidAuthToken" on the driver's stderr (captured by start_ray into the session folder)
-    from vqaudit.executors import _init_failure
+    from vqaudit.ray_session import _init_failure
 
     said = (
         "[2026-12-03 11:37:01,142 W 10965 10965] gcs_client.cc:210: Failed to get cluster ID from GCS server: "

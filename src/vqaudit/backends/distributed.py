@@ -35,7 +35,8 @@ from vqaudit.backends.base import Backend, BackendCallError, Completion, ModelOp
 from vqaudit.backends.registry import backend_kind, load_backend
 from vqaudit.backends.runner import WORKERS_PER_SLOT
 from vqaudit.errors import VqauditError
-from vqaudit.executors import Executor, RayExecutor, ray_session, start_ray
+from vqaudit.executors import Executor, RayExecutor
+from vqaudit.ray_session import ray_session, start_ray
 from vqaudit.store import ReplicaLoss
 
 REPLICA_REPLACEMENTS = 2
