@@ -14,29 +14,14 @@ kappa is None when ``p_e == 1`` (both raters gave one verdict throughout).
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_file
+from vqaudit.labels import VIEW_LABELS, read_label_file
 from vqaudit.schema import Outcome
-
-TRUE_WORDS = ("correct", "right", "true", "yes", "1")
-FALSE_WORDS = ("incorrect", "wrong", "false", "no", "0")
-
-
-def _verdict(path: Path, row: int, value: object) -> bool:
-    text = str(value).strip().lower()
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS:
-        return False
-    raise VqauditError(
-        f"{path}: row {row}, field 'label': expected correct/incorrect (or true/false, yes/no, 1/0), got {value!r}"
-    )
 
 
 def read_view_labels(path: Path) -> dict[str, bool]:
@@ -44,7 +29,8 @@ def read_view_labels(path: Path) -> dict[str, bool]:
 
     ``label`` is ``correct`` / ``incorrect`` (also ``right``/``wrong``, ``true``/``false``, ``yes``/``no``,
     ``1``/``0``, any case): whether the model's reply to that view is right. Rows are 1-based lines (a CSV's
-    header is row 1).
+    header is row 1). The one label reader: :func:`vqaudit.labels.read_label_file` with
+    :data:`vqaudit.labels.VIEW_LABELS`.
 
     Returns:
         ``{view_id: True (right) | False (wrong)}``.
@@ -53,45 +39,7 @@ def read_view_labels(path: Path) -> dict[str, bool]:
         VqauditError: a missing, empty or non-UTF-8 file, a row that is not an object, a missing field, an
             unreadable label, or a view labelled twice; the message names the file, row and field.
     """
-    if not path.is_file():
-        raise VqauditError(f"{path}: labels file not found")
-    records: list[tuple[int, Mapping[str, object]]] = []
-    try:
-        if path.suffix.lower() == ".jsonl":
-            for row, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
-                if not isinstance(rec, dict):
-                    raise VqauditError(f"{path}: row {row}: expected a JSON object")
-                records.append((row, rec))
-        else:
-            with path.open(encoding="utf-8-sig", newline="") as handle:
-                delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-                records = list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
-    except UnicodeDecodeError as exc:
-        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except csv.Error as exc:
-        raise VqauditError(f"{path}: not valid CSV/TSV: {exc}") from None
-    out: dict[str, bool] = {}
-    first: dict[str, int] = {}
-    for row, rec in records:
-        for field in ("view_id", "label"):
-            if rec.get(field) in (None, ""):
-                raise VqauditError(f"{path}: row {row}, field '{field}': missing")
-        view_id = str(rec["view_id"])
-        if view_id in first:
-            raise VqauditError(
-                f"{path}: row {row}, field 'view_id': {view_id!r} is labelled twice (first at row {first[view_id]})"
-            )
-        first[view_id] = row
-        out[view_id] = _verdict(path, row, rec["label"])
-    if not out:
-        raise VqauditError(f"{path}: no labels in the file")
-    return out
+    return read_label_file(path, VIEW_LABELS)
 
 
 def kappa_from_counts(tp: int, fp: int, fn: int, tn: int) -> float | None:

@@ -19,11 +19,9 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from vqaudit.backends import Backend, GenerationParams, ModelOptions, ResponseCa
 from vqaudit.backends import load_backend as _load_backend
 from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
+from vqaudit.labels import QUESTION_LABELS, read_label_file
 from vqaudit.parsing.answerability import extract_json_object, fenced_blocks
 from vqaudit.parsing.choice import extract_yes_no
 from vqaudit.parsing.reasoning import AUTO, split_reasoning
@@ -318,63 +317,15 @@ def agreement_from_counts(tp: int, fp: int, fn: int, tn: int) -> BinaryAgreement
     return BinaryAgreement(n, tp, fp, fn, tn, precision, recall, p_o, kappa)
 
 
-def _truth(path: Path, row: int, value: object) -> bool:
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "y", "acceptable", "correct"):
-        return True
-    if text in ("0", "false", "no", "n", "unacceptable", "incorrect"):
-        return False
-    raise VqauditError(f"{path}: row {row}, field 'label': expected yes/no, true/false or 1/0, got {value!r}")
-
-
 def read_labels(path: Path) -> dict[str, bool]:
     """Read human labels: JSONL or CSV/TSV rows with ``question_id`` (or ``qid``) and ``label``.
+
+    ``label``: ``yes``/``no``, ``true``/``false``, ``1``/``0`` (also ``y``/``n``, ``acceptable``/``unacceptable``,
+    ``correct``/``incorrect``, any case): whether the model's answer is semantically acceptable. The one label
+    reader: :func:`vqaudit.labels.read_label_file` with :data:`vqaudit.labels.QUESTION_LABELS`.
 
     Raises:
         VqauditError: a missing or non-UTF-8 file, a missing field, an unreadable value, or a question labelled
             twice (naming the file, row and field).
     """
-    if not path.is_file():
-        raise VqauditError(f"{path}: labels file not found")
-    try:
-        return _read_labels(path)
-    except UnicodeDecodeError as exc:
-        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except csv.Error as exc:
-        raise VqauditError(f"{path}: not valid CSV/TSV: {exc}") from None
-
-
-def _read_labels(path: Path) -> dict[str, bool]:
-    records: list[tuple[int, Mapping[str, object]]] = []
-    if path.suffix.lower() == ".jsonl":
-        for row, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VqauditError(f"{path}: row {row}: not valid JSON: {exc.msg}") from None
-                if not isinstance(rec, dict):
-                    raise VqauditError(f"{path}: row {row}: expected a JSON object")
-                records.append((row, rec))
-    else:
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            records = list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
-    out: dict[str, bool] = {}
-    first_row: dict[str, int] = {}
-    for row, rec in records:
-        qid = rec.get("question_id", rec.get("qid"))
-        if qid is None:
-            raise VqauditError(f"{path}: row {row}, field 'question_id': missing")
-        if "label" not in rec:
-            raise VqauditError(f"{path}: row {row}, field 'label': missing")
-        key = str(qid)
-        if key in first_row:
-            raise VqauditError(
-                f"{path}: row {row}, field 'question_id': {key!r} is labelled twice (first at row {first_row[key]})"
-            )
-        first_row[key] = row
-        out[key] = _truth(path, row, rec["label"])
-    if not out:
-        raise VqauditError(f"{path}: no labels in the file")
-    return out
+    return read_label_file(path, QUESTION_LABELS)
