@@ -103,7 +103,12 @@ def test_judge_validation_and_second_judge(tmp_path: Path) -> None:
     )
     assert result.judge is not None
     # judge: 1 yes, 3 yes, 4 no; human: 1 yes, 3 no, 4 no -> tp 1, fp 1, tn 1: precision 0.5, recall 1.0.
-    assert result.judge.validation == {
+    validation = dict(result.judge.validation or {})
+    # Wilson 95% interval of 1/2 (z = 1.95996): centre 0.5, half-width z * sqrt(1/8 + z^2/16) / (1 + z^2/2) = 0.4055.
+    assert validation.pop("precision_ci") == [pytest.approx(0.0945, abs=1e-4), pytest.approx(0.9055, abs=1e-4)]
+    assert validation.pop("precision_ci_method") == "wilson"
+    assert set(validation.pop("by_bucket")) == {"scalar", "readout", "identifier", "multi-span", "other-open"}
+    assert validation == {
         "n": 3,
         "precision": 0.5,
         "recall": 1.0,

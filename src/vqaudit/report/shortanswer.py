@@ -27,6 +27,7 @@ from typing import Any
 
 from vqaudit.files import atomic_write_set, json_ready
 from vqaudit.markdown import table
+from vqaudit.report.judge_validation import validation_lines
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
 from vqaudit.shortanswer.records import AuditRow
@@ -146,11 +147,7 @@ def render_markdown(result: AuditResult) -> str:
             + ", ".join(f"{b} {_f(v, 1)}" for b, v in jd.fn_rate_by_bucket.items())
         )
         if jd.validation is not None:
-            v = jd.validation
-            lines.append(
-                f"- Validation vs human labels (n={int(v['n'])}): precision {_f(100 * v['precision'], 1)}%, "
-                f"recall {_f(100 * v['recall'], 1)}%, Cohen's kappa {_f(v['kappa'], 3)}."
-            )
+            lines += validation_lines(jd.validation)
         if jd.second is not None:
             s = jd.second
             lines.append(

@@ -68,6 +68,7 @@ from vqaudit.shortanswer.join import (
     split_predictions,
 )
 from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
+from vqaudit.shortanswer.judge_validation import validate_judge
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 
@@ -84,7 +85,7 @@ class JudgeAudit:
     delta: tuple[float, float, float]
     fn_rate_by_bucket: dict[str, float]
     accepted_by_bucket: dict[str, int]
-    validation: dict[str, float] | None = None
+    validation: dict[str, Any] | None = None  # judge_validation.validate_judge
     second: dict[str, Any] | None = None
 
 
@@ -196,22 +197,8 @@ def _judge_layer(
         fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan  # none decided: n/a, not 0%
     validation = None
     if labels is not None:
-        human = read_labels(labels)
-        pairs = [(verdicts[q], human[q]) for q in verdicts if q in human and verdicts[q] is not None]
-        if not pairs:
-            raise VqauditError(f"{labels}: no labelled question is in the judged error pool")
-        stats = binary_agreement([bool(a) for a, _ in pairs], [b for _, b in pairs])
-        validation = {
-            "n": stats.n,
-            "precision": stats.precision,
-            "recall": stats.recall,
-            "kappa": stats.kappa,
-            "agreement": stats.agreement,
-            "tp": stats.tp,
-            "fp": stats.fp,
-            "fn": stats.fn,
-            "tn": stats.tn,
-        }
+        pool_buckets = {r.qid: c.bucket for r, c, s in zip(rows, contracts, official, strict=True) if s < 1.0}
+        validation = validate_judge(verdicts, read_labels(labels), pool_buckets, labels)
     second_info = None
     if second is not None:
         other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)

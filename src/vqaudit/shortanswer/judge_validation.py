@@ -1,0 +1,109 @@
+"""The judge's validation against human labels (seed 002 §3.3, Table 2 upper block, App. F).
+
+Over the labelled questions of the judged error pool with a decided verdict, the judge's "acceptable" verdicts
+are compared with the human labels (the reference): ``tp`` both accept, ``fp`` the judge accepts what the human
+rejects, ``fn`` the reverse, ``tn`` both reject. From the counts (:func:`vqaudit.shortanswer.judge.
+agreement_from_counts`): precision ``tp / (tp + fp)``, recall ``tp / (tp + fn)``, agreement and Cohen's kappa
+(Table 2: 97.6%, 95.5%, 0.917 on 570 items).
+
+Table 2 also gives the precision's 95% interval (95.3-98.8) and the precision per contract bucket (other-open
+95.1%, scalar 97.6%, readout 100%, identifier 100%, multi-span 97.1%; §3.3 "Judge precision remains high in
+every bucket"). The interval is the Wilson score interval over the ``tp + fp`` items the judge accepted
+(:func:`vqaudit.metrics.proportion.wilson_interval`, where the choice is backed out from the paper's numbers);
+each bucket's precision, with its own interval, is over the accepted items of that bucket, the bucket being the
+row's contract (:mod:`vqaudit.scoring.contracts`). A bucket where the judge accepted no labelled item has no
+precision (NaN, null in JSON).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vqaudit.errors import VqauditError
+from vqaudit.metrics.proportion import wilson_interval
+from vqaudit.scoring.contracts import BUCKETS
+from vqaudit.shortanswer.judge import agreement_from_counts
+
+CONFIDENCE = 0.95
+"""Coverage of the precision intervals (Table 2 "Precision 95% CI")."""
+
+INTERVAL_METHOD = "wilson"
+"""The interval recorded beside the precision (``precision_ci_method`` in ``report.json``)."""
+
+
+def precision_interval(tp: int, fp: int) -> tuple[float, float]:
+    """The 95% Wilson interval of the precision ``tp / (tp + fp)`` (fractions); ``(nan, nan)`` if none accepted."""
+    return wilson_interval(tp, tp + fp, CONFIDENCE)
+
+
+def _counts(pairs: list[tuple[bool, bool]]) -> tuple[int, int, int, int]:
+    tp = sum(1 for j, h in pairs if j and h)
+    fp = sum(1 for j, h in pairs if j and not h)
+    fn = sum(1 for j, h in pairs if not j and h)
+    return tp, fp, fn, len(pairs) - tp - fp - fn
+
+
+def bucket_precision(tp: int, fp: int, fn: int, tn: int) -> dict[str, Any]:
+    """One bucket's block: its counts, ``n`` (labelled items), ``accepted`` (``tp + fp``), precision and interval.
+
+    Precision and interval are fractions in [0, 1], NaN when the judge accepted none of the bucket's items.
+    """
+    low, high = precision_interval(tp, fp)
+    return {
+        "n": tp + fp + fn + tn,
+        "accepted": tp + fp,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "precision": tp / (tp + fp) if tp + fp else math.nan,
+        "precision_ci": [low, high],
+    }
+
+
+def validate_judge(
+    verdicts: Mapping[str, bool | None],
+    human: Mapping[str, bool],
+    buckets: Mapping[str, str],
+    labels_path: Path,
+) -> dict[str, Any]:
+    """Precision (with its 95% interval, overall and per bucket), recall, agreement and kappa against human labels.
+
+    Args:
+        verdicts: the judge's verdicts over the error pool, ``qid -> True | False | None`` (undecided: left out).
+        human: the human labels, ``qid -> acceptable`` (:func:`vqaudit.shortanswer.judge.read_labels`); labels
+            of questions outside the judged pool are ignored.
+        buckets: ``qid -> contract bucket`` of every judged row.
+        labels_path: the labels file, named in the error.
+
+    Returns:
+        JSON-ready: ``n``, ``tp``/``fp``/``fn``/``tn``, ``precision``, ``recall``, ``agreement``, ``kappa``
+        (fractions; NaN when undefined), ``precision_ci`` ``[low, high]`` (fractions), ``precision_ci_method``
+        (``"wilson"``) and ``by_bucket``: every bucket of :data:`~vqaudit.scoring.contracts.BUCKETS` ->
+        :func:`bucket_precision`'s block.
+
+    Raises:
+        VqauditError: no labelled question has a decided verdict (naming the labels file).
+    """
+    pairs = {q: (bool(v), human[q]) for q, v in verdicts.items() if q in human and v is not None}
+    if not pairs:
+        raise VqauditError(f"{labels_path}: no labelled question is in the judged error pool")
+    stats = agreement_from_counts(*_counts(list(pairs.values())))
+    low, high = precision_interval(stats.tp, stats.fp)
+    return {
+        "n": stats.n,
+        "precision": stats.precision,
+        "recall": stats.recall,
+        "kappa": stats.kappa,
+        "agreement": stats.agreement,
+        "tp": stats.tp,
+        "fp": stats.fp,
+        "fn": stats.fn,
+        "tn": stats.tn,
+        "precision_ci": [low, high],
+        "precision_ci_method": INTERVAL_METHOD,
+        "by_bucket": {b: bucket_precision(*_counts([p for q, p in pairs.items() if buckets[q] == b])) for b in BUCKETS},
+    }
