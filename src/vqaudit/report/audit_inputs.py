@@ -73,6 +73,8 @@ class JudgeStats:
     validation_counts: tuple[int, int, int, int] | None = None  # (tp, fp, fn, tn) against the human labels
     undecided: int = 0  # undecided verdicts: no verdict, so outside the judge score and the acceptance share
     delta: float | None = None  # judge - official over the rows with a verdict (points), when recorded
+    # per contract bucket: (tp, fp, fn, tn) against the human labels; None when not recorded (older report.json)
+    validation_by_bucket: dict[str, tuple[int, int, int, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +233,21 @@ def _judge(r: _Reader) -> JudgeStats | None:
         r.confusion("judge.validation"),
         _optional_count(r, "judge.undecided"),
         _delta_point(r),
+        _validation_by_bucket(r),
     )
+
+
+def _validation_by_bucket(r: _Reader) -> dict[str, tuple[int, int, int, int]] | None:
+    """Per-bucket confusion counts of the human-label validation; None when absent (written before they were)."""
+    if r.get("judge.validation", optional=True) is None or r.get("judge.validation.by_bucket", optional=True) is None:
+        return None
+    out = {}
+    for b in BUCKETS:
+        counts = r.confusion(f"judge.validation.by_bucket.{b}")
+        if counts is None:
+            return None
+        out[b] = counts
+    return out
 
 
 def _optional_count(r: _Reader, dotted: str) -> int:

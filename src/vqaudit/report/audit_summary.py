@@ -23,7 +23,9 @@ combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions.
 - **Table 2** cross-judge line: Pearson r between the two judges' per-benchmark false-negative rates (each
   pooled over the benchmark's audits that ran ``--second-judge``; at least 3 benchmarks), the pooled agreement
   (weighted by the items both judged), Cohen's kappa from the summed confusion counts, and each judge's pooled
-  acceptance rate; the human-label block (precision, recall, kappa) likewise from summed confusion counts.
+  acceptance rate; the human-label block (precision, recall, kappa) likewise from summed confusion counts, the
+  precision's 95% Wilson interval from the pooled counts, and the precision per contract bucket from the summed
+  per-bucket counts (:mod:`vqaudit.shortanswer.judge_validation`).
 - **Table 6** (with ``--perturb``): mean benign flip rate (mean official delta) per benchmark and model; the
   family block is the plain mean over runs, as the paper averages over models and datasets. Every delta read
   here (Tables 4 and 6) is the run's paired one: each variant against Base over the questions both answered
@@ -43,6 +45,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.judge import agreement_from_counts
+from vqaudit.shortanswer.judge_validation import pooled_precision
 
 OVERALL = "Overall"
 
@@ -65,7 +68,9 @@ class AuditSummary:
             judge_fn, judge_fn_recovered, judge_fn_recovery_pct}.
         table2: the cross-judge line: {audits, judges: [[first spec, second spec], ...], benchmarks:
             {b: [fn1, fn2]}, pearson_r, reason (why r is n/a, else None), agreement_pct, first_fn_pct,
-            second_fn_pct}.
+            second_fn_pct}; and ``validation``, the human-label block: {audits, n, precision_pct, recall_pct,
+            kappa, precision_ci_pct [low, high], by_bucket: {bucket: {n, accepted, tp, fp, fn, tn, precision_pct,
+            precision_ci_pct}}} (by_bucket empty when some audit did not record per-bucket counts).
         table6: benchmark -> model -> {flip_rate_pct, official_delta_pp}.
         table6_family: family A/B -> {official_delta_pp, true_delta_pp, runs (runs with that family)}.
         notes: what was skipped and why.
@@ -297,8 +302,8 @@ def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
     return out
 
 
-def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, float]:
-    """Table 2's human-label block, pooled over the validated audits by summing their confusion counts."""
+def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
+    """Table 2's human-label block, pooled over the validated audits by summing confusion counts (also per bucket)."""
     judged = [a.judge for a in audits if a.judge is not None and a.judge.validated]
     out = {
         "audits": float(len(judged)),
@@ -306,6 +311,8 @@ def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, flo
         "precision_pct": math.nan,
         "recall_pct": math.nan,
         "kappa": math.nan,
+        "precision_ci_pct": [math.nan, math.nan],
+        "by_bucket": {},
     }
     if not judged:
         return out
@@ -323,6 +330,7 @@ def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, flo
         "precision_pct": 100.0 * pooled.precision,
         "recall_pct": 100.0 * pooled.recall,
         "kappa": pooled.kappa,
+        **pooled_precision(pooled.tp, pooled.fp, [j.validation_by_bucket for j in judged], notes),
     }
 
 

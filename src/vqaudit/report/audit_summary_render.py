@@ -143,6 +143,34 @@ def _table7(s: AuditSummary) -> list[str]:
     ]
 
 
+_T2_BUCKETS = ("other-open", "scalar", "readout", "identifier", "multi-span")  # Table 2's row order
+
+
+def _validation_table(v: dict[str, Any]) -> list[str]:
+    """Table 2's upper block: precision with its 95% Wilson interval, then the precision per bucket."""
+    if "precision_ci_pct" not in v or math.isnan(v["n"]):  # not pooled: the notes say why
+        return []
+    low, high = v["precision_ci_pct"]
+    rows = [
+        ["Precision", f"{_num(v['precision_pct'])}%"],
+        ["Recall", f"{_num(v['recall_pct'])}%"],
+        ["Cohen's κ", _num(v["kappa"], 3)],
+        ["Precision 95% CI (Wilson)", f"{_num(low)}–{_num(high)}"],
+    ]
+    for b in _T2_BUCKETS:
+        block = v["by_bucket"].get(b)
+        if block is not None:
+            b_low, b_high = block["precision_ci_pct"]
+            value = (
+                f"{_num(block['precision_pct'])}% ({block['tp']}/{block['accepted']} accepted; 95% CI "
+                f"{_num(b_low)}–{_num(b_high)}"
+                if block["accepted"]
+                else "n/a (no item accepted"
+            )
+            rows.append([f"{b.capitalize()} precision", f"{value}; n={block['n']} labelled)"])
+    return [*table(["Judge validation (pooled)", "value"], rows), ""]
+
+
 def _table2(s: AuditSummary) -> list[str]:
     t = s.table2
     lines = ["## Judge validation and cross-judge robustness (Table 2 lines)", ""]
@@ -154,6 +182,7 @@ def _table2(s: AuditSummary) -> list[str]:
             f"precision {_num(v['precision_pct'])}%, recall {_num(v['recall_pct'])}%, "
             f"Cohen's kappa {_num(v['kappa'], 3)}",
             "",
+            *_validation_table(v),
         ]
     if not t["audits"]:
         return [*lines, f"Cross-judge: n/a: {t['reason']}.", ""]

@@ -18,7 +18,7 @@ precision (NaN, null in JSON).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +107,37 @@ def validate_judge(
         "precision_ci_method": INTERVAL_METHOD,
         "by_bucket": {b: bucket_precision(*_counts([p for q, p in pairs.items() if buckets[q] == b])) for b in BUCKETS},
     }
+
+
+def pooled_precision(
+    tp: int, fp: int, by_bucket: Sequence[Mapping[str, tuple[int, int, int, int]] | None], notes: list[str]
+) -> dict[str, Any]:
+    """Pooled precision interval and per-bucket precision over several validated audits (``vqaudit audit-summary``).
+
+    Args:
+        tp: pooled judge-and-human acceptances (the audits' ``tp`` summed).
+        fp: pooled judge acceptances the humans rejected.
+        by_bucket: each audit's per-bucket ``(tp, fp, fn, tn)``, or None for an audit that did not record them
+            (a ``report.json`` written before they were).
+        notes: where the reason per-bucket precision is not pooled is appended.
+
+    Returns:
+        ``precision_ci_pct`` ``[low, high]`` (percent) and ``by_bucket``: bucket -> ``n``, ``accepted``, the four
+        counts summed over the audits, ``precision_pct`` and ``precision_ci_pct`` (percent; NaN when the judge
+        accepted none of the bucket's items); ``by_bucket`` is empty when some audit has no per-bucket counts.
+    """
+    low, high = precision_interval(tp, fp)
+    out: dict[str, Any] = {"precision_ci_pct": [100.0 * low, 100.0 * high], "by_bucket": {}}
+    if any(counts is None for counts in by_bucket):
+        notes.append(
+            "Table 2 per-bucket judge precision is not pooled: some report.json has no per-bucket validation "
+            "counts (written by an older vqaudit); rerun its audit with --labels"
+        )
+        return out
+    for b in BUCKETS:
+        summed = [sum(counts[b][k] for counts in by_bucket if counts is not None) for k in range(4)]
+        block = bucket_precision(*summed)
+        block["precision_pct"] = 100.0 * block.pop("precision")
+        block["precision_ci_pct"] = [100.0 * x for x in block.pop("precision_ci")]
+        out["by_bucket"][b] = block
+    return out
