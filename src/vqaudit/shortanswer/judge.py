@@ -13,7 +13,8 @@
   first calls all fail (:data:`vqaudit.backends.judge.EARLY_STOP_CALLS`), the audit stops: the judge is
   unreachable.
 - Validation against human labels: precision, recall and Cohen's kappa of the judge's "acceptable" verdicts,
-  with the human label as reference (Table 2: 97.6% / 95.5% / 0.917); agreement and kappa between two judges
+  with the human label as reference (Table 2: 97.6% / 95.5% / 0.917; the precision's interval and the precision
+  per bucket: :mod:`vqaudit.shortanswer.judge_validation`); agreement and kappa between two judges
   (Table 2: 89.5%, 0.760).
 """
 
