@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from shortanswer.helpers import run_cli
+from vqaudit.errors import VqauditError
+from vqaudit.report.audit_inputs import read_audit
+from vqaudit.report.audit_summary import summarize_audits
+from vqaudit.report.audit_summary_render import render_summary_markdown
 from vqaudit.shortanswer.benchmarks import load_gold
 from vqaudit.shortanswer.raw_split import NO_GOLD, NO_OCR, NO_TYPES, ocr_extractable, raw_split, raw_split_lines
 
@@ -140,3 +144,23 @@ def test_audit_report_carries_the_split(tmp_path: Path, monkeypatch: pytest.Monk
     assert (
         "### Raw split (appendix A)" in md and "- OCR-extractable: 4 of 7 questions (57.1%), not extractable: 3" in md
     )
+
+
+def test_audit_summary_shows_the_split_per_benchmark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gold = _textvqa_gold(tmp_path / "TextVQA_0.5.1_val.json")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"question_id": q, "text": "dakota"}) + "\n" for q, *_ in TEXTVQA))
+    folders = [tmp_path / "a1", tmp_path / "a2"]
+    for name, out in zip(("m1", "m2"), folders, strict=True):
+        args = ("audit", str(preds), "--benchmark", "textvqa", "--gold", str(gold), "--out", str(out))
+        assert run_cli(monkeypatch, *args, "--model-name", name) == 0
+    s = summarize_audits([read_audit(f) for f in folders])
+    assert s.raw_split["textvqa"] is not None and s.raw_split["textvqa"]["ocr"]["extractable"] == 4
+    md = render_summary_markdown(s)
+    section = md.split("## Raw split of the gold metadata (appendix A)")[1]
+    assert section.startswith("\n\ntextvqa, 7 gold questions:\n\n- OCR-extractable: 4 of 7 questions (57.1%)")
+    report = json.loads((folders[1] / "report.json").read_text())
+    report["raw_split"]["ocr"]["extractable"] = -1
+    (folders[1] / "report.json").write_text(json.dumps(report))
+    with pytest.raises(VqauditError, match=r"field 'raw_split.ocr.extractable': expected a count"):
+        read_audit(folders[1])
