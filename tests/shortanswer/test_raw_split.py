@@ -59,16 +59,17 @@ def test_textvqa_shaped_gold_counts_by_hand(tmp_path: Path) -> None:
 
 
 def test_infographicvqa_shaped_gold_counts_each_question_under_its_first_type(tmp_path: Path) -> None:
-    # The InfographicVQA annotation layout: questionId, question, answers, answer_type (a list per question).
+    # The InfographicVQA annotation layout: questionId, question, answers, answer_type (a list per question), with
+    # the labels of the official evaluation script (image span, question span, multiple spans, non span).
     types = [
-        ["single span"],
-        ["single span"],
-        ["single span"],
+        ["image span"],
+        ["image span"],
+        ["image span"],
         ["multiple spans"],
         ["question span"],
-        ["non-extractive"],
-        ["non-extractive"],
-        ["single span", "non-extractive"],  # two types: first listed counts; both in ``listed``
+        ["non span"],
+        ["non span"],
+        ["image span", "non span"],  # two types: the first listed counts in ``first``; both in ``listed``
     ]
     data = [
         {"questionId": i, "question": f"q{i}", "answers": ["a"], "answer_type": t, "image_local_name": f"{i}.jpeg"}
@@ -78,19 +79,14 @@ def test_infographicvqa_shaped_gold_counts_each_question_under_its_first_type(tm
     path.write_text(json.dumps({"dataset_name": "infographicsVQA", "data": data}))
     split = raw_split(load_gold(path, "infovqa"))
     assert split.answer_types is not None and split.ocr is None and split.ocr_reason == NO_OCR
-    # By hand: first types single 4 (1, 2, 3, 8), multiple 1, question 1, non-extractive 2 (sum 8 = questions);
-    # listed: non-extractive 3 (6, 7, 8); one question lists two types.
-    assert split.answer_types["first"] == {
-        "single span": 4,
-        "multiple spans": 1,
-        "question span": 1,
-        "non-extractive": 2,
-    }
-    assert split.answer_types["listed"]["non-extractive"] == 3 and split.answer_types["listed"]["single span"] == 4
+    # By hand: first types image span 4 (1, 2, 3, 8), multiple 1, question 1, non span 2 (sum 8 = questions);
+    # listed: non span 3 (6, 7, 8); one question lists two types.
+    assert split.answer_types["first"] == {"image span": 4, "multiple spans": 1, "question span": 1, "non span": 2}
+    assert split.answer_types["listed"]["non span"] == 3 and split.answer_types["listed"]["image span"] == 4
     assert split.answer_types["several"] == 1 and split.answer_types["questions_with_type"] == 8
     lines = raw_split_lines(dataclasses.asdict(split))
     assert lines[0] == f"- OCR-extractable: {NO_OCR}"
-    assert "single span 4, multiple spans 1, question span 1, non-extractive 2; 1 questions list" in lines[1]
+    assert "image span 4, multiple spans 1, question span 1, non span 2; 1 questions list" in lines[1]
 
 
 def test_no_metadata_says_not_available_rather_than_zero(tmp_path: Path) -> None:

@@ -31,11 +31,14 @@ has no OCR token is not extractable. The contract classifier's OCR rule
 (:mod:`vqaudit.scoring.contracts`, ``readout:ocr-token``) tests the *representative* gold only, after the scalar
 and identifier rules: it anchors a bucket, this counts the metadata.
 
-**Answer types** (InfographicVQA ``answer_type``, a list per question: ``single span``, ``multiple spans``,
-``question span``, ``non-extractive``; the loaders keep it as the labels joined with ``|``): each question is
-counted once, under the first type it lists (``first``: the counts sum to the questions with a type, as the
-paper's 1,968 + 180 + 100 + 553 = 2,801 sum to the val set), and every listed type is counted too (``listed``),
-with the number of questions listing several (``several``). Labels are kept as the file spells them.
+**Answer types** (InfographicVQA ``answer_type``, a list per question; the loaders keep it as the labels joined
+with ``|``). The official InfographicVQA evaluation script (the RRC ``evaluate_method``, copied in
+QwenLM/Qwen-VL ``eval_mm/infographicsvqa_eval.py``) reads the labels ``image span``, ``question span``,
+``multiple spans`` and ``non span`` (printed as Image-Span, Question-Span, Multi-Span, None span): the paper's
+single-span, question span, multi-span and non-extractive. Each question is counted once, under the first type it
+lists (``first``: the counts sum to the questions with a type, as the paper's 1,968 + 180 + 100 + 553 = 2,801
+sum to the val set), and under every type it lists (``listed``, as the official script counts its per-type
+scores), with the number of questions listing several (``several``). Labels are kept as the file spells them.
 
 A gold file with neither field gives the reason instead of zeros (:data:`NO_OCR`, :data:`NO_TYPES`).
 """
@@ -60,9 +63,17 @@ NO_OCR = "not available (the gold file has no OCR tokens)"
 NO_TYPES = "not available (the gold file has no answer types)"
 NO_GOLD = "not available (no gold file: the gold embedded in the predictions has no OCR tokens or answer types)"
 
-INFOVQA_TYPES: tuple[str, ...] = ("single span", "multiple spans", "question span", "non-extractive")
-"""InfographicVQA's answer types in the order appendix A lists them (the file's spelling: "multiple spans" is the
-paper's "multi-span"); other labels follow in first-seen order."""
+INFOVQA_TYPES: tuple[str, ...] = (
+    "image span",
+    "single span",
+    "multiple spans",
+    "multi-span",
+    "question span",
+    "non span",
+    "non-extractive",
+)
+"""InfographicVQA's answer types in the order appendix A lists them, each in the official script's spelling and
+the paper's (module docstring); other labels follow in first-seen order."""
 
 
 @dataclass(frozen=True)
