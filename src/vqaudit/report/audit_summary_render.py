@@ -2,7 +2,8 @@
 
 The Markdown follows the paper's table layouts (Table 3: rows benchmark x {Official, Judge, Delta, Acc. Err.},
 columns models; Table 5 counts; Table 4 bucket profile; Table 7 repair blocks; Table 2 cross-judge line; Table 6
-when perturbation runs are given) and ends with the notes. The JSON holds the same values unrounded, NaN as null.
+when perturbation runs are given; appendix A's raw split per benchmark; appendix B's eta squared per grouping,
+:mod:`vqaudit.report.audit_appendix`) and ends with the notes. The JSON holds the same values unrounded, NaN as null.
 """
 
 from __future__ import annotations
