@@ -10,7 +10,7 @@ answered by the model or not), one pass over its items holding a few counters.
 normalized with the official VQA normalization (:func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process`),
 equals one normalized OCR token of the image or a run of consecutive normalized tokens joined by single spaces.
 Appendix A says the questions "have OCR-extractable gold answers": a property of the question's gold answers,
-any of which the VQA metric accepts. Measured on the bundled TextVQA val gold (the 5,000 val questions of
+any of which the VQA metric credits. Measured on the bundled TextVQA val gold (the 5,000 val questions of
 TextVQA 0.5.1, question ids 34602-39601, with the Rosetta OCR tokens LLaVA put in its prompts), the candidate
 readings give (paper: 2,670):
 
