@@ -93,3 +93,28 @@ def test_report_command_takes_an_audit_folder_alone(tmp_path: Path, monkeypatch:
     folder = audit_folder(tmp_path)
     assert run_cli(monkeypatch, "report", str(folder), "--out", str(tmp_path / "r")) == 0
     assert (tmp_path / "r" / "index.html").is_file() and not (tmp_path / "r" / "report.md").exists()
+
+
+def test_index_shows_the_raw_split(tmp_path: Path) -> None:
+    """Appendix A from report.json's ``raw_split``; a report without it says it was not recorded."""
+    folder = audit_folder(tmp_path)
+    html = write_html_report([folder], tmp_path / "old", n_draws=0).read_text()
+    assert "<li>not recorded (report.json written by an older vqaudit" in html
+    report = json.loads((folder / "report.json").read_text())
+    report["raw_split"] = {
+        "questions": 7,
+        "ocr": {
+            "questions_with_tokens": 6,
+            "extractable": 4,
+            "not_extractable": 3,
+            "definition": "some gold answer is an OCR token or run",
+        },
+        "answer_types": None,
+        "ocr_reason": None,
+        "answer_types_reason": "not available (the gold file has no answer types)",
+    }
+    (folder / "report.json").write_text(json.dumps(report))
+    html = write_html_report([folder], tmp_path / "new", n_draws=0).read_text()
+    raw = html.split('<ul class="raw-split">')[1].split("</ul>")[0]
+    assert "<li>OCR-extractable: 4 of 7 questions (57.1%), not extractable: 3 (6 questions have OCR tokens)." in raw
+    assert "<li>Answer types: not available (the gold file has no answer types)</li>" in raw

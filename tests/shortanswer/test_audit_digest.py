@@ -28,7 +28,10 @@ delete a word (111 DocVQA, 44 TextVQA, 7 ChartQA overlay lists changed; the one 
 qid 1283, came from such a form and is gone). Official fields unchanged. Re-recorded when the labels were added:
 every row gained ``canonical_gain_kind`` and ``canonical_lost_cause`` (the labels the report counts) and the
 report's ``canonical_kinds`` the key ``unicode-nfkc`` (0 on all three); every other report value and row field,
-scores included, is unchanged (checked field by field against the previous files).
+scores included, is unchanged (checked field by field against the previous files). Re-recorded when the report
+gained ``raw_split`` (appendix A, the gold file's metadata: TextVQA 2,661 of 5,000 OCR-extractable; ChartQA and
+DocVQA read the gold embedded in the predictions, so "not available"); nothing else changed (the diff adds only
+that key).
 """
 
 from __future__ import annotations

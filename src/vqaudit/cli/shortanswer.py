@@ -604,8 +604,9 @@ def audit_summary_cmd(
     """Combine audits of several models and benchmarks into the seed 002 tables (Tables 2-7 layouts).
 
     Writes summary.md (Table 3 official vs judge, Table 5 contract counts, Table 4 bucket profile, Table 7
-    repair, Table 2 cross-judge line, Table 6 with --perturb, and notes on everything skipped) and summary.json,
-    and prints summary.md.
+    repair, Table 2 cross-judge line, Table 6 with --perturb, appendix A raw split per benchmark, appendix B eta
+    squared of judge false negatives and of benign flips by dataset, numeric/text and contract bucket, and notes
+    on everything skipped) and summary.json, and prints summary.md.
     """
     from vqaudit.report.audit_summary_render import write_audit_summary
 

@@ -91,6 +91,7 @@ class PerturbationSummary:
         benign_bucket_canonical_delta: bucket -> mean canonical delta over the benign variants (Table 4
             "Delta True").
         notes: variants without replies, with partial replies, or benign variants not run.
+        flip_cells: appendix B's counts of benign flips per cell (:func:`vqaudit.metrics.variance.benign_flip_cells`).
     """
 
     flip_rates: dict[str, float]
@@ -112,6 +113,9 @@ class PerturbationSummary:
     benign_bucket_canonical_delta: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     paired: dict[str, int] = field(default_factory=dict)
+    # appendix B: grouping ("contract", "numeric_text") -> cell -> [benign (question, variant) pairs, flips]
+    # (vqaudit.metrics.variance.benign_flip_cells); empty when not computed
+    flip_cells: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
 def _bucket_deltas(

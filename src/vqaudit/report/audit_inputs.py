@@ -92,6 +92,7 @@ class AuditInput:
     repair: tuple[RepairStats, ...]
     repair_by_bucket: dict[str, dict[str, float]]
     judge: JudgeStats | None
+    raw_split: dict[str, Any] | None = None  # appendix A (report.json ``raw_split``); None: an older report
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class PerturbInput:
     bucket_n: dict[str, int]
     benign_bucket_canonical_delta: dict[str, float]
     notes: tuple[str, ...]
+    flip_cells: dict[str, dict[str, list[int]]] | None = None  # appendix B counts; None: an older run
 
 
 class _Reader:
@@ -305,7 +307,54 @@ def read_audit(folder: Path) -> AuditInput:
         repair,
         by_bucket,
         _judge(r),
+        _raw_split(r),
     )
+
+
+def _raw_split(r: _Reader) -> dict[str, Any] | None:
+    """``raw_split`` (appendix A) with its counts checked; None when absent (an older report) or null."""
+    data = r.get("raw_split", optional=True)
+    if data is None:
+        return None
+    r.count("raw_split.questions")
+    if r.get("raw_split.ocr") is not None:
+        for key in ("questions_with_tokens", "extractable", "not_extractable"):
+            r.count(f"raw_split.ocr.{key}")
+        r.text("raw_split.ocr.definition")
+    if r.get("raw_split.answer_types") is not None:
+        r.count("raw_split.answer_types.questions_with_type")
+        r.count("raw_split.answer_types.several")
+        for part in ("first", "listed"):
+            labels = r.get(f"raw_split.answer_types.{part}")
+            if not isinstance(labels, dict):
+                raise VqauditError(f"{r.path}: field 'raw_split.answer_types.{part}': expected an object")
+            for label in labels:
+                if "." in label:
+                    raise VqauditError(f"{r.path}: field 'raw_split.answer_types.{part}': label {label!r} has a dot")
+                r.count(f"raw_split.answer_types.{part}.{label}")
+    checked: dict[str, Any] = data
+    return checked
+
+
+def _flip_cells(r: _Reader) -> dict[str, dict[str, list[int]]] | None:
+    """``summary.flip_cells`` (appendix B): grouping -> cell -> [pairs, flips]; None when absent or empty."""
+    data = r.get("summary.flip_cells", optional=True)
+    if not data:
+        return None
+    if not isinstance(data, dict):
+        raise VqauditError(f"{r.path}: field 'summary.flip_cells': expected an object")
+    out: dict[str, dict[str, list[int]]] = {}
+    for grouping, cells in data.items():
+        if not isinstance(cells, dict):
+            raise VqauditError(f"{r.path}: field 'summary.flip_cells.{grouping}': expected an object")
+        for cell, pair in cells.items():
+            where = f"summary.flip_cells.{grouping}.{cell}"
+            ok = isinstance(pair, list) and len(pair) == 2
+            ok = ok and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in pair)
+            if not ok or pair[1] > pair[0]:
+                raise VqauditError(f"{r.path}: field {where!r}: expected [pairs, flips], 0 <= flips <= pairs")
+            out.setdefault(grouping, {})[cell] = [pair[0], pair[1]]
+    return out
 
 
 def read_perturbation(folder: Path) -> PerturbInput:
@@ -337,4 +386,5 @@ def read_perturbation(folder: Path) -> PerturbInput:
         {b: r.count(f"{s}.bucket_n.{b}") for b in BUCKETS},
         {b: r.number(f"{s}.benign_bucket_canonical_delta.{b}") for b in BUCKETS},
         tuple(notes),
+        _flip_cells(r),
     )

@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vqaudit.errors import VqauditError
+from vqaudit.report.audit_appendix import appendix_b, raw_splits
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.judge import agreement_from_counts
@@ -74,6 +75,10 @@ class AuditSummary:
         table6: benchmark -> model -> {flip_rate_pct, official_delta_pp}.
         table6_family: family A/B -> {official_delta_pp, true_delta_pp, runs (runs with that family)}.
         notes: what was skipped and why.
+        raw_split: benchmark -> appendix A's raw split of its gold file (``report.json`` ``raw_split``; None
+            when the report predates it); audits of one benchmark share the gold, so the first is shown.
+        appendix_b: eta squared of judge false negatives and of benign flips per grouping
+            (:func:`vqaudit.report.audit_appendix.appendix_b`).
     """
 
     models: tuple[str, ...]
@@ -90,6 +95,8 @@ class AuditSummary:
     table6: dict[str, dict[str, dict[str, float]]]
     table6_family: dict[str, dict[str, float]]
     notes: tuple[str, ...]
+    raw_split: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # appendix A, per benchmark
+    appendix_b: dict[str, Any] = field(default_factory=dict)  # eta squared (vqaudit.report.variance)
 
 
 def _ratio(num: float, den: float, scale: float = 100.0) -> float:
@@ -401,6 +408,8 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
         notes.extend(f"perturbation run {p.model} on {p.benchmark} ({p.folder}): {n}" for n in p.notes)
     table6, family = _table6(perturbs)
     pairs = [(a.model, a.benchmark) for a in scored] + [(p.model, p.benchmark) for p in perturbs]
+    raw = raw_splits(scored, notes)
+    variance = appendix_b(scored, perturbs, notes)
     return AuditSummary(
         tuple(dict.fromkeys(m for m, _ in pairs)),
         tuple(dict.fromkeys(b for _, b in pairs)),
@@ -426,4 +435,6 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
         table6,
         family,
         tuple(notes),
+        raw_split=raw,
+        appendix_b=variance,
     )

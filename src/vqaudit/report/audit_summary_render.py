@@ -2,7 +2,8 @@
 
 The Markdown follows the paper's table layouts (Table 3: rows benchmark x {Official, Judge, Delta, Acc. Err.},
 columns models; Table 5 counts; Table 4 bucket profile; Table 7 repair blocks; Table 2 cross-judge line; Table 6
-when perturbation runs are given) and ends with the notes. The JSON holds the same values unrounded, NaN as null.
+when perturbation runs are given; appendix A's raw split per benchmark; appendix B's eta squared per grouping,
+:mod:`vqaudit.report.audit_appendix`) and ends with the notes. The JSON holds the same values unrounded, NaN as null.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text, json_ready, write_json
 from vqaudit.markdown import table
+from vqaudit.metrics.variance import GROUPINGS
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_perturbation
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
+from vqaudit.shortanswer.raw_split import raw_split_lines
 
 _BUCKET_LABELS = {
     "scalar": "Scalar",
@@ -241,8 +244,52 @@ def _table6(s: AuditSummary) -> list[str]:
     ]
 
 
+_GROUPING_LABELS = {"dataset": "dataset only", "numeric_text": "numeric / text", "contract": "contract bucket"}
+
+
+def _appendix_a(s: AuditSummary) -> list[str]:
+    if not s.raw_split:
+        return []
+    lines = ["## Raw split of the gold metadata (appendix A)", ""]
+    for bench, data in s.raw_split.items():
+        n = f", {int(data['questions']):,} gold questions" if data is not None else ""
+        lines += [f"{bench}{n}:", "", *raw_split_lines(data), ""]
+    return lines
+
+
+def _appendix_b(s: AuditSummary) -> list[str]:
+    if not s.appendix_b:
+        return []
+    rows = []
+    for key, label in (
+        ("judge_fn", "judge false negative (per official error)"),
+        ("flips", "benign flip (per question x variant)"),
+    ):
+        block = s.appendix_b[key]
+        rows.append(
+            [
+                label,
+                f"{int(block['items']):,}",
+                _num(block["rate_pct"]),
+                *(_num(block["eta_squared"][g], 3) for g in GROUPINGS),
+            ]
+        )
+    return [
+        "## Share of variance by grouping (appendix B)",
+        "",
+        *table(["outcome", "items", "rate %", *(f"η² {_GROUPING_LABELS[g]}" for g in GROUPINGS)], rows),
+        "",
+        "η² = between-group / total sum of squares of the 0/1 outcome (one-way ANOVA), cells pooled over the "
+        "audits (judge FN: official errors with a decided verdict, from each judged audit's rows.jsonl) and over "
+        "the perturbation runs (flips: benign variants A1-A5, B1-B2 against Base). Numeric / text: the most "
+        "frequent gold answer reads as a number (the canonical layer's number reader). Paper: judge FN 0.050 / "
+        "0.033 / 0.024, flips 0.012 / 0.011 / 0.018 (dataset / numeric-text / contract).",
+        "",
+    ]
+
+
 def render_summary_markdown(summary: AuditSummary) -> str:
-    """The summary as Markdown: Tables 3, 5, 4, 7, 2 and 6 (layouts of seed 002), then the notes."""
+    """The summary as Markdown: Tables 3, 5, 4, 7, 2 and 6, appendices A and B (seed 002), then the notes."""
     s = summary
     lines = [
         "# Short-answer audit summary",
@@ -251,6 +298,7 @@ def render_summary_markdown(summary: AuditSummary) -> str:
         "",
     ]
     lines += _table3(s) + _table5(s) + _table4(s) + _table7(s) + _table2(s) + _table6(s)
+    lines += _appendix_a(s) + _appendix_b(s)
     lines += ["## Notes", "", *([f"- {n}" for n in s.notes] or ["- none"])]
     return "\n".join(lines) + "\n"
 

@@ -13,8 +13,9 @@ file, so no inline script (none is written, and none can be injected) runs.
   (§E.2), E_λ with intervals and the paired difference against the first run (§E.1, Figure 5), and the
   residual-cue strata of photos (Table 9);
 - seed 001 Table 1 (Dual accuracy per variant and setting), Tables D-O (per ability) and radar charts;
-- seed 002, for audit folders (``vqaudit audit --out DIR``): the score per split, the contract mix (Table 5)
-  and the per-subtype Table 8 (:mod:`vqaudit.report.html_audit`);
+- seed 002, for audit folders (``vqaudit audit --out DIR``): the score per split, the contract mix (Table 5),
+  the raw split of the gold file's metadata (appendix A) and the per-subtype Table 8
+  (:mod:`vqaudit.report.html_audit`);
 - for reasoning models (runs where some reply held reasoning): finished replies, reasoning length, drafts
   overruled, token usage, and Jk/Bk/Ebal/EU/EM by reasoning-length quartile; runs of one model at several
   ``max_tokens`` budgets: the token-budget sweep (:mod:`vqaudit.report.reasoning`);
@@ -71,6 +72,7 @@ from vqaudit.report.reasoning import (
 )
 from vqaudit.schema import Outcome
 from vqaudit.scored_state import bootstrap_phrase, check_scored
+from vqaudit.shortanswer.raw_split import raw_split_lines
 from vqaudit.store import RunFolder, load_benchmark
 
 INSTALL_HINT = "the HTML report needs jinja2, a dependency of vqaudit: pip install jinja2 (or reinstall vqaudit)"
@@ -458,9 +460,17 @@ def _audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
                     }
                     for r in subtype_table(audit)
                 ],
+                # appendix A, the gold file's metadata: the lines of report.md without their bullets
+                "raw_split": [line.removeprefix("- ") for line in raw_split_lines(_raw_split(rep))],
             }
         )
     return sections
+
+
+def _raw_split(report: dict[str, Any]) -> dict[str, Any] | None:
+    """``report.json``'s ``raw_split`` (None: written before it existed, or not computed)."""
+    value = report.get("raw_split")
+    return value if isinstance(value, dict) else None
 
 
 def _obj(mapping: dict[str, Any], key: str) -> dict[str, Any]:

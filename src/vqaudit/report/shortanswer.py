@@ -30,6 +30,7 @@ from vqaudit.markdown import table
 from vqaudit.report.judge_validation import validation_lines
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
+from vqaudit.shortanswer.raw_split import raw_split_lines
 from vqaudit.shortanswer.records import AuditRow
 
 _METRIC_NAMES = {
@@ -122,6 +123,15 @@ def render_markdown(result: AuditResult) -> str:
         ),
         "",
     ]
+    if r.raw_split is not None:  # appendix A: the gold file's own metadata (run_audit computes it)
+        lines += [
+            "### Raw split (appendix A)",
+            "",
+            f"From the gold file's own metadata, over its {r.raw_split.questions:,} questions (answered or not):",
+            "",
+            *raw_split_lines(dataclasses.asdict(r.raw_split)),
+            "",
+        ]
     lines += ["## Semantic audit", ""]
     ra = r.ra_eval
     lines.append(f"- Official error pool (score < 1): {int(ra['errors'])} rows.")

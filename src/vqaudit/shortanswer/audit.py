@@ -69,6 +69,7 @@ from vqaudit.shortanswer.join import (
 )
 from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
 from vqaudit.shortanswer.judge_validation import validate_judge
+from vqaudit.shortanswer.raw_split import RawSplit, raw_split
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 
@@ -142,6 +143,7 @@ class AuditResult:
     # default variant's: {"harness", "variants": {variant: {split: score}}}; None when nothing differs
     harness_scores: dict[str, Any] | None = None
     answerability: UnanswerableMetrics | None = None  # benchmarks whose row has answerability, gold labelled
+    raw_split: RawSplit | None = None  # appendix A, from the gold file's metadata (run_audit); None: not computed
 
     @property
     def reasoning(self) -> ReasoningNotes | None:
@@ -603,10 +605,12 @@ def run_audit(
     name = model if model is not None else model_name_of(predictions)
     n_predictions = len(preds)
     all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
+    split = raw_split(gold_items)  # appendix A: counters over the gold file's own metadata, every question
     del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
     result = audit_rows(
         join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs, gold_where=where, **options
     )
+    result = dataclasses.replace(result, raw_split=split)
     if options.get("variant") is None:  # audited under the default variant: the harness's own numbers beside it
         others = harness_scores(result, layout)
         if others is not None:

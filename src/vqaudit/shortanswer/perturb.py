@@ -28,6 +28,7 @@ from vqaudit.files import json_ready
 from vqaudit.markdown import row as table_row
 from vqaudit.markdown import separator, table
 from vqaudit.metrics.flips import PerturbationSummary, summarize_perturbations
+from vqaudit.metrics.variance import answer_kind, benign_flip_cells
 from vqaudit.parsing.reasoning import AUTO, split_reasoning
 from vqaudit.prompts.perturbations import VARIANT_IDS, check_variants
 from vqaudit.scoring.canonical import canonical_score
@@ -233,7 +234,10 @@ def run_perturbation_audit(
         for r in rows
         if r.answers
     }
-    return summarize_perturbations(official, canonical, buckets, n_questions=len(buckets)), replies
+    summary = summarize_perturbations(official, canonical, buckets, n_questions=len(buckets))
+    kinds = {r.qid: answer_kind(r.answers) for r in rows if r.answers}  # appendix B: numeric / text
+    cells = benign_flip_cells(official, {"contract": buckets, "numeric_text": kinds})
+    return dataclasses.replace(summary, flip_cells=cells), replies
 
 
 def perturbation_json(
