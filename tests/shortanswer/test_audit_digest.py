@@ -32,6 +32,15 @@ scores included, is unchanged (checked field by field against the previous files
 gained ``raw_split`` (appendix A, the gold file's metadata: TextVQA 2,661 of 5,000 OCR-extractable; ChartQA and
 DocVQA read the gold embedded in the predictions, so "not available"); nothing else changed (the diff adds only
 that key).
+scores included, is unchanged (checked field by field against the previous files). Re-recorded when the contract
+rules were re-read against seed 002 (dates without a year or with a weekday, number words, "$ 1,000", Indian
+digit groups and "(69)" are scalar; some gold answer being an OCR span makes a TextVQA item readout; readout is
+tested before identifier and multi-span, Table 1's order): buckets moved on 189 DocVQA rows (114 other-open and
+6 identifier to scalar, 69 multi-span to readout) and 382 TextVQA rows (271 other-open, 48 identifier and 40
+multi-span to readout, 23 to scalar), ChartQA none; with them the overlays of 42 DocVQA / 61 TextVQA rows and
+the repaired scores of 4 / 5 rows (TextVQA: one new output-only break, a weekday date the scalar output repair
+cuts to its year; four reference-only gains of identifier/multi-span overlays gone), and the report's per-bucket
+figures. Official, canonical and RA-Eval fields are unchanged (checked field by field).
 """
 
 from __future__ import annotations

@@ -95,6 +95,14 @@ def test_docvqa_mplug_owl_containment_and_anls() -> None:
     # Verbose answers (~21 words): nearly every output is a sentence, and output repair recovers some rows.
     assert anls.failures.formatting["sentence"] > 0.9 * 5349
     assert anls.repair[0].recovered > 0
+    # The contract rules of seed 002 §3.2 on the 5,349 DocVQA val items (no benchmark metadata: shape and question
+    # prefix only). Seed 002 Table 5 has 1,396 / 796 / 154 / 770 / 2,233; docs/shortanswer.md ("Contract mix")
+    # says where and why they differ. Before the rules were re-read against the paper: 1,813 / 1,043 / 206 / 232 /
+    # 2,055 (dates without a year or with a weekday, number words, "$ 1,000", Indian digit groups and "(69)"
+    # moved 120 items to scalar; readout before multi-span, Table 1's order, moved 69 list golds of readout
+    # questions to readout).
+    mix = {bucket: int(v["n"]) for bucket, v in anls.contract_mix.items()}
+    assert mix == {"scalar": 1933, "readout": 1112, "identifier": 200, "multi-span": 163, "other-open": 1941}
 
 
 def test_vizwiz_has_no_gold_and_29_5_percent_abstentions() -> None:
@@ -152,12 +160,15 @@ def test_textvqa_from_llavas_raw_answer_file_joined_on_image_and_question() -> N
     )
     assert len(result.join.rows) == 5000 and not result.join.predictions_without_gold
     assert f"{result.scores['Overall']:.2f}" == "61.25"
-    # With question text and OCR tokens, the contract mix is close to seed 002 Table 5 for TextVQA
-    # (5,000 items: scalar 1,256 = 25.1%, readout 2,372 = 47.4%, identifier 49, multi-span 119, other 1,204).
-    mix = result.contract_mix
-    assert 18.0 < mix["scalar"]["share"] < 30.0
-    assert 42.0 < mix["readout"]["share"] < 55.0
-    assert mix["identifier"]["share"] < 3.0 and mix["multi-span"]["share"] < 3.0
+    # With question text and OCR tokens, the contract rules of seed 002 §3.2 (scoring/contracts.py) give these
+    # counts on the 5,000 TextVQA val items. Seed 002 Table 5 has scalar 1,256, readout 2,372, identifier 49,
+    # multi-span 119, other 1,204; docs/shortanswer.md ("Contract mix") says where and why they differ. Before the
+    # rules were re-read against the paper the counts were 1,068 / 2,487 / 71 / 65 / 1,309: dates with a weekday
+    # or without a year and number words moved 23 items to scalar; reading every gold answer against the OCR
+    # tokens (Appendix A's "OCR-extractable gold answers") and testing readout before identifier and multi-span
+    # (Table 1's order) moved 359 to readout.
+    mix = {bucket: int(v["n"]) for bucket, v in result.contract_mix.items()}
+    assert mix == {"scalar": 1091, "readout": 2834, "identifier": 23, "multi-span": 25, "other-open": 1027}
 
 
 @pytest.mark.parametrize("option", ["--judge", "--second-judge"])
