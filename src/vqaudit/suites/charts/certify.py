@@ -28,7 +28,8 @@ import z3  # type: ignore[import-untyped]
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.program_text import program_to_json
-from vqaudit.suites.charts.programs import Answer, Cell, Program, answer_text, cells_read, encode_z3, evaluate, z3_value
+from vqaudit.suites.charts.program_z3 import encode_z3, z3_value
+from vqaudit.suites.charts.programs import Answer, Cell, Program, answer_text, cells_read, evaluate
 from vqaudit.suites.charts.world import World, fraction_text
 
 Status = Literal["determined", "ambiguous"]
