@@ -54,7 +54,7 @@ from vqaudit.textsafe import hidden_characters
 MAX_GRID_POINTS = 10_000
 """Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
 MAX_SERIES = 2
-"""The renderer draws one or two series (:data:`vqaudit.suites.charts.render.COLORS`)."""
+"""The renderer draws one or two series (:data:`vqaudit.suites.charts.figure.COLORS`)."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def label_problem(text: str) -> str | None:
     the font like every other character: DejaVu Sans draws some in outline (U+1F600, U+2764), which are then
     visible labels, and lacks most (U+1F680), which are refused.
     """
-    from vqaudit.suites.charts.render import undrawable_characters
+    from vqaudit.suites.charts.figure import undrawable_characters
 
     hidden = hidden_characters(text)
     if hidden:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from vqaudit.suites.charts.render import HEIGHT, WIDTH, axes_rect
+from vqaudit.suites.charts.figure import HEIGHT, WIDTH, axes_rect
 from vqaudit.suites.charts.world import World
 
 MASK_FILL = (150, 150, 150)
