@@ -8,7 +8,7 @@ as parquet or as the TSV export the UPD repository evaluates; ``AtsuMiyai/UPD``
 - ``index``: the item's index; circular passes are further rows ``index + k * 10**6`` of the same type (the
   scorer groups ``index % 10**6``), whose options are rotations of the first pass's;
 - ``question``, ``hint``, ``A``-``E`` (empty cells end the list; only an empty cell or a parquet null is missing,
-  :func:`vqaudit.suites.upd.tsv.cell_text`, so an option "None" is kept; the option setting already holds the
+  :func:`vqaudit.suites.upd.table_files.cell_text`, so an option "None" is kept; the option setting already holds the
   extra option "None of the above" / "The image and question are irrelevant."), ``answer`` (standard: the
   correct letter; UPD: ``F`` or, in the option setting, the extra option's letter, which must be an option and
   name that extra option: seed 001 §4, the added option "is the correct one for UPD questions"),
@@ -39,7 +39,8 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.prompts.upd import EXTRA_OPTION, LETTERS
-from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, cell_text, image_problem, read_records, rotation_shift
+from vqaudit.suites.upd.table_files import cell_text, read_records
+from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, image_problem, rotation_shift
 from vqaudit.textsafe import hidden_characters
 
 RELEASE_NAME = re.compile(r"mm(aad|iasd|ivqd)_(base|option|instruction)", re.IGNORECASE)
