@@ -97,7 +97,7 @@ def label_problem(text: str) -> str | None:
 
     Refused: characters that draw nothing or reorder what follows (:func:`vqaudit.textsafe.hidden_characters`:
     zero-width spaces and joiners, bidirectional overrides, controls, a blank name), and characters the chart
-    font has no glyph for (:func:`vqaudit.suites.charts.render.undrawable_characters`): the chart would show an
+    font has no glyph for (:func:`vqaudit.suites.charts.figure.undrawable_characters`): the chart would show an
     empty box or nothing, and the view could not be certified answerable from its pixels. Emoji are decided by
     the font like every other character: DejaVu Sans draws some in outline (U+1F600, U+2764), which are then
     visible labels, and lacks most (U+1F680), which are refused.
