@@ -9,7 +9,7 @@ hand reading (``expected``): right = the reader's reading is the hand reading (a
 where the hand reading is undecided; an ambiguous reply is undecided); wrong = a decision unlike the hand reading;
 undecided = no decision where the hand reading decides; the same for the replies marked "held out" (written after
 the rules were fixed and never used to tune them). With ``--before REV`` the choice reader of git revision
-``REV`` (``src/vqaudit/parsing/choice.py`` there, which imports only the standard library) is read on the same
+``REV`` (``vqaudit.parsing.choice`` there, with the modules it imports as of ``REV``) is read on the same
 replies and printed as the first row. Then the time per reply of the extractor on the sheet and on 16 KB hostile
 replies.
 
@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
+import importlib
+import io
 import json
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -50,18 +52,29 @@ def _label(found: object) -> str | None:
 
 
 def _module_at(rev: str) -> ModuleType:
-    """``vqaudit.parsing.choice`` as of git revision ``rev``, loaded under another name beside this checkout's."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:src/vqaudit/parsing/choice.py"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout
-    path = Path(tempfile.mkdtemp()) / "choice_before.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("choice_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["choice_before"] = module  # dataclasses look their module up while the classes are made
-    spec.loader.exec_module(module)
-    return module
+    """``vqaudit.parsing.choice`` as of git revision ``rev``, with the modules it imports as of ``rev`` too.
+
+    The revision's ``src/vqaudit`` is unpacked into a temporary folder and imported from there while this
+    checkout's ``vqaudit`` modules are set aside; they are put back before returning, so everything else reads
+    this checkout's code. The returned module keeps its own globals (the revision's functions and patterns).
+    """
+    archive = subprocess.run(["git", "archive", rev, "src/vqaudit"], cwd=ROOT, check=True, capture_output=True).stdout
+    tree = Path(tempfile.mkdtemp())
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+
+    def ours() -> list[str]:
+        return [name for name in sys.modules if name == "vqaudit" or name.startswith("vqaudit.")]
+
+    saved = {name: sys.modules.pop(name) for name in ours()}
+    sys.path.insert(0, str(tree / "src"))
+    try:
+        return importlib.import_module("vqaudit.parsing.choice")
+    finally:
+        sys.path.remove(str(tree / "src"))
+        for name in ours():
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def _can_infer_label(reply: str, options: Mapping[str, str]) -> str | None:

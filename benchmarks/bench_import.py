@@ -56,7 +56,8 @@ def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:
 
 def main() -> int:
     from vqaudit.shortanswer.multichoice import run_mc_audit
-    from vqaudit.suites.charts.imported import build_imported_charts, read_chartqa
+    from vqaudit.suites.charts.chartqa import read_chartqa
+    from vqaudit.suites.charts.imported import build_imported_charts
     from vqaudit.suites.upd.build import build_upd, bundled_path
     from vqaudit.suites.upd.tsv import load_mc
     from vqaudit.verify import verify_benchmark

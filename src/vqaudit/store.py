@@ -4,19 +4,24 @@ A benchmark folder holds ``views.jsonl``, ``groups.jsonl``, ``images/``, ``certi
 a run folder holds ``run.json``, ``responses.sqlite``, ``outcomes.jsonl``, ``metrics.json``,
 ``diagnostics.json`` and ``scored.json``. Every file is written with the atomic primitives of
 :mod:`vqaudit.files`, so a killed process never leaves a half-written file and never destroys the previous version.
+
+Also exported from here, under the names its callers and ``docs/architecture.md`` use: :func:`contained_file` (the
+check that a folder's file is a regular file inside it, :mod:`vqaudit.contained`) and the ``run.json`` records
+:class:`RunInfo`, :class:`RunUsage`, :func:`sum_usage` and :class:`ReplicaLoss` (:mod:`vqaudit.run_records`).
 """
 
 from __future__ import annotations
 
 import os
-import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vqaudit.contained import contained_file as contained_file
+from vqaudit.contained import folder_hint, require_regular
 from vqaudit.errors import VqauditError
 from vqaudit.files import (
     M,
@@ -27,7 +32,11 @@ from vqaudit.files import (
     write_json,
     write_jsonl,
 )
-from vqaudit.schema import Group, Response, View
+from vqaudit.run_records import ReplicaLoss as ReplicaLoss
+from vqaudit.run_records import RunInfo as RunInfo
+from vqaudit.run_records import RunUsage as RunUsage
+from vqaudit.run_records import sum_usage as sum_usage
+from vqaudit.schema import Group, View
 
 BENCHMARK_FORMAT = "vqaudit-benchmark/1"
 """The ``format`` of every benchmark folder's ``manifest.json``."""
@@ -66,76 +75,6 @@ class Benchmark:
     def image_path(self, view: View) -> Path:
         """Absolute path of a view's image."""
         return self.root / view.image
-
-
-def contained_file(root: Path, rel: str | Path) -> tuple[Path, str | None]:
-    """Where ``rel`` lies inside the folder ``root``, and why it may not be read from there (None = a regular file).
-
-    Every file a benchmark or run folder holds must be a regular file reached from ``root`` through real folders:
-    no component may be a symbolic link (even one to an identical copy, which ``verify`` could not tell apart and
-    ``run`` would send), a device, a FIFO or a socket, and ``rel`` may not be absolute or hold ``..``. ``root``
-    itself may be a link (it is the folder the user named). Each component is checked with ``lstat``, which never
-    follows a link.
-
-    Args:
-        root: the folder.
-        rel: a path relative to it (POSIX or native separators).
-
-    Returns:
-        ``(root / rel, problem)``: ``problem`` is None for a regular file, ``"missing"`` when nothing is there, else
-        a phrase completing "``rel`` ..." (``"is a symbolic link"``, ``"is not a regular file"``,
-        ``"leaves the folder"``).
-    """
-    parts = Path(rel).parts
-    path = root / rel
-    if Path(rel).is_absolute() or ".." in parts or not parts:
-        return path, "leaves the folder"
-    current = root
-    for index, part in enumerate(parts):
-        current = current / part
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            return path, "missing"
-        except NotADirectoryError:
-            return path, "is not a regular file"
-        if stat.S_ISLNK(mode):
-            where = "" if index == len(parts) - 1 else f" (its folder {Path(*parts[: index + 1]).as_posix()} is one)"
-            return path, f"is a symbolic link{where}"
-        if index < len(parts) - 1 and not stat.S_ISDIR(mode):
-            return path, "is not a regular file"
-        if index == len(parts) - 1 and not stat.S_ISREG(mode):
-            return path, "is not a regular file"
-    return path, None
-
-
-def _hint(problem: str) -> str:
-    """What to do about a :func:`contained_file` problem."""
-    if problem.startswith("is a symbolic link"):
-        return "; every file of the folder must be a regular file inside it (copy the file in instead of linking it)"
-    if problem == "leaves the folder":
-        return "; every file of the folder must be inside it"
-    return "; every file of the folder must be a regular file (move this one away and rerun)"
-
-
-def require_regular(root: Path, rel: str | Path, *, missing_ok: bool = True) -> Path:
-    """``root / rel`` when it is a regular file inside ``root`` (:func:`contained_file`); refuse anything else.
-
-    Args:
-        root: the folder.
-        rel: a path relative to it.
-        missing_ok: return the path of an absent file (the caller reports it) instead of refusing it.
-
-    Raises:
-        VqauditError: naming the file: a symbolic link, not a regular file, a path leaving the folder, or (with
-            ``missing_ok`` False) an absent file.
-    """
-    path, problem = contained_file(root, rel)
-    if problem is None or (problem == "missing" and missing_ok):
-        return path
-    if problem == "missing":
-        raise VqauditError(f"{path}: file not found")
-    raise VqauditError(f"{path}: {problem}{_hint(problem)}")
 
 
 def image_fault(root: Path, view: View) -> str | None:
@@ -185,7 +124,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         _, problem = contained_file(root, image)
         if problem is not None and problem != "missing":
             raise VqauditError(
-                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}{_hint(problem)}"
+                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}{folder_hint(problem)}"
             )
         if view.group_id not in group_ids:
             raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
@@ -204,7 +143,7 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
     for rel in files if isinstance(files, dict) else ():
         _, problem = contained_file(root, str(rel))
         if problem is not None and problem != "missing":
-            raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{_hint(problem)}")
+            raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{folder_hint(problem)}")
     return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
 
 
@@ -271,98 +210,6 @@ class Manifest(BaseModel):
     files: dict[str, str] = {}
     views_sha256: str
     groups_sha256: str
-
-
-class RunUsage(BaseModel):
-    """Token counts summed over a run's replies that reported them (``run.json`` ``usage``).
-
-    Each count is the sum of that field over the replies that carried it (the server's ``usage``: OpenAI API
-    reference, Chat Completions, ``usage.prompt_tokens``, ``completion_tokens``,
-    ``completion_tokens_details.reasoning_tokens``), or None when no reply reported that field (Anthropic's API,
-    or a server without ``completion_tokens_details``, reports no reasoning tokens apart: not 0); ``replies`` is
-    how many replies reported any count. A reply shared by several views (identical inputs, asked once) counts
-    once.
-    """
-
-    prompt_tokens: int | None = 0
-    completion_tokens: int | None = 0
-    reasoning_tokens: int | None = 0
-    replies: int = 0
-
-
-def sum_usage(responses: Iterable[Response]) -> RunUsage | None:
-    """The token counts of ``responses`` summed (:class:`RunUsage`), or None when none reported usage.
-
-    Each response counts once (pass each cache row once); only ``prompt_tokens``, ``completion_tokens`` and
-    ``reasoning_tokens`` are summed, a count that is not a non-negative integer is skipped, and a field no reply
-    reported is None.
-    """
-    totals: dict[str, int | None] = {"prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None}
-    replies = 0
-    for response in responses:
-        counted = False
-        for key, value in (response.usage or {}).items():
-            if key in totals and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                totals[key] = (totals[key] or 0) + value
-                counted = True
-        replies += counted
-    return RunUsage(**totals, replies=replies) if replies else None
-
-
-class ReplicaLoss(BaseModel):
-    """One Ray replica lost during ``vqaudit run --executor ray`` (``run.json`` ``replicas_lost``, in order)."""
-
-    replica: int
-    """The replica's slot, 0 to ``replicas - 1``."""
-    at: str
-    """When the driver saw the loss (UTC, ISO 8601, seconds)."""
-    error: str
-    """The first line of Ray's error (``ActorDiedError``: the worker process or its node died)."""
-    replaced: bool
-    """True when a new replica took the slot over; False when the replacement limit was reached, the new one failed
-    to start, or the run ended before it started (the other replicas took its calls)."""
-
-
-class RunInfo(BaseModel):
-    """``run.json`` of a run folder: which model was asked about which benchmark, how, and how far it got.
-
-    The benchmark is recorded three ways: its manifest's SHA-256 (what it is), its path relative to the run
-    folder and its absolute path (where it was). :meth:`RunFolder.benchmark` finds it by the relative path
-    first, so a run and its benchmark moved or copied together still score; a benchmark found anywhere must
-    have the recorded manifest hash. Never holds an API key.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    model: str
-    model_identity: str | None = None
-    benchmark: str
-    benchmark_relative: str | None = None
-    benchmark_manifest_sha256: str
-    sources: list[str] = []
-    prompt_ids: list[str] = []
-    params: dict[str, Any] = {}
-    vqaudit_version: str = ""
-    started: str | None = None
-    finished: str | None = None
-    n_views: int | None = None
-    n_cached: int | None = None
-    n_asked: int | None = None
-    n_errors: int | None = None
-    shard: str | None = None
-    """``I/N`` for a run of one shard of the benchmark (``vqaudit run --shard``), None for all of it."""
-    endpoints_out: dict[str, str] = {}
-    """Endpoints of a ``KIND:MODEL@URL1,URL2,...`` spec taken out of rotation: URL -> the error that did it."""
-    merged_from: list[str] = []
-    """The run folders ``vqaudit merge`` made this run from (absolute paths), empty for a run asked directly."""
-    usage: RunUsage | None = None
-    """Token counts summed over the cache rows of the run's views (:func:`sum_usage`); None (and absent from
-    ``run.json``) when no reply reported usage."""
-    replicas_lost: list[ReplicaLoss] = []
-    """Every Ray replica lost during this invocation of ``vqaudit run --executor ray``, in order (empty otherwise)."""
-    blind: bool = False
-    """True for a ``vqaudit run --blind``: every view asked with its prompt alone, no image (seed 001 App. 0.B.1:
-    the questions a text-only model answers are image-agnostic); absent from ``run.json`` when False."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from vqaudit.files import read_json
 from vqaudit.progress import step
 from vqaudit.schema import View
 from vqaudit.store import image_fault, load_benchmark, manifest_problems
-from vqaudit.suites.charts.verify import check_certificate, run_fault_suite, verify_view
+from vqaudit.suites.charts.fault_suite import run_fault_suite
+from vqaudit.suites.charts.verify import check_certificate, verify_view
 
 __all__ = [
     "check_certificate",

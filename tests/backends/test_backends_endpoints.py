@@ -14,7 +14,8 @@ import pytest
 
 from vqaudit.backends import BackendCallError, Completion, GenerationParams, ModelOptions, Request, load_backend
 from vqaudit.backends.deadlines import AttemptTimeout, within
-from vqaudit.backends.http_base import DEAD_AFTER, env_proxy
+from vqaudit.backends.http_base import DEAD_AFTER
+from vqaudit.backends.http_transport import env_proxy
 from vqaudit.backends.openai import OpenAIBackend
 from vqaudit.errors import VqauditError
 from vqaudit.run import RunSummary, load_responses, run_benchmark

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from vqaudit.parsing.choice import declarations, match_declaration
+from vqaudit.parsing.choice import match_declaration
+from vqaudit.parsing.declarations import declarations
 
 
 @pytest.mark.parametrize(

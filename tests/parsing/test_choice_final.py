@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from tests.parsing.vlmevalkit_reference import can_infer
 
-from vqaudit.parsing.choice import Abstention, ChoiceMatch, extract_choice, extract_yes_no
+from vqaudit.parsing.choice import Abstention, ChoiceMatch, extract_choice
+from vqaudit.parsing.yes_no import extract_yes_no
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "upd"
 VERBOSE = FIXTURES / "verbose_choice_replies.jsonl"

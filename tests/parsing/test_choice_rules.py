@@ -15,12 +15,12 @@ from vqaudit.parsing.choice import (
     Abstention,
     Ambiguous,
     ChoiceMatch,
-    declarations,
     extract_choice,
     match_choice,
     match_declaration,
     read_choice,
 )
+from vqaudit.parsing.declarations import declarations
 
 PETS = {"A": "a horse", "B": "a dog", "C": "a cat", "D": "a cow", "E": "a goat"}
 FRUIT = {"A": "a plum", "B": "a lemon", "C": "a fig", "D": "a kiwi"}

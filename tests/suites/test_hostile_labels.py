@@ -15,13 +15,12 @@ import pytest
 from tests.suites.test_imported_charts import _plot
 
 from vqaudit.errors import VqauditError
+from vqaudit.suites.charts.chartqa import chartqa_table, read_chartqa
 from vqaudit.suites.charts.imported import (
     HIDDEN_LABEL,
     UNDRAWABLE_LABEL,
     build_imported_charts,
-    chartqa_table,
     label_problem,
-    read_chartqa,
 )
 from vqaudit.suites.charts.plotqa import read_plotqa
 from vqaudit.textsafe import hidden_characters

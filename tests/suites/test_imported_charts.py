@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from vqaudit.cli import app
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json
-from vqaudit.suites.charts.imported import chartqa_table, read_chartqa
+from vqaudit.suites.charts.chartqa import chartqa_table, read_chartqa
 from vqaudit.suites.charts.plotqa import read_plotqa
 
 CHARTQA = Path(__file__).resolve().parents[1] / "fixtures" / "charts" / "chartqa_tables"

@@ -139,7 +139,7 @@ def test_xlsx_sheet_without_images_takes_them_by_index_from_a_second_file(tmp_pa
 def test_the_published_llava_sheet_merges_into_1176_items() -> None:
     # tests/fixtures/upd/CREDITS.md: 4,377 rows, 1,176 MMBench dev questions; its 53 four-option items with a
     # fixed last option have 3 rows each.
-    from vqaudit.suites.upd.tsv import read_records
+    from vqaudit.suites.upd.table_files import read_records
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "upd" / "llava15_13b_mmbench_dev.xlsx"
     header, rows = read_records(fixture)

@@ -28,7 +28,8 @@ import base64
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, error_message, join_texts, load_http
+from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_replies import MalformedBody, count, error_message, join_texts
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams
 from vqaudit.textsafe import escape_surrogates

@@ -30,7 +30,8 @@ import urllib.parse
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, error_message, join_texts, load_http
+from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_replies import MalformedBody, count, error_message, join_texts
 from vqaudit.textsafe import escape_surrogates
 
 __all__ = ["GeminiBackend", "generate_body", "load"]

@@ -1,21 +1,11 @@
 """The one HTTP backend template: every provider API (``openai:``, ``anthropic:``, ``gemini:``) is a set of hooks.
 
-A provider module subclasses :class:`HttpBackend` and fills in what differs between APIs:
-
-- :meth:`~HttpBackend.path`: the URL path after the spec's base URL (``/chat/completions``, ``/messages``,
-  ``/models/MODEL:generateContent``);
-- :meth:`~HttpBackend.headers`: the authentication and fixed headers (``Authorization: Bearer``, ``x-api-key`` and
-  ``anthropic-version``, ``x-goog-api-key``);
-- :meth:`~HttpBackend.body`: the JSON body of one request (image encoding, token budget, thinking settings);
-- :meth:`~HttpBackend.read_error`: the text a non-2xx body shows in the recorded error (the API's error object,
-  or the raw body);
-- the reply readers, each given the 2xx body parsed as a JSON object: :meth:`~HttpBackend.read_content` (the text
-  to score, or None), :meth:`~HttpBackend.read_reasoning` (thinking sent apart), :meth:`~HttpBackend.read_finish_reason`
-  (``length`` for a stop at the token budget, whatever the API calls it) and :meth:`~HttpBackend.read_usage`
-  (``prompt_tokens``, ``completion_tokens``, ``reasoning_tokens``);
-
-and :func:`load_http` builds it from ``KIND:MODEL@URL[,URL...]`` and its backend table row (the API-key variables,
-whether several endpoints are allowed). Everything else is this module's, the same for every provider:
+A provider module subclasses :class:`HttpBackend` and fills in the hooks of
+:class:`~vqaudit.backends.http_hooks.HttpHooks` (the URL path, the headers, the JSON body, the reply readers,
+optionally the error reader), reading bodies with :mod:`vqaudit.backends.http_replies`; :func:`load_http` builds it
+from ``KIND:MODEL@URL[,URL...]`` and its backend table row (the API-key variables, whether several endpoints are
+allowed). Everything else is this module's, the same for every provider (one attempt on the wire, the endpoints
+and their sessions: :mod:`vqaudit.backends.http_transport`):
 
 - **retries**: exponential backoff with jitter on HTTP 408, 409, 425, 429 and 5xx, timeouts, connection errors
   and malformed 2xx bodies (not JSON, or no content the provider's reader accepts); a server's ``Retry-After`` is
@@ -43,216 +33,41 @@ import json
 import os
 import random
 import re
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import aiohttp
 
 from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request, finish_reason_of
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
+from vqaudit.backends.http_hooks import HttpHooks
+from vqaudit.backends.http_replies import MalformedBody, error_snippet, read_json
+from vqaudit.backends.http_transport import (
+    MAX_BODY_BYTES,
+    Endpoint,
+    Reply,
+    env_proxy,
+    least_loaded,
+    open_session,
+    read_capped,
+    retry_after_s,
+)
 from vqaudit.backends.redact import mask_secret
-from vqaudit.textsafe import decode_lenient, encode_utf8, join_pairs
+from vqaudit.textsafe import encode_utf8
 
-__all__ = [
-    "DEAD_AFTER",
-    "FATAL_STATUS",
-    "MAX_BODY_BYTES",
-    "MAX_USAGE_TOKENS",
-    "RETRYABLE_STATUS",
-    "Endpoint",
-    "HttpBackend",
-    "MalformedBody",
-    "Reply",
-    "body_text",
-    "count",
-    "env_proxy",
-    "error_message",
-    "error_snippet",
-    "join_texts",
-    "load_http",
-    "read_capped",
-    "read_json",
-    "retry_after_s",
-]
+__all__ = ["DEAD_AFTER", "FATAL_STATUS", "RETRYABLE_STATUS", "HttpBackend", "load_http"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+"""HTTP statuses retried besides 5xx: request timeout, conflict, too early, too many requests."""
 FATAL_STATUS = frozenset({401, 403, 404})
+"""HTTP statuses every call would get the same way (not authenticated, forbidden, no such model or path)."""
 DEAD_AFTER = 3
 """Failed attempts in a row (connection error, timeout) after which an endpoint leaves the rotation, if another
 endpoint is still in it."""
-_SNIPPET_CHARS = 300
-_MASK_SCAN_BYTES = 65_536
-"""How much of an error body is decoded and masked before its first 300 characters are kept."""
-MAX_BODY_BYTES = 8 * 2**20
-"""Largest body read: a token is at most about 64 bytes even as JSON ``\\u`` escapes, so 8 MiB holds over 100,000
-tokens of content and reasoning together (a 4,096-token thinking reply is under 300 KB); the rest is never read."""
-MAX_USAGE_TOKENS = 2**53 - 1
-"""Largest token count kept from a reply's usage (the largest integer a JSON reader of any language holds
-exactly); a larger or non-integer count is ignored."""
-_MAX_INT_DIGITS = 20
-"""Integers in a body longer than this are read as not-a-count (a hostile 5,000-digit number would otherwise make
-Python's ``int`` refuse the whole body: the integer string conversion length limit)."""
 
 
-class MalformedBody(Exception):
-    """A 2xx reply whose body is not a reply of the provider's API with text (or a reasoning model's cut reply)."""
-
-
-def read_json(body: bytes) -> Any:
-    """A body parsed as JSON; an integer of over 20 digits reads as NaN (not a count).
-
-    Decoded with :func:`vqaudit.textsafe.decode_lenient`: a raw lone surrogate or other bytes that are not UTF-8
-    are kept as lone surrogates, not refused.
-
-    Raises:
-        MalformedBody: the body is not JSON (or nested beyond the recursion limit).
-    """
-    try:
-        return json.loads(decode_lenient(body), parse_int=_parse_int)
-    except (ValueError, RecursionError):
-        raise MalformedBody("body is not JSON") from None
-
-
-def _parse_int(text: str) -> int | float:
-    """A JSON integer, or NaN (not a count) when longer than :data:`_MAX_INT_DIGITS` characters."""
-    return int(text) if len(text) <= _MAX_INT_DIGITS else float("nan")
-
-
-def count(value: object) -> int | None:
-    """A token count: an int (not a bool) from 0 to :data:`MAX_USAGE_TOKENS`, else None."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE_TOKENS:
-        return value
-    return None
-
-
-def join_texts(texts: Sequence[str]) -> str:
-    """Text parts joined in order (a surrogate pair split across two parts is joined into its character)."""
-    return join_pairs("".join(texts))
-
-
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """The seconds (at least 0) a ``Retry-After`` header asks for, or None (absent, an HTTP date, NaN)."""
-    value = headers.get("retry-after")
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-    return None if seconds is None or seconds != seconds else max(0.0, seconds)  # NaN: our own backoff
-
-
-def error_snippet(text: str, secret: str | None) -> str:
-    """The first 300 characters of an error body's text, masked first (the key and any 8-character run of it)."""
-    return mask_secret(text[:_MASK_SCAN_BYTES], secret)[:_SNIPPET_CHARS].strip()
-
-
-def body_text(body: bytes) -> str:
-    """The first 64 KiB of a body as text (bytes that are not UTF-8 replaced): what an error shows by default."""
-    return body[:_MASK_SCAN_BYTES].decode("utf-8", "replace")
-
-
-def error_message(body: bytes, label: str) -> str | None:
-    """``LABEL: MESSAGE`` from a JSON error body ``{"error": {LABEL: ..., "message": ...}}``, else None.
-
-    The shape both Anthropic (``error.type``) and Google (``error.status``) APIs answer errors in; a body over 64
-    KiB, not JSON, or of another shape gives None (the caller shows the raw body).
-    """
-    if len(body) > _MASK_SCAN_BYTES:
-        return None
-    try:
-        error = read_json(body).get("error")
-    except (MalformedBody, AttributeError):
-        return None
-    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
-        return None
-    kind = error.get(label)
-    return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]
-
-
-class Reply:
-    """Status, headers and (at most MAX_BODY_BYTES of the) body of one attempt; ``truncated`` if there was more."""
-
-    __slots__ = ("status", "headers", "body", "truncated")
-
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, truncated: bool) -> None:
-        self.status, self.headers, self.body, self.truncated = status, headers, body, truncated
-
-
-async def read_capped(response: aiohttp.ClientResponse) -> Reply:
-    """Read a response's body up to :data:`MAX_BODY_BYTES`; the rest is never read (the connection is closed)."""
-    stream = response.content
-    body = b""
-    while True:
-        chunk = await stream.readany()
-        if not chunk:
-            return Reply(response.status, response.headers, body, False)
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:  # closes the connection: the rest is never read
-            return Reply(response.status, response.headers, body[:MAX_BODY_BYTES], True)
-
-
-class Endpoint:
-    """One server of a model: its URL, its session, how many attempts it has in flight, and whether it is out.
-
-    Attributes:
-        base_url: the URL as written in the spec (up to the API prefix, e.g. ``http://127.0.0.1:8000/v1``).
-        url: ``base_url`` + the provider's path (e.g. ``/chat/completions``).
-        in_flight: attempts sent to it and not finished (the least-loaded dispatch compares these).
-        failures: connection failures, timeouts and 401/403/404 replies in a row (a success resets it).
-        error: why it was taken out of rotation (None while it is in rotation).
-    """
-
-    __slots__ = ("base_url", "url", "in_flight", "failures", "error", "session", "proxy")
-
-    def __init__(self, base_url: str, path: str) -> None:
-        self.base_url = base_url
-        self.url = base_url.rstrip("/") + path
-        self.in_flight = 0
-        self.failures = 0
-        self.error: str | None = None
-        self.session: aiohttp.ClientSession | None = None
-        self.proxy: str | None = None
-
-
-def open_session(headers: Mapping[str, str], concurrency: int, timeout_s: float) -> aiohttp.ClientSession:
-    """A new aiohttp session (call it inside the running event loop) for one endpoint.
-
-    Args:
-        headers: sent with every request (the provider's authentication headers), beside
-            ``Content-Type: application/json``.
-        concurrency: the connection limit (the caller's slot semaphore bounds attempts over all endpoints; one
-            endpoint may carry them all).
-        timeout_s: socket connect and socket read timeout in seconds (per socket operation; no total limit).
-    """
-    timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=timeout_s, sock_read=timeout_s)
-    connector = aiohttp.TCPConnector(limit=max(concurrency, 1), limit_per_host=0)
-    return aiohttp.ClientSession(
-        headers={"Content-Type": "application/json", **headers},
-        timeout=timeout,
-        connector=connector,
-        trust_env=False,
-        raise_for_status=False,
-    )
-
-
-def env_proxy(url: str) -> str | None:
-    """The proxy the environment names for ``url``, or None (none named, or ``NO_PROXY`` exempts the host).
-
-    ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` (any case), as httpx, the client before, read them. Read once
-    per endpoint: aiohttp's own ``trust_env`` looks proxies and ``~/.netrc`` up on every request.
-    """
-    parts = urllib.parse.urlsplit(url)
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # stdlib, not in typeshed
-    if not proxy or bypass(parts.hostname or "", proxies):
-        return None
-    return proxy
-
-
-class HttpBackend:
+class HttpBackend(HttpHooks):
     """Calls one or more HTTP endpoints of one model: the machinery every provider shares (module docstring).
 
     Subclasses set :attr:`kind` (their backend table row, whose ``key_env`` names the API-key variables) and fill
@@ -335,62 +150,7 @@ class HttpBackend:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(spec={self.spec!r}, api_key_env={self.api_key_env!r})"
 
-    # --- hooks: what a provider fills in --------------------------------------------------------------------
-
-    def path(self) -> str:
-        """The URL path of one call after the base URL, starting with ``/`` (``self.model`` is set)."""
-        raise NotImplementedError
-
-    def headers(self, api_key: str | None) -> dict[str, str]:
-        """The headers of every call: authentication with ``api_key`` (None: no key is sent) and fixed headers."""
-        raise NotImplementedError
-
-    def body(self, request: Request) -> dict[str, Any]:
-        """The JSON body of the call for ``request``.
-
-        Raises:
-            BackendCallError: ``fatal`` when the request's parameters cannot be sent to this API at all (every
-                call would be refused the same way).
-        """
-        raise NotImplementedError
-
-    def read_content(self, data: dict[str, Any]) -> str | None:
-        """The reply's text exactly as sent (parts joined), or None when it has none (a cut reasoning reply).
-
-        Raises:
-            MalformedBody: the body is not a reply of this API, or its content is not text.
-        """
-        raise NotImplementedError
-
-    def read_reasoning(self, data: dict[str, Any]) -> str | None:
-        """The reasoning the API sent apart from the content (a nonempty string), or None."""
-        raise NotImplementedError
-
-    def read_finish_reason(self, data: dict[str, Any]) -> object:
-        """Why generation stopped, with a stop at the token budget as ``length``.
-
-        The template keeps it only when 1 to 64 printable ASCII characters
-        (:func:`~vqaudit.backends.base.finish_reason_of`).
-        """
-        raise NotImplementedError
-
-    def read_usage(self, data: dict[str, Any]) -> dict[str, int] | None:
-        """The valid token counts of the reply, or None when none is valid.
-
-        Keys: ``prompt_tokens``, ``completion_tokens`` (every generated token, thinking included),
-        ``reasoning_tokens``; each value from :func:`count`.
-        """
-        raise NotImplementedError
-
-    def read_error(self, body: bytes) -> str:
-        """The text a non-2xx body shows in the error (default: the body as text, :func:`body_text`).
-
-        A provider may read its API's error object instead (:func:`error_message`); the template masks the key
-        in what this returns and keeps the first 300 characters.
-        """
-        return body_text(body)
-
-    # --- the template ---------------------------------------------------------------------------------------
+    # --- the template (the hooks a provider fills in: vqaudit.backends.http_hooks) --------------------------
 
     def read_reply(self, body: bytes) -> Completion:
         """Read a 2xx body with the provider's readers; mask the API key in every text of it.
@@ -440,27 +200,11 @@ class HttpBackend:
         return endpoint.session
 
     def _pick(self, avoid: Endpoint | None = None) -> Endpoint:
-        """The endpoint in rotation with the fewest attempts in flight (ties: the next in turn).
-
-        ``avoid`` (the endpoint a request's last attempt failed on) is taken only when no other is in rotation.
-        """
-        endpoints = self.endpoints
-        n = len(endpoints)
-        if n == 1:
-            return endpoints[0]
-        self._turn = (self._turn + 1) % n
-        best: Endpoint | None = None
-        for i in range(n):
-            candidate = endpoints[(self._turn + i) % n]
-            if (
-                candidate.error is None
-                and candidate is not avoid
-                and (best is None or candidate.in_flight < best.in_flight)
-            ):
-                best = candidate
-        if best is None:
-            return avoid if avoid is not None and avoid.error is None else endpoints[0]
-        return best
+        """The endpoint in rotation with the fewest attempts in flight, ties in turn (:func:`least_loaded`)."""
+        if len(self.endpoints) == 1:
+            return self.endpoints[0]
+        self._turn = (self._turn + 1) % len(self.endpoints)
+        return least_loaded(self.endpoints, self._turn, avoid)
 
     def _in_rotation(self) -> int:
         return sum(1 for e in self.endpoints if e.error is None)

@@ -19,7 +19,8 @@ import base64
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, MalformedBody, count, join_texts, load_http
+from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_replies import MalformedBody, count, join_texts
 from vqaudit.textsafe import escape_surrogates
 
 __all__ = ["OpenAIBackend", "chat_body", "load"]

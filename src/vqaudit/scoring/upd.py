@@ -50,7 +50,6 @@ from vqaudit.backends.judge import JudgeCall, ask_judge_all
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.answerability import TOO_LONG, extract_json_object_repaired, fenced_blocks, too_long
 from vqaudit.parsing.choice import (
-    declarations,
     find_abstention,
     match_choice,
     match_declaration,
@@ -59,6 +58,7 @@ from vqaudit.parsing.choice import (
     match_option_text,
     normalize_text,
 )
+from vqaudit.parsing.declarations import declarations
 from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED, split_reasoning
 from vqaudit.prompts.upd import (
     EXTRA_OPTION,

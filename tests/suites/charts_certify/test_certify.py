@@ -10,6 +10,7 @@ import pytest
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.audit import run_audit
+from vqaudit.suites.charts.certificate_check import recheck_certificate, recheck_smt2
 from vqaudit.suites.charts.certify import (
     Certificate,
     Domain,
@@ -19,8 +20,6 @@ from vqaudit.suites.charts.certify import (
     certify_z3,
     check_witness,
     cross_check,
-    recheck_certificate,
-    recheck_smt2,
     shortcut_endpoints,
     shortcut_reads_hidden,
 )

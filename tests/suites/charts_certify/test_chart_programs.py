@@ -10,6 +10,7 @@ import z3  # type: ignore[import-untyped]
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.program_text import program_from_json, program_to_json, question
+from vqaudit.suites.charts.program_z3 import encode_z3, z3_value
 from vqaudit.suites.charts.programs import (
     PROGRAM_KINDS,
     ArgMax,
@@ -28,7 +29,6 @@ from vqaudit.suites.charts.programs import (
     answer_text,
     category_cells,
     cells_read,
-    encode_z3,
     evaluate,
     evaluate_world,
     over,
@@ -36,7 +36,6 @@ from vqaudit.suites.charts.programs import (
     series_cells,
     validate,
     world_table,
-    z3_value,
 )
 from vqaudit.suites.charts.world import World
 

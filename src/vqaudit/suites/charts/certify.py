@@ -12,7 +12,8 @@ gives the same answer. Two deciders, which must agree (appendix D):
 An *ambiguous* certificate carries a witness: two admissible completions (full tables) with different answers,
 checked by exact evaluation before it is returned. Hidden cells the program does not read cannot change the
 answer and are kept at their table values. The two known wrong shortcuts are here too, for the audit:
-:func:`shortcut_reads_hidden` and :func:`shortcut_endpoints`.
+:func:`shortcut_reads_hidden` and :func:`shortcut_endpoints`. A stored certificate is re-verified by
+:mod:`vqaudit.suites.charts.certificate_check`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import z3  # type: ignore[import-untyped]
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.program_text import program_to_json
-from vqaudit.suites.charts.programs import Answer, Cell, Program, answer_text, cells_read, encode_z3, evaluate, z3_value
+from vqaudit.suites.charts.program_z3 import encode_z3, z3_value
+from vqaudit.suites.charts.programs import Answer, Cell, Program, answer_text, cells_read, evaluate
 from vqaudit.suites.charts.world import World, fraction_text
 
 Status = Literal["determined", "ambiguous"]
@@ -384,65 +386,3 @@ def shortcut_endpoints(
         for combo in itertools.product(ends, repeat=len(read))
     }
     return "determined" if len(answers) == 1 else "ambiguous"
-
-
-def recheck_smt2(smt2: str) -> str:
-    """Re-run a recorded z3 query (a certificate's ``smt2``); return ``"unsat"``, ``"sat"`` or ``"unknown"``.
-
-    A determined z3 certificate is re-verified when this returns ``"unsat"``.
-
-    Raises:
-        VqauditError: the text does not parse as SMT-LIB2.
-    """
-    solver = z3.SimpleSolver()
-    try:
-        solver.add(z3.parse_smt2_string(smt2))
-    except z3.Z3Exception as exc:
-        raise VqauditError(f"recorded smt2 query does not parse: {exc}") from None
-    return str(solver.check())
-
-
-def recheck_certificate(data: Mapping[str, Any]) -> list[str]:
-    """Re-verify a certificate's JSON (:meth:`Certificate.to_json`); return the failed conditions (empty = valid).
-
-    Ambiguous: the witness's first table is the certificate's table, the pair passes :func:`check_witness`, and
-    the recorded answers are the exact ones. Determined: the recorded z3 query is still UNSAT (z3 path), and
-    deciding the recorded table again (same method) gives "determined" with the recorded answer.
-    """
-    from vqaudit.suites.charts.program_text import program_from_json
-
-    def table(rows: Any) -> dict[Cell, Fraction]:
-        return {(str(s), str(c)): Fraction(v) for s, c, v in rows}
-
-    try:
-        program = program_from_json(data["program"])
-        dom = data["domain"]
-        domain = Domain(Fraction(dom["axis_lo"]), Fraction(dom["axis_hi"]), Fraction(dom["grid_step"]))
-        hidden = tuple((str(s), str(c)) for s, c in data["hidden_cells"])
-        ref, status, method = table(data["table"]), data["status"], data["method"]
-        witness = [table(t) for t in data["witness"]] if status == "ambiguous" else []
-    except (KeyError, TypeError, ValueError, ZeroDivisionError, VqauditError) as exc:
-        return [f"malformed answerability certificate: {exc!r}"]
-    if status == "ambiguous":
-        if len(witness) != 2 or witness[0] != ref:
-            return ["witness must be the certificate's table and one alternative"]
-        problems = check_witness(ref, hidden, domain, program, *witness)
-        if not problems and [answer_text(evaluate(program, t)) for t in witness] != data.get("witness_answers"):
-            problems.append("recorded witness answers are not the exact answers")
-        return problems
-    if status != "determined" or method not in ("enumeration", "z3"):
-        return [f"unknown status/method {status!r}/{method!r}"]
-    problems = []
-    if method == "z3":
-        try:
-            if recheck_smt2(str(data.get("smt2", ""))) != "unsat":
-                problems.append("recorded z3 query is not unsat")
-        except VqauditError as exc:
-            problems.append(str(exc))
-    try:
-        again = (certify_z3 if method == "z3" else certify_enumeration)(ref, hidden, domain, program)
-    except VqauditError as exc:
-        return [*problems, f"cannot re-decide: {exc}"]
-    if not again.determined or answer_text(again.answer) != data.get("answer"):
-        problems.append(f"re-deciding gives {again.status} with answer {answer_text(again.answer)}")
-    return problems

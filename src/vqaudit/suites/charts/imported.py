@@ -4,8 +4,9 @@
 --tables DIR`` turn each plot (or table) into a **declared table** and one chart group over it, with the same
 five states, witnesses, checker and ``verify`` as the bundled charts (seed 000, §3.2; docs/papers.md).
 
-**PlotQA** annotations and QA pairs are read by :mod:`vqaudit.suites.charts.plotqa` (the layout is described
-there); ChartQA tables, the declared-domain rules both share and the group build are here.
+**PlotQA** annotations and QA pairs are read by :mod:`vqaudit.suites.charts.plotqa`, **ChartQA** tables by
+:mod:`vqaudit.suites.charts.chartqa` (each layout is described there); the declared-domain rules both share and
+the group build are here.
 
 The declared domain of a plot never depends on a hidden value:
 
@@ -28,9 +29,7 @@ invalid-reference view (``I``) can name it.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -55,7 +54,7 @@ from vqaudit.textsafe import hidden_characters
 MAX_GRID_POINTS = 10_000
 """Default cap on the grid points inside a declared axis (a finer grid is "not a finite grid" here)."""
 MAX_SERIES = 2
-"""The renderer draws one or two series (:data:`vqaudit.suites.charts.render.COLORS`)."""
+"""The renderer draws one or two series (:data:`vqaudit.suites.charts.figure.COLORS`)."""
 
 
 @dataclass(frozen=True)
@@ -98,12 +97,12 @@ def label_problem(text: str) -> str | None:
 
     Refused: characters that draw nothing or reorder what follows (:func:`vqaudit.textsafe.hidden_characters`:
     zero-width spaces and joiners, bidirectional overrides, controls, a blank name), and characters the chart
-    font has no glyph for (:func:`vqaudit.suites.charts.render.undrawable_characters`): the chart would show an
+    font has no glyph for (:func:`vqaudit.suites.charts.figure.undrawable_characters`): the chart would show an
     empty box or nothing, and the view could not be certified answerable from its pixels. Emoji are decided by
     the font like every other character: DejaVu Sans draws some in outline (U+1F600, U+2764), which are then
     visible labels, and lacks most (U+1F680), which are refused.
     """
-    from vqaudit.suites.charts.render import undrawable_characters
+    from vqaudit.suites.charts.figure import undrawable_characters
 
     hidden = hidden_characters(text)
     if hidden:
@@ -206,117 +205,6 @@ def read_json_file(path: Path, what: str) -> Any:
         raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
-def _nice_ceiling(value: Fraction) -> Fraction:
-    """The smallest of 1, 2, 2.5, 5 times a power of ten that is at least ``value`` (> 0)."""
-    power = Fraction(1)
-    while power * 10 <= value:
-        power *= 10
-    while power > value:
-        power /= 10
-    for m in (1, 2, Fraction(5, 2), 5, 10):
-        if m * power >= value:
-            return m * power
-    return 10 * power  # pragma: no cover
-
-
-def chartqa_table(
-    path: Path, *, grid: Fraction | None = None, max_grid_points: int = MAX_GRID_POINTS
-) -> RealTable | str:
-    """One ChartQA CSV table as a declared table, or the reason it is skipped.
-
-    Rows are categories and columns series; a table with more series columns than rows whose column headers are
-    all numbers (years) is transposed (OWID tables). Cells ``-``, ``nan`` or empty are missing; categories with a
-    missing cell are left out. The axis: ``[0, nice(max)]`` (or ``[-nice(-min), ...]`` with negative values),
-    ticks at a fifth of the span; the grid: the values' printed precision (or ``grid``).
-
-    Raises:
-        VqauditError: a file that is not a readable CSV table (naming it and the row).
-    """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VqauditError(f"{path}: not a readable UTF-8 CSV file: {exc}") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # an unclosed quote is an error, not a cell
-    rows: list[list[str]] = []
-    try:
-        rows.extend(reader)
-    except csv.Error as exc:
-        raise VqauditError(f"{path}: row {len(rows)} (line {reader.line_num}): not a valid CSV table: {exc}") from None
-    if len(rows) < 2 or len(rows[0]) < 2:
-        return "fewer than two columns or no data row"
-    header = [h.strip() for h in rows[0]]
-    for r, row in enumerate(rows[1:], start=1):
-        if len(row) != len(header):
-            raise VqauditError(f"{path}: row {r}: {len(row)} cells where the header has {len(header)}")
-    cats = [row[0].strip() for row in rows[1:]]
-    cols = header[1:]
-    cells = {
-        (s, c): parse_number(row[j + 1]) for row, c in zip(rows[1:], cats, strict=True) for j, s in enumerate(cols)
-    }
-    transpose = len(cols) > len(cats) and all(parse_number(h) is not None for h in cols)
-    if transpose:
-        cells = {(c, s): v for (s, c), v in cells.items()}
-        cats, cols = cols, cats
-    if len(set(cats)) != len(cats) or len(set(cols)) != len(cols):
-        return "a category or series name repeats"
-    bad_label = labels_skip([*cats, *cols])
-    if bad_label is not None:
-        return bad_label[0]
-    if len(cols) > MAX_SERIES:
-        return f"more than {MAX_SERIES} series"
-    complete = [c for c in cats if all(cells.get((s, c)) is not None for s in cols)]
-    values = {(s, c): v for (s, c), v in cells.items() if c in complete and v is not None}
-    if len(complete) < 3:
-        return "fewer than three categories with complete data"
-    low, high = min(values.values()), max(values.values())
-    if high <= 0:
-        return "no positive value"
-    axis_hi = _nice_ceiling(high)
-    axis_lo = Fraction(0) if low >= 0 else -_nice_ceiling(-low)
-    fitted = fit_grid(list(values.values()), axis_lo, axis_hi, grid, max_grid_points)
-    if isinstance(fitted, str):
-        return fitted
-    unit = "%" if "%" in text else ""
-    value_label = header[1] if len(cols) == 1 and not transpose else "Value"
-    return RealTable(
-        name=table_name("chartqa", path.stem, [header, cats, cols, [[s, c, str(v)] for (s, c), v in values.items()]]),
-        title=path.stem,
-        category_label="Year" if transpose else (header[0] or "Category"),
-        value_label=value_label,
-        unit=unit,
-        categories=tuple(complete),
-        series=tuple(cols),
-        values={k: float(v) for k, v in values.items()},
-        ordered=transpose,
-        axis_lo=axis_lo,
-        axis_hi=axis_hi,
-        grid_step=fitted,
-        tick_step=(axis_hi - axis_lo) / 5,
-        source=f"ChartQA table {path.name}",
-    )
-
-
-def read_chartqa(tables: Path, *, grid: Fraction | None = None, max_grid_points: int = MAX_GRID_POINTS) -> ImportResult:
-    """Every ``*.csv`` table of a ChartQA ``tables/`` folder, in name order (see :func:`chartqa_table`).
-
-    Raises:
-        VqauditError: the folder is missing or holds no CSV file, or a file is unreadable.
-    """
-    if not tables.is_dir():
-        raise VqauditError(f"{tables}: ChartQA tables folder not found")
-    files = sorted(tables.glob("*.csv"))
-    if not files:
-        raise VqauditError(f"{tables}: no .csv table in the folder")
-    result = ImportResult([], {}, len(files))
-    for path in files:
-        table = chartqa_table(path, grid=grid, max_grid_points=max_grid_points)
-        if isinstance(table, str):
-            result.skip(table, path.name)
-            continue
-        result.plots.append(ImportedPlot(table, "line" if table.ordered else "vbar", None, None, path.name))
-    return result
 
 
 def _world(plot: ImportedPlot, rng: np.random.Generator) -> tuple[World, int, int, World] | str:

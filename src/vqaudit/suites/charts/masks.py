@@ -1,6 +1,6 @@
 """Pixel-space masks of chart categories: opaque rectangles painted onto rendered pixels.
 
-A mask's rectangle is a function of the chart layout (:func:`vqaudit.suites.charts.render.axes_rect`: a fixed
+A mask's rectangle is a function of the chart layout (:func:`vqaudit.suites.charts.figure.axes_rect`: a fixed
 axes rectangle per chart kind) and the category's index alone, never of any value (seed 000, §3.2: "the mask
 position never depends on the hidden value").
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from vqaudit.suites.charts.render import HEIGHT, WIDTH, axes_rect
+from vqaudit.suites.charts.figure import HEIGHT, WIDTH, axes_rect
 from vqaudit.suites.charts.world import World
 
 MASK_FILL = (150, 150, 150)

@@ -1,4 +1,4 @@
-"""Chart question programs: small trees over a world's table with exact answers and z3 encodings.
+"""Chart question programs: small trees over a world's table with exact answers.
 
 A **program** (seed 000, §3.2-3.3, appendix D) is a frozen-dataclass tree over cells ``(series, category)``:
 
@@ -7,7 +7,7 @@ A **program** (seed 000, §3.2-3.3, appendix D) is a frozen-dataclass tree over 
   compose), :class:`CountAbove` (cells strictly above a numeric threshold program), :class:`Rank`;
 - categorical (answer: ``str``, only at the root): :class:`ArgMax`, :class:`ArgMin`, :class:`Compare`.
 
-Tie rules (the same in :func:`evaluate` and :func:`encode_z3`):
+Tie rules (the same in :func:`evaluate` and in the z3 encoding, :func:`vqaudit.suites.charts.program_z3.encode_z3`):
 
 - ``argmax`` / ``argmin``: the *first* cell, in the program's cell order, among those attaining the extreme
   (for cells made with :func:`series_cells` that is the first category in the chart's order);
@@ -26,7 +26,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import z3  # type: ignore[import-untyped]
 
 from vqaudit.errors import VqauditError
 from vqaudit.suites.charts.world import World, fraction_text
@@ -297,78 +296,6 @@ def evaluate_world(program: Program, world: World) -> Answer | None:
 def answer_text(answer: Answer) -> str:
     """Gold-answer text: exact decimal (or p/q) for numbers, the label itself otherwise."""
     return fraction_text(answer) if isinstance(answer, Fraction) else answer
-
-
-def z3_value(value: Fraction) -> Any:
-    """An exact z3 rational constant."""
-    return z3.RealVal(f"{value.numerator}/{value.denominator}")
-
-
-def encode_z3(program: Program, cells: Mapping[Cell, Any]) -> Any:
-    """z3 encoding of the program over ``cells`` (cell -> z3 Real expression or exact constant).
-
-    Returns:
-        For a numeric program, a z3 Real expression equal to :func:`evaluate`'s answer. For a categorical one,
-        a ``dict[label, z3 Bool]`` whose conditions are exhaustive and mutually exclusive: exactly one holds, the
-        one naming :func:`evaluate`'s answer (same tie rules).
-
-    Raises:
-        VqauditError: a read cell is missing from ``cells``.
-    """
-
-    def v(cell: Cell) -> Any:
-        if cell not in cells:
-            raise VqauditError(f"no z3 term for cell {cell}")
-        return cells[cell]
-
-    def e(p: Program) -> Any:
-        return encode_z3(p, cells)
-
-    def pick(xs: list[Any], larger: bool) -> Any:
-        out = xs[0]
-        for x in xs[1:]:
-            out = z3.If(x > out if larger else x < out, x, out)
-        return out
-
-    one, zero = z3.RealVal(1), z3.RealVal(0)
-    match program:
-        case Lookup(cell):
-            return v(cell)
-        case Const(value):
-            return z3_value(Fraction(value))
-        case Difference(l, r):
-            return e(l) - e(r)
-        case Sum(l, r):
-            return e(l) + e(r)
-        case Mean(args):
-            return z3.Sum(*[e(a) for a in args]) / z3.RealVal(len(args))
-        case Max(args) | Min(args):
-            return pick([e(a) for a in args], isinstance(program, Max))
-        case CountAbove(cs, t):
-            th = e(t)
-            return z3.Sum(*[z3.If(v(c) > th, one, zero) for c in cs]) + zero
-        case Rank(cell, cs):
-            return one + z3.Sum(*[z3.If(v(c) > v(cell), one, zero) for c in cs])
-        case ArgMax(cs) | ArgMin(cs):
-            largest = isinstance(program, ArgMax)
-
-            def better(x: Any, y: Any) -> Any:
-                return x > y if largest else x < y
-
-            conds: dict[str, list[Any]] = {}
-            for i, (ci, label) in enumerate(zip(cs, cell_labels(cs), strict=True)):
-                beats = [
-                    better(v(ci), v(cj)) if j < i else z3.Not(better(v(cj), v(ci))) for j, cj in enumerate(cs) if j != i
-                ]
-                conds.setdefault(label, []).append(z3.And(*beats) if beats else z3.BoolVal(True))
-            return {k: z3.Or(*c) for k, c in conds.items()}
-        case Compare(a, b):
-            la, lb = cell_labels((a, b))
-            cmp: dict[str, list[Any]] = {EQUAL: [v(a) == v(b)]}
-            cmp.setdefault(la, []).append(v(a) > v(b))
-            cmp.setdefault(lb, []).append(v(b) > v(a))
-            return {k: z3.Or(*c) for k, c in cmp.items()}
-    raise VqauditError(f"not a program: {program!r}")  # pragma: no cover
 
 
 def sample_program(world: World, kind: str, s: int, c: int, rng: np.random.Generator) -> Program:

@@ -73,7 +73,8 @@ def build(
 def _build_imported(out: Path, options: Options, on_group: Callable[[int], None] | None) -> dict[str, Any]:
     from fractions import Fraction
 
-    from vqaudit.suites.charts.imported import build_imported_charts, read_chartqa
+    from vqaudit.suites.charts.chartqa import read_chartqa
+    from vqaudit.suites.charts.imported import build_imported_charts
     from vqaudit.suites.charts.plotqa import read_plotqa
 
     grid = None

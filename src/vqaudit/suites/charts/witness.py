@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from vqaudit.errors import VqauditError
-from vqaudit.suites.charts.certify import Certificate, recheck_certificate
+from vqaudit.suites.charts.certificate_check import recheck_certificate
+from vqaudit.suites.charts.certify import Certificate
 from vqaudit.suites.charts.masks import Mask, apply_mask, category_mask
 from vqaudit.suites.charts.png import decode_png, pixel_sha256
 from vqaudit.suites.charts.program_text import program_from_json, program_to_json

@@ -19,27 +19,25 @@ Every problem raises a :class:`VqauditError` naming the file, the 1-based data r
 field: a missing column, a duplicate or non-integer index, an empty question, fewer than two options, a gap
 between options, an answer letter that is not an option, a bad circular copy, or a missing or undecodable image.
 
-**Missing cells** (:func:`cell_text`, shared with the release reader): a cell is missing only when it is empty
-(or blank) or, in parquet, null. Texts such as ``None``, ``nan``, ``NaN`` or ``NA`` are kept as written: pandas'
-``read_csv`` (which VLMEvalKit's ``load`` calls with its defaults) would read them as NaN, but pandas and
-VLMEvalKit's ``dump`` write a missing value as an empty cell, so a non-empty cell is data (an option "None" of a
-counting question). ``docs/upd.md`` states the rule.
+The file is read, and a missing cell told apart, by :mod:`vqaudit.suites.upd.table_files` (``read_records``,
+``cell_text``: only an empty or blank cell, or a parquet null, is missing; a text such as ``None`` is data).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import csv
-import gzip
 import io
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
 from vqaudit.errors import VqauditError
+from vqaudit.suites.upd.table_files import cell_text, row_error
+
+# Also re-exported: the short-answer multiple-choice reader imports it from here.
+from vqaudit.suites.upd.table_files import read_records as read_records
 from vqaudit.textsafe import hidden_characters
 
 LETTERS = "ABCDE"
@@ -105,22 +103,6 @@ class MCLoad:
     merged_rows: int
 
 
-def _err(path: Path, row: int, field_name: str, msg: str) -> VqauditError:
-    return VqauditError(f"{path}: row {row}, field '{field_name}': {msg}")
-
-
-def cell_text(value: object) -> str:
-    """A cell's text, stripped; '' when the cell is missing.
-
-    Missing means: ``None`` or a float NaN (a null in parquet / pandas) or a cell that is empty or blank. Any other
-    text is kept as it is, ``"None"``, ``"nan"``, ``"NaN"`` and ``"NA"`` included (module docstring: pandas writes
-    a missing value as an empty cell, so such a text is the data's own, e.g. a counting question's option "None").
-    """
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    return str(value).strip()
-
-
 def image_problem(data: bytes) -> str | None:
     """Why ``data`` is not a usable image file, or None when it is a PNG, JPEG or GIF that PIL decodes fully.
 
@@ -143,10 +125,10 @@ def _decode_image(path: Path, row: int, cell: str) -> bytes:
     try:
         data = base64.b64decode(cell.strip(), validate=True)
     except (binascii.Error, ValueError):
-        raise _err(path, row, "image", "not valid base64") from None
+        raise row_error(path, row, "image", "not valid base64") from None
     problem = image_problem(data)
     if problem:
-        raise _err(path, row, "image", problem)
+        raise row_error(path, row, "image", problem)
     return data
 
 
@@ -156,12 +138,12 @@ def _options(path: Path, row: int, rec: dict[str, str]) -> tuple[str, ...]:
     opts = values[: last + 1]
     for i, v in enumerate(opts):
         if not v:
-            raise _err(path, row, LETTERS[i], f"option {LETTERS[i]} is empty but a later option is set")
+            raise row_error(path, row, LETTERS[i], f"option {LETTERS[i]} is empty but a later option is set")
         # an option that shows as another (a right-to-left override) or as nothing (zero-width characters) cannot
         # be read by the model as the text the answer key means; emoji are visible text and stay allowed
         hidden = hidden_characters(v)
         if hidden:
-            raise _err(
+            raise row_error(
                 path,
                 row,
                 LETTERS[i],
@@ -169,95 +151,8 @@ def _options(path: Path, row: int, rec: dict[str, str]) -> tuple[str, ...]:
                 f"character ({', '.join(hidden)}); remove it from the input",
             )
     if len(opts) < 2:
-        raise _err(path, row, "B", "an item needs at least two options")
+        raise row_error(path, row, "B", "an item needs at least two options")
     return tuple(opts)
-
-
-def read_records(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """The header and the data rows of a TSV, CSV (either optionally ``.gz``) or .xlsx file, cells as text.
-
-    Args:
-        path: the file; TSV/CSV are UTF-8 with a header row (quoted cells may span lines); an .xlsx is read
-            from its first worksheet (:func:`vqaudit.xlsx.read_xlsx_rows`). Empty cells are ''.
-
-    Returns:
-        ``(header, rows)``; row ``r`` of the file (1-based, header = row 0) is ``rows[r - 1]``.
-
-    Raises:
-        VqauditError: a missing or unreadable file, not UTF-8, or a row wider than the header (naming the row).
-    """
-    if path.is_dir():
-        raise VqauditError(f"{path}: a folder, not a file: give the TSV, CSV or .xlsx file itself")
-    if not path.is_file():
-        raise VqauditError(f"{path}: file not found")
-    suffixes = [x.lower() for x in path.suffixes]
-    kind = suffixes[-2] if len(suffixes) >= 2 and suffixes[-1] == ".gz" else path.suffix.lower()
-    if kind == ".xlsx":
-        from vqaudit.xlsx import read_xlsx_rows
-
-        table = read_xlsx_rows(path)
-        if not table:
-            raise VqauditError(f"{path}: row 0 (header): the sheet is empty")
-        header = [h or "" for h in table[0]]
-        return header, [{h: (v or "") for h, v in zip(header, values, strict=False) if h} for values in table[1:]]
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    delimiter = "," if kind == ".csv" else "\t"
-    try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix.lower() == ".gz" else path.read_bytes()
-        text = raw.decode("utf-8-sig")
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise VqauditError(f"{path}: not a readable file: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    # strict: a quote left open at the end of the file (a table cut off mid-cell) is an error, never a row holding
-    # the fragment (Python's csv module reads it as a complete field unless strict)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows: list[dict[str, str]] = []
-    start = 1
-    try:
-        header = list(reader.fieldnames or [])
-        _check_delimiter(path, kind, header)
-        start = reader.line_num + 1
-        for row, rec in enumerate(reader, start=1):
-            if None in rec:
-                raise _err(path, row, header[-1] if header else "index", "the row has more cells than the header")
-            short = [k for k, v in rec.items() if v is None]
-            if short:  # DictReader fills the cells a short row lacks with None (its restval)
-                raise _err(
-                    path,
-                    row,
-                    short[0],
-                    f"the row has {len(header) - len(short)} cells where the header has "
-                    f"{len(header)} (the row ends before this column: a cut or "
-                    "mis-separated line?)",
-                )
-            rows.append({k: (v or "") for k, v in rec.items() if k is not None})
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        where = f"{path}: row {len(rows) + 1} (line {start})" if reader.line_num > 1 or rows else f"{path}: row 0"
-        if "unexpected end of data" in str(exc):
-            raise VqauditError(
-                f"{where}: a quoted cell starts here and is never closed (the file is cut off, or a '\"' is unmatched)"
-            ) from None
-        raise VqauditError(f"{where}: not a valid table row: {exc}") from None
-    return header, rows
-
-
-def _check_delimiter(path: Path, kind: str, header: list[str]) -> None:
-    """Refuse a table whose header is one column holding the other separator (a TSV named .csv, or the reverse).
-
-    Such a file reads as one field per row, and every later check would name a missing column instead.
-    """
-    if len(header) != 1:
-        return
-    used, other, right = (",", "\t", ".tsv") if kind == ".csv" else ("\t", ",", ".csv")
-    if other in header[0]:
-        names = "tab" if other == "\t" else "comma"
-        raise VqauditError(
-            f"{path}: row 0 (header): one column {header[0][:40]!r} holding {names}s: the file is "
-            f"{names}-separated but named {kind} (read as {used!r}-separated); give it the {right} "
-            "suffix"
-        )
 
 
 def _parse_index(path: Path, row: int, rec: dict[str, str]) -> int:
@@ -265,9 +160,9 @@ def _parse_index(path: Path, row: int, rec: dict[str, str]) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise _err(path, row, "index", f"not an integer: {rec.get('index')!r}") from None
+        raise row_error(path, row, "index", f"not an integer: {rec.get('index')!r}") from None
     if value < 0:
-        raise _err(path, row, "index", f"negative index {value}")
+        raise row_error(path, row, "index", f"negative index {value}")
     return value
 
 
@@ -281,7 +176,7 @@ def _image_cells(path: Path) -> dict[int, str]:
     for row, rec in enumerate(records, start=1):
         index = _parse_index(path, row, rec)
         if index in cells:
-            raise _err(path, row, "index", f"duplicate index {index}")
+            raise row_error(path, row, "index", f"duplicate index {index}")
         cells[index] = (rec.get("image") or "").strip()
     return {i: cells.get(int(c), c) if c.isdigit() and int(c) != i else c for i, c in cells.items()}
 
@@ -329,7 +224,9 @@ def _merge(path: Path, rows: list[_Row]) -> list[MCItem]:
         base = r.index % CIRCULAR_STRIDE
         orig = originals.get(base)
         if orig is None:
-            raise _err(path, r.row, "index", f"circular copy {r.index} of item {base}, but no row has index {base}")
+            raise row_error(
+                path, r.row, "index", f"circular copy {r.index} of item {base}, but no row has index {base}"
+            )
         where = f"{path}: rows {orig.row} and {r.row} (index {base} and its circular copy {r.index})"
         a, b = orig.item, r.item
         if a.question != b.question:
@@ -376,7 +273,7 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
     for row, rec in enumerate(records, start=1):
         index = _parse_index(path, row, rec)
         if index in raw_images:
-            raise _err(path, row, "index", f"duplicate index {index}")
+            raise row_error(path, row, "index", f"duplicate index {index}")
         raw_images[index] = (rec.get("image") or "").strip()
         indices.append(index)
     parsed: list[_Row] = []
@@ -385,7 +282,7 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
         if cell.isdigit() and int(cell) in raw_images and int(cell) != index:
             cell = raw_images[int(cell)]
         elif cell.isdigit() and int(cell) != index and index < CIRCULAR_STRIDE:  # no base64 image is all digits
-            raise _err(
+            raise row_error(
                 path,
                 row,
                 "image",
@@ -397,7 +294,7 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
             cell = "copy"  # a copy's image is its original's: it is never decoded
         if not cell:
             where = f" (not in {images} either)" if images is not None else " (give the images file with --images)"
-            raise _err(path, row, "image", f"missing image for index {index}{where}")
+            raise row_error(path, row, "image", f"missing image for index {index}{where}")
         parsed.append(_Row(row, index, _item(path, row, rec, index, cell)))
     items = _merge(path, parsed)
     return MCLoad(items=items, n_rows=len(records), merged_rows=len(records) - len(items))
@@ -406,15 +303,15 @@ def load_mc(path: Path, *, images: Path | None = None) -> MCLoad:
 def _item(path: Path, row: int, rec: dict[str, str], index: int, cell: str) -> MCItem:
     question = (rec.get("question") or "").strip()
     if not question:
-        raise _err(path, row, "question", "empty question")
+        raise row_error(path, row, "question", "empty question")
     options = _options(path, row, rec)
     letter = (rec.get("answer") or "").strip()
     if len(letter) != 1 or letter not in LETTERS[: len(options)]:
         shown = ", ".join(LETTERS[: len(options)])
-        raise _err(path, row, "answer", f"{letter!r} is not one of the options {shown}")
+        raise row_error(path, row, "answer", f"{letter!r} is not one of the options {shown}")
     category = (rec.get("category") or "").strip()
     if not category:
-        raise _err(path, row, "category", "empty category")
+        raise row_error(path, row, "category", "empty category")
     return MCItem(
         index=index,
         question=question,
