@@ -142,6 +142,9 @@ def test_output_repair_table_12_wrappers() -> None:
     sentence = "The percentage of people who support legalization reaches the peak in 2014 with 52%."
     assert repair_output(sentence, "scalar") == sentence.rstrip(".")
     assert repair_output("March 2021", "scalar") == "March 2021"  # a date is an answer, not a sentence
+    # A date of four words (seed 002 Table 1: "dates" are scalar) is whole too, not cut to its year: LLaVA's
+    # TextVQA val reply of row 848.
+    assert repair_output("Monday 25th july 2011", "scalar") == "Monday 25th july 2011"
     assert repair_output("[Gambia, Niger]", "multi-span") == "[Gambia, Niger]"
     assert repair_output("U.S.", "other-open") == "U.S."
 

@@ -133,12 +133,10 @@ def repair_outputs(predictions: Sequence[str], buckets: Sequence[str]) -> list[s
 
 def _scalar_sentence(out: str) -> str:
     """The scalar rule of :func:`repair_output` for a text of at least :data:`SENTENCE_WORDS` words."""
-    # ``parse_plain_number(out)`` is None here: it reads at most two whitespace-separated tokens (a number and
-    # "%"/"percent"), and ``out`` has at least four (NFKC, lower-casing and strip never join two). Likewise
-    # is_scalar_answer is False when its text, stripped of spaces and trailing periods, keeps four tokens (its
-    # number shape has at most two, its date shapes at most three). Both token patterns need a digit: a
-    # digit-free sentence skips their position-by-position scan.
-    if len(out.strip().rstrip(".").split(maxsplit=3)) < 4 and is_scalar_answer(out):
+    # A whole scalar answer is kept as it is: a date with a weekday or an ordinal ("Monday 25th july 2011",
+    # seed 002 Table 1: "numbers, dates, yes/no") has four or more words, so it is tested whole, not cut to the one
+    # number it holds.
+    if is_scalar_answer(out):
         return out
     yes_no = _YESNO.match(out)
     if yes_no:
