@@ -352,6 +352,41 @@ def paired_difference(
         if len(found) != 1:
             raise VqauditError(f"outcomes hold several sources {found}; choose one with source=")
         source = found[0]
+    a, b = paired_counts(outcomes_a, outcomes_b, source, counts=(all_a, all_b))
+    point, lo, hi = paired_bootstrap_difference(
+        a.matrix, b.matrix, statistic, n_draws=n_draws, seed=seed, confidence=confidence
+    )
+    if np.isnan(point):
+        raise VqauditError(f"metric {metric!r} is undefined for source {source!r} (no views in its denominator)")
+    return point, lo, hi
+
+
+def paired_counts(
+    outcomes_a: Sequence[Outcome],
+    outcomes_b: Sequence[Outcome],
+    source: str,
+    *,
+    counts: tuple[GroupCounts, GroupCounts] | None = None,
+) -> tuple[GroupCounts, GroupCounts]:
+    """The per-group counts of one source in two runs, checked to line up group by group (seed 000 §4).
+
+    A paired bootstrap weights row ``g`` of both runs with the same draw, so both runs must hold the same groups
+    and the same views of ``source``; the canonical order then puts the same group in the same row.
+
+    Args:
+        outcomes_a: Outcomes of run A.
+        outcomes_b: Outcomes of run B.
+        source: The source compared.
+        counts: ``(group_counts(outcomes_a), group_counts(outcomes_b))`` when the caller has them already.
+
+    Returns:
+        ``(A's counts, B's counts)`` of ``source``, shape ``(G, len(COLUMNS))`` each, rows in the same group order.
+
+    Raises:
+        VqauditError: a source missing from a run, runs whose groups (or the views of a group) differ, or invalid
+            outcomes.
+    """
+    all_a, all_b = counts if counts is not None else (group_counts(outcomes_a), group_counts(outcomes_b))
     a, b = all_a.for_source(source), all_b.for_source(source)
     for what, ids_a, ids_b in (
         ("groups", set(a.group_ids), set(b.group_ids)),
@@ -366,9 +401,4 @@ def paired_difference(
                 f"paired difference needs the same {what} in both runs (source {source!r}); "
                 f"only in A: {sorted(ids_a - ids_b)[:5]}, only in B: {sorted(ids_b - ids_a)[:5]}"
             )
-    point, lo, hi = paired_bootstrap_difference(
-        a.matrix, b.matrix, statistic, n_draws=n_draws, seed=seed, confidence=confidence
-    )
-    if np.isnan(point):
-        raise VqauditError(f"metric {metric!r} is undefined for source {source!r} (no views in its denominator)")
-    return point, lo, hi
+    return a, b
