@@ -60,7 +60,7 @@ from vqaudit.report.html_plots import (
     state_bars_svg,
     upd_correlation_svg,
 )
-from vqaudit.report.html_samples import SampleRun, write_sample_pages
+from vqaudit.report.html_samples import SampleRun, stored_replies, write_sample_pages
 from vqaudit.report.html_tables import (
     decision_answer_gap,
     e_lambda_curve,
@@ -498,6 +498,7 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
     samples = []
     for r in runs:
         bench = load_benchmark(r.bench_dir, check_images=False)
+        replies, fmt = stored_replies(r.run_dir)
         samples.append(
             SampleRun(
                 label=r.label,
@@ -506,6 +507,8 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
                 views=bench.views,
                 group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
                 outcomes={o.view_id: o for o in r.outcomes},
+                replies=replies,
+                reasoning_format=fmt,
             )
         )
     return samples
