@@ -27,9 +27,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vqaudit.errors import VqauditError
-from vqaudit.metrics.answerability import COLUMNS, GroupCounts, group_counts, paired_counts
+from vqaudit.metrics.answerability import COLUMNS, GroupCounts, group_counts
 from vqaudit.metrics.bootstrap import CONFIDENCE, DEFAULT_DRAWS, bootstrap_totals, percentile_interval
 from vqaudit.metrics.conditional import COMMON_STATES
+from vqaudit.metrics.paired import paired_counts
 from vqaudit.schema import Outcome
 
 PAIRED_KEYS = ("common_Bk", "common_Jk", "conditional_disagreement")

@@ -60,7 +60,7 @@ from vqaudit.report.html_plots import (
     state_bars_svg,
     upd_correlation_svg,
 )
-from vqaudit.report.html_samples import SampleRun, stored_replies, write_sample_pages
+from vqaudit.report.html_samples import SampleRun, write_sample_pages
 from vqaudit.report.html_tables import (
     decision_answer_gap,
     e_lambda_curve,
@@ -80,6 +80,7 @@ from vqaudit.report.reasoning import (
     reasoning_run,
     sweep_rows,
 )
+from vqaudit.report.sample_reasoning import stored_replies
 from vqaudit.schema import Outcome
 from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.store import RunFolder, load_benchmark

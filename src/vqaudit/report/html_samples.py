@@ -30,17 +30,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import ValidationError
-
-from vqaudit.backends.cache import ResponseCache
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text, read_json
 from vqaudit.parsing import parse_answerability
-from vqaudit.parsing.reasoning import AUTO, split_reasoning
+from vqaudit.parsing.reasoning import AUTO
 from vqaudit.report.html_tables import state_rank
+from vqaudit.report.sample_reasoning import StoredReply, reasoning_fields
 from vqaudit.schema import Outcome, UPDViewMeta, View
-from vqaudit.scored_state import ScoredState
-from vqaudit.store import RunFolder
 
 PAGE_GROUPS = 100
 MAX_REPLY_CHARS = 4000
@@ -59,23 +55,11 @@ ANSWER_RULES = {
 
 
 @dataclass(frozen=True)
-class StoredReply:
-    """What ``responses.sqlite`` keeps of a view's reply beside its content (``Outcome.raw``).
-
-    Attributes:
-        reasoning: the reasoning the server sent apart from the content, or None.
-        finish_reason: why generation stopped, as the server said (``length``: cut by the token budget), or None.
-    """
-
-    reasoning: str | None
-    finish_reason: str | None
-
-
-@dataclass(frozen=True)
 class SampleRun:
     """What the browser needs of one scored run: its label, benchmark folder, views, groups and outcomes.
 
-    ``replies`` (view id -> :class:`StoredReply`, from :func:`stored_replies`) and ``reasoning_format`` (the format
+    ``replies`` (view id -> :class:`~vqaudit.report.sample_reasoning.StoredReply`, from
+    :func:`vqaudit.report.sample_reasoning.stored_replies`) and ``reasoning_format`` (the format
     the run was scored with) let the browser split off the reasoning as ``score`` did.
     """
 
@@ -87,37 +71,6 @@ class SampleRun:
     outcomes: Mapping[str, Outcome]
     replies: Mapping[str, StoredReply] = field(default_factory=dict)
     reasoning_format: str = AUTO
-
-
-def stored_replies(run_dir: Path) -> tuple[dict[str, StoredReply], str]:
-    """The server reasoning and finish reason of every view's stored reply, and the format the run was split by.
-
-    Read from ``RUN/responses.sqlite`` (read-only) and ``RUN/scored.json`` (``reasoning_format``; ``auto`` for a run
-    scored before it was recorded). Views whose reply stores neither are left out.
-
-    Raises:
-        VqauditError: ``responses.sqlite`` is unreadable (the report checked the run's seal before, so it exists).
-    """
-    folder = RunFolder(run_dir)
-    fmt = AUTO
-    if folder.scored.is_file():
-        try:
-            fmt = ScoredState.model_validate(read_json(folder.scored)).reasoning_format or AUTO
-        except (ValidationError, VqauditError):
-            fmt = AUTO
-    if not folder.responses.is_file():
-        return {}, fmt
-    with ResponseCache(folder.responses, read_only=True) as cache:  # a report may read a run on a read-only disk
-        stored = cache.responses()
-        view_keys = cache.view_keys()
-    if not view_keys:  # a run made before the view map was recorded: the latest reply of a view (run.load_responses)
-        view_keys = {r.view_id: r.cache_key for r in stored}
-    by_key = {
-        r.cache_key: StoredReply(r.reasoning, r.finish_reason)
-        for r in stored
-        if r.reasoning is not None or r.finish_reason is not None
-    }
-    return {view: by_key[key] for view, key in view_keys.items() if key in by_key}, fmt
 
 
 def view_flags(o: Outcome) -> int:
@@ -310,7 +263,10 @@ def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -
     reason = None
     if o.source != "upd" and o.raw is not None:
         reason = parse_answerability(o.raw, o.error).reason
-    record.update(_reasoning(run, view.view_id, o))
+    thought = reasoning_fields(o, run.replies.get(view.view_id), run.reasoning_format)
+    if thought:
+        thought["reasoning"] = _clip(thought["reasoning"], MAX_REPLY_CHARS)
+    record.update(thought)
     record.update(
         scored=True,
         raw=_clip(o.raw, MAX_REPLY_CHARS),
@@ -323,36 +279,6 @@ def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -
         rule=decision_rule(view, o),
     )
     return record
-
-
-def _reasoning(run: SampleRun, view_id: str, o: Outcome) -> dict[str, Any]:
-    """The reasoning fields of a view's record: the text (clipped), its length and where it came from; {} if none.
-
-    Split as ``score`` split it (:func:`vqaudit.parsing.reasoning.split_reasoning`, rules 1-5): the run's recorded
-    format, the server's reasoning field (rule 4) and the finish reason (rule 5 under ``auto:NAME-open``).
-    """
-    stored = run.replies.get(view_id, StoredReply(None, None))
-    if o.raw is None and stored.reasoning is None:
-        return {}
-    try:
-        split = split_reasoning(
-            o.raw, run.reasoning_format, server_reasoning=stored.reasoning, finish_reason=stored.finish_reason
-        )
-    except ValueError:  # a format this version does not know (scored by another version): the server's part only
-        split = split_reasoning(o.raw, AUTO, server_reasoning=stored.reasoning, finish_reason=stored.finish_reason)
-    if split.reasoning is None:
-        return {}
-    origins = []
-    if stored.reasoning is not None:
-        origins.append("the server's reasoning field")
-    if split.format not in (None, "server"):
-        origins.append(f"{split.format} tags in the reply")
-    return {
-        "reasoning": _clip(split.reasoning, MAX_REPLY_CHARS),
-        "reasoning_chars": split.reasoning_chars,
-        "reasoning_from": " and ".join(origins),
-        "finished": split.finished,
-    }
 
 
 def _js_literal(value: Any) -> str:
