@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vqaudit.backends.cache import ResponseCache
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json, sha256_file, write_json
+from vqaudit.metrics.bootstrap import DEFAULT_DRAWS
 from vqaudit.store import RunFolder
 
 SCORED_FORMAT = "vqaudit-scored/2"
@@ -278,6 +279,16 @@ def bootstrap_of(run_dir: Path) -> Bootstrap | None:
                 except ValidationError:
                     return None
     return None
+
+
+def paired_bootstrap(base_dir: Path, other_dir: Path) -> Bootstrap:
+    """The draws of a paired difference between two runs: the base run's recorded settings, else the other's.
+
+    Seed 000 §4: paired comparisons reuse the same draws; drawn with a run's recorded ``score --draws
+    --bootstrap-seed`` they are the draws of that run's own intervals. Runs scored before the settings were
+    recorded get the defaults of ``vqaudit score`` (10,000 draws, bootstrap seed 0).
+    """
+    return bootstrap_of(base_dir) or bootstrap_of(other_dir) or Bootstrap(draws=DEFAULT_DRAWS, seed=0)
 
 
 def _check_metric_file(run_dir: Path) -> None:

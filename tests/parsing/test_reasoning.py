@@ -196,3 +196,33 @@ def test_a_reply_of_five_million_characters_is_still_split() -> None:
     reply = "<think>" + "x" * 5_000_000 + "</think>" + ABSTAIN
     parsed = parse_answerability(reply)
     assert (parsed.decision, parsed.reasoning_chars) == ("abstain", 5_000_000)
+
+
+@pytest.mark.parametrize(
+    ("reply", "fmt"),
+    [
+        # Qwen3 / DeepSeek-R1 <think> spans (their documented format), a span opened inside the open one
+        ("<think>a <think>b</think> c</think>answer", "think"),
+        # Kimi-VL-Thinking's ◁think▷ spans (its model card), nested the same way
+        ("\u25c1think\u25b7a \u25c1think\u25b7b\u25c1/think\u25b7 c\u25c1/think\u25b7answer", "kimi"),
+        # Sky-T1 / OpenThoughts thought spans (their system prompt), the answer in the solution block
+        (
+            "<|begin_of_thought|>a <|begin_of_thought|>b<|end_of_thought|> c<|end_of_thought|>"
+            "<|begin_of_solution|>answer<|end_of_solution|>",
+            "thought",
+        ),
+    ],
+)
+def test_nested_spans_count_all_the_reasoning_before_the_final_answer(reply: str, fmt: str) -> None:
+    # Rule 1: the final answer is the text after the last closing tag, so the inner span and the text after it
+    # (" c") are reasoning too. By hand: the reasoning is "a " + "b" + " c" with the tags removed, the inner
+    # closing tag read as the newline that joins spans: "a b\n c", 6 characters (the 5 of the model's text + 1).
+    for named in (fmt, "auto"):
+        split = split_reasoning(reply, named)
+        assert (split.final, split.reasoning, split.format, split.finished) == ("answer", "a b\n c", fmt, True)
+        assert split.reasoning_chars == 6
+    # the server's reasoning (rule 4) comes first and is counted as well: "srv\n" + "a b\n c"
+    split = split_reasoning(reply, server_reasoning="srv")
+    assert (split.final, split.reasoning, split.reasoning_chars) == ("answer", "srv\na b\n c", 10)
+    # the answerability reader records the same count
+    assert parse_answerability(reply).reasoning_chars == 6

@@ -13,6 +13,11 @@ By hand, over 4 groups of 5 views: Bk = 2/4 (groups 0 and 1), Jk = 0/4, so the c
 are right on both: Bk = Jk = 2/4 = 50.0%. Of the 12 supported views, 9 are correct, 1 rejected (group 3's S),
 1 mismatched (group 0's C) and 1 answered null (group 1's original). The gold run has Bk = Jk = 4/4: 0 of 4
 decision-right groups hold a wrong answer, 0 mismatches among 12.
+
+Paired differences, designed − gold (the base, the first run): common-state Bk 50.0 − 100.0 = −50.0 points, Jk
+50.0 − 100.0 = −50.0, conditional disagreement 100.0 − 0.0 = +100.0. A second replay of the same replies
+("again", scored with 100 draws and bootstrap seed 5) against "designed" gives exactly 0 with the interval
+[0, 0] for all three.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ from typing import Any
 
 import pytest
 
+from vqaudit.metrics.conditional import conditional_diagnostics
+from vqaudit.metrics.conditional_paired import conditional_difference
 from vqaudit.report.compare import write_report
+from vqaudit.report.conditional import PAIRED_TITLE, PairedRun, paired_rows
 from vqaudit.report.html import write_html_report
 from vqaudit.run import run_benchmark
-from vqaudit.score import score_run
+from vqaudit.score import load_outcomes, score_run
 from vqaudit.store import load_benchmark
 from vqaudit.suites.charts.build import build_charts
 
@@ -68,6 +76,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for run in (gold, designed):
         score_run(run, n_draws=200)
     return gold, designed
+
+
+@pytest.fixture(scope="module")
+def again(runs: tuple[Path, Path]) -> Path:
+    """The designed replies replayed into a third run, scored with other bootstrap settings (100 draws, seed 5)."""
+    root = runs[0].parent.parent
+    run = root / "runs" / "again"
+    run_benchmark(root / "bench", f"replay:{root / 'replay.jsonl'}", run, progress=False)
+    score_run(run, n_draws=100, seed=5)
+    return run
 
 
 def _rows(text: str) -> dict[str, list[str]]:
@@ -119,3 +137,80 @@ def test_html_report_has_the_section(runs: tuple[Path, Path], tmp_path: Path) ->
     assert cells[:4] == ["designed", "charts", "J5 / B5", "M, S"]
     assert [c.split(" [")[0] for c in cells[4:7]] == ["50.0", "50.0", "100.0"]
     assert cells[7:] == ["2 of 2", "1 among 12", "9 / 1 / 1"]
+
+
+def _paired_rows(text: str) -> dict[str, list[str]]:
+    block = text.split(f"### {PAIRED_TITLE}\n", 1)[1].split("\n\n", 2)[1]
+    rows = {}
+    for line in block.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+SIGNED = re.compile(r"^([+-]\d+\.\d) \[([+-]\d+\.\d), ([+-]\d+\.\d)\]$")
+
+
+def test_markdown_paired_differences_by_hand(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    gold, designed = runs
+    text = write_report([gold, designed], tmp_path).read_text(encoding="utf-8")
+    assert text.index(f"## {TITLE}") < text.index(f"### {PAIRED_TITLE}") < text.index("![Jk and Bk")
+    rows = _paired_rows(text)
+    assert set(rows) == {"designed"}
+    base, source, draws, bk, jk, cd, note = rows["designed"]
+    assert (base, source, draws, note) == ("gold", "charts", "200 draws, seed 0", "")  # gold's recorded settings
+    # the interval is the one of the metrics function on the same draws (gold's: 200, seed 0)
+    diff = conditional_difference(load_outcomes(gold), load_outcomes(designed), "charts", n_draws=200, seed=0)
+    for cell, point, key in (
+        (bk, "-50.0", "common_Bk"),
+        (jk, "-50.0", "common_Jk"),
+        (cd, "+100.0", "conditional_disagreement"),
+    ):
+        m = SIGNED.match(cell)
+        assert m and m.group(1) == point, cell
+        assert float(m.group(2)) <= float(point) <= float(m.group(3))
+        ci = diff.deltas[key].ci
+        assert ci is not None and (m.group(2), m.group(3)) == (f"{100 * ci[0]:+.1f}", f"{100 * ci[1]:+.1f}")
+
+
+def test_identical_replies_pair_to_exact_zero_with_the_base_settings(
+    runs: tuple[Path, Path], again: Path, tmp_path: Path
+) -> None:
+    designed = runs[1]
+    rows = _paired_rows(write_report([designed, again], tmp_path / "a").read_text(encoding="utf-8"))
+    assert rows["again"] == ["designed", "charts", "200 draws, seed 0", *["+0.0 [+0.0, +0.0]"] * 3, ""]
+    # the other way round: the base is "again", whose recorded settings are 100 draws, seed 5
+    rows = _paired_rows(write_report([again, designed], tmp_path / "b").read_text(encoding="utf-8"))
+    assert rows["designed"][:3] == ["again", "charts", "100 draws, seed 5"]
+
+
+def test_single_run_has_no_paired_subsection(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    text = write_report([runs[1]], tmp_path).read_text(encoding="utf-8")
+    assert f"## {TITLE}" in text and PAIRED_TITLE not in text
+
+
+def test_html_paired_differences(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    index = write_html_report(list(runs), tmp_path / "html", n_draws=100).read_text(encoding="utf-8")
+    assert f'<h3 id="common-states-paired">{PAIRED_TITLE}</h3>' in index
+    section = index.split('<table id="conditional-paired-table">', 1)[1].split("</table>", 1)[0]
+    row = section.split('<tr data-run="designed" data-base="gold" data-source="charts">', 1)[1].split("</tr>", 1)[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+    assert cells[:4] == ["designed", "gold", "charts", "200 draws, seed 0"]
+    assert [c.split('<span class="ci">')[0] for c in cells[4:7]] == ["-50.0", "-50.0", "+100.0"]
+    assert cells[7] == ""
+    # a single run: no paired table
+    single = write_html_report([runs[1]], tmp_path / "one", n_draws=100).read_text(encoding="utf-8")
+    assert "conditional-paired-table" not in single
+
+
+def test_runs_that_do_not_line_up_get_a_row_saying_why(runs: tuple[Path, Path]) -> None:
+    gold, designed = runs
+    outcomes = load_outcomes(designed)
+    fewer = [o for o in outcomes if o.group_id != outcomes[0].group_id]  # one group left out
+    diagnostics = {"charts": conditional_diagnostics(fewer, n_draws=0)}
+    base = PairedRun("gold", gold, "bench", load_outcomes(gold), json.loads((gold / "diagnostics.json").read_text()))
+    [row] = paired_rows([base, PairedRun("fewer", designed, "bench", fewer, diagnostics)])
+    assert row.difference is None and row.problem is not None and "same groups" in row.problem
+    assert row.cells()[4:7] == ["n/a", "n/a", "n/a"] and row.note() == row.problem
+    # runs of another benchmark are not paired
+    assert paired_rows([base, PairedRun("other", designed, "elsewhere", outcomes, diagnostics)]) == []

@@ -217,3 +217,33 @@ def test_sample_browser_shows_a_views_hint_escaped(small_views: list[View], tmp_
     records = {r["id"]: r for row in rows for r in row["views"]}
     assert records[with_hint.view_id]["hint"] == hint and records[without.view_id]["hint"] is None
     assert records["x-hostile"]["hint"] == "<img src=x onerror=alert(1)>" and "<img" not in text
+
+
+def test_report_writes_upd_report_where_eval_does(tmp_path: Path) -> None:
+    # `vqaudit eval upd` writes OUT/report/upd_report.md (test above); `vqaudit report RUN --out DIR` writes
+    # DIR/upd_report.md, the same place (docs/upd.md "Report", docs/papers.md Table 1), beside report.md of
+    # answerability runs reported with it and index.html, which links both.
+    from vqaudit.run import run_benchmark
+    from vqaudit.score import score_run
+    from vqaudit.suites.charts.build import build_charts
+    from vqaudit.suites.upd.build import build_upd
+
+    build_upd(tmp_path / "upd-bench", tsv=None, variant="aad", setting="base", seed=0, max_items=6)
+    build_charts(tmp_path / "chart-bench", 2, 3, workers=1)
+    upd_run, chart_run = tmp_path / "upd-run", tmp_path / "chart-run"
+    run_benchmark(tmp_path / "upd-bench", "reference:gold", upd_run, progress=False)
+    run_benchmark(tmp_path / "chart-bench", "reference:gold", chart_run, progress=False)
+    for run in (upd_run, chart_run):
+        score_run(run, n_draws=50)
+    monkeypatch = pytest.MonkeyPatch()
+    assert run_cli(monkeypatch, "report", str(upd_run), "--out", str(tmp_path / "alone")) == 0
+    assert (tmp_path / "alone" / "upd_report.md").is_file() and not (tmp_path / "alone" / "upd").exists()
+    assert not (tmp_path / "alone" / "report.md").exists()
+    assert '<a href="upd_report.md">' in (tmp_path / "alone" / "index.html").read_text(encoding="utf-8")
+    assert run_cli(monkeypatch, "report", str(chart_run), str(upd_run), "--out", str(tmp_path / "both")) == 0
+    both = tmp_path / "both"
+    assert (both / "report.md").is_file() and (both / "upd_report.md").is_file() and not (both / "upd").exists()
+    assert "# vqaudit MM-UPD report" in (both / "upd_report.md").read_text(encoding="utf-8")
+    assert "# vqaudit answerability report" in (both / "report.md").read_text(encoding="utf-8")
+    index = (both / "index.html").read_text(encoding="utf-8")
+    assert '<a href="report.md">' in index and '<a href="upd_report.md">' in index

@@ -275,7 +275,8 @@ def report(
 ) -> None:
     """Write the HTML report with its sample browser, and for scored run folders the Markdown report too.
 
-    Scored run folders get report.md (Jk/Bk or UPD radar charts, with intervals) and index.html; `vqaudit audit`
+    Scored run folders get report.md (Jk/Bk with intervals; MM-UPD runs: upd_report.md with radar charts, in the
+    same folder, as `vqaudit eval upd` writes it) and index.html; `vqaudit audit`
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
     shows them.
     """
@@ -299,7 +300,8 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     """Write one report per report kind of the runs' sources (the ``report`` hook of each source's row).
 
     Runs are grouped by the report hook their sources use (the answerability sources share one comparison
-    report; UPD runs get Table 1 and radar charts under ``target/upd``). Returns ``(label, path)`` pairs.
+    report, ``report.md``; UPD runs get Table 1 and radar charts, ``upd_report.md``), each written into ``target``
+    itself, where ``vqaudit eval`` writes it too. Returns ``(label, path)`` pairs.
 
     Raises:
         VqauditError: a run folder without ``run.json`` or not scored yet, or whose replies changed since it was
@@ -309,7 +311,7 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
     from vqaudit.store import BenchmarkFolder, RunFolder
     from vqaudit.suites.registry import get_source, report_for
 
-    by_subdir: dict[str, list[Path]] = {}
+    by_writer: dict[str, list[Path]] = {}
     for run_dir in runs:
         folder = RunFolder(run_dir)
         if not folder.info.is_file():
@@ -321,15 +323,11 @@ def write_reports(runs: list[Path], target: Path) -> list[tuple[str, Path]]:
         if note is not None:
             warning(note)
         for name in _sources(folder):
-            dirs = by_subdir.setdefault(get_source(name).report_subdir, [])
+            dirs = by_writer.setdefault(get_source(name).report, [])
             if run_dir not in dirs:
                 dirs.append(run_dir)
-    written: list[tuple[str, Path]] = []
-    for subdir in sorted(by_subdir, reverse=True):  # named subfolders (UPD) first, as the report always did
-        dirs = by_subdir[subdir]
-        label = "UPD report" if subdir else "report"
-        written.append((label, report_for(_first_source(dirs[0]), dirs, target / subdir if subdir else target)))
-    return written
+    # every writer writes into target itself, as `vqaudit eval` does (upd_report.md beside report.md and index.html)
+    return [("report", report_for(_first_source(dirs[0]), dirs, target)) for dirs in by_writer.values()]
 
 
 def _sources(folder: Any) -> list[str]:

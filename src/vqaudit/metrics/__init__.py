@@ -13,7 +13,6 @@ from vqaudit.metrics.answerability import (
     e_lambda,
     group_counts,
     metrics_from_counts,
-    paired_difference,
 )
 from vqaudit.metrics.bootstrap import (
     CONFIDENCE,
@@ -26,6 +25,7 @@ from vqaudit.metrics.bootstrap import (
     percentile_interval,
 )
 from vqaudit.metrics.grouped import Grouped, Stratum, grouped
+from vqaudit.metrics.paired import paired_counts, paired_difference
 
 __all__ = [
     "COLUMNS",
@@ -49,6 +49,7 @@ __all__ = [
     "grouped",
     "metrics_from_counts",
     "paired_bootstrap_difference",
+    "paired_counts",
     "paired_difference",
     "percentile_interval",
 ]

@@ -24,7 +24,9 @@ Rules, in order (``auto`` knows every format; a named format only its own; ``non
 
 1. The final answer is the text after the **last closing tag**. A reply holding a closing tag but no opening tag
    before it started inside the span, because the chat template opened it (Qwen3 and DeepSeek-R1 templates end
-   the prompt with ``<think>``): everything before that closing tag is reasoning.
+   the prompt with ``<think>``): everything before that closing tag is reasoning. Nested spans
+   (``<think>a <think>b</think> c</think>answer``) are read the same way: all the text before the last closing
+   tag is reasoning (``a b`` and `` c``, every character counted), the final answer is what follows it.
 2. An opening tag after the last closing tag (or with no closing tag at all) is a span **never closed**: the
    token budget ran out while the model was thinking. The reply is not finished, :data:`NOT_FINISHED`, and its
    content is never scored, whatever it holds (a draft answer inside is the model's draft, not its answer).

@@ -10,6 +10,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json
 from vqaudit.markdown import row, separator
 from vqaudit.metrics import paired_difference
+from vqaudit.report.conditional import PairedRun, paired_rows
 from vqaudit.report.conditional import markdown_section as conditional_markdown_section
 from vqaudit.report.grouped import markdown_section as grouped_markdown_section
 from vqaudit.report.plots import jk_bk_chart
@@ -22,7 +23,7 @@ from vqaudit.report.reasoning import (
 )
 from vqaudit.schema import Outcome
 from vqaudit.score import load_outcomes
-from vqaudit.scored_state import bootstrap_phrase, check_scored
+from vqaudit.scored_state import bootstrap_phrase, check_scored, paired_bootstrap
 from vqaudit.store import RunFolder
 
 ORACLE_NOTE = "oracle: answers the gold label; a check of the scoring path, not a model"
@@ -127,27 +128,55 @@ def _failure_table(results: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
-def _paired_section(results: list[RunResult]) -> str:
+class _Outcomes:
+    """Each run's ``outcomes.jsonl``, read once and only when a paired difference needs it."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, list[Outcome]] = {}
+
+    def __call__(self, run_dir: Path) -> list[Outcome]:
+        if run_dir not in self._read:
+            self._read[run_dir] = load_outcomes(run_dir)
+        return self._read[run_dir]
+
+
+def _paired_section(results: list[RunResult], outcomes: _Outcomes) -> str:
     base = results[0]
     same = [r for r in results[1:] if r.benchmark == base.benchmark]
     if not same:
         return ""
-    base_out: list[Outcome] = load_outcomes(base.run_dir)
     lines = [
         f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)",
         "",
-        row(["run", "source", "ΔJk", "ΔBk"]),
-        separator(4),
+        "Percentage points, run − base; brackets are 95% paired group-bootstrap intervals drawn with the base's "
+        "recorded draws and seed (the draws of its own intervals; Cha et al., arXiv:2609.34480, §4).",
+        "",
+        row(["run", "source", "draws", "ΔJk", "ΔBk"]),
+        separator(5),
     ]
     for r in same:
-        other = load_outcomes(r.run_dir)
+        boot = paired_bootstrap(base.run_dir, r.run_dir)
         for source in sorted(r.metrics):
             cells = []
             for key in ("Jk", "Bk"):
-                point, lo, hi = paired_difference(other, base_out, key, source=source)
+                point, lo, hi = paired_difference(
+                    outcomes(r.run_dir), outcomes(base.run_dir), key, source=source, n_draws=boot.draws, seed=boot.seed
+                )
                 cells.append(f"{100 * point:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]")
-            lines.append(row([r.run_dir.name, source, *cells]))
+            lines.append(row([r.run_dir.name, source, f"{boot.draws:,} draws, seed {boot.seed}", *cells]))
     return "\n".join(lines)
+
+
+def _conditional_section(results: list[RunResult], outcomes: _Outcomes) -> str:
+    """The appendix-B section, with the paired differences between runs of one benchmark when there are several."""
+    labelled = [(r.run_dir.name, r.diagnostics) for r in results]
+    if len(results) < 2:
+        return conditional_markdown_section(labelled)
+    shared = [r for r in results if sum(q.benchmark == r.benchmark for q in results) > 1]  # runs that pair
+    paired = paired_rows(
+        [PairedRun(r.run_dir.name, r.run_dir, r.benchmark, outcomes(r.run_dir), r.diagnostics) for r in shared]
+    )
+    return conditional_markdown_section(labelled, paired)
 
 
 def _head(results: list[RunResult]) -> list[str]:
@@ -189,7 +218,8 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         _failure_table(results),
         "",
     ]
-    paired = _paired_section(results)
+    outcomes = _Outcomes()
+    paired = _paired_section(results, outcomes)
     if paired:
         parts += [paired, ""]
     # reasoning models only: a run whose replies held no reasoning adds nothing (its report is unchanged)
@@ -198,7 +228,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> Path:
         reasoning_markdown(reasoning_rows(thinking)),
         sweep_markdown(budget_sweeps(thinking)),
         grouped_markdown_section([r.run_dir for r in results]),
-        conditional_markdown_section((r.run_dir.name, r.diagnostics) for r in results),
+        _conditional_section(results, outcomes),
     ):
         if section:
             parts += [section, ""]

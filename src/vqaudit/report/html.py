@@ -11,7 +11,8 @@ file, so no inline script (none is written, and none can be injected) runs.
 - the overview of every metric with 95% group-bootstrap intervals (seed 000 §4);
 - seed 000 Table 3 (decisions and answers per state), the ``Bk - Jk`` groups (§5.2), failure accounting
   (§E.2), E_λ with intervals and the paired difference against the first run (§E.1, Figure 5), and the
-  residual-cue strata of photos (Table 9);
+  residual-cue strata of photos (Table 9); after the sources, the common-state comparison and conditional
+  disagreement (appendix B), with the paired differences between runs of one benchmark;
 - seed 001 Table 1 (Dual accuracy per variant and setting), Tables D-O (per ability) and radar charts;
 - seed 002, for audit folders (``vqaudit audit --out DIR``): the score per split, the contract mix (Table 5),
   the raw split of the gold file's metadata (appendix A) and the per-subtype Table 8
@@ -39,7 +40,17 @@ from vqaudit.files import atomic_write_bytes, atomic_write_text, read_json, read
 from vqaudit.metrics.reasoning import QUARTILE_METRICS
 from vqaudit.metrics.sweep import BudgetSweep
 from vqaudit.progress import Reporter, step
-from vqaudit.report.conditional import CONDITIONAL_NOTE, CONDITIONAL_TITLE, HEADER, conditional_rows
+from vqaudit.report.conditional import (
+    CONDITIONAL_NOTE,
+    CONDITIONAL_TITLE,
+    HEADER,
+    PAIRED_HEADER,
+    PAIRED_NOTE,
+    PAIRED_TITLE,
+    PairedRun,
+    conditional_rows,
+    paired_rows,
+)
 from vqaudit.report.grouped import GROUPED_NOTE, grouped_by_source
 from vqaudit.report.html_audit import BUCKET_ORDER, Audit, is_audit_folder, load_audit, subtype_table
 from vqaudit.report.html_plots import (
@@ -70,6 +81,7 @@ from vqaudit.report.reasoning import (
     reasoning_run,
     sweep_rows,
 )
+from vqaudit.report.sample_reasoning import stored_replies
 from vqaudit.schema import Outcome
 from vqaudit.scored_state import bootstrap_phrase, check_scored
 from vqaudit.shortanswer.raw_split import raw_split_lines
@@ -497,6 +509,7 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
     samples = []
     for r in runs:
         bench = load_benchmark(r.bench_dir, check_images=False)
+        replies, fmt = stored_replies(r.run_dir)
         samples.append(
             SampleRun(
                 label=r.label,
@@ -505,6 +518,8 @@ def _sample_runs(runs: Sequence[LoadedRun]) -> list[SampleRun]:
                 views=bench.views,
                 group_order=[(g.group_id, g.source, g.question) for g in bench.groups],
                 outcomes={o.view_id: o for o in r.outcomes},
+                replies=replies,
+                reasoning_format=fmt,
             )
         )
     return samples
@@ -584,6 +599,7 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "upd_reasoning": _reasoning_entries("upd", thinking),
         "usage_keys": USAGE_KEYS,
         "has_markdown": (out_dir / "report.md").is_file(),
+        "has_upd_markdown": (out_dir / "upd_report.md").is_file(),
         "n_draws": n_draws,
         "bootstrap": bootstrap_phrase([r.run_dir for r in runs]),
         "audits": _audit_sections(audits),
@@ -595,6 +611,14 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "conditional_title": CONDITIONAL_TITLE,
         "conditional_note": CONDITIONAL_NOTE,
         "conditional_header": HEADER,
+        "conditional_paired": paired_rows(
+            [PairedRun(r.label, r.run_dir, str(r.bench_dir.resolve()), r.outcomes, r.diagnostics) for r in runs]
+        )
+        if len(runs) > 1
+        else [],
+        "paired_title": PAIRED_TITLE,
+        "paired_note": PAIRED_NOTE,
+        "paired_header": PAIRED_HEADER,
     }
     shown.advance()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,11 @@ Per view a row carries the question, options and gold answers, the model's raw r
 :data:`MAX_REPLY_CHARS` characters shown, the rest counted), the parsed decision, answer and reason, the outcome,
 the rule that decided it, and for masked views what justifies the label: a chart certificate's two witness
 worlds and mask rectangle (seed 000 §3.2-3.3, appendix D), a photo's mask boxes, a scene's occlusion edit.
+
+A reasoning model's reasoning is shown apart, collapsed (``<details>``), before the raw reply: the split of
+:func:`vqaudit.parsing.reasoning.split_reasoning` with the format the run was scored with (``scored.json``) and the
+reasoning the server sent apart from the content (``reasoning_content``, kept in ``responses.sqlite`` beside the
+reply, never in ``outcomes.jsonl``), so a reply cut while thinking (no content) still shows what it thought.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,7 +33,9 @@ from urllib.parse import quote
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text, read_json
 from vqaudit.parsing import parse_answerability
+from vqaudit.parsing.reasoning import AUTO
 from vqaudit.report.html_tables import state_rank
+from vqaudit.report.sample_reasoning import StoredReply, reasoning_fields
 from vqaudit.schema import Outcome, UPDViewMeta, View
 
 PAGE_GROUPS = 100
@@ -49,7 +56,12 @@ ANSWER_RULES = {
 
 @dataclass(frozen=True)
 class SampleRun:
-    """What the browser needs of one scored run: its label, benchmark folder, views, groups and outcomes."""
+    """What the browser needs of one scored run: its label, benchmark folder, views, groups and outcomes.
+
+    ``replies`` (view id -> :class:`~vqaudit.report.sample_reasoning.StoredReply`, from
+    :func:`vqaudit.report.sample_reasoning.stored_replies`) and ``reasoning_format`` (the format
+    the run was scored with) let the browser split off the reasoning as ``score`` did.
+    """
 
     label: str
     model: str
@@ -57,6 +69,8 @@ class SampleRun:
     views: Sequence[View]
     group_order: Sequence[tuple[str, str, str]]  # (group_id, source, question) in benchmark order
     outcomes: Mapping[str, Outcome]
+    replies: Mapping[str, StoredReply] = field(default_factory=dict)
+    reasoning_format: str = AUTO
 
 
 def view_flags(o: Outcome) -> int:
@@ -249,6 +263,10 @@ def _view_record(run: SampleRun, out_dir: Path, view: View, o: Outcome | None) -
     reason = None
     if o.source != "upd" and o.raw is not None:
         reason = parse_answerability(o.raw, o.error).reason
+    thought = reasoning_fields(o, run.replies.get(view.view_id), run.reasoning_format)
+    if thought:
+        thought["reasoning"] = _clip(thought["reasoning"], MAX_REPLY_CHARS)
+    record.update(thought)
     record.update(
         scored=True,
         raw=_clip(o.raw, MAX_REPLY_CHARS),

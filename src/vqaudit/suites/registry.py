@@ -49,11 +49,11 @@ class Source:
         eval_defaults: the build options ``vqaudit eval`` sets when the user does not, as ``(field, value)``
             pairs of the source's ``Options`` (``seed`` defaults to 0 for every source).
         summary: one line for ``--help``.
-        report: ``module:function`` of the report writer of its scored runs.
+        report: ``module:function`` of the report writer of its scored runs; every writer writes into the report
+            folder itself (``vqaudit report --out``, ``vqaudit eval``'s ``OUT/report``), under file names of its
+            own (``report.md``, ``upd_report.md``), so runs of sources with different reports report together.
         summary_table: ``module:function`` returning the table ``vqaudit eval`` prints for scored runs.
         eval_models: the model specs ``vqaudit eval`` runs when no ``--model`` is given.
-        report_subdir: subfolder of ``vqaudit report --out`` its report goes to ("" = the folder itself), so
-            that runs of sources with different reports can be reported together.
         budget_sweep: ``vqaudit eval --budgets`` can sweep it (its runs have answerability groups: Jk, Bk, Ebal).
     """
 
@@ -63,7 +63,6 @@ class Source:
     summary: str
     report: str = "vqaudit.report.compare:write_report"
     summary_table: str = "vqaudit.report.compare:summary_table"
-    report_subdir: str = ""
     eval_models: tuple[str, ...] = REFERENCE_POLICIES
     budget_sweep: bool = True
 
@@ -105,7 +104,6 @@ SOURCES: dict[str, Source] = {
             "MM-UPD variants of multiple-choice sets",
             report="vqaudit.report.upd:write_upd_report",
             summary_table="vqaudit.report.upd:summary_table",
-            report_subdir="upd",
             budget_sweep=False,
         ),
     )

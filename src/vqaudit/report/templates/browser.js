@@ -129,6 +129,13 @@
       v.options.forEach(function (o, i) { kv(card, String.fromCharCode(65 + i), o); });
     }
     if (v.scored) {
+      if (v.reasoning !== null && v.reasoning !== undefined) {  /* collapsed: the split reasoning, as text */
+        var det = el("details", "reasoning");
+        det.appendChild(el("summary", null, "reasoning (" + Number(v.reasoning_chars).toLocaleString("en") +
+          " characters, " + v.reasoning_from + (v.finished ? "" : "; never finished") + ")"));
+        det.appendChild(el("pre", "raw", v.reasoning));
+        card.appendChild(det);
+      }
       card.appendChild(el("b", null, "raw reply"));
       card.appendChild(el("pre", "raw", v.raw === null ? (v.error ? "(no reply) " + v.error : "(no reply)") : v.raw));
       kv(card, "decision", v.decision); kv(card, "answer", v.answer);
