@@ -42,7 +42,7 @@ class Packed(Sequence[T], Generic[T]):
     sequences compare equal when their records do, in order (another :class:`Packed`, a tuple or a list).
     """
 
-    __slots__ = ("_blocks", "_cached", "_cached_at", "_decode", "_encode", "_names", "_tail")
+    __slots__ = ("_blocks", "_cached", "_cached_at", "_decode", "_encode", "_names", "_rows", "_tail")
 
     def __init__(
         self,
@@ -59,6 +59,7 @@ class Packed(Sequence[T], Generic[T]):
         self._encode = encode
         self._decode = decode
         self._names = tuple(names) if names is not None else None
+        self._rows = BLOCK_ROWS  # records per block, fixed for this sequence
         self._blocks: list[bytes] = []
         self._tail: list[T] = []
         self._cached: list[T] = []
@@ -68,7 +69,7 @@ class Packed(Sequence[T], Generic[T]):
     def append(self, item: T) -> None:
         """Add ``item`` at the end; every :data:`BLOCK_ROWS` records are packed into one block."""
         self._tail.append(item)
-        if len(self._tail) == BLOCK_ROWS:
+        if len(self._tail) == self._rows:
             self._blocks.append(zlib.compress(marshal.dumps(list(map(self._encode, self._tail))), _LEVEL))
             self._tail = []
 
@@ -89,7 +90,7 @@ class Packed(Sequence[T], Generic[T]):
         return list(map(self._decode, marshal.loads(zlib.decompress(self._blocks[k]))))
 
     def __len__(self) -> int:
-        return len(self._blocks) * BLOCK_ROWS + len(self._tail)
+        return len(self._blocks) * self._rows + len(self._tail)
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -104,7 +105,7 @@ class Packed(Sequence[T], Generic[T]):
                 return [self[i] for i in range(start, stop, step)]
             out: list[T] = []
             while start < stop:
-                k, at = divmod(start, BLOCK_ROWS)
+                k, at = divmod(start, self._rows)
                 block = self._block(k) if k == len(self._blocks) else self._unpack(k)
                 take = block[at : at + stop - start]
                 out.extend(take)
@@ -113,7 +114,7 @@ class Packed(Sequence[T], Generic[T]):
         n = len(self)
         if not -n <= index < n:
             raise IndexError("row index out of range")
-        k, at = divmod(index % n, BLOCK_ROWS)
+        k, at = divmod(index % n, self._rows)
         return self._block(k)[at]
 
     def __iter__(self) -> Iterator[T]:
