@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.harness.text_lines import lenient_decoder, lenient_lines
 from vqaudit.schema import View
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
@@ -229,12 +231,19 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
     """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
-    raw = path.read_bytes()
-    if raw.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    if head.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
         raise VqauditError(
             f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
             "VLMEvalKit result sheet is read with --format vlmevalkit"
         )
+    if path.suffix.lower() != ".json":
+        streamed = _jsonl_records(path)
+        if streamed is not None:
+            yield from streamed
+            return
+    raw = path.read_bytes()
     text = decode_lenient(raw)
     del raw
     if not text.strip():
@@ -261,6 +270,48 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
     del text
     for row in range(1, len(lines) + 1):
         line, lines[row - 1] = lines[row - 1], ""
+        if line.strip():
+            try:
+                sample = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
+            yield row, sample
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]] | None:
+    """The samples of a JSON Lines log read line by line, or None where the whole text must be read.
+
+    The whole-text reader (:func:`_records`) reads a file starting with ``{`` as JSON Lines unless the whole
+    text is one JSON object with a ``logs`` key (:func:`_logs_object`). When the first line starts with ``{``,
+    is a complete JSON value and some later line holds a character that is not whitespace, the whole text is
+    not one JSON value (the parser stops where the first line's value ends, and what follows is no JSON
+    whitespace): it is JSON Lines, and is read one line at a time with the rows and errors of the whole-text
+    reader. Any other file (a first line that is not a complete value, a single line, a JSON list) gives None.
+    """
+    lines = lenient_lines(path, lenient_decoder(path))
+    first = next(lines, None)
+    if first is None or not first.startswith("{"):
+        return None
+    try:
+        sample = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    held: list[str] = []  # blank lines after the first, until a line that is not blank
+    for line in lines:
+        held.append(line)
+        if line.strip():
+            return _jsonl_rows(path, sample, held, lines)
+    return None
+
+
+def _jsonl_rows(path: Path, first: Any, held: list[str], lines: Iterator[str]) -> Iterator[tuple[int, Any]]:
+    """Row 1's ``first`` sample, then the samples of ``held`` and ``lines`` (rows 2, 3, ...), blank rows skipped.
+
+    Raises:
+        VqauditError: a line is not JSON (naming its row).
+    """
+    yield 1, first
+    for row, line in enumerate(chain(held, lines), start=2):
         if line.strip():
             try:
                 sample = json.loads(line)

@@ -452,7 +452,7 @@ _N_PASSES = 6
 """The passes of :func:`_layers` over all rows: official, contract, overlay, repair, RA-Eval, canonical."""
 
 
-_LAYER_CHUNK_ROWS = 1 << 16
+_LAYER_CHUNK_ROWS = 1 << 14
 """Rows per call of :func:`_layers` (:func:`_layers_in_chunks`): its passes hold memos of every distinct string of
 the rows they are given (the canonical pass alone about 0.9 KB a row, measured with ``tracemalloc`` at 50,000 rows),
 so chunks bound that to the chunk's strings, whatever the file's size."""
