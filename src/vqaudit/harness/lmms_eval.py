@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_at
-from vqaudit.harness.text_lines import lenient_decoder, lenient_lines
+from vqaudit.harness.text_lines import json_lines
 from vqaudit.schema import View
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
@@ -239,7 +238,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
             "VLMEvalKit result sheet is read with --format vlmevalkit"
         )
     if path.suffix.lower() != ".json":
-        streamed = _jsonl_records(path)
+        streamed = json_lines(path)
         if streamed is not None:
             yield from streamed
             return
@@ -270,48 +269,6 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
     del text
     for row in range(1, len(lines) + 1):
         line, lines[row - 1] = lines[row - 1], ""
-        if line.strip():
-            try:
-                sample = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
-            yield row, sample
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]] | None:
-    """The samples of a JSON Lines log read line by line, or None where the whole text must be read.
-
-    The whole-text reader (:func:`_records`) reads a file starting with ``{`` as JSON Lines unless the whole
-    text is one JSON object with a ``logs`` key (:func:`_logs_object`). When the first line starts with ``{``,
-    is a complete JSON value and some later line holds a character that is not whitespace, the whole text is
-    not one JSON value (the parser stops where the first line's value ends, and what follows is no JSON
-    whitespace): it is JSON Lines, and is read one line at a time with the rows and errors of the whole-text
-    reader. Any other file (a first line that is not a complete value, a single line, a JSON list) gives None.
-    """
-    lines = lenient_lines(path, lenient_decoder(path))
-    first = next(lines, None)
-    if first is None or not first.startswith("{"):
-        return None
-    try:
-        sample = json.loads(first)
-    except (ValueError, RecursionError):
-        return None
-    held: list[str] = []  # blank lines after the first, until a line that is not blank
-    for line in lines:
-        held.append(line)
-        if line.strip():
-            return _jsonl_rows(path, sample, held, lines)
-    return None
-
-
-def _jsonl_rows(path: Path, first: Any, held: list[str], lines: Iterator[str]) -> Iterator[tuple[int, Any]]:
-    """Row 1's ``first`` sample, then the samples of ``held`` and ``lines`` (rows 2, 3, ...), blank rows skipped.
-
-    Raises:
-        VqauditError: a line is not JSON (naming its row).
-    """
-    yield 1, first
-    for row, line in enumerate(chain(held, lines), start=2):
         if line.strip():
             try:
                 sample = json.loads(line)

@@ -2,14 +2,19 @@
 
 The harness readers read a log's bytes with :func:`vqaudit.textsafe.decode_lenient` (never failing, never losing
 a byte) and split the text with ``str.splitlines``; :func:`lenient_lines` gives the same lines while holding one
-line of the file at a time, so a log of any length is read in memory bounded by its longest line.
+line of the file at a time, so a log of any length is read in memory bounded by its longest line;
+:func:`json_lines` reads a JSON Lines log that way wherever the whole-text reader would read it as JSON Lines.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
+from vqaudit.errors import VqauditError
 from vqaudit.textsafe import join_pairs
 
 
@@ -44,3 +49,45 @@ def lenient_lines(path: Path, decode: Callable[[bytes], str]) -> Iterator[str]:
     with path.open("rb") as handle:
         for piece in handle:
             yield from decode(piece).splitlines()
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]] | None:
+    """The records of a JSON Lines log read line by line, or None where the whole text must be read.
+
+    The whole-text reader (:func:`vqaudit.harness.lmms_eval.read`) reads a file starting with ``{`` as JSON Lines
+    unless the whole text is one JSON object with a ``logs`` key. When the first line starts with ``{``,
+    is a complete JSON value and some later line holds a character that is not whitespace, the whole text is
+    not one JSON value (the parser stops where the first line's value ends, and what follows is no JSON
+    whitespace): it is JSON Lines, and is read one line at a time with the rows and errors of the whole-text
+    reader. Any other file (a first line that is not a complete value, a single line, a JSON list) gives None.
+    """
+    lines = lenient_lines(path, lenient_decoder(path))
+    first = next(lines, None)
+    if first is None or not first.startswith("{"):
+        return None
+    try:
+        sample = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    held: list[str] = []  # blank lines after the first, until a line that is not blank
+    for line in lines:
+        held.append(line)
+        if line.strip():
+            return _json_rows(path, sample, held, lines)
+    return None
+
+
+def _json_rows(path: Path, first: Any, held: list[str], lines: Iterator[str]) -> Iterator[tuple[int, Any]]:
+    """Row 1's ``first`` record, then the records of ``held`` and ``lines`` (rows 2, 3, ...), blank rows skipped.
+
+    Raises:
+        VqauditError: a line is not JSON (naming its row).
+    """
+    yield 1, first
+    for row, line in enumerate(chain(held, lines), start=2):
+        if line.strip():
+            try:
+                sample = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise VqauditError(f"{path}: row {row}: not valid JSON: {exc}") from None
+            yield row, sample
