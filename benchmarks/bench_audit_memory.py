@@ -20,6 +20,11 @@ exported with ``vqaudit export``; one reply per view), at ``--import-views`` vie
 the build and export of a 500,000-view benchmark folder take longer than the import itself). No target is set
 for it; the figure shows whether its memory grows with the log.
 
+Last measured (2-core machine, load average about 2.5; docs/shortanswer.md, "Packed rows"): audit 115 MB /
+1.5 CPU-s at 5,000 rows, 181 MB / 8.4 s at 50,000, 371 MB / 92.2 s at 500,000 (was 839 MB), about 0.42 KB a row
+of growth from 50,000 to 500,000; import-predictions 77 MB at 4,998 views, 242 MB at 49,998 (3.8 KB a view over
+the imports, most of it the benchmark's own view records).
+
 Run: ``.venv/bin/python benchmarks/bench_audit_memory.py [--rows 5000 50000 500000] [--import-views 5000 50000]
 [--keep DIR]``. Exit 1 ("TARGET MISSED") if the largest size reaches :data:`TARGET_MB` at 500,000 rows or more.
 """

@@ -40,6 +40,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.harness.text_lines import json_lines
 from vqaudit.schema import View
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
@@ -229,12 +230,19 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
     """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
-    raw = path.read_bytes()
-    if raw.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    if head.startswith(b"PK\x03\x04"):  # a zip archive: an .xlsx sheet (VLMEvalKit) given as an lmms-eval log
         raise VqauditError(
             f"{path}: a zip archive (an .xlsx sheet?), not an lmms-eval log of JSON samples; a "
             "VLMEvalKit result sheet is read with --format vlmevalkit"
         )
+    if path.suffix.lower() != ".json":
+        streamed = json_lines(path)
+        if streamed is not None:
+            yield from streamed
+            return
+    raw = path.read_bytes()
     text = decode_lenient(raw)
     del raw
     if not text.strip():

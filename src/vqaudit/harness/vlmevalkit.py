@@ -196,42 +196,65 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             export wrote for its view (a sheet of another build of the benchmark: its letters would be scored
             against other options), naming the file, the row and the field.
     """
-    rows = list(_rows(path))
-    if not rows:
+    rows = _rows(path)  # one row at a time: a sheet's base64 image cells are never all held
+    first = next(rows, None)
+    if first is None:
         raise VqauditError(f"{path}: no header row")
-    header = [str(c or "").strip() for c in rows[0]]
+    # The first refusal is raised once the whole file is read, so a file that also cannot be read further on
+    # (a quote never closed, not UTF-8) is refused for that, as when its rows were all read before any check.
+    refused: VqauditError | None = None
+    header = [str(c or "").strip() for c in first]
     col = {name: i for i, name in reversed(list(enumerate(header)))}
     if "prediction" not in col:
-        raise VqauditError(f"{path}: row 1: no 'prediction' column (is it a VLMEvalKit result sheet?)")
-    if "view_id" not in col and "index" not in col:
-        raise VqauditError(f"{path}: row 1: neither a 'view_id' nor an 'index' column to match rows to views")
+        refused = VqauditError(f"{path}: row 1: no 'prediction' column (is it a VLMEvalKit result sheet?)")
+    elif "view_id" not in col and "index" not in col:
+        refused = VqauditError(f"{path}: row 1: neither a 'view_id' nor an 'index' column to match rows to views")
     views = {v.view_id: v for v in bench.views}
     ids = set(views)
     out: list[Prediction] = []
-    for number, cells in enumerate(rows[1:], start=2):  # row numbers as in the file: the header is row 1
-        if not any(c not in (None, "") for c in cells):
+    for number, cells in enumerate(rows, start=2):  # row numbers as in the file: the header is row 1
+        if refused is not None or not any(c not in (None, "") for c in cells):
             continue
-
-        def cell(name: str, cells: list[str | None] = cells) -> str | None:
-            i = col.get(name)
-            return cells[i] if i is not None and i < len(cells) else None
-
-        view_id = cell("view_id")
-        if view_id not in (None, ""):
-            view_id = check_view_id(path, ids, number, "view_id", view_id)
-            index = cell("index")
-            if index not in (None, "") and view_at(path, bench, number, "index", index).view_id != view_id:
-                raise VqauditError(
-                    f"{path}: row {number}, field 'index': {index} is view "
-                    f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}"
-                )
-        else:
-            view_id = view_at(path, bench, number, "index", cell("index")).view_id
-        _check_inputs(path, number, views[view_id], header, cell)
-        out.append(Prediction(row=number, view_id=view_id, text=cell("prediction") or ""))
+        try:
+            out.append(_prediction(path, bench, views, ids, header, col, number, cells))
+        except VqauditError as exc:
+            refused = exc
+    if refused is not None:
+        raise refused
     if not out:
         raise VqauditError(f"{path}: no data rows (an empty VLMEvalKit result sheet: a header only)")
     return out
+
+
+def _prediction(
+    path: Path,
+    bench: Benchmark,
+    views: dict[str, View],
+    ids: set[str],
+    header: Sequence[str],
+    col: dict[str, int],
+    number: int,
+    cells: list[str | None],
+) -> Prediction:
+    """The :class:`Prediction` of sheet row ``number`` (its ``cells``); raises as :func:`read` does for a row."""
+
+    def cell(name: str) -> str | None:
+        i = col.get(name)
+        return cells[i] if i is not None and i < len(cells) else None
+
+    view_id = cell("view_id")
+    if view_id not in (None, ""):
+        view_id = check_view_id(path, ids, number, "view_id", view_id)
+        index = cell("index")
+        if index not in (None, "") and view_at(path, bench, number, "index", index).view_id != view_id:
+            raise VqauditError(
+                f"{path}: row {number}, field 'index': {index} is view "
+                f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}"
+            )
+    else:
+        view_id = view_at(path, bench, number, "index", cell("index")).view_id
+    _check_inputs(path, number, views[view_id], header, cell)
+    return Prediction(row=number, view_id=view_id, text=cell("prediction") or "")
 
 
 def _check_inputs(

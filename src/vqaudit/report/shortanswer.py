@@ -30,6 +30,7 @@ from vqaudit.markdown import table
 from vqaudit.report.judge_validation import validation_lines
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL, AuditResult
+from vqaudit.shortanswer.audit_columns import RowResults
 from vqaudit.shortanswer.raw_split import raw_split_lines
 from vqaudit.shortanswer.records import AuditRow
 
@@ -315,11 +316,16 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
     sort took most of the writing time, as measured); ``tests/shortanswer/test_audit_output.py``
     checks it against that formula.
     """
-    joined = {row.qid: row for row in result.join.rows}
     encode = _ROW_ENCODER.encode
     lines: list[str] = []
-    for row in result.rows:
-        source = joined[row.qid]
+    # result.rows holds one record per joined row, in the same order (audit_rows): read side by side, not
+    # through a dict of every row by qid (about 100 bytes a row held while writing)
+    pairs = (
+        result.rows.with_rows()
+        if isinstance(result.rows, RowResults)
+        else zip(result.rows, result.join.rows, strict=True)
+    )
+    for row, source in pairs:
         official, canonical = row.official, row.canonical
         record = {  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
             "answers": source.answers,

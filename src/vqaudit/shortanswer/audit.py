@@ -29,7 +29,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ from vqaudit.shortanswer.audit_columns import (
 )
 from vqaudit.shortanswer.audit_columns import mean100 as _mean100
 from vqaudit.shortanswer.benchmarks import get_benchmark, load_gold, resolve_metric
-from vqaudit.shortanswer.failures import FailureNotes, failure_notes
+from vqaudit.shortanswer.failures import FailureNotes, failure_notes_in_chunks
 from vqaudit.shortanswer.importers import read_predictions_layout
 from vqaudit.shortanswer.join import (
     final_text,
@@ -69,6 +70,8 @@ from vqaudit.shortanswer.join import (
 )
 from vqaudit.shortanswer.judge import binary_agreement, judge_rows, read_labels, run_judge
 from vqaudit.shortanswer.judge_validation import validate_judge
+from vqaudit.shortanswer.layer_columns import LayerColumns
+from vqaudit.shortanswer.packed import field_values, packed_strings
 from vqaudit.shortanswer.raw_split import RawSplit, raw_split
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
@@ -109,10 +112,10 @@ def reasoning_notes(rows: Sequence[AuditRow]) -> ReasoningNotes | None:
 
     None keeps the report of predictions without reasoning exactly as it was before the split existed.
     """
-    with_reasoning = sum(1 for r in rows if r.reasoning_chars is not None)
+    with_reasoning = sum(1 for chars in field_values(rows, "reasoning_chars") if chars is not None)
     if not with_reasoning:
         return None
-    return ReasoningNotes(with_reasoning, sum(1 for r in rows if not r.finished))
+    return ReasoningNotes(with_reasoning, sum(1 for finished in field_values(rows, "finished") if not finished))
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ class AuditResult:
     answerability: UnanswerableMetrics | None = None  # benchmarks whose row has answerability, gold labelled
     raw_split: RawSplit | None = None  # appendix A, from the gold file's metadata (run_audit); None: not computed
 
-    @property
+    @cached_property  # one pass over the joined rows, read by report.md and report.json alike
     def reasoning(self) -> ReasoningNotes | None:
         """:func:`reasoning_notes` of the joined rows (None: no prediction held reasoning)."""
         return reasoning_notes(self.join.rows)
@@ -316,9 +319,8 @@ def audit_rows(
         step(f"audit {benchmark}: layer passes over {len(rows)} rows", _N_PASSES * max(1, len(chunks))) as shown,
     ):
         layers = _layers_in_chunks(rows, scorer, metric, variant, gold_where, shown)
-    official, canon, contracts, overlays, repaired_rows, ra = layers
+    official, contracts, repaired = layers.official, layers.contracts, layers.repaired
     memos.clear()  # the passes over every row are done: what follows reads few strings again
-    repaired = {v: list(map(itemgetter(k), repaired_rows)) for k, v in enumerate(VARIANTS)}
     judge_audit: JudgeAudit | None = None
     verdicts: list[bool | None] = [None] * len(rows)
     if judge is not None:
@@ -338,21 +340,30 @@ def audit_rows(
             seed,
         )
     with _gc_paused():
-        canonical = list(map(itemgetter(0), canon))
+        canonical = layers.canonical
         mix, by_bucket = bucket_tables(list(map(attrgetter("bucket"), contracts)), official, canonical, repaired)
         # The report's counts are counts of the row labels, so rows.jsonl holds the rows behind each count.
-        gained, lost_causes = canonical_change_labels(
-            rows, official, canonical, list(map(itemgetter(1), canon)), metric
-        )
+        gained, lost_causes = canonical_change_labels(rows, official, canonical, layers.kinds, metric)
         kinds, lost, causes = count_changes(gained, lost_causes)
-        ra_info = ra_eval_info(official, ra)
+        ra_info = ra_eval_info(official, layers.ra)
         accepts = verdicts if judge is not None else None
         repair = tuple(summarize_repair(v, official, repaired[v], accepts) for v in VARIANTS)
         results = RowResults(
-            rows, official, canon, contracts, overlays, repaired_rows, ra, verdicts, gained, lost_causes
+            rows,
+            official,
+            layers.canon(),
+            contracts,
+            layers.overlays,
+            layers.repaired_rows(),
+            layers.ra,
+            verdicts,
+            gained,
+            lost_causes,
         )  # records built when read: one held per row cost ~430 bytes a row
-        failures = failure_notes(list(all_outputs) if all_outputs else [r.prediction for r in rows])
-        splits = list(map(attrgetter("split"), rows))
+        failures = failure_notes_in_chunks(
+            all_outputs if all_outputs else packed_strings(r.prediction for r in rows), _LAYER_CHUNK_ROWS
+        )
+        splits = list(field_values(rows, "split"))
         scores = by_split(splits, official) if rows else {}
         canonical_by_split = by_split(splits, canonical) if rows else {}
     return AuditResult(
@@ -386,7 +397,7 @@ def _answerability(applies: bool, rows: Sequence[AuditRow]) -> UnanswerableMetri
     None unless the benchmark's row has ``answerability`` and every joined row's gold carries its label (a gold
     embedded in predictions has none).
     """
-    labels = [r.answerable for r in rows]
+    labels = list(field_values(rows, "answerable"))
     if not applies or not rows or any(label is None for label in labels):
         return None
     return unanswerable_metrics(
@@ -430,10 +441,12 @@ _N_PASSES = 6
 """The passes of :func:`_layers` over all rows: official, contract, overlay, repair, RA-Eval, canonical."""
 
 
-_LAYER_CHUNK_ROWS = 1 << 16
+_LAYER_CHUNK_ROWS = 1 << 14
 """Rows per call of :func:`_layers` (:func:`_layers_in_chunks`): its passes hold memos of every distinct string of
 the rows they are given (the canonical pass alone about 0.9 KB a row, measured with ``tracemalloc`` at 50,000 rows),
-so chunks bound that to the chunk's strings, whatever the file's size."""
+so chunks bound that to the chunk's strings, whatever the file's size. 16,384 rows: 65,536 left about 150 MB of
+one chunk's passes on top of the rows at 500,000 rows (``benchmarks/bench_audit_memory.py``: 437 MB peak, against
+371 MB with 16,384)."""
 
 
 def _layers_in_chunks(
@@ -443,26 +456,19 @@ def _layers_in_chunks(
     variant: str,
     where: Mapping[str, str] | None = None,
     shown: Reporter | None = None,
-) -> _LayerColumns:
+) -> LayerColumns:
     """:func:`_layers` of the rows, :data:`_LAYER_CHUNK_ROWS` rows at a time, its columns joined in row order.
 
     Every layer of a row depends on that row alone (the memos only save time), so the columns equal those of one
     call over all rows; a refused gold is named by its joined row number over all rows. ``shown`` is advanced
-    :data:`_N_PASSES` times per chunk.
+    :data:`_N_PASSES` times per chunk. The columns are held compactly (:class:`LayerColumns`); each chunk's
+    lists are let go once added.
     """
-    if len(rows) <= _LAYER_CHUNK_ROWS:
-        return _layers(rows, scorer, metric, variant, where, shown)
-    official: list[float] = []
-    canon: list[tuple[float, str | None]] = []
-    contracts: list[Contract] = []
-    overlays: list[Overlay] = []
-    repaired: list[tuple[float, ...]] = []
-    ra: list[bool | None] = []
-    for start in range(0, len(rows), _LAYER_CHUNK_ROWS):
+    columns = LayerColumns()
+    for start in range(0, len(rows), _LAYER_CHUNK_ROWS):  # a slice of a Packed sequence is a list of its records
         part = _layers(rows[start : start + _LAYER_CHUNK_ROWS], scorer, metric, variant, where, shown, offset=start)
-        for column, got in zip((official, canon, contracts, overlays, repaired, ra), part, strict=True):
-            column.extend(got)  # type: ignore[attr-defined]
-    return official, canon, contracts, overlays, repaired, ra
+        columns.add(*part)
+    return columns
 
 
 def _layers(
@@ -604,9 +610,11 @@ def run_audit(
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on)
     name = model if model is not None else model_name_of(predictions)
     n_predictions = len(preds)
-    all_outputs = [final_text(s, p.prediction) for s, p in zip(splits, preds, strict=True)]
+    all_outputs = packed_strings(
+        final_text(s, text) for s, text in zip(splits, field_values(preds, "prediction"), strict=True)
+    )
     split = raw_split(gold_items)  # appendix A: counters over the gold file's own metadata, every question
-    del preds, gold_items, splits  # the joined rows hold what the audit reads; the records themselves are let go
+    del preds, gold_items, splits  # the joined rows (packed) hold what the audit reads; ``where`` reads preds
     result = audit_rows(
         join, spec.name, model=name, n_predictions=n_predictions, all_outputs=all_outputs, gold_where=where, **options
     )
@@ -633,13 +641,16 @@ def harness_scores(result: AuditResult, harness: str) -> dict[str, Any] | None:
     rows = result.join.rows
     if not rows or not result.scores:
         return None
-    splits = [r.split for r in rows]
-    outputs, golds = [r.prediction for r in rows], [r.answers for r in rows]
+    splits = list(field_values(rows, "split"))
     differing: dict[str, dict[str, float]] = {}
     for variant in harness_variants(harness, result.metric):
         if variant == result.variant:
             continue
-        scores = by_split(splits, official_scores(outputs, golds, result.metric, variant))
+        values: list[float] = []
+        for start in range(0, len(rows), _LAYER_CHUNK_ROWS):  # each row's score is its own: chunks bound memory
+            chunk = rows[start : start + _LAYER_CHUNK_ROWS]
+            values += official_scores([r.prediction for r in chunk], [r.answers for r in chunk], result.metric, variant)
+        scores = by_split(splits, values)
         if any(round(scores[k], 2) != round(result.scores.get(k, math.nan), 2) for k in scores):
             differing[variant] = scores
     if not differing:

@@ -16,7 +16,7 @@ of one small Python call per row and figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from itertools import compress
 from operator import itemgetter, ne
@@ -118,7 +118,10 @@ def _pick(values: Sequence[float], rows: Sequence[int]) -> list[float]:
 
 
 def bucket_tables(
-    buckets: Sequence[str], official: Sequence[float], canonical: Sequence[float], repaired: dict[str, list[float]]
+    buckets: Sequence[str],
+    official: Sequence[float],
+    canonical: Sequence[float],
+    repaired: Mapping[str, Sequence[float]],
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """The contract mix (Tables 4/5) and the repair gain per bucket (Table 7), every bucket of :data:`BUCKETS`.
 
@@ -307,12 +310,23 @@ class RowResults(Sequence[RowResult]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    def _record(self, i: int) -> RowResult:
+    def with_rows(self) -> Iterator[tuple[RowResult, AuditRow]]:
+        """Each record with the joined row it was built from, in order, reading the joined rows once.
+
+        What ``rows.jsonl`` writes of a row needs both (:func:`vqaudit.report.shortanswer.write_audit_report`);
+        reading the records and the rows side by side read a packed sequence of rows twice.
+        """
+        for i, row in enumerate(self._rows):
+            yield self._record(i, row), row
+
+    def _record(self, i: int, row: AuditRow | None = None) -> RowResult:
         # Built without the dataclass __init__ (a frozen dataclass sets each of the 13 fields through
         # object.__setattr__): a new instance's attribute dict gets the fields in declaration order, which is all
         # that __init__ does (RowResult has no __post_init__), so the records are equal, compare and print alike,
         # and dataclasses.asdict gives the same dict.
-        row, contract, (canonical, kind) = self._rows[i], self._contracts[i], self._canonical[i]
+        if row is None:
+            row = self._rows[i]
+        contract, (canonical, kind) = self._contracts[i], self._canonical[i]
         r0, r1, r2 = self._repaired[i]
         rec = object.__new__(RowResult)
         rec.__dict__.update(

@@ -140,6 +140,35 @@ def failure_notes(outputs: Sequence[str]) -> FailureNotes:
     return FailureNotes(len(texts), empty, truncated, abstain, unanswerable, fmt, any_fmt)
 
 
+def failure_notes_in_chunks(outputs: Sequence[str], chunk_rows: int = 1 << 16) -> FailureNotes:
+    """:func:`failure_notes` of ``outputs``, computed ``chunk_rows`` outputs at a time and summed.
+
+    Every count is a count of outputs, each decided by its output alone, so the sums over the chunks equal the
+    counts over all outputs; the batch passes hold a few copies of the outputs they are given, so chunks bound
+    that to one chunk's outputs (a :class:`vqaudit.shortanswer.packed.Packed` sequence is read a chunk at a time).
+
+    Raises:
+        ValueError: ``chunk_rows`` below 1.
+    """
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be at least 1")
+    if len(outputs) <= chunk_rows:
+        return failure_notes(outputs)
+    total = failure_notes(outputs[:chunk_rows])
+    for start in range(chunk_rows, len(outputs), chunk_rows):
+        part = failure_notes(outputs[start : start + chunk_rows])
+        total = FailureNotes(
+            total.n + part.n,
+            total.empty + part.empty,
+            total.truncated + part.truncated,
+            total.abstention + part.abstention,
+            total.unanswerable + part.unanswerable,
+            {k: v + part.formatting[k] for k, v in total.formatting.items()},  # the keys in failure_notes' order
+            total.any_formatting + part.any_formatting,
+        )
+    return total
+
+
 def _row_notes(outputs: Sequence[str]) -> FailureNotes:
     """:func:`failure_notes` output by output: the definition the batch passes are tested against."""
     fmt = dict.fromkeys(FORMAT_KINDS, 0)

@@ -20,6 +20,7 @@ from vqaudit.errors import VqauditError
 from vqaudit.parsing.reasoning import AUTO, OPEN_SUFFIX, ReasoningSplit, effective_format, split_reasoning
 from vqaudit.shortanswer.benchmarks import BENCHMARKS, get_benchmark
 from vqaudit.shortanswer.loaders import CHARTQA_SPLITS
+from vqaudit.shortanswer.packed import field_values, packed_records
 from vqaudit.shortanswer.records import AuditRow, GoldItem, JoinReport, Prediction
 
 JOIN_KEYS = ("id", "question", "image-question")
@@ -82,12 +83,12 @@ def split_predictions(predictions: Sequence[Prediction], reasoning_format: str =
     Raises:
         ValueError: an unknown ``reasoning_format`` (the CLI offers only known ones).
     """
-    fmt = effective_format(reasoning_format, (p.prediction for p in predictions))  # auto: template-opened?
+    fmt = effective_format(reasoning_format, field_values(predictions, "prediction"))  # auto: template-opened?
     if fmt.endswith(OPEN_SUFFIX):  # every prediction starts inside the span: each one is split
-        return [split_reasoning(p.prediction, fmt) for p in predictions]
+        return [split_reasoning(text, fmt) for text in field_values(predictions, "prediction")]
     return [
         split_reasoning(text, fmt) if "<" in text or "\u25c1" in text else None
-        for text in (p.prediction for p in predictions)
+        for text in field_values(predictions, "prediction")
     ]
 
 
@@ -107,7 +108,10 @@ def scored_text(split: ReasoningSplit | None, raw: str) -> tuple[str, str | None
     if split is None:
         return raw, None, None, True
     final = final_text(split, raw)
-    return final, (raw if final is not raw else None), split.reasoning_chars, split.finished
+    # compared by value: the split may have been made from another read of the same packed prediction, so the
+    # final text of a reply the split left whole is an equal string, not the same object (a split that removed
+    # anything leaves a shorter text: split_reasoning returns the reply itself or a strict part of it)
+    return final, (raw if final != raw else None), split.reasoning_chars, split.finished
 
 
 def _row(p: Prediction, split: ReasoningSplit | None, benchmark: str, item: GoldItem | None = None) -> AuditRow:
@@ -188,7 +192,9 @@ def join_predictions(
     if gold is not None and on == "id":
         _check_chartqa_numbering(predictions, gold)
     if gold is None:
-        rows = tuple(_row(p, s, benchmark) for p, s in zip(predictions, splits, strict=True) if p.gold)
+        rows = packed_records(
+            AuditRow, (_row(p, s, benchmark) for p, s in zip(predictions, splits, strict=True) if p.gold)
+        )
         missing = tuple(p.qid for p in predictions if not p.gold)
         return JoinReport(rows, missing, (), "embedded" if rows else "none")
     notes: list[str] = []
@@ -213,7 +219,7 @@ def join_predictions(
         index = {_gold_key(g, on): g for g in gold if _gold_key(g, on) not in ambiguous | shared}
         key_of_pred = {p.qid: _pred_key(p, on) for p in predictions}
         key_of_gold = {g.qid: _gold_key(g, on) for g in gold}
-    rows_list: list[AuditRow] = []
+    rows_list = packed_records(AuditRow)  # held compressed: the rows of the whole file, read a chunk at a time
     without_gold: list[str] = []
     used: set[str] = set()
     for p, split in zip(predictions, splits, strict=True):  # re-keyed predictions keep their order
@@ -236,7 +242,7 @@ def join_predictions(
             f"{len(without_pred)} of them without a prediction (ids in report.json, "
             "join.gold_without_predictions)"
         )
-    return JoinReport(tuple(rows_list), tuple(without_gold), without_pred, "file", tuple(notes))
+    return JoinReport(rows_list, tuple(without_gold), without_pred, "file", tuple(notes))
 
 
 CHARTQA_TEST_HUMAN_ROWS = 1250
@@ -417,28 +423,32 @@ def _location(source: str, fallback: Path) -> str:
 
 
 class SourceLocations(Mapping[str, str]):
-    """``qid -> "FILE: row N"`` of rows whose ``source`` is ``"FILE:N"``, each text made only when asked for.
+    """``qid -> "FILE: row N"`` of predictions whose ``source`` is ``"FILE:N"``, each text made only when asked for.
 
-    The locations are read only by error messages; holding each row's ``source`` (which the predictions hold
-    anyway) instead of a new text per row keeps about 90 bytes a row off an audit's peak memory.
+    The locations are read only by error messages, so nothing is held per row beyond the predictions themselves
+    (held packed by :func:`vqaudit.shortanswer.importers.read_predictions`): a lookup reads the predictions in
+    order until it finds the qid. A dict ``qid -> source`` cost about 200 bytes a row on an audit's peak memory.
     """
 
-    def __init__(self, sources: dict[str, str], fallback: Path) -> None:
-        """``sources``: ``qid -> source`` (``"FILE:N"``); ``fallback``: named where a source has no row."""
-        self._sources = sources
+    def __init__(self, predictions: Sequence[Prediction], fallback: Path) -> None:
+        """``predictions``: their ``source`` is ``"FILE:N"``; ``fallback``: named where a source has no row."""
+        self._predictions = predictions
         self._fallback = fallback
 
     def __getitem__(self, qid: str) -> str:
-        """The location of ``qid``'s row. Raises KeyError for an unknown qid."""
-        return _location(self._sources[qid], self._fallback)
+        """The location of ``qid``'s row (the first prediction with that qid). Raises KeyError for an unknown qid."""
+        for p in self._predictions:
+            if p.qid == qid:
+                return _location(p.source, self._fallback)
+        raise KeyError(qid)
 
     def __iter__(self) -> Iterator[str]:
         """The qids, in row order."""
-        return iter(self._sources)
+        return (p.qid for p in self._predictions)
 
     def __len__(self) -> int:
         """The number of rows."""
-        return len(self._sources)
+        return len(self._predictions)
 
 
 def gold_locations(
@@ -457,7 +467,7 @@ def gold_locations(
     recorded on the joined row).
     """
     if gold_items is None or gold_path is None:
-        return SourceLocations({p.qid: p.source for p in predictions}, predictions_path)
+        return SourceLocations(predictions, predictions_path)
     if join_on == "id":
         return {
             g.qid: _location(g.source, gold_path) if g.source else f"{gold_path}: row {i}"
@@ -482,14 +492,14 @@ def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> l
     """
     if not rows:
         return []
-    splits = {r.split for r in rows} & set(CHARTQA_SPLITS)
+    splits = set(field_values(rows, "split")) & set(CHARTQA_SPLITS)
     if splits and not benchmark.startswith("chartqa"):
         names = ", ".join(sorted(splits))
         raise VqauditError(
             f"--benchmark {benchmark}: the rows carry ChartQA's split names ({names}); audit them "
             "with --benchmark chartqa"
         )
-    ten = sum(1 for r in rows if len(r.answers) == 10)
+    ten = sum(1 for answers in field_values(rows, "answers") if len(answers) == 10)
     if (get_benchmark(benchmark).answers or 0) < 10 and ten >= 0.9 * len(rows):
         many = list(
             dict.fromkeys(s.layout.title if s.layout else s.name for s in BENCHMARKS.values() if s.answers == 10)
@@ -501,7 +511,7 @@ def gold_shape_notes(rows: Sequence[AuditRow], benchmark: str, metric: str) -> l
         )
     notes = []
     if metric == "vqa_accuracy":
-        few = sum(1 for r in rows if len(r.answers) < 4)
+        few = sum(1 for answers in field_values(rows, "answers") if len(answers) < 4)
         if few:
             notes.append(
                 f"{few} of {len(rows)} rows have fewer than 4 gold answers: VQA accuracy (min(#matches / 3, "

@@ -6,6 +6,7 @@ built and read in tight loops.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -106,13 +107,14 @@ class JoinReport:
     """The result of joining predictions with gold: joined rows plus everything that did not join.
 
     Attributes:
-        rows: joined rows, in prediction-file order.
+        rows: joined rows, in prediction-file order (a tuple, or as :func:`join_predictions` gives them a
+            :class:`vqaudit.shortanswer.packed.Packed` sequence, which compares equal to the tuple).
         predictions_without_gold: qids of predictions whose question is not in the gold.
         gold_without_predictions: qids of gold items no prediction answers.
         gold_source: ``"file"`` (a gold file), ``"embedded"`` (gold fields of the prediction file) or ``"none"``.
     """
 
-    rows: tuple[AuditRow, ...]
+    rows: Sequence[AuditRow]
     predictions_without_gold: tuple[str, ...] = ()
     gold_without_predictions: tuple[str, ...] = ()
     gold_source: str = "file"
