@@ -80,9 +80,10 @@ def test_readout_comes_before_identifier_and_multi_span() -> None:
     assert classify("what country is on the plate?", ["USA"] * 10).bucket == "identifier"
     assert classify("Who are the authors?", ["Smith and Jones"]).rule == "readout:question"
     assert classify("Which authors signed it?", ["Smith and Jones"]).bucket == "multi-span"
-    # InfographicVQA span types (Appendix A: the answer-type metadata anchors readout and multi-span).
-    assert classify("Which sectors?", ["retail, banking"], answer_type="single span").bucket == "readout"
-    assert classify("Which sectors?", ["retail, banking"], answer_type="multi-span").bucket == "multi-span"
+    # InfographicVQA answer types anchor multi-span (Appendix A: they "distinguish single-span from multi-span
+    # answers"); a single-span type leaves the gold's own shape to decide.
+    assert classify("Which sectors?", ["retail, banking"], answer_type="single span").bucket == "multi-span"
+    assert classify("Which sectors?", ["retail"], answer_type="multi-span").bucket == "multi-span"
 
 
 def test_scalar_still_comes_first() -> None:
@@ -97,10 +98,23 @@ def test_the_batch_path_follows_the_same_order() -> None:
         ("what drink is this?", ["coca cola classic"] * 6 + ["coca cola"] * 4, None, ["Coca", "Cola"]),
         ("what country is on the plate?", ["USA"] * 10, None, ["USA"]),
         ("Who are the authors?", ["Smith and Jones"], None, []),
-        ("Which sectors?", ["retail, banking"], "single span", []),
+        ("Which sectors?", ["retail"], "multiple spans", []),
         ("When?", ["SATURDAY, JUNE 8, 1968"], None, []),
         ("How many?", ["four"], None, []),
     ]
     got = classify_many([c[0] for c in cases], [c[1] for c in cases], [c[2] for c in cases], [c[3] for c in cases])
-    assert [c.bucket for c in got] == ["readout", "readout", "readout", "readout", "scalar", "scalar"]
+    assert [c.bucket for c in got] == ["readout", "readout", "readout", "multi-span", "scalar", "scalar"]
     assert got == [classify(q, a, answer_type=t, ocr_tokens=o) for q, a, t, o in cases]
+
+
+def test_official_infographicvqa_answer_type_labels() -> None:
+    """The official InfographicVQA labels (``image span``, ``question span``, ``multiple spans``, ``non span``; the
+    RRC evaluation script's ``answer_types``) are read as the paper's names (Appendix A: single-span, question
+    span, multi-span, non-extractive). Only the multi-span type decides a bucket (Appendix A: the types
+    "distinguish single-span from multi-span answers"); Table 5's 113 readout items of InfographicVQA's 2,801,
+    1,968 of them single-span, rule out single span -> readout, so the other types leave the gold's shape to
+    decide."""
+    multi = classify("Which two sports?", ["football"], answer_type="multiple spans")
+    assert (multi.bucket, multi.subtype) == ("multi-span", "list-2")
+    for answer_type in ("image span", "single span", "question span", "non span"):
+        assert classify("Which year?", ["the blue one"], answer_type=answer_type).bucket == "other-open"

@@ -196,7 +196,15 @@ def _classify_rows(
         (q, a, None, ocr) for part in rows.values() for q, _, a, ocr in part
     ]
     questions = ["what is the name of the shop?", "who wrote this?", "how many?", "", "What does it say?"]
-    types = [None, "single span", "multi-span", "question span", "single span, multi-span"]
+    types = [
+        None,
+        "single span",
+        "multi-span",
+        "question span",
+        "single span, multi-span",
+        "image span",
+        "multiple spans",
+    ]
     golds = strings[::3] + [
         "USA",
         "C-5",

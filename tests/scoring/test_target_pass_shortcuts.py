@@ -192,15 +192,13 @@ def _reference_classify(
     question: str, answers: Sequence[str], answer_type: str | None, ocr_tokens: Sequence[str]
 ) -> Contract:
     # The rules of the contracts module docstring in Table 1's priority order, written out plainly: scalar gold
-    # shape; readout from any OCR-span answer, an InfographicVQA span type or a readout question; identifier
+    # shape; readout from any OCR-span answer or a readout question; identifier
     # shape; list shape or the InfographicVQA multi-span type; the remainder.
     gold = representative_gold(answers)
     if contracts.is_scalar_answer(gold):
         return Contract("scalar", None, "scalar:gold-shape")
     if any(contracts._in_ocr(a, ocr_tokens) for a in answers):
         return Contract("readout", None, "readout:ocr-token")
-    if answer_type is not None and ("single span" in answer_type or "question span" in answer_type):
-        return Contract("readout", None, "readout:answer-type")
     if contracts._READOUT_Q.match(question):
         return Contract("readout", None, "readout:question")
     ident = contracts.identifier_subtype(gold)
@@ -217,7 +215,7 @@ def test_classify_item_equals_the_rules_without_prefilters(rows: dict[str, list[
     golds += ["USA", "C-5", "5kg", "B12", "yes", "No.", "Jan 12, 2020", "a/b", "3/25", "x and y", "[1, 2, 3]", ""]
     golds += ["four", "$ 1,000", "(69)", "February 24", "31-AUG-2014", "13:57", "USA and UK", "C-5, C-6"]
     questions = ["what is the name of the shop?", "who wrote this?", "how many?", ""]
-    types = [None, "single span", "multi-span", "question span"]
+    types = [None, "single span", "multi-span", "question span", "image span", "multiple spans", "non span"]
     rng = random.Random(10)
     for gold in golds:
         q, t = rng.choice(questions), rng.choice(types)

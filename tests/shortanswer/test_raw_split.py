@@ -17,8 +17,9 @@ from vqaudit.errors import VqauditError
 from vqaudit.report.audit_inputs import read_audit
 from vqaudit.report.audit_summary import summarize_audits
 from vqaudit.report.audit_summary_render import render_summary_markdown
+from vqaudit.scoring.contracts import ocr_extractable
 from vqaudit.shortanswer.benchmarks import load_gold
-from vqaudit.shortanswer.raw_split import NO_GOLD, NO_OCR, NO_TYPES, ocr_extractable, raw_split, raw_split_lines
+from vqaudit.shortanswer.raw_split import NO_GOLD, NO_OCR, NO_TYPES, raw_split, raw_split_lines
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 TOKENS = ["DAKOTA", "DIGITAL", "Camera"]

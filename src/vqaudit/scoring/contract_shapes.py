@@ -162,7 +162,8 @@ def identifier_subtype(gold: str) -> str | None:
 def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
     """Table 8 multi-span subtype of a gold string, or None when it is not list shaped.
 
-    ``answer_type``: the InfographicVQA answer type; ``multi-span`` in it makes any gold a ``list-2`` when its
+    ``answer_type``: the InfographicVQA answer type; ``multiple spans`` (the official label) or ``multi-span`` (the
+    paper's name) in it makes any gold a ``list-2`` when its
     shape names no other subtype (Appendix A: the answer type "anchors" the compositional-multispan bucket).
     """
     g = gold.strip()
@@ -178,7 +179,7 @@ def multispan_subtype(gold: str, answer_type: str | None = None) -> str | None:
         items = [p for p in _ITEM_SPLIT.split(g) if p.strip()]
         if len(items) >= 2 and not _NUMBER.match(g) and all(len(p.split()) <= MAX_SPAN_WORDS for p in items):
             return "list-3plus" if len(items) >= 3 else "list-2"
-    if answer_type is not None and "multi-span" in answer_type:
+    if answer_type is not None and ("multiple spans" in answer_type or "multi-span" in answer_type):
         return "list-2"
     return None
 

@@ -12,8 +12,6 @@ and the first that fires wins:
    questions"), from the benchmark metadata or the question prefix, whatever the gold's shape:
    - ``readout:ocr-token``: some gold answer is one of the image's OCR tokens or a run of consecutive ones
      (TextVQA; Appendix A counts the "questions [that] have OCR-extractable gold answers", 2,670 of 5,000);
-   - ``readout:answer-type``: InfographicVQA marks the answer ``single span`` or ``question span`` (a span of
-     the image's text);
    - ``readout:question``: the question asks to read text or a name ("what is the name", "what does ... say",
      "what is written", "what brand", "who", "what word", "title"; §1: "What does the sign say?" is the
      text-reading question, Table 12: "What is the name of the medication?");
@@ -21,8 +19,16 @@ and the first that fires wins:
    subtype (:func:`vqaudit.scoring.contract_shapes.identifier_subtype`);
 4. ``multi-span`` (Table 1: "lists, conjunctive answers, multi-span lookups"): the gold is list shaped, with the
    Table 8 subtype (:func:`vqaudit.scoring.contract_shapes.multispan_subtype`), or InfographicVQA marks it
-   ``multi-span`` (Appendix A);
+   ``multiple spans`` (the paper's multi-span, Appendix A);
 5. ``other-open``: the remainder (§3.2: "a remainder rather than a fifth symmetric bucket").
+
+The benchmark metadata anchors one bucket each (Appendix A: "TextVQA exposes OCR token structure directly, and
+InfographicVQA exposes answer-type annotations that distinguish single-span from multi-span answers"; §3.2: "OCR
+spans for TextVQA; answer type for InfographicVQA"): OCR spans anchor readout, the answer type multi-span. The
+official InfographicVQA labels are ``image span``, ``question span``, ``multiple spans`` and ``non span`` (the RRC
+evaluation script; the paper's single-span, question span, multi-span and non-extractive); both spellings of the
+multi-span type are read. A single-span type does not make an item readout: Table 5 counts 113 readout items of
+InfographicVQA's 2,801, which 1,968 single-span items rule out.
 
 The shapes are decided by the *representative gold*: the most frequent answer, compared case- and
 space-insensitively (ties: first in file order), which for a single-reference benchmark is its one answer.
@@ -60,6 +66,7 @@ __all__ = [
     "identifier_subtype",
     "is_scalar_answer",
     "multispan_subtype",
+    "ocr_extractable",
     "representative_gold",
     "subtype_counts",
 ]
@@ -70,7 +77,6 @@ _READOUT_Q = re.compile(
     r"what\s+is\s+the\s+(?:title|brand|heading)|name\s+the\b)",
     re.IGNORECASE,
 )
-_SPAN_TYPES = ("single span", "question span")
 
 _vqaeval = fast_vqaeval_process
 
@@ -86,14 +92,8 @@ class Contract:
 
 _SCALAR = Contract("scalar", None, "scalar:gold-shape")
 _READOUT_OCR = Contract("readout", None, "readout:ocr-token")
-_READOUT_TYPE = Contract("readout", None, "readout:answer-type")
 _READOUT_QUESTION = Contract("readout", None, "readout:question")
 _OTHER = Contract("other-open", None, "other-open:remainder")
-
-
-def _span_type(answer_type: str | None) -> bool:
-    """InfographicVQA marks the answer a span of the image's text (``single span`` / ``question span``)."""
-    return answer_type is not None and any(t in answer_type for t in _SPAN_TYPES)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -112,6 +112,21 @@ def _in_ocr(gold: str, ocr_tokens: Sequence[str]) -> bool:
         return False
     tokens, joined = _ocr_index(tuple(ocr_tokens))
     return g in tokens or f" {g} " in joined
+
+
+def ocr_extractable(answers: Sequence[str], ocr_tokens: Sequence[str]) -> bool:
+    """True when some gold answer is OCR-extractable; False without tokens or answers.
+
+    OCR-extractable (seed 002 Appendix A, "questions [that] have OCR-extractable gold answers"): the answer, after
+    the official VQA normalization (:func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process`), equals one
+    normalized OCR token or a run of consecutive normalized tokens joined by single spaces. The ``readout:ocr-token``
+    rule and the appendix-A raw split (:mod:`vqaudit.shortanswer.raw_split`) both read this one test.
+
+    Args:
+        answers: the question's gold answers (TextVQA: the 10 annotator answers).
+        ocr_tokens: the image's OCR tokens in reading order (TextVQA ``ocr_tokens``).
+    """
+    return bool(ocr_tokens) and any(_in_ocr(a, ocr_tokens) for a in dict.fromkeys(answers))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -156,7 +171,7 @@ def classify_item(
 
     Returns:
         The :class:`Contract`; ``rule`` names the rule that fired (``scalar:gold-shape``, ``readout:ocr-token``,
-        ``readout:answer-type``, ``readout:question``, ``identifier:shape``, ``multi-span:shape`` or
+        ``readout:question``, ``identifier:shape``, ``multi-span:shape`` or
         ``other-open:remainder``).
     """
     return _classify(question, answers, answer_type, ocr_tokens)
@@ -166,10 +181,8 @@ def _classify(question: str, answers: Sequence[str], answer_type: str | None, oc
     gold = representative_gold(answers)  # stripped
     if is_scalar_answer(gold):
         return _SCALAR
-    if ocr_tokens and any(_in_ocr(a, ocr_tokens) for a in dict.fromkeys(answers)):
+    if ocr_extractable(answers, ocr_tokens):
         return _READOUT_OCR
-    if _span_type(answer_type):
-        return _READOUT_TYPE
     if _readout_question(question):
         return _READOUT_QUESTION
     ident = identifier_subtype(gold)
@@ -264,9 +277,6 @@ def _classify_rows(
             if hit:
                 append(_READOUT_OCR)
                 continue
-        if answer_type is not None and _span_type(answer_type):
-            append(_READOUT_TYPE)
-            continue
         if readout_q[question]:
             append(_READOUT_QUESTION)
             continue

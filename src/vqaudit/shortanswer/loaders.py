@@ -315,7 +315,7 @@ def load_stvqa(path: Path) -> list[GoldItem]:
 def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
     """Load DocVQA / InfographicVQA (``questionId``, ``question``, ``answers``, optional ``answer_type``).
 
-    The InfographicVQA ``answer_type`` list is joined with ``"|"`` (e.g. ``"multi-span"``).
+    The InfographicVQA ``answer_type`` list is joined with ``"|"`` (e.g. ``"image span|multiple spans"``).
 
     Raises:
         VqauditError: a file of another benchmark's layout (:func:`detect_layout`; a DocVQA file without

@@ -6,9 +6,10 @@ non-extractive or canonicalized forms. In InfographicVQA, the raw answer-type me
 TextVQA; answer type for InfographicVQA". The split is computed from the gold file alone (every question it holds,
 answered by the model or not), one pass over its items holding a few counters.
 
-**OCR-extractable** (the definition used here, :func:`ocr_extractable`): *some* gold answer of the question,
-normalized with the official VQA normalization (:func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process`),
-equals one normalized OCR token of the image or a run of consecutive normalized tokens joined by single spaces.
+**OCR-extractable** (the definition used here, :func:`vqaudit.scoring.contracts.ocr_extractable`): *some* gold
+answer of the question, normalized with the official VQA normalization
+(:func:`vqaudit.scoring.vqa_normalize.fast_vqaeval_process`), equals one normalized OCR token of the image or a
+run of consecutive normalized tokens joined by single spaces.
 Appendix A says the questions "have OCR-extractable gold answers": a property of the question's gold answers,
 any of which the VQA metric credits. Measured on the bundled TextVQA val gold (the 5,000 val questions of
 TextVQA 0.5.1, question ids 34602-39601, with the Rosetta OCR tokens LLaVA put in its prompts), the candidate
@@ -28,8 +29,8 @@ the most frequent answer is one normalized token                               1
 The first is the one implemented: 9 questions short of the paper's 2,670, the difference plausibly the OCR
 tokens themselves (the paper's pipeline may read another OCR file than LLaVA's prompts). A question whose image
 has no OCR token is not extractable. The contract classifier's OCR rule
-(:mod:`vqaudit.scoring.contracts`, ``readout:ocr-token``) tests the *representative* gold only, after the scalar
-and identifier rules: it anchors a bucket, this counts the metadata.
+(:mod:`vqaudit.scoring.contracts`, ``readout:ocr-token``) reads the same definition but after the scalar
+rule: it anchors a bucket, this counts the metadata.
 
 **Answer types** (InfographicVQA ``answer_type``, a list per question; the loaders keep it as the labels joined
 with ``|``). The official InfographicVQA evaluation script (the RRC ``evaluate_method``, copied in
@@ -50,7 +51,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vqaudit.scoring.vqa_normalize import fast_vqaeval_process
+from vqaudit.scoring.contracts import ocr_extractable
 from vqaudit.shortanswer.records import GoldItem
 
 OCR_DEFINITION = (
@@ -95,25 +96,6 @@ class RawSplit:
     answer_types: dict[str, Any] | None
     ocr_reason: str | None
     answer_types_reason: str | None
-
-
-def ocr_extractable(answers: Sequence[str], ocr_tokens: Sequence[str]) -> bool:
-    """True when some answer is OCR-extractable (:data:`OCR_DEFINITION`); False without tokens or answers.
-
-    Args:
-        answers: the question's gold answers (TextVQA: the 10 annotator answers).
-        ocr_tokens: the image's OCR tokens in reading order (TextVQA ``ocr_tokens``).
-    """
-    if not ocr_tokens:
-        return False
-    tokens = [fast_vqaeval_process(t) for t in ocr_tokens]
-    single = set(tokens)
-    joined = f" {' '.join(tokens)} "
-    for answer in set(answers):
-        g = fast_vqaeval_process(answer)
-        if g and (g in single or f" {g} " in joined):
-            return True
-    return False
 
 
 def _type_labels(answer_type: str) -> list[str]:
