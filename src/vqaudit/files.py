@@ -409,11 +409,25 @@ def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[
     Raises:
         VqauditError: naming the file, the 1-based row and the field of the first bad record.
     """
+    return [record for _, _, record in iter_jsonl(path, model, surrogates=surrogates)]
+
+
+def iter_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> Iterator[tuple[int, int, M]]:
+    r"""``(row, offset, record)`` of every nonblank line of a JSONL file, parsed one line at a time.
+
+    ``row`` is the 1-based line number (blank lines counted), ``offset`` the byte offset of the line's start, so
+    ``handle.seek(offset); handle.readline()`` reads the record's line again. Lines are split at ``\n`` only.
+
+    Raises:
+        VqauditError: as :func:`read_jsonl` (the file missing; naming the file, row and field of a bad record),
+            when the bad line is reached.
+    """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
-    out: list[M] = []
+    offset = 0
     with path.open("rb") as handle:
         for row, data in enumerate(handle, start=1):
+            start, offset = offset, offset + len(data)
             try:
                 line = data.decode("utf-8")
             except UnicodeDecodeError as exc:  # one line naming file, row and byte, not a raw UnicodeDecodeError
@@ -423,12 +437,12 @@ def read_jsonl(path: Path, model: type[M], *, surrogates: bool = False) -> list[
             if not line.strip():
                 continue
             try:
-                out.append(validate_json_line(model, line) if surrogates else model.model_validate_json(line))
+                record = validate_json_line(model, line) if surrogates else model.model_validate_json(line)
             except ValidationError as exc:
                 err = exc.errors()[0]
                 field = ".".join(str(p) for p in err["loc"]) or "(record)"
                 raise VqauditError(f"{path}: row {row}, field '{field}': {err['msg']}") from None
-    return out
+            yield row, start, record
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -437,5 +451,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    """SHA-256 hex digest of a file's bytes."""
-    return sha256_bytes(path.read_bytes())
+    """SHA-256 hex digest of a file's bytes, read in 1 MiB chunks (a large ``views.jsonl`` is never held whole)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

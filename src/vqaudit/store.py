@@ -13,7 +13,7 @@ check that a folder's file is a regular file inside it, :mod:`vqaudit.contained`
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,36 +115,55 @@ def load_benchmark(root: Path, check_images: bool = True) -> Benchmark:
         view_ids.add(view.view_id)
     group_ids = {g.group_id for g in groups}
     for row, view in enumerate(views, start=1):
-        image = Path(view.image)
-        if image.is_absolute() or ".." in image.parts:
-            raise VqauditError(
-                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
-                "inside the benchmark folder"
-            )
-        _, problem = contained_file(root, image)
-        if problem is not None and problem != "missing":
-            raise VqauditError(
-                f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}{folder_hint(problem)}"
-            )
-        if view.group_id not in group_ids:
-            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
-        fault = image_fault(root, view) if check_images else None
-        if fault == "missing":
-            raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {root / view.image} not found")
-        if fault == "hash":
-            raise VqauditError(
-                f"{root / 'views.jsonl'}: row {row}, field 'image_sha256': {view.image} does not match its hash"
-            )
+        check_view_row(root, row, view, group_ids, check_images=check_images)
     for row, group in enumerate(groups, start=1):
         missing = [v for v in group.view_ids if v not in view_ids]
         if missing:
             raise VqauditError(f"{root / 'groups.jsonl'}: row {row}, field 'view_ids': unknown view {missing[0]!r}")
+    check_manifest_files(root, manifest)
+    return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
+
+
+def check_view_row(root: Path, row: int, view: View, group_ids: Container[str], *, check_images: bool) -> None:
+    """:func:`load_benchmark`'s checks of one view (``row``: its 1-based position among the views).
+
+    Raises:
+        VqauditError: its image path is absolute, leaves the folder or is not a regular file, its group is not
+            in ``group_ids``, or (with ``check_images``) its image is missing or does not match its hash.
+    """
+    image = Path(view.image)
+    if image.is_absolute() or ".." in image.parts:
+        raise VqauditError(
+            f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image!r} must be a path "
+            "inside the benchmark folder"
+        )
+    _, problem = contained_file(root, image)
+    if problem is not None and problem != "missing":
+        raise VqauditError(
+            f"{root / 'views.jsonl'}: row {row}, field 'image': {view.image} {problem}{folder_hint(problem)}"
+        )
+    if view.group_id not in group_ids:
+        raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'group_id': unknown group {view.group_id!r}")
+    fault = image_fault(root, view) if check_images else None
+    if fault == "missing":
+        raise VqauditError(f"{root / 'views.jsonl'}: row {row}, field 'image': {root / view.image} not found")
+    if fault == "hash":
+        raise VqauditError(
+            f"{root / 'views.jsonl'}: row {row}, field 'image_sha256': {view.image} does not match its hash"
+        )
+
+
+def check_manifest_files(root: Path, manifest: dict[str, Any]) -> None:
+    """:func:`load_benchmark`'s check of ``manifest.json``'s ``files``: every path stays inside the folder.
+
+    Raises:
+        VqauditError: a listed path leaves the folder or is not a regular file (naming the manifest and field).
+    """
     files = manifest.get("files")
     for rel in files if isinstance(files, dict) else ():
         _, problem = contained_file(root, str(rel))
         if problem is not None and problem != "missing":
             raise VqauditError(f"{root / MANIFEST_FILE}: field 'files': {rel} {problem}{folder_hint(problem)}")
-    return Benchmark(root=root, views=views, groups=groups, manifest=manifest)
 
 
 def manifest_problems(bench: Benchmark) -> list[str]:

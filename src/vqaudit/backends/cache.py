@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -344,6 +344,18 @@ class ResponseCache:
         with self._conn:
             self._conn.execute("DELETE FROM view_keys")
             self._conn.executemany("INSERT INTO view_keys (view_id, key) VALUES (?, ?)", view_keys.items())
+
+    def add_view_keys(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Add ``(view_id, key)`` rows to the view -> key map, in one transaction (an import writes it in batches).
+
+        Starting from an empty map, adding every view's row in batches leaves the rows :meth:`set_view_keys`
+        writes in one (the same order, the same rowids).
+
+        Raises:
+            sqlite3.IntegrityError: a view already in the map.
+        """
+        with self._conn:
+            self._conn.executemany("INSERT INTO view_keys (view_id, key) VALUES (?, ?)", pairs)
 
     def content_sha256(self) -> str:
         """SHA-256 of every stored row's content and of the view -> key map (``vqaudit score`` seals it).

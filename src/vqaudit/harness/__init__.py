@@ -99,9 +99,10 @@ def import_predictions(pred: Path, bench_dir: Path, fmt: str, out: Path) -> Impo
         VqauditError: an unknown format, a bad or edited benchmark, an unreadable log, a row naming no view or a
             view twice (naming the file, row and field), or ``out`` not empty.
     """
-    from vqaudit.harness.common import open_benchmark, write_imported_run
+    from vqaudit.harness.import_run import write_imported_run
+    from vqaudit.harness.view_index import open_view_index
 
     harness = get_harness(fmt)
-    bench = open_benchmark(bench_dir)
-    predictions = harness.load().read(pred, bench)
-    return write_imported_run(bench, predictions, pred_path=pred, harness=harness.name, out=out)
+    with open_view_index(bench_dir) as views:  # view ids held, each view read from its line when needed
+        predictions = harness.load().predictions(pred, views)  # the log read row by row as the run is written
+        return write_imported_run(views, predictions, pred_path=pred, harness=harness.name, out=out)

@@ -5,14 +5,16 @@ image bytes, read from the benchmark and checked against ``image_sha256``. Its `
 position in ``views.jsonl``, so a harness's own row number (VLMEvalKit ``index``, lmms-eval ``doc_id``) maps back
 to the view from the benchmark alone.
 
-An import is a list of :class:`Prediction` (one per row of the harness's log) checked against the benchmark:
-a row naming a view the benchmark does not have, or a view twice, is refused (:class:`VqauditError` naming the
-file, the row and the field), and so is a row whose logged inputs (question, options, prompt) are not what the
-export gave the harness for its view (:func:`check_input`: a log of another build of the benchmark); a view
-without a row is reported and recorded as an error response ("no prediction"), never dropped, so ``vqaudit
-score`` counts it as a failure like a run's recorded error. The run
-folder is an ordinary one (``run.json`` through :class:`~vqaudit.store.RunInfo`, replies in ``responses.sqlite``
-keyed as a ``replay:`` run keys them, by view id), written in a staged folder renamed into place when complete.
+An import is a stream of :class:`Prediction` (one per row of the harness's log, read one at a time) checked
+against the benchmark's views (:class:`~vqaudit.harness.view_index.ViewIndex`: ids held, each view read when a
+row asks for it): a row naming a view the benchmark does not have, or a view twice, is refused
+(:class:`VqauditError` naming the file, the row and the field), and so is a row whose logged inputs (question,
+options, prompt) are not what the export gave the harness for its view (:func:`check_input`: a log of another
+build of the benchmark); a view without a row is reported and recorded as an error response ("no prediction"),
+never dropped, so ``vqaudit score`` counts it as a failure like a run's recorded error. The run folder
+(:mod:`vqaudit.harness.import_run`) is an ordinary one (``run.json`` through :class:`~vqaudit.store.RunInfo`,
+replies in ``responses.sqlite`` keyed as a ``replay:`` run keys them, by view id), written in batches in a staged
+folder renamed into place when complete.
 Each reply is stored exactly as the log holds it, a reasoning model's thinking included: nothing on the import
 path reads a decision, a letter or an answer out of it; ``vqaudit score`` splits the thinking off
 (:mod:`vqaudit.parsing.reasoning`) and reads only the final answer, as for any run.
@@ -21,30 +23,17 @@ path reads a decision, a letter or an answer out of it; ``vqaudit score`` splits
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vqaudit import __version__
-from vqaudit.backends import ResponseCache
-from vqaudit.backends.cache import cache_key
-from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
-from vqaudit.files import sha256_bytes, sha256_file, staged_folder
-from vqaudit.progress import track
+from vqaudit.files import sha256_bytes
+from vqaudit.harness.view_index import ViewIndex, refuse_edited
 from vqaudit.run import image_mime
-from vqaudit.schema import GenerationParams, Response, View
-from vqaudit.store import (
-    Benchmark,
-    BenchmarkFolder,
-    RunFolder,
-    RunInfo,
-    load_benchmark,
-    manifest_problems,
-    relative_path,
-)
+from vqaudit.schema import GenerationParams, View
+from vqaudit.store import Benchmark, load_benchmark, manifest_problems
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
 GENERATION = GenerationParams()
@@ -82,12 +71,7 @@ def open_benchmark(bench_dir: Path) -> Benchmark:
             ``views.jsonl`` / ``groups.jsonl`` not matching ``manifest.json``.
     """
     bench = load_benchmark(bench_dir)
-    tampered = [p for p in manifest_problems(bench) if "views.jsonl" in p or "groups.jsonl" in p]
-    if tampered:
-        raise VqauditError(
-            f"{bench_dir}: {tampered[0]}; the benchmark was edited after it was built (rebuild it, "
-            "or check it with `vqaudit verify`)"
-        )
+    refuse_edited(bench_dir, manifest_problems(bench))
     return bench
 
 
@@ -166,8 +150,8 @@ class ImportSummary:
     missing: tuple[str, ...] = field(default=())
 
 
-def view_at(path: Path, bench: Benchmark, row: int, name: str, value: Any) -> View:
-    """The view at 0-based position ``value`` of ``views.jsonl`` (a harness's ``index`` or ``doc_id``).
+def view_id_at(path: Path, views: ViewIndex, row: int, name: str, value: Any) -> str:
+    """The id of the view at 0-based position ``value`` of ``views.jsonl`` (a harness's ``index`` or ``doc_id``).
 
     ``value`` may be an int or a string of decimal digits (a sheet cell).
 
@@ -179,12 +163,12 @@ def view_at(path: Path, bench: Benchmark, row: int, name: str, value: Any) -> Vi
         text = int(text)
     if not isinstance(text, int) or isinstance(text, bool) or text < 0:
         raise VqauditError(f"{path}: row {row}, field '{name}': expected a nonnegative integer, got {value!r}")
-    if text >= len(bench.views):
+    if text >= len(views):
         raise VqauditError(
             f"{path}: row {row}, field '{name}': {text} is not a view of the benchmark "
-            f"(it has {len(bench.views)} views, numbered from 0)"
+            f"(it has {len(views)} views, numbered from 0)"
         )
-    return bench.views[text]
+    return views.ids[text]
 
 
 def check_view_id(path: Path, bench_ids: Collection[str], row: int, name: str, value: Any) -> str:
@@ -275,123 +259,3 @@ def check_input(
 def _cut(text: str, start: int) -> str:
     part = text[start : start + 60]
     return ("..." if start else "") + repr(part) + ("..." if start + 60 < len(text) else "")
-
-
-def by_view(path: Path, predictions: Sequence[Prediction]) -> dict[str, Prediction]:
-    """The predictions keyed by view id.
-
-    Raises:
-        VqauditError: a view answered by two rows (naming the file, the second row and the view).
-    """
-    out: dict[str, Prediction] = {}
-    for pred in predictions:
-        if pred.view_id in out:
-            raise VqauditError(
-                f"{path}: row {pred.row}: a second prediction for view {pred.view_id!r} "
-                f"(the first is row {out[pred.view_id].row})"
-            )
-        out[pred.view_id] = pred
-    return out
-
-
-def write_imported_run(
-    bench: Benchmark,
-    predictions: Sequence[Prediction],
-    *,
-    pred_path: Path,
-    harness: str,
-    out: Path,
-    origin: dict[str, Any] | None = None,
-) -> ImportSummary:
-    """Write a run folder holding the replies of ``predictions`` for the views of ``bench``.
-
-    Every view gets one response keyed as a ``replay:`` run keys it (model spec, prompt id, prompt, image
-    SHA-256 + ``#VIEW_ID``, generation parameters) under the model ``HARNESS:FILE_NAME``; a view without a
-    prediction gets an error response. ``run.json`` records the benchmark (absolute path, path relative to
-    ``out``, manifest hash) and ``origin``: the harness, the file's absolute path and SHA-256, the rows read
-    and the views without a row.
-
-    Args:
-        bench: the benchmark the predictions answer (loaded by :func:`open_benchmark`).
-        predictions: the file's rows, each naming a view of ``bench``.
-        pred_path: the prediction file.
-        harness: the format name (``vlmevalkit``, ``lmms-eval``, ``inspect``).
-        out: the run folder to create (must not exist, or be empty).
-        origin: more fields for ``run.json``'s ``origin`` (e.g. the harness's own model name).
-
-    Raises:
-        VqauditError: a view answered twice, or ``out`` exists and is not an empty folder.
-    """
-    preds = by_view(pred_path, predictions)
-    model = f"{harness}:{pred_path.name}"
-    bench_root = bench.root.resolve()
-    missing = tuple(v.view_id for v in bench.views if v.view_id not in preds)
-    info = RunInfo(
-        model=model,
-        model_identity=f"{harness}:sha256:{sha256_file(pred_path)}",
-        benchmark=str(bench_root),
-        benchmark_relative=relative_path(bench_root, out),
-        benchmark_manifest_sha256=sha256_file(BenchmarkFolder(bench_root).manifest),
-        sources=sources_in_order({v.source for v in bench.views}),
-        prompt_ids=sorted({prompt_for(v)[0] for v in bench.views}),
-        params=GENERATION.as_dict(),
-        vqaudit_version=__version__,
-        started=_now(),
-        finished=_now(),
-        n_views=len(bench.views),
-        n_cached=0,
-        n_asked=0,
-        n_errors=sum(1 for p in preds.values() if p.text is None) + len(missing),
-        origin={
-            "harness": harness,
-            "file": str(pred_path.resolve()),
-            "file_sha256": sha256_file(pred_path),
-            "n_rows": len(predictions),
-            "missing_view_ids": list(missing),
-            **(origin or {}),
-        },
-    )
-    with staged_folder(out) as tmp:
-        folder = RunFolder(tmp)
-        folder.write_info(info)
-        with ResponseCache(folder.responses) as cache:
-            keys: dict[str, str] = {}
-            for view in track(bench.views, f"import {pred_path.name} into {out}", len(bench.views)):
-                response = _response(view, preds.get(view.view_id), model, pred_path, harness)
-                cache.put(response)
-                keys[view.view_id] = response.cache_key
-            cache.set_view_keys(keys)
-    return ImportSummary(
-        out_dir=out,
-        model=model,
-        n_views=len(bench.views),
-        n_replies=sum(1 for p in preds.values() if p.text is not None),
-        n_errors=sum(1 for p in preds.values() if p.text is None),
-        missing=missing,
-    )
-
-
-def _response(view: View, pred: Prediction | None, model: str, pred_path: Path, harness: str) -> Response:
-    prompt_id, prompt = prompt_for(view)
-    key = cache_key(model, prompt_id, prompt, by_id_image_key(view.image_sha256, view.view_id), GENERATION)
-    text: str | None
-    error: str | None
-    if pred is None:
-        text, error = None, f"no prediction for this view in {pred_path.name} ({harness})"
-    else:
-        text, error = pred.text, pred.error
-        if text is None and not error:
-            error = f"{harness} recorded no reply for this view"
-    return Response(
-        view_id=view.view_id,
-        model=model,
-        prompt_id=prompt_id,
-        params=GENERATION.as_dict(),
-        text=text,
-        error=error,
-        cache_key=key,
-    )
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -3,7 +3,9 @@
 A row names the harness (the value of ``export --to`` and ``import-predictions --format``), the module that
 exports and reads it (imported only when used), what the import reads, and its documentation page. A module
 exposes ``export(bench, out, *, final, name) -> list[Path]`` (writes into the staged folder ``out``, which
-becomes ``final``) and ``read(path, bench) -> list[Prediction]`` (see :mod:`vqaudit.harness.common`). No
+becomes ``final``), ``predictions(path, views) -> Iterator[Prediction]`` (the log's rows one at a time, against a
+:class:`~vqaudit.harness.view_index.ViewIndex`: what ``import-predictions`` reads) and ``read(path, bench) ->
+list[Prediction]`` (the same rows against a loaded benchmark; see :mod:`vqaudit.harness.common`). No
 harness is needed to export; only reading inspect_ai's zip logs (``.eval``) needs the ``[inspect]`` extra.
 """
 

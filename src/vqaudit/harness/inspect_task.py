@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
 from vqaudit.harness.common import GENERATION, Prediction, check_view_id, export_rows
+from vqaudit.harness.view_index import ViewIndex
 from vqaudit.store import Benchmark
 from vqaudit.textsafe import decode_lenient
 
@@ -129,12 +131,24 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             inspect_ai installed, a sample id naming no view of the benchmark, a sample seen in two epochs, or a
             reply that is not text (naming the file, the 1-based sample and the field).
     """
+    return list(predictions(path, ViewIndex.of_benchmark(bench)))
+
+
+def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
+    """:func:`read`'s samples one at a time (what ``import-predictions`` consumes).
+
+    The log itself is read whole (a ``.json`` log is one JSON object; a ``.eval`` log through
+    ``inspect_ai.log.read_eval_log``), then reduced to each sample's id, epoch, completion and error.
+
+    Raises:
+        VqauditError: as :func:`read`, at the first refused sample; the samples before it have been yielded.
+    """
     samples = _eval_samples(path) if path.suffix.lower() == ".eval" else _json_samples(path)
     if not samples:
         raise VqauditError(f"{path}: no samples (an empty inspect_ai log)")
-    ids = {v.view_id for v in bench.views}
-    out: list[Prediction] = []
-    for row, sample in enumerate(samples, start=1):
+    ids = views
+    for row in range(1, len(samples) + 1):
+        sample, samples[row - 1] = samples[row - 1], None  # let each raw sample go once read
         if not isinstance(sample, dict):
             raise VqauditError(f"{path}: row {row}: expected a JSON object")
         epoch = sample.get("epoch", 1)
@@ -148,14 +162,13 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
         error = sample.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else error
-            out.append(Prediction(row=row, view_id=view_id, text=None, error=f"inspect_ai: {message}"))
+            yield Prediction(row=row, view_id=view_id, text=None, error=f"inspect_ai: {message}")
             continue
         output = sample.get("output")
         completion = output.get("completion", "") if isinstance(output, dict) else None
         if not isinstance(completion, str):
             raise VqauditError(f"{path}: row {row}, field 'output.completion': expected the reply text")
-        out.append(Prediction(row=row, view_id=view_id, text=completion))
-    return out
+        yield Prediction(row=row, view_id=view_id, text=completion)
 
 
 def _json_samples(path: Path) -> list[Any]:
@@ -171,7 +184,7 @@ def _json_samples(path: Path) -> list[Any]:
     return samples
 
 
-def _eval_samples(path: Path) -> list[dict[str, Any]]:
+def _eval_samples(path: Path) -> list[Any]:
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     try:

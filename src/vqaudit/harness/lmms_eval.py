@@ -39,8 +39,9 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
-from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.harness.common import GENERATION, Prediction, check_input, check_view_id, export_rows, view_id_at
 from vqaudit.harness.text_lines import json_lines
+from vqaudit.harness.view_index import ViewIndex
 from vqaudit.schema import View
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
@@ -204,22 +205,31 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             argument does not contain it), or its reply is not text or is several replies (naming the file, the
             1-based row or sample and the field).
     """
-    views = {v.view_id: v for v in bench.views}
-    out: list[Prediction] = []
+    return list(predictions(path, ViewIndex.of_benchmark(bench)))
+
+
+def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
+    """:func:`read`'s samples one at a time, as the log is read (what ``import-predictions`` consumes).
+
+    Raises:
+        VqauditError: as :func:`read`, once the log is read to its end (a sample refused, or a line that is not
+            JSON further on); the samples before a refused one have been yielded.
+    """
     refused: VqauditError | None = None  # the first sample refused; raised once every line is known to be JSON
     samples = 0
     for row, record in _records(path):  # one sample at a time: no list of the raw samples is held
         samples += 1
         if refused is None:
             try:
-                out.append(_prediction(path, bench, views, row, record))
+                prediction = _prediction(path, views, row, record)
             except VqauditError as exc:
                 refused = exc
+                continue
+            yield prediction
     if not samples:
         raise VqauditError(f"{path}: no samples (an empty lmms-eval log)")
     if refused is not None:
         raise refused
-    return out
 
 
 def _records(path: Path) -> Iterator[tuple[int, Any]]:
@@ -292,12 +302,12 @@ def _logs_object(text: str) -> bool:
     return isinstance(data, dict) and "logs" in data
 
 
-def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, record: Any) -> Prediction:
+def _prediction(path: Path, views: ViewIndex, row: int, record: Any) -> Prediction:
     if not isinstance(record, dict):
         raise VqauditError(
             f"{path}: row {row}: expected a JSON object (one lmms-eval sample), got {type(record).__name__}"
         )
-    ids = views.keys()
+    ids = views
     doc = record.get("doc")
     if isinstance(doc, dict) and "view_id" in doc:
         view_id: str | None = check_view_id(path, ids, row, "doc.view_id", doc["view_id"])
@@ -306,7 +316,7 @@ def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, 
     else:
         view_id = None
     if "doc_id" in record:
-        at = view_at(path, bench, row, "doc_id", record["doc_id"]).view_id
+        at = view_id_at(path, views, row, "doc_id", record["doc_id"])
         if view_id is not None and at != view_id:
             raise VqauditError(
                 f"{path}: row {row}, field 'doc_id': {record['doc_id']} is view {at!r}, but the "
@@ -315,7 +325,7 @@ def _prediction(path: Path, bench: Benchmark, views: dict[str, View], row: int, 
         view_id = at
     if view_id is None:
         raise VqauditError(f"{path}: row {row}: no 'doc.view_id', 'target' or 'doc_id' to match it to a view")
-    _check_inputs(path, row, record, views[view_id])
+    _check_inputs(path, row, record, views.view_of(view_id))
     if "filtered_resps" not in record and "resps" not in record:
         raise VqauditError(f"{path}: row {row}: no 'filtered_resps' or 'resps' (was it written by --log_samples?)")
     for name in ("filtered_resps", "resps"):  # null (or absent) filtered_resps: the reply is resps

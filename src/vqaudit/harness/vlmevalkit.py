@@ -37,7 +37,8 @@ from pathlib import Path
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import atomic_write_text
-from vqaudit.harness.common import ExportRow, Prediction, check_input, check_view_id, export_rows, view_at
+from vqaudit.harness.common import ExportRow, Prediction, check_input, check_view_id, export_rows, view_id_at
+from vqaudit.harness.view_index import ViewIndex
 from vqaudit.schema import View
 from vqaudit.store import Benchmark
 from vqaudit.suites.registry import prompt_for
@@ -196,6 +197,16 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
             export wrote for its view (a sheet of another build of the benchmark: its letters would be scored
             against other options), naming the file, the row and the field.
     """
+    return list(predictions(path, ViewIndex.of_benchmark(bench)))
+
+
+def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
+    """:func:`read`'s rows one at a time, as the sheet is read (what ``import-predictions`` consumes).
+
+    Raises:
+        VqauditError: as :func:`read`, once the sheet is read to its end; the rows before a refused one have
+            been yielded.
+    """
     rows = _rows(path)  # one row at a time: a sheet's base64 image cells are never all held
     first = next(rows, None)
     if first is None:
@@ -209,28 +220,26 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
         refused = VqauditError(f"{path}: row 1: no 'prediction' column (is it a VLMEvalKit result sheet?)")
     elif "view_id" not in col and "index" not in col:
         refused = VqauditError(f"{path}: row 1: neither a 'view_id' nor an 'index' column to match rows to views")
-    views = {v.view_id: v for v in bench.views}
-    ids = set(views)
-    out: list[Prediction] = []
+    found = False
     for number, cells in enumerate(rows, start=2):  # row numbers as in the file: the header is row 1
         if refused is not None or not any(c not in (None, "") for c in cells):
             continue
         try:
-            out.append(_prediction(path, bench, views, ids, header, col, number, cells))
+            prediction = _prediction(path, views, header, col, number, cells)
         except VqauditError as exc:
             refused = exc
+            continue
+        found = True
+        yield prediction
     if refused is not None:
         raise refused
-    if not out:
+    if not found:
         raise VqauditError(f"{path}: no data rows (an empty VLMEvalKit result sheet: a header only)")
-    return out
 
 
 def _prediction(
     path: Path,
-    bench: Benchmark,
-    views: dict[str, View],
-    ids: set[str],
+    views: ViewIndex,
     header: Sequence[str],
     col: dict[str, int],
     number: int,
@@ -244,16 +253,16 @@ def _prediction(
 
     view_id = cell("view_id")
     if view_id not in (None, ""):
-        view_id = check_view_id(path, ids, number, "view_id", view_id)
+        view_id = check_view_id(path, views, number, "view_id", view_id)
         index = cell("index")
-        if index not in (None, "") and view_at(path, bench, number, "index", index).view_id != view_id:
+        if index not in (None, "") and view_id_at(path, views, number, "index", index) != view_id:
             raise VqauditError(
                 f"{path}: row {number}, field 'index': {index} is view "
-                f"{view_at(path, bench, number, 'index', index).view_id!r}, not {view_id!r}"
+                f"{view_id_at(path, views, number, 'index', index)!r}, not {view_id!r}"
             )
     else:
-        view_id = view_at(path, bench, number, "index", cell("index")).view_id
-    _check_inputs(path, number, views[view_id], header, cell)
+        view_id = view_id_at(path, views, number, "index", cell("index"))
+    _check_inputs(path, number, views.view_of(view_id), header, cell)
     return Prediction(row=number, view_id=view_id, text=cell("prediction") or "")
 
 
