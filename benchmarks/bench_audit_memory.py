@@ -71,19 +71,80 @@ def write_predictions(path: Path, rows: int) -> int:
 
 
 def write_import_log(folder: Path, views: int) -> tuple[Path, Path]:
-    """A benchmark of ``views // 3`` groups in ``folder/bench`` and its lmms-eval samples log; returns both paths."""
+    """A benchmark of ``views // 3`` groups in ``folder/bench`` and its lmms-eval samples log; returns both paths.
+
+    Written directly, line by line (a build and ``vqaudit export`` of 500,000 views take far longer than the
+    import): the files ``vqaudit build`` writes (``store.write_benchmark``: ``views.jsonl`` and ``groups.jsonl``
+    one record a line, ``manifest.json`` with ``files`` and both files' SHA-256, which the import checks), the
+    views as ``tests/harness/helpers.py::write_tiny_benchmark`` makes them (charts-source groups of 3 views, one
+    answerable, two negative) but sharing 16 tiny 4x4 PNG images (the import hashes each view's image, as ``vqaudit
+    run`` does), and the flat samples lmms-eval's ``--log_samples`` writes for the export (``doc_id`` = the view's
+    position, ``target`` = its id, ``input`` = its prompt, one reply each).
+    """
+    import hashlib
+
     sys.path.insert(0, str(ROOT / "tests"))
     from harness import helpers
-    from vqaudit.harness import export_benchmark
-    from vqaudit.store import load_benchmark
+    from vqaudit.files import sha256_bytes, write_json
+    from vqaudit.schema import Group, Obligation, View
+    from vqaudit.suites.registry import prompt_for
+    from vqaudit.textsafe import model_json_line
 
-    bench = helpers.write_tiny_benchmark(folder / "bench", n_groups=max(1, views // 3))
-    replies = {
-        v.view_id: f'{{"answerable": false, "answer": null, "reason": "{v.view_id}"}}'
-        for v in load_benchmark(bench).views
-    }
-    export_benchmark(bench, "lmms-eval", folder / "export")
-    log = helpers.write_lmms_flat(folder / "export", replies, folder / "samples.jsonl")
+    bench = folder / "bench"
+    (bench / "images").mkdir(parents=True)
+    images = []
+    for k in range(16):
+        data = helpers.tiny_png(k)
+        (bench / "images" / f"i{k}.png").write_bytes(data)
+        images.append((f"images/i{k}.png", sha256_bytes(data)))
+    digests = {"views": hashlib.sha256(), "groups": hashlib.sha256()}
+    log = folder / "samples.jsonl"
+    n_groups = max(1, views // 3)
+    with (
+        (bench / "views.jsonl").open("w", encoding="utf-8") as v_out,
+        (bench / "groups.jsonl").open("w", encoding="utf-8") as g_out,
+        log.open("w", encoding="utf-8") as l_out,
+    ):
+        for g in range(n_groups):
+            ids = []
+            for k in range(3):
+                view_id = f"g{g}-v{k}"
+                image, digest = images[(3 * g + k) % 16]
+                view = View(
+                    view_id=view_id,
+                    group_id=f"g{g}",
+                    source="charts",
+                    state="original" if k == 0 else "M",
+                    image=image,
+                    image_sha256=digest,
+                    question=f"What is bar {g}?",
+                    obligation=Obligation(kind="answer", gold=(str(10 * g),), answer_type="number")
+                    if k == 0
+                    else Obligation(kind="abstain"),
+                )
+                line = model_json_line(view) + "\n"
+                v_out.write(line)
+                digests["views"].update(line.encode("utf-8"))
+                reply = f'{{"answerable": false, "answer": null, "reason": "{view_id}"}}'
+                sample = {"doc_id": 3 * g + k, "target": view_id, "filtered_resps": reply, "input": prompt_for(view)[1]}
+                l_out.write(json.dumps(sample) + "\n")
+                ids.append(view_id)
+            group = Group(group_id=f"g{g}", source="charts", question=f"What is bar {g}?", view_ids=tuple(ids))
+            line = model_json_line(group) + "\n"
+            g_out.write(line)
+            digests["groups"].update(line.encode("utf-8"))
+    write_json(
+        bench / "manifest.json",
+        {
+            "format": "vqaudit-benchmark/1",
+            "source": "charts",
+            "n_views": 3 * n_groups,
+            "n_groups": n_groups,
+            "files": dict(sorted(images)),
+            "views_sha256": digests["views"].hexdigest(),
+            "groups_sha256": digests["groups"].hexdigest(),
+        },
+    )
     return bench, log
 
 
@@ -124,10 +185,10 @@ def child(predictions: Path, out: Path) -> None:
     run_in_process(["audit", str(predictions), "--benchmark", "textvqa", "--out", str(out)])
 
 
-def measure(predictions: Path, out: Path, *, bench: Path | None = None) -> dict[str, float]:
+def measure(predictions: Path, out: Path, *, bench: Path | None = None, src: Path = ROOT / "src") -> dict[str, float]:
     """Run :func:`child` (with ``bench``: ``import-predictions`` of the lmms-eval log ``predictions`` into the run
-    folder ``out``) in a fresh interpreter and return its report."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    folder ``out``) in a fresh interpreter importing vqaudit from ``src`` and return its report."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
     argv = (
         ["--child", str(predictions), str(out)]
         if bench is None
@@ -143,9 +204,12 @@ def measure(predictions: Path, out: Path, *, bench: Path | None = None) -> dict[
 def main() -> int:
     """Measure every size; print a table; exit 1 if the target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[5_000, 50_000, 500_000])
+    parser.add_argument("--rows", type=int, nargs="*", default=[5_000, 50_000, 500_000])
     parser.add_argument("--keep", type=Path, default=None, help="write the generated files here and keep them")
-    parser.add_argument("--import-views", type=int, nargs="*", default=[5_000, 50_000])
+    parser.add_argument("--import-views", type=int, nargs="*", default=[5_000, 50_000, 500_000])
+    parser.add_argument(
+        "--src", type=Path, default=ROOT / "src", help="vqaudit source to measure (another checkout's, for a before)"
+    )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--child-import", nargs=3, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
@@ -181,7 +245,7 @@ def main() -> int:
                     env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
                 )
             size = path.stat().st_size
-            r = measure(path, folder / f"audit-{rows}")
+            r = measure(path, folder / f"audit-{rows}", src=args.src)
             per_row = (r["peak_mb"] - r["base_mb"]) * 1024 / rows
             print(
                 f"| {rows:,} | {size / 1e6:.1f} | {r['peak_mb']:.0f} | {r['base_mb']:.0f} | {per_row:.2f} | "
@@ -209,7 +273,7 @@ def main() -> int:
                 import shutil
 
                 shutil.rmtree(where / "run")
-            r = measure(where / "samples.jsonl", where / "run", bench=where / "bench")
+            r = measure(where / "samples.jsonl", where / "run", bench=where / "bench", src=args.src)
             per_view = (r["peak_mb"] - r["base_mb"]) * 1024 / n
             print(
                 f"| {n:,} | {(where / 'samples.jsonl').stat().st_size / 1e6:.1f} | {r['peak_mb']:.0f} | "
