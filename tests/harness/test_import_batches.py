@@ -31,7 +31,12 @@ def _log(tmp_path: Path, lines: list[dict[str, object]]) -> Path:
 
 
 def _sample(docs: list[dict[str, object]], doc_id: int, reply: str | None) -> dict[str, object]:
-    return {"doc_id": doc_id, "target": docs[doc_id]["view_id"], "filtered_resps": reply, "input": docs[doc_id]["prompt"]}
+    return {
+        "doc_id": doc_id,
+        "target": docs[doc_id]["view_id"],
+        "filtered_resps": reply,
+        "input": docs[doc_id]["prompt"],
+    }
 
 
 def _import(bench: Path, log: Path, out: Path, batch: int | None = None) -> None:

@@ -70,7 +70,9 @@ def _offline_env(tmp: Path, base_url: str) -> dict[str, str]:
     return env
 
 
-def test_a_real_inspect_eval_imports_and_scores_as_replay(tmp_path: Path, server: object) -> None:
+def test_a_real_inspect_eval_imports_and_scores_as_replay(
+    tmp_path: Path, server: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vqaudit.suites.charts.build import build_charts
 
     bench = tmp_path / "bench"
@@ -106,6 +108,23 @@ def test_a_real_inspect_eval_imports_and_scores_as_replay(tmp_path: Path, server
     )
     assert converted.returncode == 0, converted.stderr[-3000:]
     (json_log,) = (tmp_path / "json").glob("*.json")
+
+    # the .eval log read a few samples at a time (by id, in read_eval_log's order) gives read_eval_log's samples
+    from inspect_ai.log import read_eval_log
+
+    from vqaudit.harness import inspect_task
+
+    monkeypatch.setattr(inspect_task, "_CHUNK", 3)
+    whole = [
+        (s.id, s.epoch, s.output.completion, s.error.message if s.error else None)
+        for s in read_eval_log(str(log)).samples or []
+    ]
+    chunked = inspect_task._eval_samples(log)
+    assert isinstance(chunked, inspect_task._ChunkedSamples)  # the log lists its samples: read by id
+    streamed = [
+        (s["id"], s["epoch"], s["output"]["completion"], s["error"]["message"] if s["error"] else None) for s in chunked
+    ]
+    assert streamed == whole and len(whole) == 10
 
     views = load_benchmark(bench).views
     reply_text = _server_module().reply_text

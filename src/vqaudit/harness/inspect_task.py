@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,8 +138,8 @@ def read(path: Path, bench: Benchmark) -> list[Prediction]:
 def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
     """:func:`read`'s samples one at a time (what ``import-predictions`` consumes).
 
-    The log itself is read whole (a ``.json`` log is one JSON object; a ``.eval`` log through
-    ``inspect_ai.log.read_eval_log``), then reduced to each sample's id, epoch, completion and error.
+    A ``.json`` log is one JSON object, read whole; a ``.eval`` log (a zip archive of one member per sample) is
+    read a chunk of samples at a time (:func:`_eval_samples`), each reduced to its id, epoch, completion and error.
 
     Raises:
         VqauditError: as :func:`read`, at the first refused sample; the samples before it have been yielded.
@@ -147,8 +148,7 @@ def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
     if not samples:
         raise VqauditError(f"{path}: no samples (an empty inspect_ai log)")
     ids = views
-    for row in range(1, len(samples) + 1):
-        sample, samples[row - 1] = samples[row - 1], None  # let each raw sample go once read
+    for row, sample in enumerate(_released(samples), start=1):
         if not isinstance(sample, dict):
             raise VqauditError(f"{path}: row {row}: expected a JSON object")
         epoch = sample.get("epoch", 1)
@@ -171,6 +171,16 @@ def predictions(path: Path, views: ViewIndex) -> Iterator[Prediction]:
         yield Prediction(row=row, view_id=view_id, text=completion)
 
 
+def _released(samples: list[Any] | _ChunkedSamples) -> Iterator[Any]:
+    """The samples in order; a list's items are let go as they are read (the log's JSON is not held twice)."""
+    if not isinstance(samples, list):
+        yield from samples
+        return
+    for i in range(len(samples)):
+        sample, samples[i] = samples[i], None
+        yield sample
+
+
 def _json_samples(path: Path) -> list[Any]:
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
@@ -184,7 +194,24 @@ def _json_samples(path: Path) -> list[Any]:
     return samples
 
 
-def _eval_samples(path: Path) -> list[Any]:
+_CHUNK = 256
+"""Samples of a ``.eval`` log read at once (one ``read_eval_log_samples_by_id`` call): the most held in memory."""
+
+_EXCLUDED = frozenset({"messages", "events", "store", "attachments"})
+"""Sample fields the import never reads, skipped while a ``.eval`` sample is parsed (the conversation, the event
+transcript and the attachments: the image data URLs)."""
+
+
+def _eval_samples(path: Path) -> list[Any] | _ChunkedSamples:
+    """The samples of a ``.eval`` log as ``{"id", "epoch", "output": {"completion"}, "error": {"message"}}``.
+
+    In ``inspect_ai.log.read_eval_log``'s order (its ``sort_samples``: by epoch, then id, an int id compared as
+    its 20-digit zero-filled text), read :data:`_CHUNK` samples at a time when the log's header lists its sample
+    ids and inspect_ai has ``read_eval_log_samples_by_id``; else read whole as ``read_eval_log`` reads it.
+
+    Raises:
+        VqauditError: the file is missing, inspect_ai is not installed, or the log cannot be read.
+    """
     if not path.is_file():
         raise VqauditError(f"{path}: file not found")
     try:
@@ -195,15 +222,63 @@ def _eval_samples(path: Path) -> list[Any]:
             "convert it: inspect log convert --to json)"
         ) from None
     try:
+        from inspect_ai.log import read_eval_log_samples_by_id
+    except ImportError:  # an inspect_ai before the by-id reader: the log is read whole
+        return _whole_eval(path)
+    try:
+        header = read_eval_log(str(path), header_only=True)
+        with zipfile.ZipFile(path) as archive:
+            names = {n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json")}
+    except Exception as exc:  # noqa: BLE001 - inspect_ai raises many kinds on a bad file; each is a user error
+        raise VqauditError(f"{path}: not a readable inspect_ai log: {type(exc).__name__}: {exc}") from None
+    sample_ids = header.eval.dataset.sample_ids
+    if sample_ids is None:  # an older log without the list of its samples: read whole
+        return _whole_eval(path)
+    epochs = header.eval.config.epochs or 1
+    named = {f"samples/{i}_epoch_{e}.json": (i, e) for e in range(1, epochs + 1) for i in sample_ids}
+    if not names <= named.keys():  # a sample the header does not list: read whole, as read_eval_log reads it
+        return _whole_eval(path)
+    keys = sorted(
+        (named[n] for n in names), key=lambda k: (k[1], k[0] if isinstance(k[0], str) else str(k[0]).zfill(20))
+    )
+    return _ChunkedSamples(path, keys, read_eval_log_samples_by_id)
+
+
+class _ChunkedSamples:
+    """A ``.eval`` log's samples, :data:`_CHUNK` read at a time, each reduced to what the import reads."""
+
+    def __init__(self, path: Path, keys: list[tuple[str | int, int]], read: Callable[..., list[Any]]) -> None:
+        self.path = path
+        self.keys = keys
+        self.read = read
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self.keys), _CHUNK):
+            try:
+                samples = self.read(str(self.path), self.keys[start : start + _CHUNK], exclude_fields=set(_EXCLUDED))
+            except Exception as exc:  # noqa: BLE001 - as read_eval_log's refusals: one line naming the file
+                raise VqauditError(f"{self.path}: not a readable inspect_ai log: {type(exc).__name__}: {exc}") from None
+            for sample in samples:
+                yield _compact(sample)
+
+
+def _whole_eval(path: Path) -> list[Any]:
+    from inspect_ai.log import read_eval_log
+
+    try:
         log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - inspect_ai raises many kinds on a bad file; each is a user error
         raise VqauditError(f"{path}: not a readable inspect_ai log: {type(exc).__name__}: {exc}") from None
-    return [
-        {
-            "id": s.id,
-            "epoch": s.epoch,
-            "output": {"completion": s.output.completion},
-            "error": {"message": s.error.message} if s.error is not None else None,
-        }
-        for s in (log.samples or [])
-    ]
+    return [_compact(s) for s in (log.samples or [])]
+
+
+def _compact(s: Any) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "epoch": s.epoch,
+        "output": {"completion": s.output.completion},
+        "error": {"message": s.error.message} if s.error is not None else None,
+    }
