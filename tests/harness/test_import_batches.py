@@ -11,6 +11,7 @@ the hand-written log's; each benchmark refusal is the very message :func:`vqaudi
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -138,3 +139,19 @@ def test_the_view_index_refuses_an_edited_benchmark_as_open_benchmark_does(
     with pytest.raises(VqauditError) as indexed, open_view_index(bench):
         pass
     assert str(indexed.value) == str(loaded.value)
+
+
+def test_views_changed_during_the_import_are_refused_and_nothing_is_written(
+    exported: tuple[Path, list[dict[str, object]]], tmp_path: Path
+) -> None:
+    bench, docs = exported
+    copy = tmp_path / "bench"
+    shutil.copytree(bench, copy)
+    log = _log(tmp_path, [_sample(docs, 0, "a")])
+    with open_view_index(copy) as views:
+        rows = lmms_eval.predictions(log, views)
+        # the views are read again while the run is written; a file edited meanwhile is refused, not half-used
+        (copy / "views.jsonl").write_bytes((copy / "views.jsonl").read_bytes() + b"\n")
+        with pytest.raises(VqauditError, match=r"views\.jsonl: changed while the predictions were imported"):
+            write_imported_run(views, rows, pred_path=log, harness="lmms-eval", out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()

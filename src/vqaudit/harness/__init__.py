@@ -93,11 +93,14 @@ def import_predictions(pred: Path, bench_dir: Path, fmt: str, out: Path) -> Impo
 
     Every row must name a view of the benchmark (by id, or by its 0-based position where the harness logs only
     that) and no view may be answered twice; views without a row are recorded as error responses and listed
-    in the summary and in ``run.json`` (``origin.missing_view_ids``).
+    in the summary and in ``run.json`` (``origin.missing_view_ids``). Memory stays bounded as the log grows: the
+    benchmark's view ids are held, not its views (:mod:`vqaudit.harness.view_index`), the log is read row by row
+    and the run written in batches (:mod:`vqaudit.harness.import_run`).
 
     Raises:
-        VqauditError: an unknown format, a bad or edited benchmark, an unreadable log, a row naming no view or a
-            view twice (naming the file, row and field), or ``out`` not empty.
+        VqauditError: an unknown format, a bad or edited benchmark (or ``views.jsonl`` changed during the
+            import), an unreadable log, a row naming no view or a view twice (naming the file, row and field),
+            or ``out`` not empty.
     """
     from vqaudit.harness.import_run import write_imported_run
     from vqaudit.harness.view_index import open_view_index
