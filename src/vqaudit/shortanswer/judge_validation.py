@@ -90,7 +90,15 @@ def validate_judge(
     """
     pairs = {q: (bool(v), human[q]) for q, v in verdicts.items() if q in human and v is not None}
     if not pairs:
-        raise VqauditError(f"{labels_path}: no labelled question is in the judged error pool")
+        decided = [q for q, v in verdicts.items() if v is not None]
+        # show one id of each side: a label id written as "2.0" or " 2 " never equals the pool's "2"
+        label_id = next(iter(human), None)
+        pool = f"e.g. {decided[0]!r}" if decided else "none"
+        raise VqauditError(
+            f"{labels_path}: no labelled question is in the judged error pool ({len(human)} labels, e.g. question id "
+            f"{label_id!r}; {len(decided)} official errors with a decided verdict, {pool}; labels of officially "
+            "correct rows are not compared)"
+        )
     stats = agreement_from_counts(*_counts(list(pairs.values())))
     low, high = precision_interval(stats.tp, stats.fp)
     return {
