@@ -80,3 +80,22 @@ def test_a_folder_of_the_other_kind_is_named_as_such(
         "give it without `--perturb`)"
     )
     assert not out.exists() or not any(out.iterdir())  # nothing written
+
+
+def test_the_help_of_the_new_options_says_what_they_need_and_give() -> None:
+    # New-user trial: `--labels` said only "Human labels (question_id, label) to validate the judge" (not that it
+    # needs --judge, nor what it reports), `--second-judge` only "agreement and kappa", and `report --help` did not
+    # mention the paired differences of several runs.
+    from typer.testing import CliRunner
+
+    from vqaudit.cli import app
+
+    runner = CliRunner()
+    audit = " ".join(runner.invoke(app, ["audit", "--help"], terminal_width=200).output.split())
+    assert (
+        "label yes/no) of official errors, to validate the judge (needs --judge): precision with its 95% Wilson"
+        in audit
+    )
+    assert "A second judge spec (needs --judge)" in audit
+    report = " ".join(runner.invoke(app, ["report", "--help"], terminal_width=200).output.split())
+    assert "Delta common-state Bk and Jk and Delta conditional disagreement" in report

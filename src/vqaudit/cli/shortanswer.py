@@ -245,9 +245,20 @@ def audit_cmd(
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     labels: Annotated[
-        Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")
+        Path | None,
+        typer.Option(
+            help="Human labels (JSONL, CSV or TSV: question_id or qid, label yes/no) of official errors, to "
+            "validate the judge (needs --judge): precision with its 95% Wilson interval, recall, Cohen's kappa and "
+            "precision per contract bucket (seed 002 Table 2)."
+        ),
     ] = None,
-    second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
+    second_judge: Annotated[
+        str | None,
+        typer.Option(
+            help="A second judge spec (needs --judge): its agreement and kappa with the first on the error pool "
+            "(seed 002 Table 2 cross-judge line)."
+        ),
+    ] = None,
     draws: Annotated[
         int,
         typer.Option(min=0, max=MAX_DRAWS, help="Bootstrap draws for the judge - official interval (at most 10^6)."),
