@@ -91,6 +91,7 @@ class JudgeAudit:
     accepted_by_bucket: dict[str, int]
     validation: dict[str, Any] | None = None  # judge_validation.validate_judge
     second: dict[str, Any] | None = None
+    unfinished: int = 0  # of the undecided verdicts, judge replies whose reasoning never finished (token budget)
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,7 @@ def _judge_layer(
         fn_count,
         validation,
         second_info,
+        first.unfinished,
     )
     return audit, per_row
 
