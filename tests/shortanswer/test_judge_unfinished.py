@@ -62,3 +62,43 @@ def test_a_judge_that_always_finished_writes_the_report_as_before(tmp_path: Path
     md, judge = _audit(tmp_path, set())
     assert "0 of 5 verdicts undecided, left out of the judge score" in md
     assert "unfinished" not in judge
+
+
+def test_labels_left_out_of_the_validation_are_counted_by_reason(tmp_path: Path) -> None:
+    # New-user trial: a label for a question id of no joined row ("q99": a typo, another file's ids) was dropped
+    # without a word. By hand over ROWS (exact match, gold "paris"): every row is an official error; q0 and q3
+    # are cut (undecided), so their labels are not compared; q99 is no row; q1, q2 and q4 are compared.
+    labels = tmp_path / "labels.csv"
+    labels.write_text("qid,label\nq0,yes\nq1,yes\nq2,no\nq3,no\nq4,no\nq99,yes\n")
+
+    def reply(request: Request) -> str:
+        qid = request.request_id.removeprefix("judge:")
+        if qid in ("q0", "q3"):
+            return "<think>Let me compare"
+        return "Yes." if "paris" in request.prompt.lower().split("model answer:")[1] else "No."
+
+    result = audit_rows(
+        JoinReport(ROWS),
+        "docvqa",
+        model="m",
+        metric="exact_match",
+        variant="pix2struct",
+        judge="scripted:thinker",
+        cache_dir=tmp_path,
+        judge_backend=ScriptedBackend(reply, spec="scripted:thinker"),
+        labels=labels,
+        n_draws=20,
+    )
+    write_audit_report(result, tmp_path)
+    validation = json.loads((tmp_path / "report.json").read_text())["judge"]["validation"]
+    assert validation["n"] == 3 and (validation["tp"], validation["tn"]) == (1, 2)
+    assert validation["labels_not_compared"] == {
+        "officially_correct": 0,
+        "undecided": 2,
+        "unknown": 1,
+        "unknown_example": "q99",
+    }
+    assert (
+        "- Labels not compared: 2 of errors without a judge verdict; 1 of questions not in the joined predictions "
+        "(e.g. 'q99': check the ids against the prediction file's)." in (tmp_path / "report.md").read_text()
+    )

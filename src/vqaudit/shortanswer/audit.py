@@ -204,7 +204,8 @@ def _judge_layer(
     validation = None
     if labels is not None:
         pool_buckets = {r.qid: c.bucket for r, c, s in zip(rows, contracts, official, strict=True) if s < 1.0}
-        validation = validate_judge(verdicts, read_labels(labels), pool_buckets, labels)
+        joined = [r.qid for r in rows]
+        validation = validate_judge(verdicts, read_labels(labels), pool_buckets, labels, joined=joined)
     second_info = None
     if second is not None:
         other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)
