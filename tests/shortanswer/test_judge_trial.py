@@ -1,9 +1,10 @@
-"""A reasoning judge cut off while thinking: the report says how many undecided verdicts that explains.
+"""The judge layer as a new user met it: a reasoning judge cut off while thinking, and human labels.
 
-New-user trial: a Qwen3-style judge (`<think>...</think>Yes.`) served locally with a token budget that cut 2 of 10
-replies inside the thinking gave "2 of 10 verdicts undecided" and no reason; the audit stops with the reason only
-when most verdicts are undecided. Now the line says "(2 of them the judge's reasoning never finished ...)" and
-``report.json`` records ``judge.unfinished``; a judge that always finished writes the report it wrote before.
+- A Qwen3-style judge (`<think>...</think>Yes.`) served locally with a token budget that cut 2 of 10 replies
+  inside the thinking gave "2 of 10 verdicts undecided" and no reason (the audit stops with the reason only when
+  most verdicts are undecided). Now the line says "(2 of them the judge's reasoning never finished ...)" and
+  ``report.json`` records ``judge.unfinished``; a judge that always finished writes the report it wrote before.
+- Labels left out of the validation are counted by reason; a bad labels file is refused before any judge call.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from shortanswer.helpers import ScriptedBackend
 from vqaudit.backends import Request
+from vqaudit.errors import VqauditError
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.shortanswer.audit import audit_rows
 from vqaudit.shortanswer.records import AuditRow, JoinReport
@@ -102,3 +106,25 @@ def test_labels_left_out_of_the_validation_are_counted_by_reason(tmp_path: Path)
         "- Labels not compared: 2 of errors without a judge verdict; 1 of questions not in the joined predictions "
         "(e.g. 'q99': check the ids against the prediction file's)." in (tmp_path / "report.md").read_text()
     )
+
+
+def test_a_bad_labels_file_is_refused_before_any_judge_call(tmp_path: Path) -> None:
+    # New-user trial: a labels file with "maybe" was refused only after the judge had been asked about the whole
+    # error pool (paid calls for a remote judge).
+    labels = tmp_path / "labels.csv"
+    labels.write_text("qid,label\nq1,maybe\n")
+    judge = ScriptedBackend(lambda request: "Yes.", spec="scripted:judge")
+    with pytest.raises(VqauditError, match=r"labels\.csv: row 2, field 'label': expected yes/no"):
+        audit_rows(
+            JoinReport(ROWS),
+            "docvqa",
+            model="m",
+            metric="exact_match",
+            variant="pix2struct",
+            judge="scripted:judge",
+            cache_dir=tmp_path,
+            judge_backend=judge,
+            labels=labels,
+            n_draws=20,
+        )
+    assert judge.requests == []
