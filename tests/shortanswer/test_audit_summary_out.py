@@ -42,7 +42,7 @@ def test_a_users_own_summary_file_is_not_overwritten(
         "overwrite it: choose another --out"
     ]
     assert (out / name).read_text() == "my own notes\n"
-    assert sorted(p.name for p in out.iterdir()) == [name]  # nothing else written either
+    assert sorted(p.name for p in out.iterdir()) == [".vqaudit.lock", name]  # nothing written but the lock
 
 
 def test_a_rerun_replaces_its_own_summary(
@@ -79,7 +79,7 @@ def test_a_folder_of_the_other_kind_is_named_as_such(
         f"error: {audit}: no perturbations.json but a report.json in this folder (it is a `vqaudit audit` folder: "
         "give it without `--perturb`)"
     )
-    assert not out.exists() or not any(out.iterdir())  # nothing written
+    assert not out.exists() or [p.name for p in out.iterdir()] == [".vqaudit.lock"]  # nothing written
 
 
 def test_the_help_of_the_new_options_says_what_they_need_and_give() -> None:
@@ -99,3 +99,18 @@ def test_the_help_of_the_new_options_says_what_they_need_and_give() -> None:
     assert "A second judge spec (needs --judge)" in audit
     report = " ".join(runner.invoke(app, ["report", "--help"], terminal_width=200).output.split())
     assert "Delta common-state Bk and Jk and Delta conditional disagreement" in report
+
+
+def test_a_summary_folder_another_process_writes_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vqaudit.folder_lock import folder_lock
+
+    audit = _audit(tmp_path, monkeypatch)
+    out = tmp_path / "summary"
+    with folder_lock(out, "vqaudit audit-summary", kind="summary folder"):
+        capsys.readouterr()
+        assert run_cli(monkeypatch, "audit-summary", str(audit), "--out", str(out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "vqaudit audit-summary" in err and "is writing this summary folder" in err and len(err.splitlines()) == 1
+    assert not (out / "summary.md").exists()

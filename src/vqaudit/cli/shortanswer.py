@@ -659,8 +659,11 @@ def audit_summary_cmd(
     squared of judge false negatives and of benign flips by dataset, numeric/text and contract bucket, and notes
     on everything skipped) and summary.json, and prints summary.md.
     """
+    from vqaudit.folder_lock import folder_lock
     from vqaudit.report.audit_summary_render import write_audit_summary
 
-    path = write_audit_summary(audits, perturb or [], _ready(out))
+    # one writer per folder: summary.md and summary.json of two summaries started together could otherwise mix
+    with folder_lock(_ready(out), "vqaudit audit-summary", kind="summary folder"):
+        path = write_audit_summary(audits, perturb or [], out)
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"summary written to {path}", err=True)
