@@ -39,7 +39,7 @@ def test_each_command_keeps_its_columns_and_words(tmp_path: Path) -> None:
     ("name", "text", "message"),
     [
         ("a.csv", "question_id,label\n,yes\n", r"a\.csv: row 2, field 'question_id': missing"),
-        ("b.csv", "question_id,label\nq1,\n", r"b\.csv: row 2, field 'label': missing"),
+        ("b.csv", "question_id,label\nq1,\n", r"b\.csv: row 2, field 'label': missing \(leave unlabelled items out"),
         ("c.csv", "question_id,label\nq1\n", r"c\.csv: row 2, field 'label': missing"),
         ("d.jsonl", '{"question_id": "q1", "label": "yes"}\n[1]\n', r"d\.jsonl: row 2: expected a JSON object"),
         ("e.jsonl", '{"question_id": "q1", "label": yes}\n', r"e\.jsonl: row 1: not valid JSON"),

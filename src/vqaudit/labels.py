@@ -130,7 +130,7 @@ def read_label_file(path: Path, fmt: LabelFormat) -> dict[str, bool]:
             # a JSON true, [..], {..} or NaN is no id (the prediction readers refuse the same ids)
             raise VqauditError(f"{path}: row {row}, field '{id_field}': expected a string or a number, got {item!r}")
         if not _present(rec.get("label")):
-            raise VqauditError(f"{path}: row {row}, field 'label': missing")
+            raise VqauditError(f"{path}: row {row}, field 'label': missing (leave unlabelled items out of the file)")
         key = str(item)
         if key in first:
             raise VqauditError(
