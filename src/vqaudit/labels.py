@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,22 @@ def _records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
         return records
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        return list(enumerate(csv.DictReader(handle, delimiter=delimiter), start=2))
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        header: list[str] | None = None
+        try:
+            header = list(reader.fieldnames or [])
+            for row, rec in enumerate(reader, start=2):
+                if None in rec:  # DictReader files the fields past the header's under the key None
+                    raise VqauditError(
+                        f"{path}: row {row}: {len(header) + len(rec[None])} fields, the header has {len(header)} "
+                        "(quote a label or id holding the delimiter)"
+                    )
+                records.append((row, rec))
+        except csv.Error as exc:
+            # the record being read when the reader failed: the header is row 1, data rows follow it
+            row = 1 if header is None else len(records) + 2
+            raise VqauditError(f"{path}: row {row}: not valid CSV/TSV: {exc}") from None
+    return records
 
 
 def _present(value: object) -> bool:
@@ -103,8 +119,6 @@ def read_label_file(path: Path, fmt: LabelFormat) -> dict[str, bool]:
         records = _records(path)
     except UnicodeDecodeError as exc:
         raise VqauditError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except csv.Error as exc:
-        raise VqauditError(f"{path}: not valid CSV/TSV: {exc}") from None
     id_field = fmt.id_fields[0]
     out: dict[str, bool] = {}
     first: dict[str, int] = {}
@@ -112,8 +126,11 @@ def read_label_file(path: Path, fmt: LabelFormat) -> dict[str, bool]:
         item = next((rec[f] for f in fmt.id_fields if _present(rec.get(f))), None)
         if item is None:
             raise VqauditError(f"{path}: row {row}, field '{id_field}': missing")
+        if isinstance(item, (bool, list, dict)) or (isinstance(item, float) and not math.isfinite(item)):
+            # a JSON true, [..], {..} or NaN is no id (the prediction readers refuse the same ids)
+            raise VqauditError(f"{path}: row {row}, field '{id_field}': expected a string or a number, got {item!r}")
         if not _present(rec.get("label")):
-            raise VqauditError(f"{path}: row {row}, field 'label': missing")
+            raise VqauditError(f"{path}: row {row}, field 'label': missing (leave unlabelled items out of the file)")
         key = str(item)
         if key in first:
             raise VqauditError(

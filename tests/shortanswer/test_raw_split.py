@@ -88,6 +88,10 @@ def test_infographicvqa_shaped_gold_counts_each_question_under_its_first_type(tm
     lines = raw_split_lines(dataclasses.asdict(split))
     assert lines[0] == f"- OCR-extractable: {NO_OCR}"
     assert "image span 4, multiple spans 1, question span 1, non span 2; 1 questions list" in lines[1]
+    # report.json is written with sorted keys; the HTML report and audit-summary read it back: the same line
+    reread = json.loads(json.dumps(dataclasses.asdict(split), sort_keys=True))
+    assert list(reread["answer_types"]["first"]) == ["image span", "multiple spans", "non span", "question span"]
+    assert raw_split_lines(reread) == lines
 
 
 def test_no_metadata_says_not_available_rather_than_zero(tmp_path: Path) -> None:

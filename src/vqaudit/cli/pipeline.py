@@ -278,7 +278,10 @@ def report(
     Scored run folders get report.md (Jk/Bk with intervals; MM-UPD runs: upd_report.md with radar charts, in the
     same folder, as `vqaudit eval upd` writes it) and index.html; `vqaudit audit`
     folders appear in index.html only (their own report.md is in the audit folder), with scores as report.md
-    shows them.
+    shows them. With several runs of one benchmark, each later run is compared with the first on the first's
+    recorded bootstrap draws: paired Delta Jk and Delta Bk, and Delta common-state Bk and Jk and Delta conditional
+    disagreement (seed 000 appendix B), each with its 95% paired interval. Each run's seal (scored.json) is
+    checked first: a run changed since `vqaudit score` is refused.
     """
     from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report  # HTML report + sample browser beside the Markdown

@@ -37,7 +37,10 @@ from vqaudit.shortanswer.record_files import GOLD_KEYS, ID_KEYS, PRED_KEYS
 from vqaudit.signals import Completed, TerminatedAfterWrite, completes_on_write, output_complete
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from vqaudit.backends import ModelOptions
+    from vqaudit.shortanswer.records import JoinReport
 
 
 def _ready(folder: Path) -> Path:
@@ -245,9 +248,20 @@ def audit_cmd(
     id_field: Annotated[str | None, typer.Option(help="Prediction id column to use ('row': row numbers).")] = None,
     image_field: Annotated[str | None, typer.Option(help="Prediction column naming the image.")] = None,
     labels: Annotated[
-        Path | None, typer.Option(help="Human labels (question_id, label) to validate the judge.")
+        Path | None,
+        typer.Option(
+            help="Human labels (JSONL, CSV or TSV: question_id or qid, label yes/no) of official errors, to "
+            "validate the judge (needs --judge): precision with its 95% Wilson interval, recall, Cohen's kappa and "
+            "precision per contract bucket (seed 002 Table 2)."
+        ),
     ] = None,
-    second_judge: Annotated[str | None, typer.Option(help="A second judge spec: agreement and kappa.")] = None,
+    second_judge: Annotated[
+        str | None,
+        typer.Option(
+            help="A second judge spec (needs --judge): its agreement and kappa with the first on the error pool "
+            "(seed 002 Table 2 cross-judge line)."
+        ),
+    ] = None,
     draws: Annotated[
         int,
         typer.Option(min=0, max=MAX_DRAWS, help="Bootstrap draws for the judge - official interval (at most 10^6)."),
@@ -534,17 +548,12 @@ def perturb_cmd(
     scored (--reasoning-format); a reply whose reasoning never finished scores as an empty answer.
     """
     from vqaudit.backends import require_free_text_model
-    from vqaudit.files import atomic_write_text, write_json
+    from vqaudit.folder_lock import folder_lock
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.shortanswer.benchmarks import load_gold, resolve_metric
     from vqaudit.shortanswer.importers import read_predictions
     from vqaudit.shortanswer.join import gold_locations, join_predictions
-    from vqaudit.shortanswer.perturb import (
-        perturbation_json,
-        run_perturbation_audit,
-        summary_markdown,
-    )
-    from vqaudit.store import RESPONSES_FILE
+    from vqaudit.shortanswer.perturb_folder import refuse_foreign_files
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role
     chosen = check_variants(tuple(v.strip() for v in variants.split(",") if v.strip()))
@@ -557,6 +566,49 @@ def perturb_cmd(
     join = join_predictions(preds, gold_items, benchmark=benchmark, on=join_on.value)
     where = gold_locations(preds, gold_items, predictions_path=predictions, gold_path=gold, join_on=join_on.value)
     target = _ready(out if out is not None else predictions.with_name(predictions.name + ".perturb"))
+    name = model_name if model_name is not None else model
+    # One writer per folder, from the guard to the last write (as `vqaudit audit`): the user's own files and
+    # another model's run are never overwritten (a new user's run silently replaced another model's).
+    with folder_lock(target, f"vqaudit perturb {predictions}", kind="perturbation folder"):
+        refuse_foreign_files(target, benchmark, name)
+        _perturb_locked(
+            target,
+            join,
+            where,
+            benchmark,
+            model,
+            name,
+            images,
+            chosen,
+            metric_name,
+            metric_variant,
+            concurrency,
+            options,
+            reasoning_format.value,
+        )
+
+
+def _perturb_locked(
+    target: Path,
+    join: JoinReport,
+    where: Mapping[str, str],
+    benchmark: str,
+    model: str,
+    name: str,
+    images: Path,
+    chosen: tuple[str, ...],
+    metric_name: str,
+    metric_variant: str,
+    concurrency: int,
+    options: ModelOptions,
+    reasoning_format: str,
+) -> None:
+    """The body of ``vqaudit perturb`` once its output folder is locked and checked: ask, score, write."""
+    from vqaudit.files import atomic_write_text, write_json
+    from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit, summary_markdown
+    from vqaudit.shortanswer.perturb_folder import HEADING
+    from vqaudit.store import RESPONSES_FILE
+
     summary, replies = run_perturbation_audit(
         join.rows,
         benchmark,
@@ -569,10 +621,9 @@ def perturb_cmd(
         concurrency=concurrency,
         gold_where=where,
         options=options,
-        reasoning_format=reasoning_format.value,
+        reasoning_format=reasoning_format,
     )
     text = summary_markdown(summary)
-    name = model_name if model_name is not None else model
     write_json(target / "replies.json", replies)
     write_json(
         target / "perturbations.json",
@@ -587,7 +638,7 @@ def perturb_cmd(
             n_questions=sum(1 for r in join.rows if r.answers),
         ),
     )
-    atomic_write_text(target / "perturbations.md", f"# Benign perturbations: {benchmark}, {name}\n\n{text}")
+    atomic_write_text(target / "perturbations.md", f"{HEADING}{benchmark}, {name}\n\n{text}")
     typer.echo(text)
 
 
@@ -608,8 +659,11 @@ def audit_summary_cmd(
     squared of judge false negatives and of benign flips by dataset, numeric/text and contract bucket, and notes
     on everything skipped) and summary.json, and prints summary.md.
     """
+    from vqaudit.folder_lock import folder_lock
     from vqaudit.report.audit_summary_render import write_audit_summary
 
-    path = write_audit_summary(audits, perturb or [], _ready(out))
+    # one writer per folder: summary.md and summary.json of two summaries started together could otherwise mix
+    with folder_lock(_ready(out), "vqaudit audit-summary", kind="summary folder"):
+        path = write_audit_summary(audits, perturb or [], out)
     typer.echo(path.read_text(encoding="utf-8"))
     typer.echo(f"summary written to {path}", err=True)

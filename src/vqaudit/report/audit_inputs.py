@@ -187,11 +187,26 @@ class _Reader:
         return value
 
 
+_OTHER_KIND = {
+    "report.json": (
+        "perturbations.json",
+        "it is a `vqaudit perturb` folder: give it after `--perturb`, one `--perturb FOLDER` per folder",
+    ),
+    "perturbations.json": ("report.json", "it is a `vqaudit audit` folder: give it without `--perturb`"),
+}
+"""For each file ``audit-summary`` reads, the other kind of folder's file and what to do when that one is found."""
+
+
 def _load(folder: Path, name: str, hint: str) -> _Reader:
     path = folder / name
     if not folder.is_dir():
         raise VqauditError(f"{folder}: folder not found")
     if not path.is_file():
+        other, fix = _OTHER_KIND.get(name, ("", ""))
+        if other and (folder / other).is_file():
+            # `--perturb A B` takes only A (one value per option, as click reads options), so B arrives as an
+            # audit folder: say which kind of folder it is rather than only "not an audit folder".
+            raise VqauditError(f"{folder}: no {name} but a {other} in this folder ({fix})")
         raise VqauditError(f"{folder}: no {name} in this folder ({hint})")
     return _Reader(path, read_json(path))
 

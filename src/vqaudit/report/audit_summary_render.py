@@ -9,6 +9,7 @@ when perturbation runs are given; appendix A's raw split per benchmark; appendix
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,10 @@ from vqaudit.report.audit_inputs import REPAIR_VARIANTS, read_audit, read_pertur
 from vqaudit.report.audit_summary import OVERALL, AuditSummary, summarize_audits
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.raw_split import raw_split_lines
+
+_TITLE = "# Short-answer audit summary"
+"""The first line of ``summary.md``; with ``_SUMMARY_KEYS`` in ``summary.json``, how a rerun knows its own files."""
+_SUMMARY_KEYS = ("models", "benchmarks", "table3")
 
 _BUCKET_LABELS = {
     "scalar": "Scalar",
@@ -292,7 +297,7 @@ def render_summary_markdown(summary: AuditSummary) -> str:
     """The summary as Markdown: Tables 3, 5, 4, 7, 2 and 6, appendices A and B (seed 002), then the notes."""
     s = summary
     lines = [
-        "# Short-answer audit summary",
+        _TITLE,
         "",
         f"{len(s.audits)} audits: " + ", ".join(f"{a['model']} on {a['benchmark']}" for a in s.audits) + ".",
         "",
@@ -309,6 +314,39 @@ def summary_to_json(summary: AuditSummary) -> dict[str, Any]:
     return cleaned
 
 
+def _ours(path: Path) -> bool:
+    """Whether ``path`` (``summary.md`` or ``summary.json``) was written by ``vqaudit audit-summary``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".md":
+        return text.startswith(_TITLE + "\n")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and all(key in data for key in _SUMMARY_KEYS)
+
+
+def _refuse_foreign_files(out: Path) -> None:
+    """Refuse to overwrite a ``summary.md`` / ``summary.json`` in ``out`` that ``audit-summary`` did not write.
+
+    A rerun into its own folder replaces its earlier summary; the user's own notes named ``summary.md`` (or any
+    other file of those names) are never overwritten, as ``vqaudit audit`` keeps a ``report.md`` it did not write.
+
+    Raises:
+        VqauditError: naming the file, before anything is written.
+    """
+    for name in ("summary.md", "summary.json"):
+        path = out / name
+        if path.exists() and not _ours(path):
+            raise VqauditError(
+                f"{path}: exists and was not written by `vqaudit audit-summary`; the summary would overwrite it: "
+                "choose another --out"
+            )
+
+
 def write_audit_summary(audit_folders: Sequence[Path], perturb_folders: Sequence[Path], out: Path) -> Path:
     """Read audit and perturbation folders and write ``out/summary.md`` and ``out/summary.json`` atomically.
 
@@ -322,9 +360,11 @@ def write_audit_summary(audit_folders: Sequence[Path], perturb_folders: Sequence
 
     Raises:
         VqauditError: a folder without its file, a malformed file or field (named), a repeated
-            (model, benchmark) pair, or an output folder that cannot be written.
+            (model, benchmark) pair, a ``summary.md`` or ``summary.json`` in ``out`` that ``audit-summary`` did
+            not write (nothing is written then), or an output folder that cannot be written.
     """
     summary = summarize_audits([read_audit(f) for f in audit_folders], [read_perturbation(f) for f in perturb_folders])
+    _refuse_foreign_files(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "summary.json", summary_to_json(summary))

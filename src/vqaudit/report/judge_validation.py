@@ -52,4 +52,22 @@ def validation_lines(v: Mapping[str, Any]) -> list[str]:
         f"items), recall {_pct(v['recall'])}%, Cohen's kappa {kappa_text}.",
         f"- Judge precision by contract bucket vs human labels (n = labelled items): "
         f"{bucket_precision_text(v['by_bucket'])}.",
+        *_not_compared(v.get("labels_not_compared")),
     ]
+
+
+def _not_compared(block: Mapping[str, Any] | None) -> list[str]:
+    """The line naming the labels left out of the validation (none: no line, the report as before)."""
+    if not block:
+        return []
+    parts = []
+    if block["officially_correct"]:
+        parts.append(f"{block['officially_correct']} of rows the official metric already credits")
+    if block["undecided"]:
+        parts.append(f"{block['undecided']} of errors without a judge verdict")
+    if block["unknown"]:
+        parts.append(
+            f"{block['unknown']} of questions not in the joined predictions (e.g. {block['unknown_example']!r}: "
+            "check the ids against the prediction file's)"
+        )
+    return [f"- Labels not compared: {'; '.join(parts)}."] if parts else []

@@ -150,7 +150,8 @@ def render_markdown(result: AuditResult) -> str:
         lines.append(
             f"- Judge `{jd.spec}` (text-only, error pool only): {jd.accepted} of {jd.pool - jd.undecided} "
             f"decided errors accepted ({_f(jd.accepted_share, 1)}%); {jd.undecided} of {jd.pool} verdicts "
-            f"undecided, left out of the judge score, the interval and the share; judge score "
+            f"undecided{_unfinished(jd.unfinished)}, left out of the judge score, the interval and the share; "
+            "judge score "
             f"{_f(jd.judged_score)}; judge - official {_f(point)} pp [95% CI {_f(lo)}, {_f(hi)}]."
         )
         lines.append(
@@ -269,6 +270,16 @@ def _harness_lines(r: AuditResult, splits: list[str]) -> list[str]:
     ]
 
 
+def _unfinished(n: int) -> str:
+    """Why undecided verdicts are undecided, when the judge's reasoning ran out of tokens (a reasoning judge)."""
+    if not n:
+        return ""
+    return (
+        f" ({n} of them the judge's reasoning never finished: its token budget ran out; raise it with "
+        "`--judge-arg max_tokens=N`)"
+    )
+
+
 def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> dict[str, Any]:
     """The report as JSON-able data (rows excluded; NaN becomes null).
 
@@ -280,6 +291,8 @@ def result_to_json(result: AuditResult, *, predictions: Path | None = None) -> d
     slim = dataclasses.replace(result, rows=(), join=dataclasses.replace(result.join, rows=()))
     data = dataclasses.asdict(slim)
     data.pop("rows")
+    if data["judge"] is not None and not data["judge"]["unfinished"]:  # a judge that always finished: as before
+        data["judge"].pop("unfinished")
     if result.answerability is None:  # only benchmarks with answerability metrics: other reports are unchanged
         data.pop("answerability")
     if data.get("harness_scores") is None:  # only when a harness's own rules differ: other reports are unchanged

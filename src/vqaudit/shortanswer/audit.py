@@ -91,6 +91,7 @@ class JudgeAudit:
     accepted_by_bucket: dict[str, int]
     validation: dict[str, Any] | None = None  # judge_validation.validate_judge
     second: dict[str, Any] | None = None
+    unfinished: int = 0  # of the undecided verdicts, judge replies whose reasoning never finished (token budget)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ def _judge_layer(
     seed: int,
 ) -> tuple[JudgeAudit, list[bool | None]]:
     pool = [r for r, s in zip(rows, official, strict=True) if s < 1.0]
+    human = read_labels(labels) if labels is not None else None  # a bad labels file is refused before any judge call
     first = judge_rows(pool, spec, cache_dir / "judge.sqlite", backend=backend)
     verdicts = first.verdicts
     per_row = [verdicts.get(r.qid) if s < 1.0 else None for r, s in zip(rows, official, strict=True)]
@@ -201,9 +203,10 @@ def _judge_layer(
         fn_count[bucket] = sum(1 for v in errs if v)
         fn_rate[bucket] = 100.0 * fn_count[bucket] / len(errs) if errs else math.nan  # none decided: n/a, not 0%
     validation = None
-    if labels is not None:
+    if labels is not None and human is not None:
         pool_buckets = {r.qid: c.bucket for r, c, s in zip(rows, contracts, official, strict=True) if s < 1.0}
-        validation = validate_judge(verdicts, read_labels(labels), pool_buckets, labels)
+        joined = [r.qid for r in rows]
+        validation = validate_judge(verdicts, human, pool_buckets, labels, joined=joined)
     second_info = None
     if second is not None:
         other = run_judge(pool, second, cache_dir / "judge2.sqlite", backend=second_backend)
@@ -231,6 +234,7 @@ def _judge_layer(
         fn_count,
         validation,
         second_info,
+        first.unfinished,
     )
     return audit, per_row
 

@@ -18,7 +18,7 @@ precision (NaN, null in JSON).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,8 @@ def validate_judge(
     human: Mapping[str, bool],
     buckets: Mapping[str, str],
     labels_path: Path,
+    *,
+    joined: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Precision (with its 95% interval, overall and per bucket), recall, agreement and kappa against human labels.
 
@@ -78,22 +80,35 @@ def validate_judge(
             of questions outside the judged pool are ignored.
         buckets: ``qid -> contract bucket`` of every judged row.
         labels_path: the labels file, named in the error.
+        joined: the qids of every joined row (the audit's); with it, labels that are not compared are counted in
+            ``labels_not_compared`` (only when there are any, so a file whose labels all count gives the block
+            it gave before).
 
     Returns:
         JSON-ready: ``n``, ``tp``/``fp``/``fn``/``tn``, ``precision``, ``recall``, ``agreement``, ``kappa``
         (fractions; NaN when undefined), ``precision_ci`` ``[low, high]`` (fractions), ``precision_ci_method``
         (``"wilson"``) and ``by_bucket``: every bucket of :data:`~vqaudit.scoring.contracts.BUCKETS` ->
-        :func:`bucket_precision`'s block.
+        :func:`bucket_precision`'s block; ``labels_not_compared`` (with ``joined``, when some label is not
+        compared): ``officially_correct`` (labels of rows the official metric credits), ``undecided`` (of errors
+        without a verdict), ``unknown`` (ids of no joined row: a typo, another file's ids) and ``unknown_example``.
 
     Raises:
         VqauditError: no labelled question has a decided verdict (naming the labels file).
     """
     pairs = {q: (bool(v), human[q]) for q, v in verdicts.items() if q in human and v is not None}
     if not pairs:
-        raise VqauditError(f"{labels_path}: no labelled question is in the judged error pool")
+        decided = [q for q, v in verdicts.items() if v is not None]
+        # show one id of each side: a label id written as "2.0" or " 2 " never equals the pool's "2"
+        label_id = next(iter(human), None)
+        pool = f"e.g. {decided[0]!r}" if decided else "none"
+        raise VqauditError(
+            f"{labels_path}: no labelled question is in the judged error pool ({len(human)} labels, e.g. question id "
+            f"{label_id!r}; {len(decided)} official errors with a decided verdict, {pool}; labels of officially "
+            "correct rows are not compared)"
+        )
     stats = agreement_from_counts(*_counts(list(pairs.values())))
     low, high = precision_interval(stats.tp, stats.fp)
-    return {
+    out: dict[str, Any] = {
         "n": stats.n,
         "precision": stats.precision,
         "recall": stats.recall,
@@ -107,6 +122,16 @@ def validate_judge(
         "precision_ci_method": INTERVAL_METHOD,
         "by_bucket": {b: bucket_precision(*_counts([p for q, p in pairs.items() if buckets[q] == b])) for b in BUCKETS},
     }
+    if joined is not None and len(pairs) < len(human):
+        known = set(joined)
+        unknown = [q for q in human if q not in known]
+        out["labels_not_compared"] = {
+            "officially_correct": sum(1 for q in human if q in known and q not in verdicts),
+            "undecided": sum(1 for q in human if q in verdicts and verdicts[q] is None),
+            "unknown": len(unknown),
+            "unknown_example": unknown[0] if unknown else None,
+        }
+    return out
 
 
 def pooled_precision(

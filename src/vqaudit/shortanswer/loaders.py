@@ -4,12 +4,15 @@ Layouts (the files the benchmarks distribute):
 
 - TextVQA (``TextVQA_0.5.1_val.json``; Singh et al. 2019): ``{"data": [{"question_id", "question", "answers"
   (10 annotator answers), "image_id", ...}]}``. OCR tokens, when present, are read from ``ocr_tokens`` (the mmf
-  imdb / Rosetta layout) or ``ocr_info[*].word``; they anchor the readout bucket (seed 002 appendix A).
+  imdb / Rosetta layout) or ``ocr_info[*].word``; they anchor the readout bucket (seed 002 appendix A); a
+  field of another type is refused (:mod:`vqaudit.shortanswer.gold_metadata`).
 - ST-VQA (``train_task_1.json`` / test layouts; Biten et al. 2019): ``{"data": [{"question_id", "question",
   "answers", "file_name", ...}]}``.
 - DocVQA (``val_v1.0.json``; Mathew et al. 2021): ``{"data": [{"questionId", "question", "answers", ...}]}``.
 - InfographicVQA (``infographicsVQA_val_v1.0.json``; Mathew et al. 2022): DocVQA's layout plus ``answer_type``,
-  a list such as ``["multi-span"]`` (appendix A: single span, multi-span, question span, non-extractive).
+  a list such as ``["multiple spans"]`` (the official labels ``image span``, ``question span``, ``multiple
+  spans``, ``non span``; appendix A: single span, question span, multi-span, non-extractive); a field that is
+  not a string or a list of strings is refused (:mod:`vqaudit.shortanswer.gold_metadata`).
 - ChartQA (``test_human.json`` / ``test_augmented.json``; Masry et al. 2022): a list of ``{"imgname", "query",
   "label"}``. There is no question id: the id is ``"<split>:<1-based position>"``, the split read from the
   file name (:func:`chartqa_split_of`; VLMEvalKit's ``ChartQA_TEST`` index runs over both splits and is mapped
@@ -39,6 +42,7 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.shortanswer.benchmarks import detect_layout, get_layout
+from vqaudit.shortanswer.gold_metadata import answer_type, ocr_tokens
 from vqaudit.shortanswer.records import GoldItem
 
 CHARTQA_SPLITS = ("test_human", "test_augmented")
@@ -277,16 +281,6 @@ def _unique(path: Path, items: list[GoldItem], fields: list[str]) -> list[GoldIt
     return items
 
 
-def _ocr(rec: dict[str, Any]) -> tuple[str, ...]:
-    tokens = rec.get("ocr_tokens")
-    if isinstance(tokens, list):
-        return tuple(str(t) for t in tokens)
-    info = rec.get("ocr_info")
-    if isinstance(info, list):
-        return tuple(str(i["word"]) for i in info if isinstance(i, dict) and "word" in i)
-    return ()
-
-
 def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
     """Load TextVQA (or any VQA-style ``question_id`` / ``answers`` layout such as ST-VQA).
 
@@ -303,7 +297,9 @@ def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
         image = rec.get("image_id", rec.get("file_name", rec.get("file_path", "")))
-        items.append(GoldItem(qid, question, answers, benchmark, None, _ocr(rec), f"{path}:{row}", str(image)))
+        items.append(
+            GoldItem(qid, question, answers, benchmark, None, ocr_tokens(path, row, rec), f"{path}:{row}", str(image))
+        )
     return _unique(path, items, fields)
 
 
@@ -330,15 +326,9 @@ def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
         fields.append(field)
         question = _text(path, row, _field(path, row, rec, ("question",)), "question")
         answers = _answers(path, row, _field(path, row, rec, ("answers",)), "answers")
-        raw_type = rec.get("answer_type")
-        if isinstance(raw_type, list):
-            answer_type: str | None = "|".join(str(t) for t in raw_type) or None
-        elif isinstance(raw_type, str):
-            answer_type = raw_type
-        else:
-            answer_type = None
+        kind = answer_type(path, row, rec)
         image = str(rec.get("image", rec.get("image_local_name", "")))
-        items.append(GoldItem(qid, question, answers, benchmark, answer_type, (), f"{path}:{row}", image))
+        items.append(GoldItem(qid, question, answers, benchmark, kind, (), f"{path}:{row}", image))
     return _unique(path, items, fields)
 
 

@@ -180,7 +180,10 @@ def raw_split_lines(data: Mapping[str, Any] | None) -> list[str]:
         lines.append(f"- OCR-extractable: {data.get('ocr_reason') or NO_OCR}")
     types = data.get("answer_types")
     if isinstance(types, dict):
-        first = ", ".join(f"{label} {count:,}" for label, count in types["first"].items())
+        # the official order (image span, question span, multiple spans, non span): report.json is written with
+        # sorted keys, so a report read back (the HTML report, audit-summary) would otherwise list them A-Z
+        counts = {str(label): int(count) for label, count in types["first"].items()}
+        first = ", ".join(f"{label} {count:,}" for label, count in _ordered(counts, list(counts)).items())
         lines.append(
             f"- Answer types ({types['questions_with_type']:,} of {n:,} questions typed; each counted under its "
             f"first listed type): {first}; {types['several']:,} questions list several types."
