@@ -115,6 +115,18 @@ def test_no_metadata_says_not_available_rather_than_zero(tmp_path: Path) -> None
     assert (embedded.ocr_reason, embedded.answer_types_reason) == (NO_GOLD, NO_GOLD)
 
 
+def test_vizwiz_answer_type_is_not_the_infographicvqa_split(tmp_path: Path) -> None:
+    """VizWiz's ``answer_type`` ("other", "yes/no", ...) is its own field; appendix A's answer types are
+    InfographicVQA's (single-span, multi-span, question span, non-extractive)."""
+    path = tmp_path / "val.json"
+    answers = [{"answer": "red", "answer_confidence": "yes"}] * 10
+    rows = [{"image": f"VizWiz_val_{i:08d}.jpg", "question": "what color?", "answers": answers,
+             "answer_type": "other", "answerable": 1} for i in range(2)]  # fmt: skip
+    path.write_text(json.dumps(rows))
+    split = raw_split(load_gold(path, "vizwiz"))
+    assert (split.answer_types, split.answer_types_reason) == (None, NO_TYPES)
+
+
 def test_bundled_textvqa_val_gold() -> None:
     """The bundled 5,000 TextVQA val questions (CREDITS_issue5.md) give 2,661 OCR-extractable questions.
 

@@ -62,6 +62,8 @@ OCR_DEFINITION = (
 
 NO_OCR = "not available (the gold file has no OCR tokens)"
 NO_TYPES = "not available (the gold file has no answer types)"
+"""Why the answer-type split is missing: no InfographicVQA ``answer_type`` in the file (other benchmarks' fields of
+that name, such as VizWiz's, are not appendix A's types)."""
 NO_GOLD = "not available (no gold file: the gold embedded in the predictions has no OCR tokens or answer types)"
 
 INFOVQA_TYPES: tuple[str, ...] = (
@@ -129,7 +131,9 @@ def raw_split(gold: Iterable[GoldItem] | None) -> RawSplit:
         if item.ocr_tokens:
             with_tokens += 1
             extractable += ocr_extractable(item.answers, item.ocr_tokens)
-        labels = _type_labels(item.answer_type) if item.answer_type else []
+        # Appendix A's answer types are InfographicVQA's; VizWiz's own answer_type ("other", "yes/no", "number",
+        # "unanswerable") is another field of the same name, not this split.
+        labels = _type_labels(item.answer_type) if item.answer_type and item.benchmark == "infovqa" else []
         if labels:
             with_type += 1
             first[labels[0]] += 1
