@@ -94,6 +94,20 @@ def _records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
     return records
 
 
+MAX_CELL_CHARS = 1_000
+"""The longest id or label a label file may hold: both are short (an item id, a yes/no word), and a longer cell
+is a wrong column or a broken file. Checked here, not left to the csv module, whose field limit is one setting
+for the whole process (other readers raise it for base64 image cells)."""
+
+
+def _check_length(path: Path, row: int, field: str, value: object) -> None:
+    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
+        raise VqauditError(
+            f"{path}: row {row}, field '{field}': {len(value):,} characters, more than {MAX_CELL_CHARS:,} "
+            "(an id or label is short: is this the right column?)"
+        )
+
+
 def _present(value: object) -> bool:
     return value is not None and value != ""
 
@@ -126,6 +140,8 @@ def read_label_file(path: Path, fmt: LabelFormat) -> dict[str, bool]:
         item = next((rec[f] for f in fmt.id_fields if _present(rec.get(f))), None)
         if item is None:
             raise VqauditError(f"{path}: row {row}, field '{id_field}': missing")
+        _check_length(path, row, id_field, item)
+        _check_length(path, row, "label", rec.get("label"))
         if isinstance(item, (bool, list, dict)) or (isinstance(item, float) and not math.isfinite(item)):
             # a JSON true, [..], {..} or NaN is no id (the prediction readers refuse the same ids)
             raise VqauditError(f"{path}: row {row}, field '{id_field}': expected a string or a number, got {item!r}")
