@@ -195,15 +195,15 @@ def test_bidirectional_repair_counts_a_real_break() -> None:
 def test_the_audit_restores_the_garbage_collector_state() -> None:
     import gc
 
-    from vqaudit.shortanswer.audit import _gc_paused
+    from vqaudit.shortanswer.audit_layers import gc_paused
 
     gc.enable()  # the precondition (a library loaded by another test in this worker may have changed it)
-    with _gc_paused():
+    with gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with _gc_paused():
+        with gc_paused():
             pass
         assert not gc.isenabled()  # a caller's disabled collector stays disabled
     finally:
@@ -211,7 +211,7 @@ def test_the_audit_restores_the_garbage_collector_state() -> None:
     sentinel: list[object] = []  # a tracked container, frozen by the caller below
     gc.freeze()
     try:
-        with _gc_paused():
+        with gc_paused():
             [object() for _ in range(10)]
         # a caller's frozen objects stay frozen: the sentinel is in no collectable generation (an unfreeze would
         # have moved it to generation 2). The freeze count itself is no witness: another thread of this worker
