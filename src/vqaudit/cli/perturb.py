@@ -90,7 +90,8 @@ def perturb_cmd(
     from vqaudit.prompts.perturbations import check_variants
     from vqaudit.shortanswer.benchmarks import load_gold, resolve_metric
     from vqaudit.shortanswer.importers import read_predictions
-    from vqaudit.shortanswer.join import gold_locations, join_predictions
+    from vqaudit.shortanswer.join import join_predictions
+    from vqaudit.shortanswer.join_locations import gold_locations
     from vqaudit.shortanswer.perturb_folder import refuse_foreign_files
 
     require_free_text_model(model, "--model")  # before anything else: a reference policy cannot play this role

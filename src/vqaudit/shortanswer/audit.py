@@ -58,11 +58,11 @@ from vqaudit.shortanswer.failures import failure_notes_in_chunks
 from vqaudit.shortanswer.importers import read_predictions_layout
 from vqaudit.shortanswer.join import (
     final_text,
-    gold_locations,
     gold_shape_notes,
     join_predictions,
     split_predictions,
 )
+from vqaudit.shortanswer.join_locations import gold_locations
 from vqaudit.shortanswer.packed import field_values, packed_strings
 from vqaudit.shortanswer.raw_split import raw_split
 from vqaudit.shortanswer.records import AuditRow, JoinReport
