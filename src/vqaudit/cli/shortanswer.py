@@ -156,7 +156,7 @@ def audit_cmd(
     A reasoning model's thinking is split off every prediction before any layer reads it (--reasoning-format).
     """
     from vqaudit.folder_lock import folder_lock
-    from vqaudit.shortanswer.loaders import check_input_file
+    from vqaudit.shortanswer.input_files import check_input_file
 
     target = out if out is not None else predictions.with_name(predictions.name + ".audit")
     check_input_file(predictions, "prediction file")  # missing, a folder, a pipe: named as what it is

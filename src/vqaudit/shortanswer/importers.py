@@ -49,7 +49,7 @@ from itertools import chain
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.loaders import check_input_file, gzip_reason, undecodable_line
+from vqaudit.shortanswer.input_files import check_input_file, gzip_reason, undecodable_line
 from vqaudit.shortanswer.packed import packed_records
 from vqaudit.shortanswer.prediction_rows import (
     ROW_ID,

@@ -47,7 +47,7 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.parsing.choice import normalize_text
 from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
-from vqaudit.shortanswer.loaders import check_input_file
+from vqaudit.shortanswer.input_files import check_input_file
 from vqaudit.shortanswer.record_files import file_suffix, iter_json_records
 from vqaudit.suites.upd.tsv import CIRCULAR_STRIDE, read_records
 
