@@ -13,7 +13,8 @@ from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.contracts import classify
 from vqaudit.scoring.official import relaxed_accuracy
 from vqaudit.scoring.ra_eval import ra_eval_recovered
-from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores, summarize_repair
+from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores
+from vqaudit.scoring.repair_counts import summarize_repair
 from vqaudit.shortanswer.audit import audit_rows
 from vqaudit.shortanswer.judge import binary_agreement, judge_prompt, parse_verdict, read_labels, run_judge
 from vqaudit.shortanswer.records import AuditRow, JoinReport
@@ -162,7 +163,7 @@ def test_reference_only_repair_never_changes_a_model_output() -> None:
     contracts = [classify(q, a) for q, a in zip(questions, answers, strict=True)]
     scores = repair_scores(preds, answers, questions, contracts, "relaxed_accuracy", "pix2struct", spy)
     seen.clear()
-    from vqaudit.scoring.repair import score_with_overlay
+    from vqaudit.scoring.overlay_score import score_with_overlay
 
     for p, a, q, c in zip(preds, answers, questions, contracts, strict=True):
         score_with_overlay(p, a, reference_overlay(a, c, q), "relaxed_accuracy", "pix2struct", spy)

@@ -37,7 +37,8 @@ from vqaudit.scoring import memos
 from vqaudit.scoring.contracts import subtype_counts
 from vqaudit.scoring.official_batch import official_scores
 from vqaudit.scoring.registry import harness_variants, official_scorer
-from vqaudit.scoring.repair import VARIANTS, summarize_repair
+from vqaudit.scoring.repair import VARIANTS
+from vqaudit.scoring.repair_counts import summarize_repair
 from vqaudit.scoring.unanswerable import UnanswerableMetrics, unanswerable_metrics
 from vqaudit.shortanswer import audit_layers
 from vqaudit.shortanswer.audit_columns import OVERALL as OVERALL

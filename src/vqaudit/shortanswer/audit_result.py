@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from vqaudit.scoring.repair import RepairResult
+from vqaudit.scoring.repair_counts import RepairResult
 from vqaudit.scoring.unanswerable import UnanswerableMetrics
 from vqaudit.shortanswer.audit_columns import RowResult
 from vqaudit.shortanswer.failures import FailureNotes
