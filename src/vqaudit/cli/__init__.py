@@ -23,8 +23,9 @@ from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
 from vqaudit.cli.build import build_app
 from vqaudit.cli.evaluate import eval_cmd
 from vqaudit.cli.harness import export_cmd, import_predictions_cmd
+from vqaudit.cli.help_format import PlainHelpGroup
 from vqaudit.cli.leaks import audit_leaks_cmd
-from vqaudit.cli.options import PlainHelpGroup, error
+from vqaudit.cli.options import error
 from vqaudit.cli.perturb import perturb_cmd
 from vqaudit.cli.pipeline import merge, run, score, verify
 from vqaudit.cli.report import report
@@ -43,7 +44,7 @@ class _InOrder(PlainHelpGroup):
         return sorted(names, key=lambda name: name != "build")
 
 
-# Plain help text (click's layout; see cli.options.PlainHelpGroup for why not typer's rich panels).
+# Plain help text (click's layout; see cli.help_format.PlainHelpGroup for why not typer's rich panels).
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,

@@ -10,19 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vqaudit.cli.audit_options import JoinOn, MetricName, PredictionFormat, benchmark_name
 from vqaudit.cli.audit_output import ready_folder
 from vqaudit.cli.options import (
     ApiKeyEnv,
     Concurrency,
-    JoinOn,
     MaxRetries,
-    MetricName,
     ModelArg,
-    PredictionFormat,
     ReasoningFormatName,
     ReasoningFormatOpt,
     Timeout,
-    benchmark_name,
     model_options,
     out_folder,
 )

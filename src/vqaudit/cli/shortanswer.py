@@ -12,19 +12,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vqaudit.cli.audit_options import (
+    JoinOn,
+    MathVistaRead,
+    MetricName,
+    PredictionFormat,
+    audit_benchmark_name,
+    audit_benchmark_names,
+)
 from vqaudit.cli.audit_output import ready_folder, refuse_other_audit, refuse_other_mc_audit, write_report_set
 from vqaudit.cli.options import (
     MAX_DRAWS,
     ApiKeyEnv,
-    JoinOn,
     JudgeArg,
-    MathVistaRead,
-    MetricName,
-    PredictionFormat,
     ReasoningFormatName,
     ReasoningFormatOpt,
-    audit_benchmark_name,
-    audit_benchmark_names,
     model_options,
     out_folder,
 )
