@@ -15,7 +15,7 @@ Measured on the shared 2-core machine (load 4-9), 5-7 runs each: before (commit 
 against 121 ms, 6.5x (mins 7.2x); after, median 272 ms against 124 ms, 2.2x (mins 216 / 105 ms, 2.1x). Once the
 imports were lazy, typer's rich help panels were the largest part left: ``import typer.rich_utils`` alone is
 0.25-0.32 CPU-s against 0.09-0.15 for ``import typer, rich`` (2.2-2.5x by itself), so the help is click's plain
-layout (``vqaudit.cli.options.PlainHelpGroup``).
+layout (``vqaudit.cli.help_format.PlainHelpGroup``).
 
 Run from the repository root: ``.venv/bin/python benchmarks/bench_startup.py [--reps N]``.
 """

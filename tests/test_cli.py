@@ -250,7 +250,7 @@ def test_outputs_are_readable_by_others(evaluated: Path) -> None:
 
 
 def test_run_folder_names_stay_distinct() -> None:
-    from vqaudit.cli.pipeline import run_folder_names
+    from vqaudit.cli.evaluate import run_folder_names
 
     names = run_folder_names(["openai:a/b@http://h/v1", "openai:a_b@http://h/v1", "reference:gold"])
     assert len(set(names)) == 3 and names[2] == "reference_gold"

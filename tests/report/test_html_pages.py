@@ -13,7 +13,8 @@ from report.test_html_tables import outcome
 from shortanswer.helpers import run_cli
 from vqaudit.errors import VqauditError
 from vqaudit.report import html_samples
-from vqaudit.report.html import run_labels, write_html_report
+from vqaudit.report.html import write_html_report
+from vqaudit.report.html_runs import run_labels
 from vqaudit.report.html_samples import (
     FLAG_ANSWER,
     FLAG_DECISION,

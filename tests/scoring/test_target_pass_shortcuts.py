@@ -21,7 +21,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 from shortanswer.helpers import load_fixture_rows
-from vqaudit.scoring import contracts, official, repair, vqa_normalize
+from vqaudit.scoring import contracts, official, overlay_score, repair, vqa_normalize
 from vqaudit.scoring.canonical import is_single_entity, parse_plain_number, strip_trailing, unify_dashes
 from vqaudit.scoring.contracts import Contract, classify_item, representative_gold
 from vqaudit.scoring.registry import official_scorer, scorer_identity
@@ -301,7 +301,7 @@ def test_overlay_equals_the_builder_without_shortcuts(rows: dict[str, list[Row]]
 
 
 def test_overlay_forms_stay_within_the_anls_length_bound(rows: dict[str, list[Row]]) -> None:
-    # The bound repair._overlay_too_short relies on: a form of an ASCII gold of L characters has at most 2 L + 4.
+    # The bound overlay_score.overlay_too_short relies on: a form of an ASCII gold of L characters has at most 2 L + 4.
     for gold in _golds(rows):
         if gold.isascii():
             for bucket in BUCKETS:
@@ -337,7 +337,7 @@ def _reference_repair_row(
         base = scorer(target, refs)
         overlay = tuple(_reference_overlay_one(a, contract.bucket, question) for a in refs)
         values.append(
-            base if base >= 1.0 else repair.score_with_overlay(target, refs, overlay, metric, variant, scorer)
+            base if base >= 1.0 else overlay_score.score_with_overlay(target, refs, overlay, metric, variant, scorer)
         )
     return tuple(values)
 

@@ -22,8 +22,9 @@ from vqaudit.scoring.contracts import BUCKETS, Contract
 from vqaudit.scoring.registry import official_scorer
 from vqaudit.scoring.repair import VARIANTS
 from vqaudit.shortanswer import audit_columns
-from vqaudit.shortanswer.audit import RowResult, _layers
+from vqaudit.shortanswer.audit import RowResult
 from vqaudit.shortanswer.audit_columns import OVERALL
+from vqaudit.shortanswer.audit_layers import layer_passes
 from vqaudit.shortanswer.records import AuditRow
 
 from .helpers import bucket_counts, canonical_changes
@@ -245,7 +246,7 @@ def test_columns_equal_the_per_row_definitions_on_the_fixture_rows(dataset: str)
         AuditRow(f"q{i}", q, p, a, dataset, "val" if i % 7 else "test", ocr_tokens=ocr)
         for i, (q, p, a, ocr) in enumerate(_load()[dataset])
     ]
-    official, canon, contracts, overlays, repaired_rows, ra = _layers(
+    official, canon, contracts, overlays, repaired_rows, ra = layer_passes(
         rows, official_scorer(metric, variant), metric, variant
     )
     verdicts: list[bool | None] = [None if i % 3 else bool(i % 2) for i in range(len(rows))]

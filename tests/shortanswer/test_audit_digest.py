@@ -59,7 +59,8 @@ import pytest
 from golden.compare import assert_golden
 from vqaudit.files import json_ready
 from vqaudit.report.shortanswer import result_to_json, write_audit_report
-from vqaudit.shortanswer.audit import AuditResult, run_audit
+from vqaudit.shortanswer.audit import run_audit
+from vqaudit.shortanswer.audit_result import AuditResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

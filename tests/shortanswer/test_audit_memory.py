@@ -1,6 +1,6 @@
 """What keeps the audit's memory bounded changes no result: layer passes in chunks, records built when read, memos.
 
-The audit computes its layers over chunks of rows (``audit._LAYER_CHUNK_ROWS``), keeps its per-row records as
+The audit computes its layers over chunks of rows (``audit_layers.LAYER_CHUNK_ROWS``), keeps its per-row records as
 the layer columns (``audit_columns.RowResults``) and empties the scoring memos when it ends
 (``vqaudit.scoring.memos``). The reference here is the audit itself with one chunk over all rows: every layer of
 a row depends on that row alone, so any chunk size must give the same records and pooled figures, equal value
@@ -21,8 +21,9 @@ from vqaudit.errors import VqauditError
 from vqaudit.files import json_ready
 from vqaudit.report.shortanswer import result_to_json
 from vqaudit.scoring import memos
-from vqaudit.shortanswer import audit
-from vqaudit.shortanswer.audit import AuditResult, RowResult, audit_rows, run_audit
+from vqaudit.shortanswer import audit_layers
+from vqaudit.shortanswer.audit import RowResult, audit_rows, run_audit
+from vqaudit.shortanswer.audit_result import AuditResult
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
@@ -63,7 +64,7 @@ def test_chunked_layers_equal_one_pass(name: str, monkeypatch: pytest.MonkeyPatc
     file_name, benchmark, options = CASES[name]
     whole = run_audit(FIXTURES / file_name, benchmark, **options)
     assert len(whole.rows) > 2000  # more rows than the chunks below: several chunks, one shorter at the end
-    monkeypatch.setattr(audit, "_LAYER_CHUNK_ROWS", 997)
+    monkeypatch.setattr(audit_layers, "LAYER_CHUNK_ROWS", 997)
     chunked = run_audit(FIXTURES / file_name, benchmark, **options)
     assert _text(chunked) == _text(whole)
 
@@ -95,7 +96,7 @@ def test_memos_are_empty_after_an_audit() -> None:
 def test_refused_gold_in_a_later_chunk_is_named_by_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
     # TextVQA's official variant (mmf_textvqa) needs exactly 10 answers per question (the script asserts it):
     # the 4th row's single answer is refused, in the second chunk of 2 rows, and named as joined row 4.
-    monkeypatch.setattr(audit, "_LAYER_CHUNK_ROWS", 2)
+    monkeypatch.setattr(audit_layers, "LAYER_CHUNK_ROWS", 2)
     ok = [AuditRow(f"q{i}", "What?", "a", ("a",) * 10, "textvqa") for i in range(3)]
     bad = AuditRow("q3", "What?", "a", ("a",), "textvqa")
     with pytest.raises(VqauditError, match=r"^joined row 4 \(question id 'q3'\), field 'answers': "):

@@ -2,7 +2,7 @@
 
 The audit holds its predictions, joined rows and outputs packed in compressed blocks
 (``vqaudit.shortanswer.packed``, ``BLOCK_ROWS`` records a block), computes its layers over chunks of rows
-(``audit._LAYER_CHUNK_ROWS``) and keeps the layer columns compact (``vqaudit.shortanswer.layer_columns``). Every
+(``audit_layers.LAYER_CHUNK_ROWS``) and keeps the layer columns compact (``vqaudit.shortanswer.layer_columns``). Every
 layer of a row depends on that row alone, so the written ``rows.jsonl``, ``report.json`` and ``report.md`` must
 be the same bytes whatever the block and chunk sizes: here 5-record blocks and 7-row chunks (several hundred of
 each, the last one short) against the defaults (one chunk and a few blocks on these files), on the bundled real
@@ -21,7 +21,7 @@ import pytest
 
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.scoring.contracts import Contract
-from vqaudit.shortanswer import audit, packed
+from vqaudit.shortanswer import audit_layers, packed
 from vqaudit.shortanswer.audit import run_audit
 from vqaudit.shortanswer.layer_columns import LayerColumns, Zipped
 from vqaudit.shortanswer.packed import field_values, packed_records, packed_strings
@@ -60,7 +60,7 @@ def test_small_blocks_and_chunks_write_the_same_bytes(
     default = _written(name, tmp_path / "default")
     assert default["rows.jsonl"].count(b"\n") > 1000  # many blocks and chunks below
     monkeypatch.setattr(packed, "BLOCK_ROWS", 5)
-    monkeypatch.setattr(audit, "_LAYER_CHUNK_ROWS", 7)
+    monkeypatch.setattr(audit_layers, "LAYER_CHUNK_ROWS", 7)
     small = _written(name, tmp_path / "small")
     for f in FILES:
         assert small[f] == default[f], f

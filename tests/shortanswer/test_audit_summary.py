@@ -21,7 +21,8 @@ from shortanswer.helpers import ScriptedBackend, gap_perturb_args, run_cli
 from vqaudit.backends import Request
 from vqaudit.files import write_json
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
-from vqaudit.report.audit_summary import pearson_r, summarize_audits
+from vqaudit.report.audit_pooling import pearson_r
+from vqaudit.report.audit_summary import summarize_audits
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.shortanswer.audit import audit_rows, run_audit
 from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit

@@ -13,7 +13,8 @@ from vqaudit.metrics.flips import judge_delta_interval
 from vqaudit.scoring.contracts import classify
 from vqaudit.scoring.official import relaxed_accuracy
 from vqaudit.scoring.ra_eval import ra_eval_recovered
-from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores, summarize_repair
+from vqaudit.scoring.repair import reference_overlay, repair_output, repair_scores
+from vqaudit.scoring.repair_counts import summarize_repair
 from vqaudit.shortanswer.audit import audit_rows
 from vqaudit.shortanswer.judge import binary_agreement, judge_prompt, parse_verdict, read_labels, run_judge
 from vqaudit.shortanswer.records import AuditRow, JoinReport
@@ -162,7 +163,7 @@ def test_reference_only_repair_never_changes_a_model_output() -> None:
     contracts = [classify(q, a) for q, a in zip(questions, answers, strict=True)]
     scores = repair_scores(preds, answers, questions, contracts, "relaxed_accuracy", "pix2struct", spy)
     seen.clear()
-    from vqaudit.scoring.repair import score_with_overlay
+    from vqaudit.scoring.overlay_score import score_with_overlay
 
     for p, a, q, c in zip(preds, answers, questions, contracts, strict=True):
         score_with_overlay(p, a, reference_overlay(a, c, q), "relaxed_accuracy", "pix2struct", spy)
@@ -195,15 +196,15 @@ def test_bidirectional_repair_counts_a_real_break() -> None:
 def test_the_audit_restores_the_garbage_collector_state() -> None:
     import gc
 
-    from vqaudit.shortanswer.audit import _gc_paused
+    from vqaudit.shortanswer.audit_layers import gc_paused
 
     gc.enable()  # the precondition (a library loaded by another test in this worker may have changed it)
-    with _gc_paused():
+    with gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with _gc_paused():
+        with gc_paused():
             pass
         assert not gc.isenabled()  # a caller's disabled collector stays disabled
     finally:
@@ -211,7 +212,7 @@ def test_the_audit_restores_the_garbage_collector_state() -> None:
     sentinel: list[object] = []  # a tracked container, frozen by the caller below
     gc.freeze()
     try:
-        with _gc_paused():
+        with gc_paused():
             [object() for _ in range(10)]
         # a caller's frozen objects stay frozen: the sentinel is in no collectable generation (an unfreeze would
         # have moved it to generation 2). The freeze count itself is no witness: another thread of this worker

@@ -23,7 +23,7 @@ import pytest
 from shortanswer.helpers import run_cli
 from upd.helpers import row, write_tsv
 from vqaudit.shortanswer.mc_extract import extract_choices
-from vqaudit.shortanswer.mc_read import MCRow
+from vqaudit.shortanswer.mc_records import MCRow
 from vqaudit.store import load_benchmark
 from vqaudit.suites.upd.build import build_upd
 

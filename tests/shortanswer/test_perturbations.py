@@ -136,7 +136,7 @@ def test_perturb_command_with_a_replay_backend(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from vqaudit.cli.shortanswer import perturb_cmd
+    from vqaudit.cli.perturb import perturb_cmd
 
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "x.png").write_bytes(b"\x89PNG")

@@ -21,7 +21,8 @@ import typer
 from typer.testing import CliRunner
 
 from vqaudit.cli.shortanswer import audit_cmd
-from vqaudit.shortanswer.audit import AuditResult, run_audit
+from vqaudit.shortanswer.audit import run_audit
+from vqaudit.shortanswer.audit_result import AuditResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shortanswer"
 

@@ -1,9 +1,10 @@
 """The ``vqaudit`` command line: one module per command group, commands listed in pipeline order.
 
-``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``merge``, ``score``, ``report``, ``eval``
-(:mod:`vqaudit.cli.pipeline`), ``export`` and ``import-predictions`` (:mod:`vqaudit.cli.harness`), then the
-audits (:mod:`vqaudit.cli.audits`, :mod:`vqaudit.cli.shortanswer`) and
-``export-tuning`` (:mod:`vqaudit.cli.upd`). Shared option types are in :mod:`vqaudit.cli.options`. A
+``build`` (:mod:`vqaudit.cli.build`), then ``verify``, ``run``, ``merge``, ``score`` (:mod:`vqaudit.cli.pipeline`),
+``report`` (:mod:`vqaudit.cli.report`), ``eval`` (:mod:`vqaudit.cli.evaluate`), ``export`` and
+``import-predictions`` (:mod:`vqaudit.cli.harness`), then the audits (:mod:`vqaudit.cli.audits`,
+:mod:`vqaudit.cli.leaks`, :mod:`vqaudit.cli.shortanswer`, :mod:`vqaudit.cli.perturb`) and ``export-tuning``
+(:mod:`vqaudit.cli.upd`). Shared option types are in :mod:`vqaudit.cli.options`. A
 :class:`~vqaudit.errors.VqauditError` is printed as one line without a traceback and the command exits with
 status 2. Nothing else in vqaudit imports this package.
 """
@@ -20,11 +21,15 @@ import typer
 
 from vqaudit.cli.audits import audit_certifier_cmd, audit_checker_cmd
 from vqaudit.cli.build import build_app
+from vqaudit.cli.evaluate import eval_cmd
 from vqaudit.cli.harness import export_cmd, import_predictions_cmd
+from vqaudit.cli.help_format import PlainHelpGroup
 from vqaudit.cli.leaks import audit_leaks_cmd
-from vqaudit.cli.options import PlainHelpGroup, error
-from vqaudit.cli.pipeline import eval_cmd, merge, report, run, score, verify
-from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd, perturb_cmd
+from vqaudit.cli.options import error
+from vqaudit.cli.perturb import perturb_cmd
+from vqaudit.cli.pipeline import merge, run, score, verify
+from vqaudit.cli.report import report
+from vqaudit.cli.shortanswer import audit_cmd, audit_summary_cmd
 from vqaudit.cli.upd import export_tuning_cmd
 from vqaudit.errors import VqauditError
 from vqaudit.progress import set_quiet
@@ -39,7 +44,7 @@ class _InOrder(PlainHelpGroup):
         return sorted(names, key=lambda name: name != "build")
 
 
-# Plain help text (click's layout; see cli.options.PlainHelpGroup for why not typer's rich panels).
+# Plain help text (click's layout; see cli.help_format.PlainHelpGroup for why not typer's rich panels).
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vqaudit.cli.help_format import PlainHelpGroup
 from vqaudit.cli.options import (
     MAX_GROUPS,
     ExecutorName,
     ExecutorOpt,
     MaskKind,
     PhotoInput,
-    PlainHelpGroup,
     RayAddress,
     Workers,
     console,

@@ -3,7 +3,8 @@
 Model options are generic: ``--model-arg KEY=VALUE`` (repeatable) reaches the backend as it is (each backend
 refuses keys it does not take), as inspect_ai's ``-M`` and lm-eval's ``--model_args`` do; ``--api-key-env``,
 ``--timeout`` and ``--max-retries`` apply to every backend they make sense for. Commands with both a model and a
-judge give the judge its own ``--judge-arg``.
+judge give the judge its own ``--judge-arg``. The help layout is :mod:`vqaudit.cli.help_format`; the choice
+options of the short-answer commands are :mod:`vqaudit.cli.audit_options`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from vqaudit.errors import VqauditError
 
@@ -44,54 +44,6 @@ class _StderrConsole:
 
 
 console = _StderrConsole()
-
-_NO_BREAK_HYPHEN = "\u2011"
-
-
-class _HelpFormatter(typer.Context.formatter_class):  # type: ignore[valid-type,misc]
-    """Click's plain help layout, never breaking a line at a hyphen: names such as ``chartqa-machine`` stay whole.
-
-    Click wraps with :class:`textwrap.TextWrapper`, which breaks after an ASCII hyphen; the text is wrapped with
-    each hyphen as U+2011 (a non-breaking hyphen, one column wide too) and the hyphens are put back at the end.
-    """
-
-    def write_text(self, text: str) -> None:
-        """Click's ``write_text``, hyphens kept on their line."""
-        super().write_text(text.replace("-", _NO_BREAK_HYPHEN))
-
-    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
-        """Click's ``write_dl`` (options, commands), hyphens kept on their line."""
-        super().write_dl([(term, text.replace("-", _NO_BREAK_HYPHEN)) for term, text in rows], col_max, col_spacing)
-
-    def getvalue(self) -> str:
-        """The help text, with its hyphens back."""
-        text: str = super().getvalue()
-        return text.replace(_NO_BREAK_HYPHEN, "-")
-
-
-class HelpContext(typer.Context):
-    """The context of every vqaudit command: help written by :class:`_HelpFormatter`."""
-
-    formatter_class = _HelpFormatter
-
-
-class PlainHelpGroup(TyperGroup):
-    """A command group whose commands (and their subcommands) write their help with :class:`_HelpFormatter`.
-
-    The help is click's plain layout, not typer's rich panels (``rich_markup_mode=None``): rendering those
-    imports ``typer.rich_utils`` (rich's markdown, tables and tracebacks), which alone costs twice the start-up
-    of typer and rich together (``benchmarks/bench_startup.py``), and typer builds every command at start.
-    """
-
-    context_class = HelpContext
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        """The command ``cmd_name``, made to use :class:`HelpContext` too."""
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            command.context_class = HelpContext
-        return command
-
 
 Concurrency = Annotated[int, typer.Option(min=1, help="Concurrent model calls.")]
 ApiKeyEnv = Annotated[
@@ -173,13 +125,6 @@ ReasoningFormatOpt = Annotated[
         "never scored.",
     ),
 ]
-
-
-class MathVistaRead(StrEnum):
-    """``vqaudit audit --benchmark mathvista --read``: the field of MathVista's output read."""
-
-    response = "response"
-    extraction = "extraction"
 
 
 class ExecutorName(StrEnum):
@@ -267,83 +212,9 @@ class MaskKind(StrEnum):
     inpaint = "inpaint"
 
 
-class PredictionFormat(StrEnum):
-    """``--format`` of a prediction file."""
-
-    auto = "auto"
-    generic = "generic"
-    vlmevalkit = "vlmevalkit"
-    lmms_eval = "lmms-eval"
-
-
-class JoinOn(StrEnum):
-    """``--join-on``: how predictions are matched to gold."""
-
-    id = "id"
-    question = "question"
-    image_question = "image-question"
-
-
 def _names_enum(name: str, values: tuple[str, ...]) -> type[StrEnum]:
     enum: type[StrEnum] = StrEnum(name, {v.replace("-", "_"): v for v in values})  # type: ignore[misc]
     return enum
-
-
-def _benchmark_names() -> tuple[str, ...]:
-    from vqaudit.shortanswer.benchmarks import BENCHMARKS
-
-    return tuple(BENCHMARKS)
-
-
-def audit_benchmark_names() -> tuple[str, ...]:
-    """The names ``vqaudit audit --benchmark`` takes now: the benchmark rows, then the multiple-choice layouts."""
-    from vqaudit.shortanswer.benchmarks import MC_BENCHMARKS
-
-    return (*_benchmark_names(), *MC_BENCHMARKS)
-
-
-def _metric_names() -> tuple[str, ...]:
-    from vqaudit.scoring.registry import METRICS
-
-    return tuple(METRICS)
-
-
-def _one_of(text: str, names: tuple[str, ...]) -> str:
-    """``text`` lower-cased when it is one of ``names``, else refused as the CLI refuses an enum option.
-
-    The message is the one ``--metric`` gives ("Value error, 'x' is not one of 'a', 'b'."), so every choice
-    option is refused alike.
-    """
-    if text.lower() not in names:
-        raise typer.BadParameter(f"Value error, {text!r} is not one of " + ", ".join(repr(n) for n in names) + ".")
-    return text.lower()
-
-
-def benchmark_name(text: str) -> str:
-    """``--benchmark`` of ``perturb``: a row of :data:`vqaudit.shortanswer.benchmarks.BENCHMARKS`, lower-cased.
-
-    Checked against the table as it is when the command runs, so a row added by :func:`register_benchmark`
-    (a plugin, a test) is a valid name.
-
-    Raises:
-        typer.BadParameter: not a row (the CLI prints one line listing the names, exit 2).
-    """
-    return _one_of(text, _benchmark_names())
-
-
-def audit_benchmark_name(text: str) -> str:
-    """``--benchmark`` of ``vqaudit audit``: a short-answer benchmark, or a multiple-choice layout, lower-cased.
-
-    The names are :func:`benchmark_name`'s and :data:`vqaudit.shortanswer.benchmarks.MC_BENCHMARKS`.
-
-    Raises:
-        typer.BadParameter: neither (the CLI prints one line listing the names, exit 2).
-    """
-    return _one_of(text, audit_benchmark_names())
-
-
-MetricName = _names_enum("MetricName", _metric_names())
-"""``--metric``: an official short-answer metric of :data:`vqaudit.scoring.registry.METRICS`."""
 
 
 def model_options(

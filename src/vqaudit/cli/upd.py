@@ -1,7 +1,7 @@
 """``vqaudit export-tuning``: UPD instruction-tuning data in the LLaVA conversation format (seed 001 §6).
 
 ``build upd`` and ``eval upd`` are the source table's ``upd`` row (:mod:`vqaudit.cli.build`,
-:mod:`vqaudit.cli.pipeline`).
+:mod:`vqaudit.cli.evaluate`).
 """
 
 from __future__ import annotations

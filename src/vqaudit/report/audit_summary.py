@@ -25,7 +25,7 @@ combines parsed audits (:mod:`vqaudit.report.audit_inputs`) with pure functions.
   (weighted by the items both judged), Cohen's kappa from the summed confusion counts, and each judge's pooled
   acceptance rate; the human-label block (precision, recall, kappa) likewise from summed confusion counts, the
   precision's 95% Wilson interval from the pooled counts, and the precision per contract bucket from the summed
-  per-bucket counts (:mod:`vqaudit.shortanswer.judge_validation`).
+  per-bucket counts (:mod:`vqaudit.shortanswer.judge_validation`; computed in :mod:`vqaudit.report.audit_judges`).
 - **Table 6** (with ``--perturb``): mean benign flip rate (mean official delta) per benchmark and model; the
   family block is the plain mean over runs, as the paper averages over models and datasets. Every delta read
   here (Tables 4 and 6) is the run's paired one: each variant against Base over the questions both answered
@@ -44,9 +44,9 @@ from typing import Any
 from vqaudit.errors import VqauditError
 from vqaudit.report.audit_appendix import appendix_b, raw_splits
 from vqaudit.report.audit_inputs import REPAIR_VARIANTS, AuditInput, PerturbInput
+from vqaudit.report.audit_judges import table2_judges, table2_validation
+from vqaudit.report.audit_pooling import mean_of, ratio, weighted
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.shortanswer.judge import agreement_from_counts
-from vqaudit.shortanswer.judge_validation import pooled_precision
 
 OVERALL = "Overall"
 
@@ -99,39 +99,6 @@ class AuditSummary:
     appendix_b: dict[str, Any] = field(default_factory=dict)  # eta squared (vqaudit.report.variance)
 
 
-def _ratio(num: float, den: float, scale: float = 100.0) -> float:
-    return scale * num / den if den else math.nan
-
-
-def _weighted(pairs: Sequence[tuple[float, float]]) -> float:
-    """Sum of weight * value / sum of weight over pairs (value, weight), NaN values and zero weights skipped."""
-    kept = [(v, w) for v, w in pairs if w > 0 and not math.isnan(v)]
-    return _ratio(sum(v * w for v, w in kept), sum(w for _, w in kept), 1.0)
-
-
-def _mean(values: Sequence[float]) -> float:
-    kept = [v for v in values if not math.isnan(v)]
-    return sum(kept) / len(kept) if kept else math.nan
-
-
-def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Pearson correlation of two equal-length sequences; NaN with fewer than 2 points or a constant side.
-
-    Raises:
-        ValueError: sequences of different lengths.
-    """
-    if len(xs) != len(ys):
-        raise ValueError("pearson_r: sequences of different lengths")
-    n = len(xs)
-    if n < 2:
-        return math.nan
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else math.nan
-
-
 def check_unique(items: Sequence[AuditInput] | Sequence[PerturbInput], kind: str) -> None:
     """Refuse two folders with the same (model, benchmark) pair.
 
@@ -161,7 +128,7 @@ def _table3(
             row.update(
                 judge=a.judge.judged_score,
                 delta=a.judge.judged_score - a.official if paired is None else paired,
-                acc_err=_ratio(a.judge.accepted, a.judge.pool - a.judge.undecided),
+                acc_err=ratio(a.judge.accepted, a.judge.pool - a.judge.undecided),
             )
         else:
             notes.append(
@@ -169,7 +136,7 @@ def _table3(
                 "Delta and Acc. Err. are n/a, and the audit is left out of Table 4's Judge FN"
             )
         table.setdefault(a.benchmark, {})[a.model] = row
-    mean = {b: _mean([r["delta"] for r in by_model.values()]) for b, by_model in table.items()}
+    mean = {b: mean_of([r["delta"] for r in by_model.values()]) for b, by_model in table.items()}
     return table, mean
 
 
@@ -198,11 +165,11 @@ def _table4(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInput]) -> d
         errors = sum(a.mix[b].errors for a in judged)
         out[b] = {
             "n": float(sum(a.mix[b].n for a in audits)),
-            "auto_gap_pp": _weighted([(a.mix[b].canonical - a.mix[b].official, a.mix[b].n) for a in audits]),
-            "judge_fn_pct": _ratio(accepted, errors) if judged else math.nan,
+            "auto_gap_pp": weighted([(a.mix[b].canonical - a.mix[b].official, a.mix[b].n) for a in audits]),
+            "judge_fn_pct": ratio(accepted, errors) if judged else math.nan,
             "judge_accepted": float(accepted) if judged else math.nan,
             "judge_errors": float(errors) if judged else math.nan,
-            "delta_true_pp": _weighted([(p.benign_bucket_canonical_delta[b], p.bucket_n[b]) for p in perturbs]),
+            "delta_true_pp": weighted([(p.benign_bucket_canonical_delta[b], p.bucket_n[b]) for p in perturbs]),
         }
     return out
 
@@ -216,11 +183,11 @@ def _table7(
     benchmarks = list(dict.fromkeys(a.benchmark for a in audits))
     for v in REPAIR_VARIANTS:
         reps = [(a, r) for a in audits for r in a.repair if r.variant == v]
-        overall = _weighted([(r.gain_pp, r.n) for _, r in reps])
-        by_dataset[v] = {b: _weighted([(r.gain_pp, r.n) for a, r in reps if a.benchmark == b]) for b in benchmarks}
+        overall = weighted([(r.gain_pp, r.n) for _, r in reps])
+        by_dataset[v] = {b: weighted([(r.gain_pp, r.n) for a, r in reps if a.benchmark == b]) for b in benchmarks}
         by_dataset[v][OVERALL] = overall
         by_bucket[v] = {
-            b: _weighted([(a.repair_by_bucket[b].get(v, math.nan), a.mix[b].n) for a, _ in reps]) for b in BUCKETS
+            b: weighted([(a.repair_by_bucket[b].get(v, math.nan), a.mix[b].n) for a, _ in reps]) for b in BUCKETS
         }
         by_bucket[v][OVERALL] = overall
         with_judge = [r for _, r in reps if r.judge_fn is not None]
@@ -234,111 +201,12 @@ def _table7(
             "recovered": float(recovered),
             "breaks": float(sum(r.breaks for _, r in reps)),
             "net": float(sum(r.net for _, r in reps)),
-            "error_recovery_pct": _ratio(recovered, errors),
+            "error_recovery_pct": ratio(recovered, errors),
             "judge_fn": float(fn) if with_judge else math.nan,
             "judge_fn_recovered": float(fn_rec) if with_judge else math.nan,
-            "judge_fn_recovery_pct": _ratio(fn_rec, fn) if with_judge else math.nan,
+            "judge_fn_recovery_pct": ratio(fn_rec, fn) if with_judge else math.nan,
         }
     return by_dataset, by_bucket, totals
-
-
-def _table2(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
-    pairs = [(a, a.judge) for a in audits if a.judge is not None and a.judge.second is not None]
-    out: dict[str, Any] = {
-        "audits": len(pairs),
-        "judges": [],
-        "benchmarks": {},
-        "pearson_r": math.nan,
-        "reason": None,
-        "agreement_pct": math.nan,
-        "kappa": math.nan,
-        "first_fn_pct": math.nan,
-        "second_fn_pct": math.nan,
-    }
-    if not pairs:
-        out["reason"] = "no audit ran a second judge (`vqaudit audit --second-judge SPEC`)"
-        notes.append(f"Table 2 cross-judge line: n/a: {out['reason']}")
-        return out
-    fn: dict[str, list[float]] = {}
-    for b in dict.fromkeys(a.benchmark for a, _ in pairs):
-        mine = [j for a, j in pairs if a.benchmark == b]
-        pool = sum(j.pool - j.undecided for j in mine)
-        pool2 = sum(j.pool - j.second.undecided for j in mine if j.second is not None)
-        if pool and pool2:
-            second = (
-                sum(j.second.accepted_share * (j.pool - j.second.undecided) for j in mine if j.second is not None)
-                / pool2
-            )
-            fn[b] = [_ratio(sum(j.accepted for j in mine), pool), second]
-    out["benchmarks"] = fn
-    if len(fn) < 3:
-        out["reason"] = (
-            f"Pearson r needs per-benchmark FN rates of at least 3 benchmarks with two judges; "
-            f"{len(fn)} here ({', '.join(fn) or 'none'})"
-        )
-    else:
-        out["pearson_r"] = pearson_r([v[0] for v in fn.values()], [v[1] for v in fn.values()])
-        if math.isnan(out["pearson_r"]):
-            out["reason"] = "one judge's FN rate is the same on every benchmark: the correlation is undefined"
-    if out["reason"]:
-        notes.append(f"Table 2 Pearson r: n/a: {out['reason']}")
-    seconds = [j.second for _, j in pairs if j.second is not None]
-    out["agreement_pct"] = 100.0 * _weighted([(s.agreement, s.n) for s in seconds])
-    pool = sum(j.pool - j.undecided for _, j in pairs)
-    out["first_fn_pct"] = _ratio(sum(j.accepted for _, j in pairs), pool)
-    out["second_fn_pct"] = _ratio(
-        sum(s.accepted_share * (j.pool - s.undecided) for (_, j), s in zip(pairs, seconds, strict=True)),
-        sum(j.pool - s.undecided for (_, j), s in zip(pairs, seconds, strict=True)),
-        1.0,
-    )
-    specs = sorted({(j.spec, j.second.spec) for _, j in pairs if j.second is not None})
-    out["judges"] = [list(pair) for pair in specs]
-    if len(specs) > 1:
-        notes.append(f"Table 2: the audits used different judge pairs ({sorted(specs)}); pooled anyway")
-    counts = [s.counts for s in seconds]
-    items = sum(n for c in counts if c is not None for n in c)
-    if all(c is not None for c in counts) and items > 0:
-        pooled = agreement_from_counts(*(sum(c[k] for c in counts if c is not None) for k in range(4)))
-        out["kappa"] = pooled.kappa
-    else:
-        out["kappa"] = math.nan
-        notes.append(
-            "Table 2: cross-judge kappa is not pooled: some report.json has no confusion counts "
-            "(written by an older vqaudit); see each audit's report"
-        )
-    return out
-
-
-def _validation(audits: Sequence[AuditInput], notes: list[str]) -> dict[str, Any]:
-    """Table 2's human-label block, pooled over the validated audits by summing confusion counts (also per bucket)."""
-    judged = [a.judge for a in audits if a.judge is not None and a.judge.validated]
-    out = {
-        "audits": float(len(judged)),
-        "n": math.nan,
-        "precision_pct": math.nan,
-        "recall_pct": math.nan,
-        "kappa": math.nan,
-        "precision_ci_pct": [math.nan, math.nan],
-        "by_bucket": {},
-    }
-    if not judged:
-        return out
-    counts = [j.validation_counts for j in judged]
-    if any(c is None for c in counts):
-        notes.append(
-            "Table 2 human-label validation is not pooled: some report.json has no confusion counts "
-            "(written by an older vqaudit); see each audit's report"
-        )
-        return out
-    pooled = agreement_from_counts(*(sum(c[k] for c in counts if c is not None) for k in range(4)))
-    return {
-        "audits": float(len(judged)),
-        "n": float(pooled.n),
-        "precision_pct": 100.0 * pooled.precision,
-        "recall_pct": 100.0 * pooled.recall,
-        "kappa": pooled.kappa,
-        **pooled_precision(pooled.tp, pooled.fp, [j.validation_by_bucket for j in judged], notes),
-    }
 
 
 def _table6(
@@ -352,8 +220,8 @@ def _table6(
         }
     family = {
         f: {
-            "official_delta_pp": _mean([p.family_official_delta[f] for p in perturbs]),
-            "true_delta_pp": _mean([p.family_canonical_delta[f] for p in perturbs]),
+            "official_delta_pp": mean_of([p.family_official_delta[f] for p in perturbs]),
+            "true_delta_pp": mean_of([p.family_canonical_delta[f] for p in perturbs]),
             "runs": float(sum(1 for p in perturbs if not math.isnan(p.family_official_delta[f]))),
         }
         for f in ("A", "B")
@@ -400,8 +268,8 @@ def summarize_audits(audits: Sequence[AuditInput], perturbs: Sequence[PerturbInp
         )
     table3, mean_delta = _table3(scored, notes)
     by_dataset, by_bucket, totals = _table7(scored)
-    table2 = _table2(scored, notes)
-    table2["validation"] = _validation(scored, notes)
+    table2 = table2_judges(scored, notes)
+    table2["validation"] = table2_validation(scored, notes)
     if not perturbs:
         notes.append("Table 4 Delta True and Table 6: n/a: no perturbation runs given (--perturb FOLDER)")
     for p in perturbs:

@@ -21,6 +21,10 @@ from typing import Any
 
 from vqaudit.errors import VqauditError
 from vqaudit.files import read_json
+from vqaudit.report.html_cells import data_uri, points, signed_points
+from vqaudit.report.html_plots import contract_mix_svg
+from vqaudit.report.html_runs import run_labels
+from vqaudit.shortanswer.raw_split import raw_split_lines
 
 BUCKET_ORDER = ("scalar", "readout", "identifier", "multi-span", "other-open")
 
@@ -138,3 +142,72 @@ def subtype_table(audit: Audit) -> list[SubtypeRow]:
         for subtype in sorted({r.subtype for r in rows if r.subtype is not None}):
             lines.append(_line(bucket, subtype, [r for r in rows if r.subtype == subtype], audit.judged))
     return lines
+
+
+def audit_sections(audits: Sequence[Audit]) -> list[dict[str, Any]]:
+    """Seed 002 per audit folder: the score per split, the contract mix (Table 5) and Table 8."""
+    sections = []
+    labels = run_labels([a.folder for a in audits]) if audits else []
+    for audit, label in zip(audits, labels, strict=True):
+        rep = audit.report
+        mix = _obj(rep, "contract_mix")
+        shares = {
+            b: float(m["share"]) / 100.0
+            for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
+            if isinstance(m, dict) and isinstance(m.get("share"), int | float)
+        }
+        scores, canonical, judge = _obj(rep, "scores"), _obj(rep, "canonical_scores"), _obj(rep, "judge")
+        sections.append(
+            {
+                "label": label,
+                "benchmark": str(rep.get("benchmark", "?")),
+                "model": str(rep.get("model", "?")),
+                "metric": f"{rep.get('metric', '?')} ({rep.get('variant', '?')})",
+                "judge": str(judge.get("spec")) if judge else None,
+                "scores": [(split, points(scores.get(split), 2), points(canonical.get(split), 2)) for split in scores],
+                "mix": [
+                    (
+                        b,
+                        m.get("n"),
+                        points(m.get("share")),
+                        points(m.get("official"), 2),
+                        points(m.get("canonical"), 2),
+                    )
+                    for b, m in sorted(mix.items(), key=lambda kv: _bucket_rank(kv[0]))
+                    if isinstance(m, dict)
+                ],
+                "mix_plot": data_uri("image/svg+xml", contract_mix_svg(f"{label}: contract mix", shares))
+                if shares
+                else None,
+                "table8": [
+                    {
+                        "parent": r.parent,
+                        "subtype": r.subtype,
+                        "n": r.n,
+                        "gap": signed_points(r.gap_pp),
+                        "fn": points(r.fn_pct),
+                        "errors": r.errors,
+                        "accepted": r.judge_accepted,
+                    }
+                    for r in subtype_table(audit)
+                ],
+                # appendix A, the gold file's metadata: the lines of report.md without their bullets
+                "raw_split": [line.removeprefix("- ") for line in raw_split_lines(_raw_split(rep))],
+            }
+        )
+    return sections
+
+
+def _raw_split(report: dict[str, Any]) -> dict[str, Any] | None:
+    """``report.json``'s ``raw_split`` (None: written before it existed, or not computed)."""
+    value = report.get("raw_split")
+    return value if isinstance(value, dict) else None
+
+
+def _obj(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _bucket_rank(bucket: str) -> tuple[int, str]:
+    return (BUCKET_ORDER.index(bucket) if bucket in BUCKET_ORDER else len(BUCKET_ORDER), bucket)

@@ -29,8 +29,9 @@ from vqaudit.files import atomic_write_set, json_ready
 from vqaudit.markdown import table
 from vqaudit.report.judge_validation import validation_lines
 from vqaudit.scoring.contracts import BUCKETS
-from vqaudit.shortanswer.audit import OVERALL, AuditResult
+from vqaudit.shortanswer.audit import OVERALL
 from vqaudit.shortanswer.audit_columns import RowResults
+from vqaudit.shortanswer.audit_result import AuditResult
 from vqaudit.shortanswer.raw_split import raw_split_lines
 from vqaudit.shortanswer.records import AuditRow
 

@@ -32,7 +32,8 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a column pass runs (restored afterwards).
 
     The passes allocate several small objects per row and keep them alive, so the collector's generational
-    passes would rescan every row already done (as ``vqaudit.shortanswer.audit`` explains for the audit).
+    passes would rescan every row already done (as ``vqaudit.shortanswer.audit_layers.gc_paused`` explains for
+    the audit).
 
     At the end, ``freeze()`` + ``unfreeze()`` moves the objects made meanwhile straight into the oldest
     generation, so the next collection does not scan them all at once; they stay collectable.

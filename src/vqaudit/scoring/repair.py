@@ -16,21 +16,21 @@
   dropped (an overlay never deletes a word inside a multi-word span).
 - **Bidirectional**: both at once, in the same benchmark-native comparison.
 
-Scoring re-applies the *official* metric (:func:`score_with_overlay`): an overlay form counts as a form of its
-source reference, so VQA accuracy still counts annotators (a prediction matching an alias of answer ``j``
-matches annotator ``j``) and the others take the max over references and overlays. Reference-only repair can
-therefore never lower a score.
+Scoring re-applies the *official* metric (:func:`vqaudit.scoring.overlay_score.score_with_overlay`): an overlay
+form counts as a form of its source reference, so VQA accuracy still counts annotators (a prediction matching an
+alias of answer ``j`` matches annotator ``j``) and the others take the max over references and overlays.
+Reference-only repair can therefore never lower a score.
 
 Counting (Table 7): a row is *correct* when its score is 1, an *error* otherwise (graded metrics put partial
 credit in the pool). ``recovered`` = errors that become correct; ``breaks`` = correct rows that become errors;
 ``net = recovered - breaks``; gain in points = 100 x (mean after - mean before); with a judge, the judge false
-negatives (judge-accepted errors) that the repair recovers.
+negatives (judge-accepted errors) that the repair recovers (:mod:`vqaudit.scoring.repair_counts`). Scoring against
+the widened gold is :mod:`vqaudit.scoring.overlay_score`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from vqaudit.scoring.columns import gc_paused, repeated_rows
 from vqaudit.scoring.contracts import Contract
@@ -50,126 +50,10 @@ from vqaudit.scoring.overlay import _percent_question as _percent_question
 from vqaudit.scoring.overlay import _words as _words
 from vqaudit.scoring.overlay import reference_overlay as reference_overlay
 from vqaudit.scoring.overlay import reference_overlays as reference_overlays
+from vqaudit.scoring.overlay_score import ANLS_STRIP, Futility, futility, widened_score
 from vqaudit.scoring.registry import scorer_identity
-from vqaudit.scoring.vqa_normalize import fast_evalai_process, fast_vqaeval_process
 
 VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
-_evalai = fast_evalai_process
-_vqaeval = fast_vqaeval_process
-
-
-def score_with_overlay(
-    prediction: str,
-    answers: Sequence[str],
-    overlay: Overlay,
-    metric: str,
-    variant: str,
-    scorer: Callable[[str, Sequence[str]], float],
-) -> float:
-    """Official score of ``prediction`` against the answers widened by their overlay forms.
-
-    Args:
-        prediction: the (possibly repaired) output.
-        answers: the original gold answers.
-        overlay: per-answer extra forms (:func:`reference_overlay`); all empty means plain official scoring.
-        metric: official metric name.
-        variant: its variant (VQA accuracy normalizes with the variant's processor).
-        scorer: the official scorer ``(prediction, answers) -> [0, 1]``.
-
-    Returns:
-        A score in [0, 1], never below ``scorer(prediction, answers)``.
-    """
-    return _widened(prediction, answers, overlay, metric, variant, scorer, scorer(prediction, answers), False)
-
-
-# VQA variants whose official scorer normalizes both sides with the same processor as the overlay comparison.
-_SAME_NORM_VQA = frozenset({"mmf_textvqa", "vlmevalkit"})
-
-
-def _widened(
-    prediction: str,
-    answers: Sequence[str],
-    overlay: Overlay,
-    metric: str,
-    variant: str,
-    scorer: Callable[[str, Sequence[str]], float],
-    base: float,
-    official: bool,
-) -> float:
-    """:func:`score_with_overlay` given ``base = scorer(prediction, answers)``.
-
-    ``official``: the scorer is ``official_scorer(metric, variant)`` (enables the VQA shortcut below).
-    """
-    extra = [f for forms in overlay for f in forms]
-    if base >= 1.0 or not extra:
-        return base
-    if metric == "vqa_accuracy":
-        norm = _evalai if variant == "mmf_textvqa" else _vqaeval
-        p = norm(prediction)
-        if official and variant in _SAME_NORM_VQA and p not in map(norm, extra):
-            # No overlay form adds a hit, so the widened hits are the official ones and the score is ``base``.
-            return base
-        hits = [norm(a) == p or any(norm(f) == p for f in forms) for a, forms in zip(answers, overlay, strict=True)]
-        n, m = len(hits), sum(hits)
-        widened = 0.0 if n < 2 else sum(min(1.0, (m - int(h)) / 3) for h in hits) / n
-        return max(base, widened)
-    return max(base, scorer(prediction, extra))
-
-
-@dataclass(frozen=True)
-class RepairResult:
-    """One repair variant over a pool (Table 7 columns; points are percentage points of the mean score)."""
-
-    variant: str
-    n: int
-    before: float
-    after: float
-    gain_pp: float
-    errors_before: int
-    recovered: int
-    breaks: int
-    net: int
-    judge_fn: int | None = None
-    judge_fn_recovered: int | None = None
-
-
-def summarize_repair(
-    variant: str, before: Sequence[float], after: Sequence[float], judge_accepts: Sequence[bool | None] | None = None
-) -> RepairResult:
-    """Count gain, recovered errors, breaks and net gain of one repair (module docstring definitions).
-
-    Args:
-        variant: one of :data:`VARIANTS`.
-        before: official scores per row.
-        after: repaired scores per row (same order).
-        judge_accepts: judge verdict per row (None: not judged), or None when no judge ran.
-
-    Returns:
-        The :class:`RepairResult` (``before``/``after`` are 100 x mean scores; 0 for an empty pool).
-    """
-    n = len(before)
-    if n == 0:
-        return RepairResult(variant, 0, 0.0, 0.0, 0.0, 0, 0, 0, 0)
-    recovered = sum(1 for b, a in zip(before, after, strict=True) if b < 1.0 <= a)
-    breaks = sum(1 for b, a in zip(before, after, strict=True) if a < 1.0 <= b)
-    mean_b, mean_a = 100.0 * sum(before) / n, 100.0 * sum(after) / n
-    fn = fn_rec = None
-    if judge_accepts is not None:
-        fn = sum(1 for b, j in zip(before, judge_accepts, strict=True) if b < 1.0 and j)
-        fn_rec = sum(1 for b, a, j in zip(before, after, judge_accepts, strict=True) if b < 1.0 <= a and j)
-    return RepairResult(
-        variant,
-        n,
-        mean_b,
-        mean_a,
-        mean_a - mean_b,
-        sum(1 for b in before if b < 1.0),
-        recovered,
-        breaks,
-        recovered - breaks,
-        fn,
-        fn_rec,
-    )
 
 
 def repair_scores(
@@ -225,7 +109,7 @@ def repair_scores(
         asked = list(questions) if distinct else [questions[k] for k in firsts]
         contract_of = list(contracts) if distinct else [contracts[k] for k in firsts]
         repaired = repair_outputs(preds, [c.bucket for c in contract_of])
-        futile = _futility(metric, variant, scorer)
+        futile = futility(metric, variant, scorer)
         is_official = scorer_identity(scorer) == (metric, variant)
         overlays: dict[int, Overlay] = {}
         out: dict[str, list[float]] = {}
@@ -238,7 +122,7 @@ def repair_scores(
             if overlays_given is None
             else (list(overlays_given) if distinct else [overlays_given[k] for k in firsts])
         )
-        anls_strip = _ANLS_STRIP.get(variant) if futile is not None else None
+        anls_strip = ANLS_STRIP.get(variant) if futile is not None else None
         rescored: list[float] | None = None  # the rewritten outputs' plain scores (output-only, bidirectional)
         for v in variants:
             if v == "reference-only":
@@ -267,7 +151,7 @@ def repair_scores(
                     if base >= 1.0:
                         continue
                     if anls_strip is not None:
-                        # _overlay_too_short, inline: no overlay form can score above 0 under official ANLS.
+                        # overlay_too_short, inline: no overlay form can score above 0 under official ANLS.
                         refs, target = golds[i], targets[i]
                         if target.isascii():
                             n = len(target.strip() if anls_strip else target)
@@ -290,7 +174,7 @@ def repair_scores(
                         )
                 overlay_of: Mapping[int, Overlay] | list[Overlay] = overlays if given is None else given
                 for i in need:
-                    values[i] = _widened(
+                    values[i] = widened_score(
                         targets[i], golds[i], overlay_of[i], metric, variant, scorer, values[i], is_official
                     )
             if distinct:
@@ -339,7 +223,7 @@ def repair_row(
         variants: which of :data:`VARIANTS` to compute, in this order.
         overlay: the row's :func:`reference_overlay`, when the caller has it; else it is built only for a row
             that the plain comparison does not already accept (and, under ANLS, only when one of its forms could
-            score at all: :func:`_overlay_too_short`).
+            score at all: :func:`vqaudit.scoring.overlay_score.overlay_too_short`).
 
     Returns:
         One score in [0, 1] per requested variant.
@@ -354,26 +238,8 @@ def repair_row(
         scorer,
         variants,
         overlay,
-        _futility(metric, variant, scorer) if overlay is None else None,
+        futility(metric, variant, scorer) if overlay is None else None,
     )
-
-
-Futility = Callable[[str, Sequence[str]], bool]
-
-
-def _futility(metric: str, variant: str, scorer: Callable[[str, Sequence[str]], float]) -> Futility | None:
-    """A test ``(target, refs) -> True`` when no overlay form of ``refs`` can raise ``target``'s score.
-
-    Only for the official scorers it is proven for (else None: every overlay is built): ANLS by the length bound
-    of :func:`_overlay_too_short`. (A letter test for VQA accuracy - no form of a gold holds a letter it lacks -
-    skipped too few overlays on the benchmark pools to pay for itself.)
-    """
-    if scorer_identity(scorer) != (metric, variant):
-        return None
-    if metric == "anls" and variant in _ANLS_STRIP:
-        strip = _ANLS_STRIP[variant]
-        return lambda target, refs: _overlay_too_short(target, refs, strip)
-    return None
 
 
 def _repair_row(
@@ -402,30 +268,8 @@ def _repair_row(
             continue
         if overlay is None:
             if futile is not None and futile(target, refs):
-                values.append(base)  # no overlay form can raise the score (see _futility)
+                values.append(base)  # no overlay form can raise the score (see futility)
                 continue
             overlay = reference_overlay(refs, contract, question)
-        values.append(_widened(target, refs, overlay, metric, variant, scorer, base, official))
+        values.append(widened_score(target, refs, overlay, metric, variant, scorer, base, official))
     return tuple(values)
-
-
-# ANLS variants whose distance is taken between ``lower()`` forms (True: also ``strip()``ped) and whose score is 0
-# once the normalized distance exceeds 0.5 (official.anls; the registry's scorers use the default threshold).
-_ANLS_STRIP: dict[str, bool] = {"paper": True, "mmf_stvqa": True, "pix2struct": False}
-
-
-def _overlay_too_short(target: str, refs: Sequence[str], strip: bool) -> bool:
-    """True when no overlay form of any reference can score above 0 against ``target`` under official ANLS.
-
-    Every form :func:`_overlay_one` makes from an ASCII reference of ``L`` characters has at most ``2 L + 4``
-    (a slice of it; a number regrouped with commas, one more digit from rounding, a sign and "%"; spans rejoined
-    with ", " or " and " in place of separators of at least one character each). A form of at most half the
-    compared prediction's length is at normalized distance over 0.5 (the distance is at least the length
-    difference), where every ANLS variant of :data:`_ANLS_STRIP` scores 0; the overlay then cannot change the
-    score and need not be built.
-    """
-    if target.isascii():  # lower() keeps the length of an ASCII text
-        compared = target.strip() if strip else target
-    else:
-        compared = target.lower().strip() if strip else target.lower()
-    return bool(refs) and 4 * max(map(len, refs)) + 8 < len(compared) and all(map(str.isascii, refs))

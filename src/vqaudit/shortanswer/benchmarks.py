@@ -3,7 +3,7 @@ r"""The short-answer benchmark table: one :class:`BenchmarkSpec` row holds every
 A row names the benchmark's gold loader, the layout of its gold file (how it is recognised, for the refusal of
 another benchmark's gold), the answers per question its gold holds, whether the audit needs gold, its official
 metric and default variant, and whether the answerability metrics apply. Nothing else in the package lists
-benchmarks: :func:`detect_layout`, the loaders' layout check (:mod:`.loaders`) and the join's gold-shape check
+benchmarks: :func:`detect_layout`, the loaders' layout check (:mod:`.gold_layouts`) and the join's gold-shape check
 (:func:`vqaudit.shortanswer.join.gold_shape_notes`) read the rows.
 
 Benchmark -> metric (seed 002 §4 "Datasets"; the reference scorers are cited in
@@ -104,37 +104,38 @@ class BenchmarkSpec:
 
 
 _LOADERS = "vqaudit.shortanswer.loaders"
+_LAYOUTS = "vqaudit.shortanswer.gold_layouts"
 
 TEXTVQA = GoldLayout(
     "textvqa",
     "TextVQA",
     "a 'data' list of rows with 'question_id', 'question', 'image_id' and the 10 annotator 'answers'",
-    f"{_LOADERS}:looks_textvqa",
+    f"{_LAYOUTS}:looks_textvqa",
 )
 STVQA = GoldLayout(
     "stvqa",
     "ST-VQA",
     "a 'data' list of rows with 'question_id', 'question', 'answers' and 'file_name'",
-    f"{_LOADERS}:looks_stvqa",
+    f"{_LAYOUTS}:looks_stvqa",
 )
 DOCVQA = GoldLayout(
-    "docvqa", "DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'", f"{_LOADERS}:looks_docvqa"
+    "docvqa", "DocVQA", "a 'data' list of rows with 'questionId', 'question' and 'answers'", f"{_LAYOUTS}:looks_docvqa"
 )
 INFOVQA = GoldLayout(
     "infovqa",
     "InfographicVQA",
     "a 'data' list of rows with 'questionId', 'question', 'answers' and 'answer_type'",
-    f"{_LOADERS}:looks_infovqa",
+    f"{_LAYOUTS}:looks_infovqa",
 )
 CHARTQA = GoldLayout(
-    "chartqa", "ChartQA", "a list of rows with 'imgname', 'query' and 'label'", f"{_LOADERS}:looks_chartqa"
+    "chartqa", "ChartQA", "a list of rows with 'imgname', 'query' and 'label'", f"{_LAYOUTS}:looks_chartqa"
 )
 VIZWIZ = GoldLayout(
     "vizwiz",
     "VizWiz",
     "a list of rows with 'image', 'question', 'answerable', 'answer_type' and "
     "10 'answers' objects ('answer', 'answer_confidence')",
-    f"{_LOADERS}:looks_vizwiz",
+    f"{_LAYOUTS}:looks_vizwiz",
 )
 
 BENCHMARKS: dict[str, BenchmarkSpec] = {

@@ -1,7 +1,7 @@
 """The audit's layer columns over all rows, held compactly while the audit pools them.
 
-:func:`vqaudit.shortanswer.audit._layers` computes each layer of a chunk of rows as a Python list (a float object
-per score, a tuple per row for the canonical ``(score, kind)`` and the repaired scores, a tuple of tuples of
+:func:`vqaudit.shortanswer.audit_layers.layer_passes` computes each layer of a chunk of rows as a Python list (a float
+object per score, a tuple per row for the canonical ``(score, kind)`` and the repaired scores, a tuple of tuples of
 strings per overlay). Kept for every row of a 500,000-row file these cost about 280 bytes a row (``tracemalloc``
 at 50,000 rows, ``benchmarks/bench_audit_memory.py``). :class:`LayerColumns` keeps them instead as
 
@@ -101,7 +101,7 @@ class LayerColumns:
         repaired: Sequence[tuple[float, ...]],
         ra: Sequence[bool | None],
     ) -> None:
-        """Append one chunk's columns as :func:`vqaudit.shortanswer.audit._layers` returns them.
+        """Append one chunk's columns as :func:`vqaudit.shortanswer.audit_layers.layer_passes` returns them.
 
         Raises:
             ValueError: the chunk's columns differ in length, or a row has not one repaired score per variant.

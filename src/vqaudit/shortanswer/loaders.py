@@ -25,101 +25,25 @@ Every error names the file, the 1-based row (position in ``data``) and the field
 
 Each loader first checks that the file is not another benchmark's gold
 (:func:`vqaudit.shortanswer.benchmarks.detect_layout` on the first row, and ``dataset_name`` when the file has
-one, asking the ``looks_*`` detector of each layout of the benchmark table): a DocVQA file given as
-InfographicVQA gold (or the reverse), a TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA gold,
-... is refused with a VqauditError that names the file, the layout it looks like and the one expected. A file
+one, asking the ``looks_*`` detector (:mod:`.gold_layouts`) of each layout of the benchmark table): a DocVQA file
+given as InfographicVQA gold (or the reverse), a TextVQA file given as ST-VQA gold, a ChartQA list given as TextVQA
+gold, ... is refused with a VqauditError that names the file, the layout it looks like and the one expected. A file
 whose first row tells nothing (only ``question_id``, ``question`` and ``answers``, say) is accepted by either
 VQA-style loader.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-import zlib
 from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.shortanswer.benchmarks import detect_layout, get_layout
+from vqaudit.shortanswer.gold_layouts import check_layout
 from vqaudit.shortanswer.gold_metadata import answer_type, ocr_tokens
+from vqaudit.shortanswer.input_files import read_json_file
 from vqaudit.shortanswer.records import GoldItem
 
 CHARTQA_SPLITS = ("test_human", "test_augmented")
-
-_TEXTVQA_ONLY = ("flickr_original_url", "flickr_300k_url", "image_classes")
-_DATASET_NAMES = {
-    "textvqa": "textvqa",
-    "stvqa": "stvqa",
-    "docvqa": "docvqa",
-    "infographicvqa": "infovqa",
-    "infographicsvqa": "infovqa",
-    "infovqa": "infovqa",
-}
-
-
-def check_input_file(path: Path, what: str) -> None:
-    """Refuse an input path that is not a regular file, saying what it is (missing, a folder, a pipe or device).
-
-    Args:
-        path: the path given on the command line.
-        what: what the file is for ("gold file", "prediction file").
-
-    Raises:
-        VqauditError: naming the path and what it is instead of a file.
-    """
-    if path.is_file():
-        return
-    if path.is_dir():
-        raise VqauditError(f"{path}: is a folder, not a {what} (give the file inside it)")
-    if path.exists():
-        raise VqauditError(
-            f"{path}: not a regular file (a pipe or device, such as /dev/stdin or <(...)); save the "
-            f"{what} to a file and give that"
-        )
-    raise VqauditError(f"{path}: {what} not found")
-
-
-def undecodable_line(path: Path) -> int | None:
-    """The 1-based line of ``path`` (decompressed when ``.gz``) holding its first byte that is not UTF-8, or None."""
-    try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as handle:
-                data = handle.read()
-        else:
-            data = path.read_bytes()
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return data.count(b"\n", 0, exc.start) + 1
-    except (OSError, EOFError, zlib.error):
-        return None
-    return None
-
-
-def _read_json(path: Path) -> Any:
-    check_input_file(path, "gold file")
-    try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8-sig") as handle:
-                return json.loads(handle.read())
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise VqauditError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        line = undecodable_line(path)
-        at = f"line {line}: " if line is not None else ""
-        raise VqauditError(f"{path}: {at}not UTF-8 text ({exc.reason}); save the file as UTF-8") from None
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise VqauditError(f"{path}: not a readable gzip file ({gzip_reason(exc)})") from None
-
-
-def gzip_reason(exc: BaseException) -> str:
-    """What is wrong with a gzip file, from the exception of reading it (truncated, not gzip, corrupt)."""
-    if isinstance(exc, EOFError):
-        return "it ends before the end of the compressed data: the file is truncated"
-    if isinstance(exc, gzip.BadGzipFile):
-        return f"it is not gzip data: {exc}"
-    return f"the compressed data is corrupt: {exc}"
 
 
 def _records(path: Path, data: Any) -> list[Any]:
@@ -128,103 +52,6 @@ def _records(path: Path, data: Any) -> list[Any]:
     if isinstance(data, list):
         return data
     raise VqauditError(f"{path}: expected a JSON list or an object with a 'data' list")
-
-
-def _dataset_named(data: Any) -> tuple[str | None, str]:
-    """The layout id a file's ``dataset_name`` names (None: none, or one no layout knows) and the name as given."""
-    name = data.get("dataset_name") if isinstance(data, dict) else None
-    if not isinstance(name, str):
-        return None, ""
-    return _DATASET_NAMES.get("".join(c for c in name.lower() if c.isalnum())), name
-
-
-def looks_chartqa(first: dict[str, Any], data: Any) -> str | None:
-    """ChartQA: row 1 has ``imgname``, or ``query`` and ``label`` (:class:`.benchmarks.GoldLayout` detector)."""
-    keys = set(first)
-    if "imgname" in keys or {"query", "label"} <= keys:
-        return "row 1 has " + ("'imgname'" if "imgname" in keys else "'query' and 'label'")
-    return None
-
-
-def looks_infovqa(first: dict[str, Any], data: Any) -> str | None:
-    """InfographicVQA: row 1 has ``questionId`` and ``answer_type`` (or ``image_local_name``)."""
-    if "questionId" in first:
-        for marker in ("answer_type", "image_local_name"):
-            if marker in first:
-                return f"row 1 has 'questionId' and '{marker}'"
-    return None
-
-
-def looks_docvqa(first: dict[str, Any], data: Any) -> str | None:
-    """DocVQA: row 1 has ``questionId`` and neither InfographicVQA marker (asked after :func:`looks_infovqa`)."""
-    if "questionId" in first and looks_infovqa(first, data) is None:
-        return "row 1 has 'questionId' and no 'answer_type'"
-    return None
-
-
-def looks_vizwiz(first: dict[str, Any], data: Any) -> str | None:
-    """VizWiz: row 1 has ``image`` and ``answerable`` and no question id (the VizWiz VQA annotation rows)."""
-    if {"image", "answerable"} <= set(first) and "question_id" not in first and "questionId" not in first:
-        return "row 1 has 'image' and 'answerable'"
-    return None
-
-
-def looks_textvqa(first: dict[str, Any], data: Any) -> str | None:
-    """TextVQA: ``question_id`` rows with its ``dataset_name``, a Flickr field, 10 answers or a bare ``image_id``.
-
-    ``image_id`` counts only without ST-VQA's ``file_name``; a file whose ``dataset_name`` names ST-VQA is not
-    TextVQA's.
-    """
-    if "question_id" not in first:
-        return None
-    named, name = _dataset_named(data)
-    if named == "textvqa":
-        return f"its 'dataset_name' is {name!r}"
-    if named == "stvqa":  # the file says it is the other question_id layout
-        return None
-    answers = first.get("answers")
-    ten = isinstance(answers, list) and len(answers) == 10
-    flickr = [k for k in _TEXTVQA_ONLY if k in first]
-    if flickr or ten:
-        return "row 1 has " + (f"'{flickr[0]}'" if flickr else "'question_id' and 10 annotator answers")
-    if "image_id" in first and not {"file_name", "file_path"} & set(first):
-        return "row 1 has 'question_id' and 'image_id'"
-    return None
-
-
-def looks_stvqa(first: dict[str, Any], data: Any) -> str | None:
-    """ST-VQA: ``question_id`` rows with its ``dataset_name``, or ``file_name`` (``file_path``) and no ``image_id``.
-
-    Asked after :func:`looks_textvqa`, which takes 10-answer rows.
-    """
-    if "question_id" not in first:
-        return None
-    named, name = _dataset_named(data)
-    if named == "stvqa":
-        return f"its 'dataset_name' is {name!r}"
-    if named == "textvqa":
-        return None
-    file_key = next((k for k in ("file_name", "file_path") if k in first), None)
-    if file_key is not None and "image_id" not in first:
-        return f"row 1 has 'question_id' and '{file_key}', no 'image_id'"
-    return None
-
-
-def _check_layout(path: Path, data: Any, expected: str) -> None:
-    """Refuse a gold file of another benchmark's layout (naming the file, what it looks like, what was expected).
-
-    ``expected``: a layout id of the benchmark table (:func:`vqaudit.shortanswer.benchmarks.get_layout`).
-    """
-    found = detect_layout(data)
-    if found is None or found[0] == expected:
-        return
-    got, evidence = found
-    want = get_layout(expected)
-    raise VqauditError(
-        f"{path}: looks like a {get_layout(got).title} gold file ({evidence}), not the {want.title} "
-        f"layout expected ({want.described}); give the {want.title} gold file, or --benchmark {got} "
-        "for this one"
-    )
 
 
 def _field(path: Path, row: int, rec: Any, names: tuple[str, ...]) -> Any:
@@ -288,8 +115,8 @@ def load_textvqa(path: Path, *, benchmark: str = "textvqa") -> list[GoldItem]:
         VqauditError: a file of another benchmark's layout (:func:`detect_layout`; ST-VQA's when ``benchmark``
             is ``stvqa``), or naming the file, row and field of a missing or mistyped field or a duplicate id.
     """
-    data = _read_json(path)
-    _check_layout(path, data, "stvqa" if benchmark == "stvqa" else "textvqa")
+    data = read_json_file(path)
+    check_layout(path, data, "stvqa" if benchmark == "stvqa" else "textvqa")
     items, fields = [], []
     for row, rec in enumerate(_records(path, data), start=1):
         qid, field = _id(path, row, rec, ("question_id",))
@@ -318,8 +145,8 @@ def load_docvqa(path: Path, *, benchmark: str = "docvqa") -> list[GoldItem]:
             ``answer_type`` when ``benchmark`` is ``infovqa``), or naming the file, row and field of a missing
             or mistyped field or a duplicate id.
     """
-    data = _read_json(path)
-    _check_layout(path, data, "infovqa" if benchmark == "infovqa" else "docvqa")
+    data = read_json_file(path)
+    check_layout(path, data, "infovqa" if benchmark == "infovqa" else "docvqa")
     items, fields = [], []
     for row, rec in enumerate(_records(path, data), start=1):
         qid, field = _id(path, row, rec, ("questionId", "question_id"))
@@ -349,8 +176,8 @@ def load_chartqa(path: Path, *, split: str | None = None, benchmark: str = "char
         VqauditError: a file of another benchmark's layout (:func:`detect_layout`), a file whose name does not
             tell its split (``split`` not given), or naming the file, row and field of a missing or mistyped field.
     """
-    data = _read_json(path)
-    _check_layout(path, data, "chartqa")
+    data = read_json_file(path)
+    check_layout(path, data, "chartqa")
     split_name = split or chartqa_split_of(path)
     named = _named_split(path)
     if split is not None and named is not None and named != split:
@@ -449,8 +276,8 @@ def load_vizwiz(path: Path) -> list[GoldItem]:
         VqauditError: a file of another benchmark's layout, a repeated image, or naming the file, row and field
             of a missing or mistyped field (``answerable`` must be 0 or 1).
     """
-    data = _read_json(path)
-    _check_layout(path, data, "vizwiz")
+    data = read_json_file(path)
+    check_layout(path, data, "vizwiz")
     items, fields = [], []
     for row, rec in enumerate(_records(path, data), start=1):
         qid, field = _id(path, row, rec, ("image",))

@@ -57,7 +57,7 @@ from vqaudit.shortanswer.mc_open import (
     mmmu_eval_open,
     mmmu_parse_open,
 )
-from vqaudit.shortanswer.mc_read import MC_LETTERS, MCRow
+from vqaudit.shortanswer.mc_records import MC_LETTERS, MCRow
 
 __all__ = [
     "RowVerdict",

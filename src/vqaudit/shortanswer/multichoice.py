@@ -23,7 +23,8 @@ from typing import Any
 from vqaudit.backends import Backend, ModelOptions
 from vqaudit.parsing.reasoning import AUTO, NOT_FINISHED
 from vqaudit.shortanswer.mc_extract import RowVerdict, extract_choices
-from vqaudit.shortanswer.mc_read import MCFile, MCRow, read_mc_file
+from vqaudit.shortanswer.mc_read import read_mc_file
+from vqaudit.shortanswer.mc_records import MCFile, MCRow
 
 __all__ = ["add_file_fields", "dumps_rows", "run_mc_audit", "summarize"]
 

@@ -33,7 +33,7 @@ class JsonNumber(float):
     """A JSON number with a fraction or exponent, carrying its text as written (``1.50`` stays ``"1.50"``).
 
     It is a float everywhere else (``str()`` gives the float's repr, as before), so only the prediction rule
-    (:func:`_prediction_text`) sees the written text.
+    (:func:`vqaudit.shortanswer.prediction_rows.prediction_text`) sees the written text.
     """
 
     text: str
