@@ -10,9 +10,11 @@ the hand-written log's; each benchmark refusal is the very message :func:`vqaudi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from vqaudit.harness import export_benchmark, lmms_eval
 from vqaudit.harness.common import open_benchmark
 from vqaudit.harness.import_run import write_imported_run
 from vqaudit.harness.view_index import open_view_index
+from vqaudit.schema import View
 
 
 def _log(tmp_path: Path, lines: list[dict[str, object]]) -> Path:
@@ -155,3 +158,58 @@ def test_views_changed_during_the_import_are_refused_and_nothing_is_written(
         with pytest.raises(VqauditError, match=r"views\.jsonl: changed while the predictions were imported"):
             write_imported_run(views, rows, pred_path=log, harness="lmms-eval", out=tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_benchmark_rewritten_with_its_manifest_during_the_import_is_refused_and_nothing_is_written(
+    exported: tuple[Path, list[dict[str, object]]], tmp_path: Path
+) -> None:
+    bench, docs = exported
+    copy = tmp_path / "bench"
+    shutil.copytree(bench, copy)
+    log = _log(tmp_path, [_sample(docs, 0, "a")])
+    views_path, manifest_path = copy / "views.jsonl", copy / "manifest.json"
+
+    def rebuild() -> None:
+        # Rewritten as a rebuild would: new files renamed into place (a new inode, so the views the import is
+        # already streaming are still the old file's and hash as indexed) and the manifest's views_sha256 updated
+        # to match. Without the manifest check run.json would record the new manifest's hash, and score would
+        # then score the replies against views they were never checked against.
+        new_views = views_path.read_bytes() + b"\n"  # a blank line: the same views, another hash
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest["views_sha256"] = hashlib.sha256(new_views).hexdigest()
+        (copy / "views.tmp").write_bytes(new_views)
+        (copy / "views.tmp").replace(views_path)
+        (copy / "manifest.tmp").write_text(json.dumps(manifest), encoding="utf-8")
+        (copy / "manifest.tmp").replace(manifest_path)
+
+    with open_view_index(copy) as views:
+        before = views.manifest_sha256
+        rows = lmms_eval.predictions(log, views)
+        streaming = views._stream
+
+        def stream_then_rebuild() -> Iterator[View]:  # the rebuild lands once the import streams the views
+            stream = streaming()
+            first = next(stream)
+            rebuild()
+            yield first
+            yield from stream
+
+        views._stream = stream_then_rebuild
+        with pytest.raises(VqauditError) as changed:
+            write_imported_run(views, rows, pred_path=log, harness="lmms-eval", out=tmp_path / "run")
+    assert str(changed.value) == (
+        f"{manifest_path}: changed while the predictions were imported; nothing was written (import again)"
+    )
+    assert not (tmp_path / "run").exists()
+    # the hash the index records is the one of the manifest it read (the file's bytes before the rewrite)
+    assert before == hashlib.sha256((bench / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_an_import_records_the_hash_of_the_manifest_it_read(
+    exported: tuple[Path, list[dict[str, object]]], tmp_path: Path
+) -> None:
+    bench, docs = exported
+    log = _log(tmp_path, [_sample(docs, 0, "a")])
+    _import(bench, log, tmp_path / "run")
+    info = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert info["benchmark_manifest_sha256"] == hashlib.sha256((bench / "manifest.json").read_bytes()).hexdigest()

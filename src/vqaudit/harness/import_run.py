@@ -25,10 +25,10 @@ from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
 from vqaudit.files import sha256_file, staged_folder
 from vqaudit.harness.common import GENERATION, ImportSummary, Prediction
-from vqaudit.harness.view_index import ViewIndex
+from vqaudit.harness.view_index import ViewIndex, check_unchanged
 from vqaudit.progress import track
 from vqaudit.schema import Response, View
-from vqaudit.store import BenchmarkFolder, RunFolder, RunInfo, relative_path
+from vqaudit.store import RunFolder, RunInfo, relative_path
 from vqaudit.suites.registry import prompt_for
 from vqaudit.textsafe import from_storage, to_storage
 
@@ -166,13 +166,14 @@ def _write(
                     flush()
             flush()
         file_sha256 = sha256_file(pred_path)
+        check_unchanged(views)
         folder.write_info(
             RunInfo(
                 model=model,
                 model_identity=f"{harness}:sha256:{file_sha256}",
                 benchmark=str(bench_root),
                 benchmark_relative=relative_path(bench_root, out),
-                benchmark_manifest_sha256=sha256_file(BenchmarkFolder(bench_root).manifest),
+                benchmark_manifest_sha256=views.manifest_sha256,
                 sources=views.sources,
                 prompt_ids=views.prompt_ids,
                 params=GENERATION.as_dict(),

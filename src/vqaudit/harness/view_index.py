@@ -27,7 +27,7 @@ from typing import Any
 
 from vqaudit.contained import require_regular
 from vqaudit.errors import VqauditError
-from vqaudit.files import iter_jsonl, read_json
+from vqaudit.files import iter_jsonl, read_json, sha256_file
 from vqaudit.schema import Group, View
 from vqaudit.store import (
     GROUPS_FILE,
@@ -47,6 +47,7 @@ class ViewIndex:
     Attributes:
         root: the benchmark folder.
         manifest: its ``manifest.json``.
+        manifest_sha256: the SHA-256 of ``manifest.json`` as it was read (what ``run.json`` records).
         ids: view ids in ``views.jsonl`` order (position = the 0-based index a harness logs).
         sources: the views' sources, in the registry's order.
         prompt_ids: the views' prompt template ids, sorted.
@@ -61,10 +62,12 @@ class ViewIndex:
         stream: Callable[[], Iterator[View]],
         sources: list[str],
         prompt_ids: list[str],
+        manifest_sha256: str,
     ) -> None:
         """An index over ``ids``; ``read(position)`` parses one view, ``stream()`` yields every view in order."""
         self.root = root
         self.manifest = manifest
+        self.manifest_sha256 = manifest_sha256
         self.ids = ids
         self.sources = sources
         self.prompt_ids = prompt_ids
@@ -85,6 +88,7 @@ class ViewIndex:
             lambda: iter(views),
             sources_in_order({v.source for v in views}),
             sorted({prompt_for(v)[0] for v in views}),
+            sha256_file(bench.root / MANIFEST_FILE),
         )
 
     def __len__(self) -> int:
@@ -201,7 +205,11 @@ def open_view_index(bench_dir: Path) -> OpenViewIndex:
         if missing and unknown is None:  # row: the group's position among the groups, as load_benchmark counts
             unknown = VqauditError(f"{root / 'groups.jsonl'}: row {row}, field 'view_ids': unknown view {missing[0]!r}")
     del seen
-    manifest = read_json(require_regular(root, MANIFEST_FILE))
+    manifest_path = require_regular(root, MANIFEST_FILE)
+    # Hashed before it is parsed: an import refuses to finish if the file changed since (check_unchanged), so the
+    # hash run.json records is the manifest the views were checked against, never one written during the import.
+    manifest_sha256 = sha256_file(manifest_path)
+    manifest = read_json(manifest_path)
     if not isinstance(manifest, dict):  # a JSON list: one line naming the file, not a traceback
         raise VqauditError(f"{root / 'manifest.json'}: expected a JSON object, got a JSON {type(manifest).__name__}")
     if duplicate is not None:
@@ -209,24 +217,50 @@ def open_view_index(bench_dir: Path) -> OpenViewIndex:
     sources: set[str] = set()
     prompt_ids: set[str] = set()
     digest = hashlib.sha256()
+    changed = VqauditError(f"{views_path}: changed while it was indexed; nothing was written (import again)")
     with views_path.open("rb") as handle:
-        position = 0
+        position = offset = 0
         for line in handle:
             digest.update(line)
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             view = View.model_validate_json(line)
             position += 1
+            # The ids and offsets come from the first pass; the digest checked against the manifest from this one:
+            # both passes must have read the same lines, or rows would be joined to other views than were checked.
+            if position > len(ids) or ids[position - 1] != view.view_id or offsets[position - 1] != start:
+                raise changed
             check_view_row(root, position, view, group_ids, check_images=True)
             sources.add(view.source)
             prompt_ids.add(prompt_for(view)[0])
+    if position != len(ids):
+        raise changed
     if unknown is not None:
         raise unknown
     check_manifest_files(root, manifest)
     refuse_edited(root, manifest_problems(Benchmark(root=root, views=(), groups=(), manifest=manifest)))
     file = _ViewsFile(views_path, offsets, digest.hexdigest())
-    index = ViewIndex(root, manifest, ids, file.read, file.stream, sources_in_order(sources), sorted(prompt_ids))
+    index = ViewIndex(
+        root, manifest, ids, file.read, file.stream, sources_in_order(sources), sorted(prompt_ids), manifest_sha256
+    )
     return OpenViewIndex(index, file)
+
+
+def check_unchanged(views: ViewIndex) -> None:
+    """Refuse to finish an import when the benchmark's ``manifest.json`` changed since ``views`` was opened.
+
+    ``views.jsonl`` itself is checked by :meth:`ViewIndex.iter_views` (its hash again), but a benchmark rebuilt
+    or edited in place with its manifest rewritten to match would otherwise be recorded in ``run.json`` by the
+    new manifest's hash, and ``score`` would then score the imported replies against views they were not
+    checked against.
+
+    Raises:
+        VqauditError: naming ``manifest.json``: it changed while the predictions were imported.
+    """
+    path = views.root / MANIFEST_FILE
+    if not path.is_file() or sha256_file(path) != views.manifest_sha256:
+        raise VqauditError(f"{path}: changed while the predictions were imported; nothing was written (import again)")
 
 
 def refuse_edited(bench_dir: Path, problems: Sequence[str]) -> None:
