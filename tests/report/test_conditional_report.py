@@ -126,6 +126,12 @@ def test_markdown_report_has_the_section(runs: tuple[Path, Path], tmp_path: Path
     gold = rows["gold"]
     assert gold[3].startswith("100.0") and gold[5].startswith("0.0")
     assert gold[6:] == ["0 of 4", "0 among 12", "12 / 0 / 0"]
+    # The designed run's common-state Bk and Jk are both 50.0 but its conditional disagreement is 100.0: it is
+    # (Bk - Jk) / Bk over every state (Bk 2/4, Jk 0/4, module docstring), which the header and note must say, or a
+    # reader computes (50 - 50) / 50 = 0 from the two columns beside it.
+    header = text.split(f"## {TITLE}\n", 1)[1].split("\n\n", 2)[1].splitlines()[0]
+    assert "| Bk (S, M) | Jk (S, M) | conditional disagreement (all states) |" in header
+    assert "(Bk − Jk) / Bk over every state (the Bk and Jk of the first table" in text
 
 
 def test_html_report_has_the_section(runs: tuple[Path, Path], tmp_path: Path) -> None:

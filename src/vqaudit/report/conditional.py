@@ -33,8 +33,9 @@ CONDITIONAL_NOTE = (
     "Percentages; brackets are 95% percentile intervals from the group bootstrap of each run and source (seed 000 "
     "§4). Common states: Bk and Jk over each group's views in the states every source shares, S and M (the photo "
     "control mask is the photo S state), keeping each source's questions and intervention mechanism (the paper's "
-    "B_F^SM). Conditional disagreement = (Bk − Jk) / Bk: the share of groups with every decision right that hold a "
-    "wrong supported answer. Supported views are counted as answered correctly, rejected (abstained or invalid), "
+    "B_F^SM). Conditional disagreement = (Bk − Jk) / Bk over every state (the Bk and Jk of the first table, not "
+    "the common-state columns beside it): the share of groups with every decision right that hold a wrong "
+    "supported answer. Supported views are counted as answered correctly, rejected (abstained or invalid), "
     "mismatched (a wrong non-null answer) or answered null. Paper names: Jk/Bk are J5/B5 on charts, J4/B4 on "
     "scenes, J3/B3 on photos (k = views per group)."
 )
@@ -45,7 +46,7 @@ HEADER = (
     "common states",
     "Bk (S, M)",
     "Jk (S, M)",
-    "conditional disagreement",
+    "conditional disagreement (all states)",
     "groups with every decision right but a wrong supported answer",
     "numerical mismatches among supported views",
     "supported: correct / rejected / answered null",
@@ -141,7 +142,16 @@ PAIRED_NOTE = (
     "--bootstrap-seed`; the draws of its own intervals). Δ Bk and Δ Jk are on the common states S and M; "
     "Δ conditional disagreement is on every view, n/a where a run has no group with every decision right."
 )
-PAIRED_HEADER = ("run", "base", "source", "draws", "Δ Bk (S, M)", "Δ Jk (S, M)", "Δ conditional disagreement", "note")
+PAIRED_HEADER = (
+    "run",
+    "base",
+    "source",
+    "draws",
+    "Δ Bk (S, M)",
+    "Δ Jk (S, M)",
+    "Δ conditional disagreement (all states)",
+    "note",
+)
 
 
 @dataclass(frozen=True)
