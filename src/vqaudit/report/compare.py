@@ -32,7 +32,12 @@ COLUMNS = ("Jk", "Bk", "decision_accuracy", "supported_rejection", "EU", "EM", "
 
 @dataclass(frozen=True)
 class RunResult:
-    """A scored run: its folder, model spec, benchmark folder, metrics per source and diagnostics."""
+    """A scored run: its folder, model spec, benchmark, metrics per source and diagnostics.
+
+    ``benchmark`` is the SHA-256 of the benchmark's ``manifest.json`` recorded in ``run.json``: runs are paired when
+    it is equal, wherever each run's copy of the benchmark lies (two copies of one build pair, two builds at one
+    path do not).
+    """
 
     run_dir: Path
     model: str
@@ -59,7 +64,11 @@ def load_run_result(run_dir: Path) -> RunResult:
     if not isinstance(diagnostics, dict):
         raise VqauditError(f"{folder.diagnostics}: must hold a JSON object")
     return RunResult(
-        run_dir=run_dir, model=info.model, benchmark=info.benchmark, metrics=metrics, diagnostics=diagnostics
+        run_dir=run_dir,
+        model=info.model,
+        benchmark=info.benchmark_manifest_sha256,
+        metrics=metrics,
+        diagnostics=diagnostics,
     )
 
 
@@ -143,8 +152,25 @@ class _Outcomes:
 def _paired_section(results: list[RunResult], outcomes: _Outcomes) -> str:
     base = results[0]
     same = [r for r in results[1:] if r.benchmark == base.benchmark]
+    others = [r for r in results[1:] if r.benchmark != base.benchmark]
+    # Paired differences need the same groups (seed 000 §4): a run of another benchmark gets a line saying it was
+    # left out, never a silent absence beside a table that puts its Jk next to the base's.
+    skipped = (
+        [
+            "",
+            "Not paired with `"
+            + base.run_dir.name
+            + "` (another benchmark: its manifest.json differs): "
+            + ", ".join(f"`{r.run_dir.name}`" for r in others)
+            + ".",
+        ]
+        if others
+        else []
+    )
     if not same:
-        return ""
+        if not others:
+            return ""
+        return "\n".join([f"## Paired differences against `{base.run_dir.name}`", *skipped])
     lines = [
         f"## Paired differences against `{base.run_dir.name}` (same bootstrap draws)",
         "",
@@ -164,7 +190,7 @@ def _paired_section(results: list[RunResult], outcomes: _Outcomes) -> str:
                 )
                 cells.append(f"{100 * point:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]")
             lines.append(row([r.run_dir.name, source, f"{boot.draws:,} draws, seed {boot.seed}", *cells]))
-    return "\n".join(lines)
+    return "\n".join(lines + skipped)
 
 
 def _conditional_section(results: list[RunResult], outcomes: _Outcomes) -> str:

@@ -184,7 +184,7 @@ def _source_section(
         )
     base = have[0] if have else None
     for r in have[1:]:
-        if base is None or r.bench_dir.resolve() != base.bench_dir.resolve():
+        if base is None or r.benchmark_sha256 != base.benchmark_sha256:
             continue
         _, out_a, curve_a = curves[base.label]
         _, out_b, curve_b = curves[r.label]
@@ -302,7 +302,7 @@ def _write_html(run_dirs: Sequence[Path], out_dir: Path, n_draws: int, env: Any,
         "conditional_note": CONDITIONAL_NOTE,
         "conditional_header": HEADER,
         "conditional_paired": paired_rows(
-            [PairedRun(r.label, r.run_dir, str(r.bench_dir.resolve()), r.outcomes, r.diagnostics) for r in runs]
+            [PairedRun(r.label, r.run_dir, r.benchmark_sha256, r.outcomes, r.diagnostics) for r in runs]
         )
         if len(runs) > 1
         else [],

@@ -29,6 +29,8 @@ class LoadedRun:
     diagnostics: dict[str, Any]
     outcomes: list[Outcome]
     answer_sources: list[str] = field(default_factory=list)
+    benchmark_sha256: str = ""
+    """The SHA-256 of the benchmark's ``manifest.json`` recorded in ``run.json``: what pairs two runs."""
 
 
 def _object(path: Path) -> dict[str, Any]:
@@ -69,6 +71,7 @@ def load_run(run_dir: Path) -> LoadedRun:
         diagnostics=diagnostics,
         outcomes=outcomes,
         answer_sources=sorted(s for s in metrics if s != "upd"),
+        benchmark_sha256=info.benchmark_manifest_sha256,
     )
 
 
