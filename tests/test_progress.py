@@ -4,6 +4,7 @@ stderr redirected to a file (a log: nohup, Slurm, CI) writing their progress lin
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -135,3 +136,24 @@ def test_build_run_and_eval_write_progress_lines_to_a_log(tmp_path: Path) -> Non
 def test_quiet_writes_no_progress(tmp_path: Path) -> None:
     _, lines = _vqaudit_logged(tmp_path, "--quiet", "build", "charts", "--out", str(tmp_path / "b"), "--groups", "2")
     assert lines == []
+
+
+def test_audit_reports_reading_layers_and_writing_in_a_log(tmp_path: Path) -> None:
+    """``vqaudit audit`` reports its three long steps: the prediction file read (its lines are the total), the
+    layer passes, and rows.jsonl written; 2,000 rows here, so each step writes its quarter lines (25, 50, 75,
+    100 %), the reader updating every 1,000 rows and the writer per 10,000-line chunk."""
+    predictions = tmp_path / "p.jsonl"
+    with predictions.open("w", encoding="utf-8") as handle:
+        for i in range(2000):
+            row = {"question_id": i + 1, "prediction": "stop", "answers": ["stop"] * 10}
+            handle.write(json.dumps(row) + "\n")
+    _, lines = _vqaudit_logged(
+        tmp_path, "audit", str(predictions), "--benchmark", "textvqa", "--out", str(tmp_path / "a")
+    )
+    steps = _steps(lines)
+    assert steps["reading p.jsonl"] == [(1000, 2000), (2000, 2000)]  # 50 % at the first update, then 100 %
+    assert steps["audit: writing rows.jsonl"] == [(2000, 2000)]  # one chunk of 2,000 lines
+    assert (
+        steps["audit textvqa: layer passes over 2000 rows"][-1][0]
+        == steps["audit textvqa: layer passes over 2000 rows"][-1][1]
+    )

@@ -21,12 +21,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from vqaudit.files import atomic_write_set, json_ready
 from vqaudit.markdown import table
+from vqaudit.progress import Reporter, step
 from vqaudit.report.judge_validation import validation_lines
 from vqaudit.scoring.contracts import BUCKETS
 from vqaudit.shortanswer.audit import OVERALL
@@ -328,10 +329,8 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
     for a row whose prediction held reasoning :func:`_reasoning_fields`. The record is
     built field by field with its keys already in sorted order and NaN as null (asdict's deep copy and the key
     sort took most of the writing time, as measured); ``tests/shortanswer/test_audit_output.py``
-    checks it against that formula.
+    checks it against that formula. The lines written are reported as a progress step (``vqaudit.progress``).
     """
-    encode = _ROW_ENCODER.encode
-    lines: list[str] = []
     # result.rows holds one record per joined row, in the same order (audit_rows): read side by side, not
     # through a dict of every row by qid (about 100 bytes a row held while writing)
     pairs = (
@@ -339,6 +338,14 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
         if isinstance(result.rows, RowResults)
         else zip(result.rows, result.join.rows, strict=True)
     )
+    with step("audit: writing rows.jsonl", len(result.rows)) as shown:
+        yield from _row_lines(pairs, shown)
+
+
+def _row_lines(pairs: Iterable[tuple[Any, AuditRow]], shown: Reporter) -> Iterator[str]:
+    """:func:`_row_chunks`'s chunks of ``pairs`` (result row, joined row); ``shown`` advanced per chunk."""
+    encode = _ROW_ENCODER.encode
+    lines: list[str] = []
     for row, source in pairs:
         official, canonical = row.official, row.canonical
         record = {  # keys in sorted order: the line json.dumps(..., sort_keys=True) writes
@@ -364,9 +371,11 @@ def _row_chunks(result: AuditResult) -> Iterator[str]:
         lines.append(encode(record))
         if len(lines) == _CHUNK_ROWS:
             yield "\n".join(lines) + "\n"
+            shown.advance(len(lines))
             lines = []
     if lines:
         yield "\n".join(lines) + "\n"
+        shown.advance(len(lines))
 
 
 def _reasoning_fields(row: AuditRow) -> dict[str, Any]:

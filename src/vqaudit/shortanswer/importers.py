@@ -49,6 +49,7 @@ from itertools import chain
 from pathlib import Path
 
 from vqaudit.errors import VqauditError
+from vqaudit.progress import step
 from vqaudit.shortanswer.input_files import check_input_file, gzip_reason, undecodable_line
 from vqaudit.shortanswer.packed import packed_records
 from vqaudit.shortanswer.prediction_rows import (
@@ -115,13 +116,18 @@ def read_predictions(
     predictions = packed_records(Prediction)
     seen: set[str] = set()
     duplicate: tuple[Prediction, str] | None = None  # the first row repeating an id, refused once all are read
+    total = _text_lines(path)
     try:
-        for pred, id_name in _read_rows(path, fmt, id_field, image_field, _kind):
-            predictions.append(pred)
-            if duplicate is None:
-                if pred.qid in seen:
-                    duplicate = pred, id_name
-                seen.add(pred.qid)
+        with step(f"reading {path.name}", total) as shown:
+            for pred, id_name in _read_rows(path, fmt, id_field, image_field, _kind):
+                predictions.append(pred)
+                if duplicate is None:
+                    if pred.qid in seen:
+                        duplicate = pred, id_name
+                    seen.add(pred.qid)
+                if len(predictions) % _PROGRESS_ROWS == 0:
+                    shown.update(min(len(predictions), total))
+            shown.update(total)
     except UnicodeDecodeError as exc:
         line = undecodable_line(path)
         at = (
@@ -148,6 +154,34 @@ def read_predictions(
             f"'{id_name}': duplicate id {pred.qid!r} (first at row {first}){hint}"
         )
     return predictions
+
+
+_PROGRESS_ROWS = 1_000
+"""Rows read between two progress updates (an update per row cost more than the line it might write); a file of
+fewer lines is read in well under a second and shows no progress."""
+
+
+def _text_lines(path: Path) -> int:
+    """Lines of an uncompressed JSON Lines, CSV or TSV file (the reading step's total; 0: no progress shown).
+
+    Files of fewer than :data:`_PROGRESS_ROWS` lines give 0.
+
+    A CSV row quoted over several lines counts each line, so the count only bounds the rows; the step's updates
+    are capped at it. Compressed files, JSON documents and .xlsx sheets give 0: their rows are not known
+    before they are read.
+    """
+    if file_suffix(path) not in (".jsonl", ".csv", ".tsv", ".tab") or path.suffix.lower() == ".gz":
+        return 0
+    lines, last = 0, b"\n"
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                lines += block.count(b"\n")
+                last = block[-1:]
+    except OSError:
+        return 0  # the reader names the problem
+    lines += last != b"\n"
+    return lines if lines >= _PROGRESS_ROWS else 0
 
 
 def _looks_like_llava(path: Path, id_name: str) -> bool:
