@@ -114,8 +114,18 @@ def test_killed_process_resumes(
 @pytest.mark.parametrize(
     ("sig", "status", "line"),
     [
-        (signal.SIGTERM, 143, "error: terminated (SIGTERM); rerun the same command to resume"),
-        (signal.SIGINT, 130, "error: interrupted; rerun the same command to resume"),
+        (
+            signal.SIGTERM,
+            143,
+            "error: terminated (SIGTERM); rerun the same command "
+            "(a run resumes from its stored replies, other commands start again)",
+        ),
+        (
+            signal.SIGINT,
+            130,
+            "error: interrupted; rerun the same command "
+            "(a run resumes from its stored replies, other commands start again)",
+        ),
     ],
 )
 def test_sigterm_stops_the_cli_run_like_ctrl_c(

@@ -134,7 +134,10 @@ def test_a_sigterm_before_the_renames_still_stops_with_143_and_keeps_the_earlier
     child = _child("rendering", preds, out)
     stdout, stderr = child.communicate(timeout=60)
     assert child.returncode == 143  # 128 + 15: nothing of the new audit was written
-    assert stderr == "error: terminated (SIGTERM); rerun the same command to resume\n"
+    assert (
+        stderr == "error: terminated (SIGTERM); rerun the same command "
+        "(a run resumes from its stored replies, other commands start again)\n"
+    )
     assert stdout == ""
     assert _snapshot(out) == before  # the earlier audit byte for byte, no temporary file
 

@@ -94,8 +94,9 @@ def main() -> None:
 
     Exit codes: 0 success; 1 a check failed (verify, audit-checker, audit-certifier) or a run ended with views
     whose reply is a recorded error; 2 a user error (bad input file, row or field, bad option, bad model spec);
-    130 interrupted (rerun the same command to resume); 143 stopped by SIGTERM, handled like Ctrl-C (a batch
-    scheduler's stop: the replies received are stored, the folder lock released; rerun to resume). A SIGTERM
+    130 interrupted (rerun the same command: a run resumes from its stored replies, other commands start again);
+    143 stopped by SIGTERM, handled like Ctrl-C (a batch scheduler's stop: the replies received are stored, the
+    folder lock released). A SIGTERM
     after the command's output is complete (``vqaudit.signals.output_complete``: an audit whose report set is
     renamed into place) stops it with exit 0 and a line saying so; one during the interpreter's shutdown ends the
     process at once with the status already decided (``vqaudit.signals.exit_on_sigterm``).
@@ -103,6 +104,10 @@ def main() -> None:
     code = _run()
     exit_on_sigterm(code)
     sys.exit(code)
+
+
+_RERUN = "rerun the same command (a run resumes from its stored replies, other commands start again)"
+"""What an interrupted command advises: only `vqaudit run` (and `eval`'s run step) keeps what it was given."""
 
 
 def _run() -> int:
@@ -114,7 +119,7 @@ def _run() -> int:
         typer.echo(exc.note, err=True)
         return 0
     except Terminated:
-        error("terminated (SIGTERM); rerun the same command to resume")
+        error(f"terminated (SIGTERM); {_RERUN}")
         return SIGTERM_EXIT
     except VqauditError as exc:
         error(str(exc))
@@ -129,7 +134,7 @@ def _run() -> int:
         error(f"{type(exc).__name__}: {exc}")
         return 2
     if code == 130:
-        error("interrupted; rerun the same command to resume")
+        error(f"interrupted; {_RERUN}")
     return code if isinstance(code, int) else 0
 
 
