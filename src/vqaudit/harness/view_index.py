@@ -78,8 +78,13 @@ class ViewIndex:
 
     @classmethod
     def of_benchmark(cls, bench: Benchmark) -> ViewIndex:
-        """An index over a loaded benchmark's views (nothing read again)."""
+        """An index over a loaded benchmark's views (nothing read again).
+
+        ``manifest_sha256`` is the hash of the folder's ``manifest.json``, or ``""`` for a benchmark built in
+        memory with no manifest file (the readers' own use: they map rows to views and never write a run).
+        """
         views: Sequence[View] = bench.views
+        manifest_file = bench.root / MANIFEST_FILE
         return cls(
             bench.root,
             bench.manifest,
@@ -88,7 +93,7 @@ class ViewIndex:
             lambda: iter(views),
             sources_in_order({v.source for v in views}),
             sorted({prompt_for(v)[0] for v in views}),
-            sha256_file(bench.root / MANIFEST_FILE),
+            sha256_file(manifest_file) if manifest_file.is_file() else "",
         )
 
     def __len__(self) -> int:
