@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from vqaudit.parsing import parse_answerability
-from vqaudit.parsing.answerability import REPAIRED, extract_json_object_repaired, repair_json
+from vqaudit.parsing.answerability import REPAIRED, extract_json_object_repaired
+from vqaudit.parsing.json_repair import repair_json
 
 
 @pytest.mark.parametrize(
