@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vqaudit.errors import VqauditError
-from vqaudit.files import read_json
+from vqaudit.report.summary_files import FieldReader, load_folder_file
 from vqaudit.scoring.contracts import BUCKETS
 
 REPAIR_VARIANTS: tuple[str, ...] = ("output-only", "reference-only", "bidirectional")
@@ -112,106 +112,7 @@ class PerturbInput:
     flip_cells: dict[str, dict[str, list[int]]] | None = None  # appendix B counts; None: an older run
 
 
-class _Reader:
-    """Typed field access into one parsed JSON file; every failure names the file and the dotted field."""
-
-    def __init__(self, path: Path, data: Any) -> None:
-        if not isinstance(data, dict):
-            raise VqauditError(f"{path}: expected a JSON object")
-        self.path = path
-        self.data = data
-
-    def get(self, dotted: str, *, optional: bool = False) -> Any:
-        node: Any = self.data
-        keys = dotted.split(".")
-        for i, key in enumerate(keys):
-            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-                continue
-            if not isinstance(node, dict):
-                raise VqauditError(f"{self.path}: field {'.'.join(keys[:i])!r}: expected an object, got {node!r}")
-            if key not in node:
-                if optional:
-                    return None
-                raise VqauditError(
-                    f"{self.path}: field {dotted!r}: missing (written by an older vqaudit or "
-                    "edited? rerun the command that wrote it)"
-                )
-            node = node[key]
-        return node
-
-    def text(self, dotted: str) -> str:
-        value = self.get(dotted)
-        if not isinstance(value, str):
-            raise VqauditError(f"{self.path}: field {dotted!r}: expected a string, got {value!r}")
-        return value
-
-    def number(self, dotted: str) -> float:
-        """A number; null reads as NaN (the audit writes NaN as null)."""
-        value = self.get(dotted)
-        if value is None:
-            return math.nan
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise VqauditError(f"{self.path}: field {dotted!r}: expected a number, got {value!r}")
-        return float(value)
-
-    def confusion(self, dotted: str) -> tuple[int, int, int, int] | None:
-        """Confusion counts (tp, fp, fn, tn) at ``dotted`` (a 4-list) or its ``tp``..``tn`` fields; None if absent."""
-        node = self.get(dotted, optional=True)
-        if node is None:
-            return None
-        if isinstance(node, list):
-            if len(node) != 4:
-                raise VqauditError(f"{self.path}: field {dotted!r}: expected [tp, fp, fn, tn], got {node!r}")
-            values = tuple(self.count(f"{dotted}.{i}") for i in range(4))
-        elif isinstance(node, dict) and all(k in node for k in ("tp", "fp", "fn", "tn")):
-            values = tuple(self.count(f"{dotted}.{k}") for k in ("tp", "fp", "fn", "tn"))
-        else:
-            return None  # written before the counts were recorded
-        return values[0], values[1], values[2], values[3]
-
-    def maybe_count(self, dotted: str) -> int | None:
-        """A count, or None for null."""
-        return None if self.get(dotted) is None else self.count(dotted)
-
-    def integer(self, dotted: str) -> int:
-        value = self.get(dotted)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise VqauditError(f"{self.path}: field {dotted!r}: expected an integer, got {value!r}")
-        return value
-
-    def count(self, dotted: str) -> int:
-        value = self.get(dotted)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise VqauditError(f"{self.path}: field {dotted!r}: expected a count (integer >= 0), got {value!r}")
-        return value
-
-
-_OTHER_KIND = {
-    "report.json": (
-        "perturbations.json",
-        "it is a `vqaudit perturb` folder: give it after `--perturb`, one `--perturb FOLDER` per folder",
-    ),
-    "perturbations.json": ("report.json", "it is a `vqaudit audit` folder: give it without `--perturb`"),
-}
-"""For each file ``audit-summary`` reads, the other kind of folder's file and what to do when that one is found."""
-
-
-def _load(folder: Path, name: str, hint: str) -> _Reader:
-    path = folder / name
-    if not folder.is_dir():
-        raise VqauditError(f"{folder}: folder not found")
-    if not path.is_file():
-        other, fix = _OTHER_KIND.get(name, ("", ""))
-        if other and (folder / other).is_file():
-            # `--perturb A B` takes only A (one value per option, as click reads options), so B arrives as an
-            # audit folder: say which kind of folder it is rather than only "not an audit folder".
-            raise VqauditError(f"{folder}: no {name} but a {other} in this folder ({fix})")
-        raise VqauditError(f"{folder}: no {name} in this folder ({hint})")
-    return _Reader(path, read_json(path))
-
-
-def _repair(r: _Reader, i: int) -> RepairStats:
+def _repair(r: FieldReader, i: int) -> RepairStats:
     p = f"repair.{i}"
     return RepairStats(
         r.text(f"{p}.variant"),
@@ -226,7 +127,7 @@ def _repair(r: _Reader, i: int) -> RepairStats:
     )
 
 
-def _judge(r: _Reader) -> JudgeStats | None:
+def _judge(r: FieldReader) -> JudgeStats | None:
     if r.get("judge") is None:
         return None
     second = None
@@ -254,7 +155,7 @@ def _judge(r: _Reader) -> JudgeStats | None:
     )
 
 
-def _validation_by_bucket(r: _Reader) -> dict[str, tuple[int, int, int, int]] | None:
+def _validation_by_bucket(r: FieldReader) -> dict[str, tuple[int, int, int, int]] | None:
     """Per-bucket confusion counts of the human-label validation; None when absent (written before they were)."""
     if r.get("judge.validation", optional=True) is None or r.get("judge.validation.by_bucket", optional=True) is None:
         return None
@@ -267,11 +168,11 @@ def _validation_by_bucket(r: _Reader) -> dict[str, tuple[int, int, int, int]] | 
     return out
 
 
-def _optional_count(r: _Reader, dotted: str) -> int:
+def _optional_count(r: FieldReader, dotted: str) -> int:
     return 0 if r.get(dotted, optional=True) is None else r.count(dotted)  # absent in files of older versions
 
 
-def _delta_point(r: _Reader) -> float | None:
+def _delta_point(r: FieldReader) -> float | None:
     delta = r.get("judge.delta", optional=True)
     if isinstance(delta, list) and delta and isinstance(delta[0], int | float) and not isinstance(delta[0], bool):
         return float(delta[0])
@@ -291,7 +192,7 @@ def read_audit(folder: Path) -> AuditInput:
     Raises:
         VqauditError: no such folder, no report.json, invalid JSON, or a missing/mistyped field (named).
     """
-    r = _load(folder, "report.json", "not an audit folder; write one with `vqaudit audit ... --out FOLDER`")
+    r = load_folder_file(folder, "report.json", "not an audit folder; write one with `vqaudit audit ... --out FOLDER`")
     scores = r.get("scores")
     if not isinstance(scores, dict):
         raise VqauditError(f"{r.path}: field 'scores': expected an object")
@@ -326,7 +227,7 @@ def read_audit(folder: Path) -> AuditInput:
     )
 
 
-def _raw_split(r: _Reader) -> dict[str, Any] | None:
+def _raw_split(r: FieldReader) -> dict[str, Any] | None:
     """``raw_split`` (appendix A) with its counts checked; None when absent (an older report) or null."""
     data = r.get("raw_split", optional=True)
     if data is None:
@@ -351,7 +252,7 @@ def _raw_split(r: _Reader) -> dict[str, Any] | None:
     return checked
 
 
-def _flip_cells(r: _Reader) -> dict[str, dict[str, list[int]]] | None:
+def _flip_cells(r: FieldReader) -> dict[str, dict[str, list[int]]] | None:
     """``summary.flip_cells`` (appendix B): grouping -> cell -> [pairs, flips]; None when absent or empty."""
     data = r.get("summary.flip_cells", optional=True)
     if not data:
@@ -385,7 +286,7 @@ def read_perturbation(folder: Path) -> PerturbInput:
         VqauditError: no such folder, no perturbations.json (runs of older versions wrote only the .md),
             invalid JSON, or a missing/mistyped field (named).
     """
-    r = _load(folder, "perturbations.json", "write one with `vqaudit perturb ... --out FOLDER`")
+    r = load_folder_file(folder, "perturbations.json", "write one with `vqaudit perturb ... --out FOLDER`")
     s = "summary"
     notes = r.get(f"{s}.notes")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
