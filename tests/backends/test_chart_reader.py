@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from vqaudit.backends import BackendCallError, GenerationParams, Request, load_backend
-from vqaudit.backends.chart_reader.chart import Axis, _fit_axis, normalize_label, parse_number
+from vqaudit.backends.chart_reader.axis import Axis, fit_axis, parse_number
+from vqaudit.backends.chart_reader.chart import normalize_label
 from vqaudit.backends.chart_reader.layout import find_fills, find_frame, mask_bands, ticks_below, ticks_left
 from vqaudit.backends.chart_reader.measure import choose_grid, snap_value
 from vqaudit.backends.chart_reader.reader import answer_text, parse_lookup
@@ -86,12 +87,12 @@ def test_fit_axis_hand_computed_and_robust_to_a_misread_label() -> None:
         (287.0, Fraction(30)),
         (313.0, Fraction(301)),
     ]  # OCR read "30" plus a tick mark as "301" at the wrong tick
-    axis = _fit_axis(points, 26.0)
+    axis = fit_axis(points, 26.0)
     assert axis is not None
     assert axis.b == pytest.approx(-10 / 26) and axis.a == pytest.approx(3650 / 26)
     assert axis.step == 10 and axis.origin == 0
     # labels on every third tick only (0, 30, 60): the tick marks' spacing divides the step down to 10
-    skipped = _fit_axis([(365.0, Fraction(0)), (287.0, Fraction(30)), (209.0, Fraction(60))], 26.0)
+    skipped = fit_axis([(365.0, Fraction(0)), (287.0, Fraction(30)), (209.0, Fraction(60))], 26.0)
     assert skipped is not None and skipped.step == 10
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import combinations
 
 import numpy as np
 
+from vqaudit.backends.chart_reader.axis import Axis, parse_number, snap, value_axis
 from vqaudit.backends.chart_reader.layout import (
     Frame,
     Pixels,
@@ -33,7 +33,6 @@ from vqaudit.backends.chart_reader.layout import (
 )
 from vqaudit.backends.chart_reader.ocr import Ocr, TextBox
 
-_NUMBER = re.compile(r"^[-\u2212]?\d{1,3}(?:[,\s]\d{3})*(?:\.\d+)?$|^[-\u2212]?\d+(?:\.\d+)?$")
 _PAIR = re.compile(r"([^:]+?)\s*[:\uff1a]\s*([-\u2212]?\d[\d,]*(?:\.\d+)?)")
 _WORD_PAIR = re.compile(r"([A-Za-z][^\d:;]*?)\s*[:;]?\s*([-\u2212]?\d[\d,]*(?:\.\d+)?)(?![\d.])")
 _CONFUSABLE = str.maketrans({"l": "i", "|": "i", "!": "i", "\u2019": "'"})
@@ -46,41 +45,6 @@ def normalize_label(text: str) -> str:
     """
     folded = text.casefold().translate(_CONFUSABLE)
     return re.sub(r"[\s.,:;'\"`\u00b4_()\[\]-]+", "", folded)
-
-
-def parse_number(text: str) -> Fraction | None:
-    """A tick label's number as an exact rational ("1,500" -> 1500, "2.5" -> 5/2), or None."""
-    t = text.strip().replace("\u2212", "-")
-    if not _NUMBER.match(t):
-        return None
-    return Fraction(re.sub(r"[,\s]", "", t))
-
-
-@dataclass(frozen=True)
-class Axis:
-    """The value axis: ``value = a + b * pos`` for a canonical row position ``pos`` (pixels).
-
-    Attributes:
-        a: intercept (value units).
-        b: slope (value units per pixel; negative when values grow upwards).
-        origin: one tick value (the grid of the answer is ``origin + k * step``).
-        step: the tick step read from the labels (exact rational, > 0).
-        ticks: the ``(position, value)`` pairs the fit used.
-    """
-
-    a: float
-    b: float
-    origin: Fraction
-    step: Fraction
-    ticks: tuple[tuple[float, Fraction], ...]
-
-    def value(self, pos: float) -> float:
-        """Value at a canonical row position."""
-        return self.a + self.b * pos
-
-    def pos(self, value: float) -> float:
-        """Canonical row position of a value."""
-        return (value - self.a) / self.b
 
 
 @dataclass(frozen=True)
@@ -121,71 +85,10 @@ class Chart:
     problem: str | None = None
 
 
-def _gcd(a: Fraction, b: Fraction) -> Fraction:
-    """Greatest common divisor of two non-negative rationals (gcd(0, b) = b)."""
-    while b:
-        a, b = b, a - b * (a // b)
-    return abs(a)
-
-
-def _fit_axis(points: list[tuple[float, Fraction]], tick_px: float | None = None) -> Axis | None:
-    """Robust line through (position, value) pairs: the pair model with most inliers (<= 2.5 px), refitted.
-
-    The tick step is the gcd of the label differences, divided down to the tick marks' spacing ``tick_px``
-    (pixels) when labels were skipped.
-    """
-    pts = sorted(set(points))
-    if len(pts) < 2:
-        return None
-    best: list[tuple[float, Fraction]] = []
-    for (p1, v1), (p2, v2) in combinations(pts, 2):
-        if p1 == p2 or v1 == v2:
-            continue
-        b = float(v2 - v1) / (p2 - p1)
-        a = float(v1) - b * p1
-        inl = [(p, v) for p, v in pts if abs((float(v) - a) / b - p) <= 2.5]
-        if len(inl) > len(best):
-            best = inl
-    if len(best) < 2:
-        return None
-    pos = np.array([p for p, _ in best])
-    val = np.array([float(v) for _, v in best])
-    b, a = np.polyfit(pos, val, 1)
-    values = sorted({v for _, v in best})
-    step = Fraction(0)
-    for x, y in zip(values, values[1:], strict=False):
-        step = _gcd(step, y - x)
-    if tick_px and step > 0:  # labels may skip ticks: the tick marks' spacing gives the step itself
-        k = round(float(step) / (abs(float(b)) * tick_px))
-        if k > 1 and abs(float(step) / k - abs(float(b)) * tick_px) <= 0.05 * float(step) / k:
-            step /= k
-    return Axis(a=float(a), b=float(b), origin=values[0], step=step, ticks=tuple(best))
-
-
-def _snap(anchor: float, ticks: list[float], spacing: float) -> float | None:
-    if not ticks:
-        return anchor
-    near = min(ticks, key=lambda t: abs(t - anchor))
-    return near if abs(near - anchor) <= 0.45 * spacing else None
-
-
 def _spacing(ticks: list[float], span: float, n: int) -> float:
     if len(ticks) >= 2:
         return float(np.median(np.diff(sorted(ticks))))
     return span / max(n, 1)
-
-
-def _value_axis(boxes: list[TextBox], ticks: list[float], vertical: bool) -> Axis | None:
-    points: list[tuple[float, Fraction]] = []
-    for box in boxes:
-        value = parse_number(box.text)
-        if value is None:
-            continue
-        anchor = box.cy if vertical else box.cx
-        pos = _snap(anchor, ticks, 12.0) if ticks else anchor
-        if pos is not None:
-            points.append((pos, value))
-    return _fit_axis(points, float(np.median(np.diff(sorted(ticks)))) if len(ticks) >= 2 else None)
 
 
 def _categories(boxes: list[TextBox], ticks: list[float], frame: Frame, vertical: bool) -> tuple[list[Category], float]:
@@ -200,7 +103,7 @@ def _categories(boxes: list[TextBox], ticks: list[float], frame: Frame, vertical
             anchor, gap = (box.x1 if box.slanted else box.cx), box.y0 - frame.bottom
         else:
             anchor, gap = box.cy, frame.left - box.x1
-        pos = _snap(anchor, ticks, spacing)
+        pos = snap(anchor, ticks, spacing)
         if pos is None:
             continue
         if not ticks:
@@ -352,7 +255,7 @@ def read_chart(px: Pixels, ocr: Ocr) -> Chart:
         vertical = n_left >= n_below
     else:
         vertical = grid == "rows"
-    axis = _value_axis(left if vertical else below, t_left if vertical else t_below, vertical)
+    axis = value_axis(left if vertical else below, t_left if vertical else t_below, vertical)
     if axis is None:
         return _failed(px, "no numeric value axis could be read from the tick labels", texts)
     cats, spacing = _categories(below if vertical else left, t_below if vertical else t_left, frame, vertical)

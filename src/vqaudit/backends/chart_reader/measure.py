@@ -13,7 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from vqaudit.backends.chart_reader.chart import Axis, Chart
+from vqaudit.backends.chart_reader.axis import Axis
+from vqaudit.backends.chart_reader.chart import Chart
 from vqaudit.backends.chart_reader.layout import colour_distance
 
 COLOUR_TOL = 45.0
