@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from vqaudit.backends import Request
+from vqaudit.files import write_json
 from vqaudit.scoring.contracts import BUCKETS, Contract
 from vqaudit.shortanswer.audit_columns import canonical_change_labels, count_changes
+from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit
 from vqaudit.shortanswer.records import AuditRow
 
 
@@ -165,3 +167,49 @@ def canonical_changes(
     ``count_changes`` of ``canonical_change_labels`` (:mod:`vqaudit.shortanswer.audit_columns`).
     """
     return count_changes(*canonical_change_labels(rows, official, canonical, kinds_of_rows, metric))
+
+
+def perturb_folder(
+    tmp: Path,
+    model: str,
+    bench: str,
+    rows: list[AuditRow],
+    replies: dict[str, dict[str, str]],
+) -> Path:
+    """A ``vqaudit perturb`` folder of ``rows`` whose scripted replies are ``replies[variant][qid]``."""
+    images = tmp / "images"
+    images.mkdir(exist_ok=True)
+    for row in rows:
+        (images / f"{row.qid}.png").write_bytes(b"\x89PNG" + row.qid.encode())
+    out = tmp / f"perturb-{model}-{bench}"
+    out.mkdir()
+
+    def reply(request: Request) -> str:
+        variant, _, qid = request.request_id.partition(":")
+        return replies[variant][qid]
+
+    summary, _ = run_perturbation_audit(
+        rows,
+        bench,
+        "scripted:test",
+        images,
+        out / "c.sqlite",
+        variants=tuple(replies),
+        metric="exact_match",
+        variant="pix2struct",
+        backend=ScriptedBackend(reply),
+    )
+    write_json(
+        out / "perturbations.json",
+        perturbation_json(
+            summary,
+            benchmark=bench,
+            model=model,
+            model_spec="scripted:test",
+            metric="exact_match",
+            variant="pix2struct",
+            variants=tuple(replies),
+            n_questions=len(rows),
+        ),
+    )
+    return out

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from shortanswer.helpers import ScriptedBackend
+from shortanswer.helpers import ScriptedBackend, perturb_folder
 from vqaudit.backends import Request
 from vqaudit.errors import VqauditError
-from vqaudit.files import write_json
 from vqaudit.metrics.variance import answer_kind, eta_squared
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
 from vqaudit.report.audit_summary import summarize_audits
 from vqaudit.report.audit_summary_render import render_summary_markdown
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.shortanswer.audit import audit_rows
-from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 CAR, GYM, CATS = ("What colour is the car?", "blue"), ("Where is the gym?", "C-5"), ("How many cats?", "4")
@@ -137,45 +135,6 @@ def test_judge_false_negative_eta_squared(audits: list[Path]) -> None:
     assert "| judge false negative (per official error) | 7 | 57.1 | 0.028 | 0.174 | 0.222 |" in md
 
 
-def _perturb(tmp: Path, bench: str, rows: list[AuditRow], replies: dict[str, dict[str, str]]) -> Path:
-    images = tmp / "images"
-    images.mkdir(exist_ok=True)
-    for row in rows:
-        (images / f"{row.qid}.png").write_bytes(b"\x89PNG" + row.qid.encode())
-    out = tmp / f"perturb-{bench}"
-    out.mkdir()
-
-    def reply(request: Request) -> str:
-        variant, _, qid = request.request_id.partition(":")
-        return replies[variant][qid]
-
-    summary, _ = run_perturbation_audit(
-        rows,
-        bench,
-        "scripted:test",
-        images,
-        out / "c.sqlite",
-        variants=tuple(replies),
-        metric="exact_match",
-        variant="pix2struct",
-        backend=ScriptedBackend(reply),
-    )
-    write_json(
-        out / "perturbations.json",
-        perturbation_json(
-            summary,
-            benchmark=bench,
-            model="m",
-            model_spec="scripted:test",
-            metric="exact_match",
-            variant="pix2struct",
-            variants=tuple(replies),
-            n_questions=len(rows),
-        ),
-    )
-    return out
-
-
 def test_benign_flip_eta_squared(audits: list[Path], tmp_path: Path) -> None:
     """Flips per (question, benign variant) against Base; the B3 control is left out.
 
@@ -193,8 +152,9 @@ def test_benign_flip_eta_squared(audits: list[Path], tmp_path: Path) -> None:
         AuditRow("s", CATS[0], "", ("4",), "docvqa", image="s"),
         AuditRow("o", CAR[0], "", ("blue",), "docvqa", image="o"),
     ]
-    p1 = _perturb(
+    p1 = perturb_folder(
         tmp_path,
+        "m",
         "docvqa",
         doc,
         {
@@ -210,8 +170,9 @@ def test_benign_flip_eta_squared(audits: list[Path], tmp_path: Path) -> None:
         AuditRow("sky", "What colour is the sky?", "", ("blue",), "stvqa", image="sky"),
         AuditRow("gym", GYM[0], "", ("C-5",), "stvqa", image="gym"),
     ]
-    p2 = _perturb(
+    p2 = perturb_folder(
         tmp_path,
+        "m",
         "stvqa",
         st,
         {

@@ -17,15 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from shortanswer.helpers import ScriptedBackend, gap_perturb_args, run_cli
+from shortanswer.helpers import ScriptedBackend, gap_perturb_args, perturb_folder, run_cli
 from vqaudit.backends import Request
-from vqaudit.files import write_json
 from vqaudit.report.audit_inputs import read_audit, read_perturbation
 from vqaudit.report.audit_pooling import pearson_r
 from vqaudit.report.audit_summary import summarize_audits
 from vqaudit.report.shortanswer import write_audit_report
 from vqaudit.shortanswer.audit import audit_rows, run_audit
-from vqaudit.shortanswer.perturb import perturbation_json, run_perturbation_audit
 from vqaudit.shortanswer.records import AuditRow, JoinReport
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "shortanswer"
@@ -196,54 +194,9 @@ def test_table2_cross_judge_pearson_and_pooled_agreement(folders: list[Path]) ->
     assert math.isnan(pearson_r([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
 
 
-def _perturb_folder(
-    tmp: Path,
-    model: str,
-    bench: str,
-    rows: list[AuditRow],
-    replies: dict[str, dict[str, str]],
-) -> Path:
-    images = tmp / "images"
-    images.mkdir(exist_ok=True)
-    for row in rows:
-        (images / f"{row.qid}.png").write_bytes(b"\x89PNG" + row.qid.encode())
-    out = tmp / f"perturb-{model}-{bench}"
-    out.mkdir()
-
-    def reply(request: Request) -> str:
-        variant, _, qid = request.request_id.partition(":")
-        return replies[variant][qid]
-
-    summary, _ = run_perturbation_audit(
-        rows,
-        bench,
-        "scripted:test",
-        images,
-        out / "c.sqlite",
-        variants=tuple(replies),
-        metric="exact_match",
-        variant="pix2struct",
-        backend=ScriptedBackend(reply),
-    )
-    write_json(
-        out / "perturbations.json",
-        perturbation_json(
-            summary,
-            benchmark=bench,
-            model=model,
-            model_spec="scripted:test",
-            metric="exact_match",
-            variant="pix2struct",
-            variants=tuple(replies),
-            n_questions=len(rows),
-        ),
-    )
-    return out
-
-
 def test_perturbation_runs_give_table4_delta_true_and_table6(folders: list[Path], tmp_path: Path) -> None:
     car, sky = ("What colour is the car?", "blue"), ("What colour is the sky?", "blue")
-    p1 = _perturb_folder(
+    p1 = perturb_folder(
         tmp_path,
         "m1",
         "docvqa",
@@ -253,7 +206,7 @@ def test_perturbation_runs_give_table4_delta_true_and_table6(folders: list[Path]
         ],
         {"Base": {"s": "4", "o": "blue"}, "A1": {"s": "The answer is 4.", "o": "red"}, "B1": {"s": "4", "o": "Blue"}},
     )
-    p2 = _perturb_folder(
+    p2 = perturb_folder(
         tmp_path,
         "m1",
         "stvqa",
