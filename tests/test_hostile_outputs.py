@@ -20,8 +20,9 @@ import pytest
 
 from vqaudit.cli import os_error_line
 from vqaudit.errors import VqauditError
-from vqaudit.files import _HOST, atomic_write_bytes, named_os_error, read_json, staged_folder
+from vqaudit.files import atomic_write_bytes, named_os_error, read_json
 from vqaudit.folder_lock import folder_lock
+from vqaudit.staging import _HOST, staged_folder
 from vqaudit.suites.charts.build import build_charts
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vqaudit import xlsx
+from vqaudit import xlsx, xlsx_sheet
 from vqaudit.errors import VqauditError
 from vqaudit.xlsx import read_xlsx_rows
 
@@ -206,7 +206,7 @@ def test_a_cell_far_to_the_right_is_refused_before_padding(tmp_path: Path) -> No
 
 
 def test_too_many_cells_and_shared_strings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(xlsx, "MAX_CELLS", 6)
+    monkeypatch.setattr(xlsx_sheet, "MAX_CELLS", 6)  # the worksheet reader checks the cell count
     monkeypatch.setattr(xlsx, "MAX_SHARED_STRINGS", 2)
     three = '<row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>2</v></c><c r="C1"><v>3</v></c></row>'
     one = '<row r="2"><c r="A2"><v>4</v></c></row>'

@@ -1,4 +1,4 @@
-"""files.staged_folder: a folder is built in a temporary sibling and appears only when the build succeeds."""
+"""staging.staged_folder: a folder is built in a temporary sibling and appears only when the build succeeds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vqaudit.errors import VqauditError
-from vqaudit.files import staged_folder
+from vqaudit.staging import staged_folder
 
 
 def test_success_renames_the_staged_folder_into_place(tmp_path: Path) -> None:

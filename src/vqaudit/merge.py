@@ -9,7 +9,7 @@ must together cover every shard ``1..N`` (an unsharded input covers all). An inp
 (killed mid-run, stopped by a fatal error: ``run.json`` records no ``finished`` time, or a view of its view map
 has no row, not even a recorded error) is refused, naming it and the command that finishes it. The view -> key
 maps are joined too (a view mapped to two keys is refused). The merged run is written into a new folder all at once
-(:func:`vqaudit.files.staged_folder`): a refused merge leaves nothing behind. It is scored like any run.
+(:func:`vqaudit.staging.staged_folder`): a refused merge leaves nothing behind. It is scored like any run.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 
 from vqaudit.backends import ResponseCache
 from vqaudit.errors import VqauditError
-from vqaudit.files import staged_folder
 from vqaudit.folder_lock import folder_lock
 from vqaudit.schema import Response
+from vqaudit.staging import staged_folder
 from vqaudit.store import RunFolder, RunInfo, RunUsage, parse_shard, relative_path, sum_usage
 
 _SAME = ("model", "model_identity", "benchmark_manifest_sha256", "prompt_ids", "params", "blind")

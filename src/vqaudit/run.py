@@ -15,9 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import mimetypes
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,7 +24,6 @@ from vqaudit.backends import (
     Backend,
     GenerationParams,
     ModelOptions,
-    Request,
     ResponseCache,
     backend_kind,
     check_request_ids,
@@ -38,7 +35,11 @@ from vqaudit.executors import Executor, LocalExecutor
 from vqaudit.files import sha256_file
 from vqaudit.folder_lock import folder_lock
 from vqaudit.progress import Reporter, step
-from vqaudit.schema import Response, View
+from vqaudit.run_settings import RunSettings as RunSettings
+from vqaudit.run_settings import RunSummary as RunSummary
+from vqaudit.run_settings import _check_previous_run, _request
+from vqaudit.run_settings import image_mime as image_mime
+from vqaudit.schema import Response
 from vqaudit.signals import run_async
 from vqaudit.store import (
     GROUPS_FILE,
@@ -47,7 +48,6 @@ from vqaudit.store import (
     BenchmarkFolder,
     RunFolder,
     RunInfo,
-    RunUsage,
     load_benchmark,
     manifest_problems,
     relative_path,
@@ -57,86 +57,8 @@ from vqaudit.store import (
 from vqaudit.suites.registry import prompt_for, sources_in_order
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """What one invocation of the run stage did.
-
-    Attributes:
-        n_views: views in the benchmark (in the shard, for a ``--shard`` run).
-        n_cached: views whose reply (or recorded error) was already in the cache and was not asked again.
-        n_asked: backend calls made by this invocation (one per distinct cache key asked).
-        n_errors: views whose stored response records an error at the end of the run.
-        out_dir: the run folder.
-        endpoints_out: endpoints of the model taken out of rotation during this invocation: URL -> error.
-        usage: token counts summed over the cache rows of the run's views (``run.json`` ``usage``), or None when
-            no reply reported usage.
-    """
-
-    n_views: int
-    n_cached: int
-    n_asked: int
-    n_errors: int
-    out_dir: Path
-    endpoints_out: dict[str, str] = dataclasses.field(default_factory=dict)
-    usage: RunUsage | None = None
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def image_mime(data: bytes, path: Path) -> str:
-    """Return the MIME type of image bytes: sniffed from the magic bytes, else guessed from the file name.
-
-    Args:
-        data: the image file's bytes.
-        path: the image file's path (only its suffix is used, as a fallback).
-
-    Returns:
-        e.g. ``image/png``; ``application/octet-stream`` when neither the bytes nor the suffix tell.
-    """
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-
-
-def _check_previous_run(
-    folder: RunFolder, model_spec: str, manifest_sha256: str, shard: str | None, blind: bool = False
-) -> None:
-    folder.check_files()  # a linked run.json or responses.sqlite would write through the link, outside the folder
-    if not folder.info.exists():
-        return
-    previous = folder.read_info()
-    if previous.blind != blind:
-        held, asked = ("a blind run (no images)" if b else "a run with images" for b in (previous.blind, blind))
-        raise VqauditError(
-            f"{folder.root} already holds {held}, not {asked}; use another output folder (a blind "
-            "and a sighted run of one model are two run folders)"
-        )
-    if previous.merged_from:
-        raise VqauditError(f"{folder.root} holds a run merged by `vqaudit merge`; run into another folder")
-    if previous.shard != shard:
-        held, asked = (f"shard {x}" if x else "the whole benchmark" for x in (previous.shard, shard))
-        raise VqauditError(
-            f"{folder.root} already holds a run of {held}, not {asked}; use another output folder "
-            "(one run folder per shard; `vqaudit merge` joins them)"
-        )
-    if previous.model != model_spec:
-        raise VqauditError(
-            f"{folder.root} already holds a run of model {previous.model!r}, not {model_spec!r}; "
-            "use another output folder (one run folder holds one model on one benchmark)"
-        )
-    if previous.benchmark_manifest_sha256 != manifest_sha256:
-        raise VqauditError(
-            f"{folder.root} already holds a run on another benchmark ({previous.benchmark}, manifest sha256 "
-            f"{previous.benchmark_manifest_sha256}); use another output folder"
-        )
 
 
 def run_benchmark(
@@ -199,20 +121,6 @@ def run_benchmark(
         blind=blind,
     )
     return run_async(run_benchmark_async(bench_dir, model_spec, out_dir, settings))
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How one ``vqaudit run`` asks: the settings :func:`run_benchmark` takes as keywords (see its Args)."""
-
-    concurrency: int = 8
-    retry_errors: bool = False
-    progress: bool = True
-    options: ModelOptions | None = None
-    executor: Executor | None = None
-    replicas: int | None = None
-    shard: tuple[int, int] | None = None
-    blind: bool = False
 
 
 async def run_benchmark_async(
@@ -392,29 +300,6 @@ async def _run_locked(
 @contextlib.contextmanager
 def _silent() -> Iterator[Reporter]:
     yield Reporter("", 0)
-
-
-def _request(view: View, prompt_id: str, prompt: str, image_path: Path | None, params: GenerationParams) -> Request:
-    if image_path is None:  # a blind run: the prompt alone, a text-only request
-        return Request(
-            request_id=view.view_id,
-            prompt_id=prompt_id,
-            prompt=prompt,
-            image=None,
-            image_mime=None,
-            params=params,
-            obligation=view.obligation,
-        )
-    image = image_path.read_bytes()
-    return Request(
-        request_id=view.view_id,
-        prompt_id=prompt_id,
-        prompt=prompt,
-        image=image,
-        image_mime=image_mime(image, image_path),
-        params=params,
-        obligation=view.obligation,
-    )
 
 
 def _unreachable(

@@ -93,7 +93,8 @@ TOY_HTTP = '''
 """A toy HTTP provider: the template's hooks for a made-up JSON API, POST {URL}/answer with an x-toy-key header."""
 import base64
 
-from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_base import HttpBackend
+from vqaudit.backends.http_spec import load_http
 from vqaudit.backends.http_replies import MalformedBody, count
 
 

@@ -88,7 +88,7 @@ def test_manifest_must_be_an_object_with_an_object_of_files(make_bench: Callable
 def test_sigterm_during_a_build_leaves_no_building_folder(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     code = (
-        "import sys, time; from pathlib import Path; from vqaudit.files import staged_folder\n"
+        "import sys, time; from pathlib import Path; from vqaudit.staging import staged_folder\n"
         "with staged_folder(Path(sys.argv[1])) as tmp:\n"
         "    (tmp / 'views.jsonl').write_text('x'); print('building', flush=True); time.sleep(600)"
     )

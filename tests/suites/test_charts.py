@@ -185,7 +185,7 @@ def test_build_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 
 def test_a_build_that_fails_part_way_leaves_no_folder(tmp_path: Path) -> None:
-    # Builders write into a temporary sibling (files.staged_folder): a failure after group 0 was written leaves
+    # Builders write into a temporary sibling (staging.staged_folder): a failure after group 0 was written leaves
     # no partial benchmark that would block ("not empty") or poison (eval reuses OUT/bench) a rerun.
     def fail_after_first(n: int) -> None:
         raise KeyboardInterrupt  # Ctrl-C after the first group was written

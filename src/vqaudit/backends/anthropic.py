@@ -28,8 +28,9 @@ import base64
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import BackendCallError, ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_base import HttpBackend
 from vqaudit.backends.http_replies import MalformedBody, count, error_message, join_texts
+from vqaudit.backends.http_spec import load_http
 from vqaudit.errors import VqauditError
 from vqaudit.schema import GenerationParams
 from vqaudit.textsafe import escape_surrogates
@@ -170,7 +171,7 @@ def load(spec: str, target: str, options: ModelOptions) -> AnthropicBackend:
     """Build ``anthropic:MODEL@URL`` (or ``MODEL@URL1,URL2,...``; the backend table's loader).
 
     Raises:
-        VqauditError: as :func:`vqaudit.backends.http_base.load_http`, or a ``thinking_budget`` from 1 to 1,023
+        VqauditError: as :func:`vqaudit.backends.http_spec.load_http`, or a ``thinking_budget`` from 1 to 1,023
             (below the API's minimum of 1,024) or not below ``max_tokens`` (the stage's default when not given).
     """
     params = options.generation(GenerationParams())

@@ -30,8 +30,9 @@ import urllib.parse
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_base import HttpBackend
 from vqaudit.backends.http_replies import MalformedBody, count, error_message, join_texts
+from vqaudit.backends.http_spec import load_http
 from vqaudit.textsafe import escape_surrogates
 
 __all__ = ["GeminiBackend", "generate_body", "load"]
@@ -157,6 +158,6 @@ def load(spec: str, target: str, options: ModelOptions) -> GeminiBackend:
     """Build ``gemini:MODEL@URL`` (or ``MODEL@URL1,URL2,...``; the backend table's loader).
 
     Raises:
-        VqauditError: as :func:`vqaudit.backends.http_base.load_http`.
+        VqauditError: as :func:`vqaudit.backends.http_spec.load_http`.
     """
     return load_http(GeminiBackend, spec, target, options)

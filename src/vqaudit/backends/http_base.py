@@ -2,10 +2,10 @@
 
 A provider module subclasses :class:`HttpBackend` and fills in the hooks of
 :class:`~vqaudit.backends.http_hooks.HttpHooks` (the URL path, the headers, the JSON body, the reply readers,
-optionally the error reader), reading bodies with :mod:`vqaudit.backends.http_replies`; :func:`load_http` builds it
-from ``KIND:MODEL@URL[,URL...]`` and its backend table row (the API-key variables, whether several endpoints are
-allowed). Everything else is this module's, the same for every provider (one attempt on the wire, the endpoints
-and their sessions: :mod:`vqaudit.backends.http_transport`):
+optionally the error reader), reading bodies with :mod:`vqaudit.backends.http_replies`;
+:func:`vqaudit.backends.http_spec.load_http` builds it from ``KIND:MODEL@URL[,URL...]`` and its backend table row
+(the API-key variables, whether several endpoints are allowed). Everything else is this module's, the same for
+every provider (one attempt on the wire, the endpoints and their sessions: :mod:`vqaudit.backends.http_transport`):
 
 - **retries**: exponential backoff with jitter on HTTP 408, 409, 425, 429 and 5xx, timeouts, connection errors
   and malformed 2xx bodies (not JSON, or no content the provider's reader accepts); a server's ``Retry-After`` is
@@ -32,14 +32,13 @@ import asyncio
 import json
 import os
 import random
-import re
 from collections.abc import Sequence
 from functools import partial
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 import aiohttp
 
-from vqaudit.backends.base import BackendCallError, Completion, ModelOptions, Request, finish_reason_of
+from vqaudit.backends.base import BackendCallError, Completion, Request, finish_reason_of
 from vqaudit.backends.deadlines import AttemptLimits, AttemptTimeout, within
 from vqaudit.backends.http_hooks import HttpHooks
 from vqaudit.backends.http_replies import MalformedBody, error_snippet, read_json
@@ -56,7 +55,7 @@ from vqaudit.backends.http_transport import (
 from vqaudit.backends.redact import mask_secret
 from vqaudit.textsafe import encode_utf8
 
-__all__ = ["DEAD_AFTER", "FATAL_STATUS", "RETRYABLE_STATUS", "HttpBackend", "load_http"]
+__all__ = ["DEAD_AFTER", "FATAL_STATUS", "RETRYABLE_STATUS", "HttpBackend"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 """HTTP statuses retried besides 5xx: request timeout, conflict, too early, too many requests."""
@@ -357,51 +356,3 @@ def _row_key_env(kind: str) -> tuple[str, ...]:
 
     row = BACKENDS.get(kind)
     return row.key_env if row is not None else ()
-
-
-_SPEC = re.compile(r"^(?P<model>.+)@(?P<urls>https?://[^,\s]+(?:,https?://[^,\s]+)*)$")
-
-B = TypeVar("B", bound=HttpBackend)
-
-
-def load_http(cls: type[B], spec: str, target: str, options: ModelOptions) -> B:
-    """Build the HTTP backend ``cls`` from ``KIND:MODEL@URL`` (or ``MODEL@URL1,URL2,...``) and its table row.
-
-    Reads ``api_key_env`` (None: the row's ``key_env``), ``concurrency``, ``max_retries``, ``backoff_base_s``,
-    ``backoff_max_s``, ``timeout_s``, ``attempt_floor_s`` and ``request_deadline_s`` from ``options``; an HTTP
-    backend takes no ``--model-arg`` of its own (the generation keys, ``max_tokens=N`` and the like, are taken by
-    ``load_backend`` into every request's parameters before this sees the args).
-
-    Raises:
-        VqauditError: the target is not ``MODEL@URL[,URL...]`` with http(s) URLs (the message lists the valid
-            forms), several URLs for a kind whose row does not take several endpoints, a URL listed twice, or a
-            ``--model-arg`` was given.
-    """
-    from vqaudit.backends.registry import backend_kind, bad_spec
-
-    row = backend_kind(spec)
-    match = _SPEC.match(target)
-    several = " (or MODEL@URL1,URL2,...)" if row.endpoints else ""
-    if match is None:
-        raise bad_spec(spec, f"expected {row.name}:MODEL@URL{several} with http:// or https:// URLs")
-    urls = match["urls"].split(",")
-    if len(urls) > 1 and not row.endpoints:
-        raise bad_spec(spec, f"the {row.name!r} backend takes one URL")
-    twice = sorted({url for url in urls if urls.count(url) > 1})
-    if twice:
-        raise bad_spec(spec, f"endpoint {twice[0]} is listed twice")
-    options.refuse_unknown_args(spec, ())
-    key_env = (options.api_key_env,) if options.api_key_env else row.key_env
-    return cls(
-        spec=spec,
-        model=match["model"],
-        base_url=urls,
-        api_key_env=key_env,
-        concurrency=options.concurrency,
-        max_retries=options.max_retries,
-        backoff_base_s=options.backoff_base_s,
-        backoff_max_s=options.backoff_max_s,
-        timeout_s=options.timeout_s,
-        attempt_floor_s=options.attempt_floor_s,
-        request_deadline_s=options.request_deadline_s,
-    )

@@ -19,8 +19,9 @@ import base64
 from typing import Any, ClassVar
 
 from vqaudit.backends.base import ModelOptions, Request
-from vqaudit.backends.http_base import HttpBackend, load_http
+from vqaudit.backends.http_base import HttpBackend
 from vqaudit.backends.http_replies import MalformedBody, count, join_texts
+from vqaudit.backends.http_spec import load_http
 from vqaudit.textsafe import escape_surrogates
 
 __all__ = ["OpenAIBackend", "chat_body", "load"]
@@ -157,6 +158,6 @@ def load(spec: str, target: str, options: ModelOptions) -> OpenAIBackend:
     """Build ``openai:MODEL@URL`` or ``openai:MODEL@URL1,URL2,...`` (the backend table's loader).
 
     Raises:
-        VqauditError: as :func:`vqaudit.backends.http_base.load_http`.
+        VqauditError: as :func:`vqaudit.backends.http_spec.load_http`.
     """
     return load_http(OpenAIBackend, spec, target, options)

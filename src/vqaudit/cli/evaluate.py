@@ -179,8 +179,8 @@ def eval_cmd(
         fmt = effective_format(fmt, (r.text for d in run_dirs for r in load_responses(d).values()))
     for run_dir in run_dirs:
         score_run(run_dir, judge=judge, judge_options=judge_options, n_draws=draws, reasoning_format=fmt)
-    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report
+    from vqaudit.staging import staged_update
 
     swept = None
     if sweep is not None:

@@ -29,9 +29,9 @@ def report(
     disagreement (seed 000 appendix B), each with its 95% paired interval. Each run's seal (scored.json) is
     checked first: a run changed since `vqaudit score` is refused.
     """
-    from vqaudit.files import staged_update
     from vqaudit.report.html import write_html_report  # HTML report + sample browser beside the Markdown
     from vqaudit.report.html_audit import is_audit_folder  # seed 002 audit folders (docs/report.md)
+    from vqaudit.staging import staged_update
 
     target = out or runs[0] / "report"
     scored = [r for r in runs if not is_audit_folder(r)]  # `vqaudit audit` folders go to the HTML only

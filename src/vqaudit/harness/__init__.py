@@ -74,8 +74,8 @@ def export_benchmark(bench_dir: Path, to: str, out: Path, *, name: str | None = 
     Raises:
         VqauditError: an unknown harness, a bad name, a bad or edited benchmark, or ``out`` not empty.
     """
-    from vqaudit.files import staged_folder
     from vqaudit.harness.common import check_name, default_name, open_benchmark
+    from vqaudit.staging import staged_folder
 
     harness = get_harness(to)
     bench = open_benchmark(bench_dir)

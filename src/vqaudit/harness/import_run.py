@@ -23,11 +23,12 @@ from vqaudit.backends import ResponseCache
 from vqaudit.backends.cache import cache_key
 from vqaudit.backends.runner import by_id_image_key
 from vqaudit.errors import VqauditError
-from vqaudit.files import sha256_file, staged_folder
+from vqaudit.files import sha256_file
 from vqaudit.harness.common import GENERATION, ImportSummary, Prediction
 from vqaudit.harness.view_index import ViewIndex, check_unchanged
 from vqaudit.progress import track
 from vqaudit.schema import Response, View
+from vqaudit.staging import staged_folder
 from vqaudit.store import RunFolder, RunInfo, relative_path
 from vqaudit.suites.registry import prompt_for
 from vqaudit.textsafe import from_storage, to_storage

@@ -240,7 +240,7 @@ def write_html_report(
         out_dir: the report folder (created); ``assets/`` and ``samples/`` are written inside it.
         n_draws: group-bootstrap draws for the E_λ intervals (seed 000 §4: 10,000).
         shown_as: the folder named in the progress line (default ``out_dir``): the report folder when ``out_dir``
-            is the staging folder it is moved from (``vqaudit.files.staged_update``).
+            is the staging folder it is moved from (``vqaudit.staging.staged_update``).
 
     Raises:
         VqauditError: no runs given, a run that is not scored or is malformed, an unreadable benchmark folder,

@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 import vqaudit
 from vqaudit.errors import VqauditError
 from vqaudit.executors import current
-from vqaudit.files import atomic_write_bytes, sha256_bytes, staged_folder, write_json
+from vqaudit.files import atomic_write_bytes, sha256_bytes, write_json
 from vqaudit.schema import Group, View
+from vqaudit.staging import staged_folder
 from vqaudit.store import BENCHMARK_FORMAT, write_benchmark
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ def build_benchmark(
 
     Args:
         out: target folder; must not exist or be empty. Nothing appears there unless the whole build succeeds
-            (:func:`vqaudit.files.staged_folder`).
+            (:func:`vqaudit.staging.staged_folder`).
         source: the source's name, recorded in the manifest.
         builds: the groups in order (e.g. from :func:`map_groups`, which builds them in parallel).
         manifest_fields: the source's own manifest fields, computed from all groups and views once written.
